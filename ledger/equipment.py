@@ -1,0 +1,165 @@
+"""Equipment: the value types of what is dealt, thrown or drawn at a table.
+
+Cards (``"AS"``, ``"TD"``), dice faces (1–6) and Mah-Jong tiles (``"5B"``, ``"EW"``, ``"RD"``),
+in the notation of FEED.md §1. Each type parses from and formats to that notation, and is
+hashable and ordered so rules can use them in sets and sorted hands.
+
+>>> Card.parse("TD")
+Card(rank=<Rank.TEN: 'T'>, suit=<Suit.DIAMONDS: 'D'>)
+>>> str(Card.parse("as"))
+Traceback (most recent call last):
+...
+ValueError: 'as' is not a card: expected a rank of A23456789TJQK then a suit of SHCD, like 'AS'
+>>> Tile.parse("RD").is_honour
+True
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import NamedTuple
+
+from pydantic import PlainSerializer, PlainValidator
+from pydantic_core import PydanticCustomError
+from typing_extensions import Annotated
+
+
+class Rank(str, Enum):
+    """A card rank in FEED notation; ``value`` is the letter, ``points`` its number (A = 1)."""
+
+    ACE = "A"
+    TWO = "2"
+    THREE = "3"
+    FOUR = "4"
+    FIVE = "5"
+    SIX = "6"
+    SEVEN = "7"
+    EIGHT = "8"
+    NINE = "9"
+    TEN = "T"
+    JACK = "J"
+    QUEEN = "Q"
+    KING = "K"
+
+    @property
+    def number(self) -> int:
+        """1 for the ace up to 13 for the king."""
+        return _RANK_ORDER.index(self) + 1
+
+
+_RANK_ORDER = tuple(Rank)
+
+
+class Suit(str, Enum):
+    """A card suit in FEED notation."""
+
+    SPADES = "S"
+    HEARTS = "H"
+    CLUBS = "C"
+    DIAMONDS = "D"
+
+
+class Card(NamedTuple):
+    """One playing card."""
+
+    rank: Rank
+    suit: Suit
+
+    @classmethod
+    def parse(cls, text: str) -> Card:
+        """Parse FEED notation: rank letter then suit letter, upper case."""
+        if isinstance(text, str) and len(text) == 2:
+            try:
+                return cls(Rank(text[0]), Suit(text[1]))
+            except ValueError:
+                pass
+        raise ValueError(
+            f"{text!r} is not a card: expected a rank of A23456789TJQK then a suit of SHCD, like 'AS'"
+        )
+
+    def __str__(self) -> str:
+        return self.rank.value + self.suit.value
+
+
+_WINDS = ("EW", "SW", "WW", "NW")
+_DRAGONS = ("RD", "GD", "WD")
+
+
+class Tile(NamedTuple):
+    """One Mah-Jong tile, kept in its FEED notation (``"1B"``…``"9D"``, winds, dragons)."""
+
+    code: str
+
+    @classmethod
+    def parse(cls, text: str) -> Tile:
+        """Parse FEED notation; raise ``ValueError`` naming the accepted forms otherwise."""
+        if isinstance(text, str):
+            if len(text) == 2 and text[0] in "123456789" and text[1] in "BCD":
+                return cls(text)
+            if text in _WINDS or text in _DRAGONS:
+                return cls(text)
+        raise ValueError(
+            f"{text!r} is not a tile: expected 1B-9B, 1C-9C, 1D-9D, EW SW WW NW or RD GD WD"
+        )
+
+    @property
+    def is_honour(self) -> bool:
+        """Winds and dragons."""
+        return self.code in _WINDS or self.code in _DRAGONS
+
+    @property
+    def is_wind(self) -> bool:
+        """East, South, West or North wind."""
+        return self.code in _WINDS
+
+    @property
+    def is_dragon(self) -> bool:
+        """Red, green or white dragon."""
+        return self.code in _DRAGONS
+
+    @property
+    def suit(self) -> str | None:
+        """``"B"``, ``"C"`` or ``"D"`` for suited tiles, ``None`` for honours."""
+        return None if self.is_honour else self.code[1]
+
+    @property
+    def number(self) -> int | None:
+        """1–9 for suited tiles, ``None`` for honours."""
+        return None if self.is_honour else int(self.code[0])
+
+    def __str__(self) -> str:
+        return self.code
+
+
+FPC_FACES = {1: ("fish", "red"), 2: ("prawn", "green"), 3: ("calabash", "blue"),
+             4: ("coin", "blue"), 5: ("crab", "green"), 6: ("rooster", "red")}
+"""Fish-Prawn-Crab die faces: number → (figure, colour) (FPC art. 1 [S], RULES §2.2)."""
+
+
+def _parse_card(value: object) -> Card:
+    if isinstance(value, Card):
+        return value
+    try:
+        if not isinstance(value, str):
+            raise ValueError(f"a card is a string like 'AS', not {type(value).__name__}")
+        return Card.parse(value)
+    except ValueError as exc:
+        raise PydanticCustomError("bad_card", str(exc)) from None
+
+
+def _parse_tile(value: object) -> Tile:
+    if isinstance(value, Tile):
+        return value
+    try:
+        if not isinstance(value, str):
+            raise ValueError(f"a tile is a string like '5B', not {type(value).__name__}")
+        return Tile.parse(value)
+    except ValueError as exc:
+        raise PydanticCustomError("bad_tile", str(exc)) from None
+
+
+CardField = Annotated[Card, PlainValidator(_parse_card), PlainSerializer(str, return_type=str)]
+"""A pydantic field holding a :class:`Card`, written in FEED notation."""
+
+TileField = Annotated[Tile, PlainValidator(_parse_tile), PlainSerializer(str, return_type=str)]
+"""A pydantic field holding a :class:`Tile`, written in FEED notation."""

@@ -1,0 +1,102 @@
+"""Field types of the feed (FEED.md §1): codes, timestamps, money, dice, seats.
+
+Each type is strict about its JSON form — money is a *string* holding a decimal, ``seq`` is an
+integer and never ``"3"`` — and carries an error message that says what was expected, because
+those messages go verbatim into the rejects file.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from decimal import Decimal
+from typing import Annotated, Literal
+
+from pydantic import Field, PlainSerializer, PlainValidator, StrictBool, StrictInt
+from pydantic_core import PydanticCustomError
+
+GameKey = Literal["SP9", "FPC", "3CB", "MJ", "RL", "STUD"]
+GAME_KEYS: tuple[GameKey, ...] = ("SP9", "FPC", "3CB", "MJ", "RL", "STUD")
+
+_CODE = re.compile(r"[A-Za-z0-9._-]{1,40}")
+_MONEY = re.compile(r"(0|[1-9][0-9]{0,14})(\.[0-9]{1,2})?")
+_SIGNED_MONEY = re.compile(r"-?(0|[1-9][0-9]{0,14})(\.[0-9]{1,2})?")
+_DECIMAL = re.compile(r"-?(0|[1-9][0-9]{0,14})(\.[0-9]{1,12})?")
+_RFC3339 = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})"
+)
+
+
+def _code(value: object) -> str:
+    if not isinstance(value, str) or not _CODE.fullmatch(value):
+        raise PydanticCustomError("bad_code", "expected 1-40 characters of A-Z a-z 0-9 . _ -")
+    return value
+
+
+def _decimal_parser(pattern: re.Pattern[str], what: str, code: str = "bad_money") -> PlainValidator:
+    def parse(value: object) -> Decimal:
+        if isinstance(value, Decimal):
+            return value
+        if not isinstance(value, str):
+            raise PydanticCustomError(
+                code, f"{what} must be a JSON string like \"100\" or \"95.50\", "
+                f"not a {type(value).__name__}")
+        if not pattern.fullmatch(value):
+            raise PydanticCustomError(code, f"{value!r} is not {what}")
+        return Decimal(value)
+
+    return PlainValidator(parse)
+
+
+def _timestamp(value: object) -> datetime:
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        return value
+    if not isinstance(value, str) or not _RFC3339.fullmatch(value):
+        raise PydanticCustomError("bad_timestamp", "expected an RFC 3339 timestamp with offset, "
+                                  "like 2026-11-21T20:00:03.250+08:00")
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise PydanticCustomError("bad_timestamp",
+                                  f"{value!r} is not a valid date and time: {exc}") from None
+
+
+def _iso(value: datetime) -> str:
+    return value.isoformat()
+
+
+Code = Annotated[str, PlainValidator(_code)]
+"""A table code, round id, bet id or player id: ``[A-Za-z0-9._-]{1,40}``."""
+
+Money = Annotated[
+    Decimal,
+    _decimal_parser(_MONEY, "a non-negative amount with at most two decimals"),
+    PlainSerializer(str, return_type=str),
+]
+"""A non-negative amount, a JSON string with at most two decimals (FEED §1)."""
+
+SignedMoney = Annotated[
+    Decimal,
+    _decimal_parser(_SIGNED_MONEY, "a signed amount with at most two decimals"),
+    PlainSerializer(str, return_type=str),
+]
+"""A signed amount (SP9 ``bank_settled.result``)."""
+
+DecimalText = Annotated[
+    Decimal,
+    _decimal_parser(_DECIMAL, "a decimal number", "bad_decimal"),
+    PlainSerializer(str, return_type=str),
+]
+"""A decimal rate or increment written as a string (rulebook values)."""
+
+Timestamp = Annotated[datetime, PlainValidator(_timestamp), PlainSerializer(_iso, return_type=str)]
+"""An RFC 3339 timestamp with an offset."""
+
+Seq = Annotated[StrictInt, Field(ge=1, le=1_000_000)]
+Die = Annotated[StrictInt, Field(ge=1, le=6)]
+PlaceSeat = Annotated[StrictInt, Field(ge=1, le=7)]
+"""A 3CB or STUD player place, 1–7 in dealing order."""
+SP9Seat = Annotated[StrictInt, Field(ge=1, le=26)]
+"""An SP9 player place, numbered counter-clockwise (at most 26 hands, SP9 S14)."""
+Wind = Literal["E", "S", "W", "N"]
+Flag = StrictBool

@@ -1,0 +1,129 @@
+"""What a game plugs into the ledger: its feed events, when betting closes, and its rules.
+
+Each game folder (``ledger/games/<name>/``) has the same files:
+
+- ``feed.py``     — pydantic models of its bet spots and its own feed events;
+- ``tables.py``   — the data: payouts, rankings, with the article of each entry;
+- ``rules.py``    — pure functions over recorded facts: outcome, whether a spot is valid,
+                    and the settlement a bet is due;
+- ``round.py``    — ``derive(round)``: folds a recorded round into a :class:`Derivation`;
+- ``simulate.py`` — plays realistic rounds for ``ledger simulate``, with injected errors;
+- ``__init__.py`` — ``GAME``, the :class:`Game` record below.
+
+Games whose rules have not landed yet have ``derive=None``: their feeds are validated and
+stored, and verify runs only the generic life-cycle checks on them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from ledger.feed.envelope import BetPlaced, FeedEvent, Result
+from ledger.feed.types import GameKey
+from ledger.verify.findings import Finding
+
+if TYPE_CHECKING:
+    from ledger.round import Round
+    from ledger.simulate import RoundBuilder
+
+
+@dataclass(frozen=True)
+class Settlement:
+    """The settlement a bet is due under the rules, and why (the article)."""
+
+    result: Result
+    returned: Decimal
+    won: Decimal
+    commission: Decimal
+    rule: str
+    reason: str
+
+    def as_dict(self) -> dict[str, str]:
+        """The four compared fields as FEED strings."""
+        return {"result": self.result, "returned": str(self.returned), "won": str(self.won),
+                "commission": str(self.commission)}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One line of a round's derivation, for ``ledger replay``: what follows, and the article."""
+
+    text: str
+    rule: str | None = None
+
+
+@dataclass
+class Derivation:
+    """What the rules say about one recorded round.
+
+    ``expected`` holds the settlement each bet is due (bets absent from it are not judged, for
+    instance when the outcome is missing); ``findings`` holds the game's own findings
+    (``invalid_bet``, ``invalid_deal``, …). Comparing ``expected`` with what the table recorded
+    is generic (``ledger.verify.checks``).
+    """
+
+    steps: list[Step] = field(default_factory=list)
+    expected: dict[str, Settlement] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+
+
+Deriver = Callable[["Round"], Derivation]
+
+
+@dataclass(frozen=True)
+class Injected:
+    """An error a simulator put into a feed on purpose: the finding verify must report."""
+
+    code: str
+    table: str
+    round: str
+    bet: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form for the sidecar file."""
+        return {"code": self.code, "table": self.table, "round": self.round, "bet": self.bet}
+
+
+RoundSimulator = Callable[["RoundBuilder", random.Random, "str | None"], list[Injected]]
+"""Plays one round into a builder; the third argument names the error to inject, if any."""
+
+
+def never_after_close(bet: BetPlaced) -> bool:
+    """No bet is allowed after betting closes (every game but STUD)."""
+    return False
+
+
+@dataclass(frozen=True)
+class Game:
+    """One of the six games, as the ledger sees it."""
+
+    key: GameKey
+    name: str
+    regulation: str
+    events: tuple[type[FeedEvent], ...]
+    closes_betting: frozenset[str]
+    """Event types that close betting, besides ``betting_closed`` (FEED §10)."""
+    allowed_after_close: Callable[[BetPlaced], bool] = never_after_close
+    derive: Deriver | None = None
+    simulate_round: RoundSimulator | None = None
+    injectable: tuple[str, ...] = ()
+    """The error kinds its simulator can inject (see ``ledger.simulate.ERROR_KINDS``)."""
+
+    def event_class(self, type_name: str) -> type[FeedEvent] | None:
+        """The model of one feed ``type`` for this game, or ``None`` if the game has no such type."""
+        return _event_index(self).get(type_name)
+
+
+_INDEXES: dict[str, dict[str, type[FeedEvent]]] = {}
+
+
+def _event_index(game: Game) -> dict[str, type[FeedEvent]]:
+    index = _INDEXES.get(game.key)
+    if index is None:
+        index = {cls.TYPE: cls for cls in game.events}
+        _INDEXES[game.key] = index
+    return index

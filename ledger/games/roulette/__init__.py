@@ -1,0 +1,12 @@
+"""Roulette («Roleta», 輪盤), DRE 60/2004: single zero, banked by the house (RULES §5)."""
+
+from ledger.games.base import Game
+from ledger.games.roulette.feed import EVENTS
+
+GAME = Game(
+    key="RL",
+    name="Roulette",
+    regulation="DRE 60/2004",
+    events=EVENTS,
+    closes_betting=frozenset({"spin_result", "spin_voided"}),
+)

@@ -1,0 +1,109 @@
+"""The round: the shared life cycle every game records (opened → bets → outcome → settled).
+
+:class:`Round` is the event-sourced aggregate of one round (one Mah-Jong game). It only records
+facts — each feed line, in ``seq`` order — and indexes them for the rules: the bets by id, the
+table's settlements by bet, how the round ended. Nothing here validates or recomputes; that is
+``ledger.verify``'s job, so that replaying an old round never re-runs today's rules.
+
+Its id is derived from the natural key, so any tool can address a round without a lookup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import TypeVar
+from uuid import NAMESPACE_URL, UUID, uuid5
+
+from ledger.feed.envelope import BetPlaced, BetSettled, FeedEvent, RoundOpened
+from ledger.rulebook import DEFAULT_RULEBOOK, Rulebook
+
+E = TypeVar("E", bound=FeedEvent)
+
+
+def round_id(table: str, round: str) -> UUID:
+    """The aggregate id of a round: ``uuid5`` of its table code and round id."""
+    return uuid5(NAMESPACE_URL, f"/ledger/tables/{table}/rounds/{round}")
+
+
+class Round:
+    """One round's recorded facts, in order, with indexes the rules need."""
+
+    def __init__(self, opened: RoundOpened) -> None:
+        self.id = round_id(opened.table, opened.round)
+        self.version = 0
+        self.opened = opened
+        self.events: list[FeedEvent] = []
+        self.bets: dict[str, BetPlaced] = {}
+        self.duplicate_bets: list[BetPlaced] = []
+        self.settlements: dict[str, list[BetSettled]] = {}
+        self.ended_by: FeedEvent | None = None
+        self.record(opened)
+
+    @property
+    def table(self) -> str:
+        """The table code."""
+        return self.opened.table
+
+    @property
+    def round(self) -> str:
+        """The round id, unique per table."""
+        return self.opened.round
+
+    @property
+    def game(self) -> str:
+        """The game key."""
+        return self.opened.game
+
+    @property
+    def rules(self) -> Rulebook:
+        """The completed rulebook stored with the round (the defaults if none was stored)."""
+        return self.opened.rules or DEFAULT_RULEBOOK
+
+    @property
+    def opened_at(self) -> datetime:
+        """When the round was opened."""
+        return self.opened.at
+
+    @property
+    def is_closed(self) -> bool:
+        """Closed normally (``round_closed``)."""
+        return self.ended_by is not None and self.ended_by.type == "round_closed"
+
+    @property
+    def is_voided(self) -> bool:
+        """Voided as a whole (``round_voided``)."""
+        return self.ended_by is not None and self.ended_by.type == "round_voided"
+
+    def record(self, fact: FeedEvent) -> None:
+        """Append one fact (the next ``seq``) and index it."""
+        self.events.append(fact)
+        self.version = fact.seq
+        if isinstance(fact, BetPlaced):
+            if fact.bet in self.bets:
+                self.duplicate_bets.append(fact)
+            else:
+                self.bets[fact.bet] = fact
+        elif isinstance(fact, BetSettled):
+            self.settlements.setdefault(fact.bet, []).append(fact)
+        elif fact.type in ("round_closed", "round_voided"):
+            self.ended_by = fact
+
+    def of_type(self, cls: type[E]) -> Iterator[E]:
+        """The facts of one event class, in order."""
+        return (e for e in self.events if isinstance(e, cls))
+
+    def first(self, *types: str) -> FeedEvent | None:
+        """The first fact whose ``type`` is one of ``types``."""
+        return next((e for e in self.events if e.type in types), None)
+
+    @classmethod
+    def replay(cls, facts: list[FeedEvent]) -> Round:
+        """Rebuild a round from its stored facts (the first must be ``round_opened``)."""
+        first = facts[0]
+        if not isinstance(first, RoundOpened):
+            raise ValueError(f"a round starts with round_opened, not {first.type}")
+        rnd = cls(first)
+        for fact in facts[1:]:
+            rnd.record(fact)
+        return rnd

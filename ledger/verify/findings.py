@@ -1,0 +1,73 @@
+"""Findings: what verify reports, with a stable code, the article, expected vs recorded.
+
+The JSON form is binding (FEED.md §10). Codes are snake_case sentences; :data:`FINDING_CODES`
+documents each, and the README's list is generated from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Severity = Literal["error", "info"]
+
+FINDING_CODES: dict[str, str] = {
+    "settlement_mismatch": "a bet's recorded result, returned or won differs from the derived "
+                           "one; or a bank layer's result",
+    "commission_mismatch": "recorded commission (bet, bank layer or Mah-Jong) differs from the "
+                           "derived one",
+    "missing_settlement": "a closed or voided round has a bet with no bet_settled, or Mah-Jong "
+                          "payments are missing",
+    "bet_after_close": "a bet placed after betting closed (after the dice / spin / first card)",
+    "invalid_bet": "a bet the rules do not allow (spot not on the layout, stake outside the "
+                   "table limits, raise ≠ 2 × ante, …)",
+    "invalid_deal": "duplicate card, wrong number of cards, cards dealt out of the derived order",
+    "jackpot_mismatch": "a jackpot award differs from the one derived from the pool at that point",
+    "bank_capital_exceeded": "an SP9 bank won or lost more than its capital",
+    "bank_rule_broken": "SP9 bank held too long, capital reduced, bank passed to a non-bettor",
+    "payment_mismatch": "a Mah-Jong payment differs from the derived one",
+    "round_incomplete": "a round with no round_closed / round_voided (info, not an error, for "
+                        "the newest round of a table)",
+    "chain_broken": "integrity: a stored event does not match the chain, or the expected head "
+                    "is not in the store (exit code 3)",
+    "duplicate_bet": "a bet id placed twice in one round (the first placement is the one "
+                     "settled)",
+    "unknown_bet": "a bet_settled for a bet id never placed in the round",
+    "duplicate_settlement": "a bet settled more than once",
+    "outcome_missing": "a closed round whose outcome (spin, dice, cards) was never recorded",
+    "rulebook_hash_mismatch": "the stored rulebook does not hash to the stored rulebook hash",
+}
+"""Every finding code with its meaning (FEED §10 plus the ones this ledger adds)."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing verify found, about a bet, a round, a deal or the store."""
+
+    code: str
+    table: str | None
+    round: str | None
+    message: str
+    rule: str | None = None
+    bet: str | None = None
+    expected: dict[str, Any] | None = None
+    recorded: dict[str, Any] | None = None
+    severity: Severity = "error"
+    seq: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.code not in FINDING_CODES:
+            raise ValueError(f"undocumented finding code {self.code!r}")
+
+    def to_json(self) -> dict[str, Any]:
+        """The FEED §10 shape (plus ``severity``, ``seq`` and any ``party``/``seat``)."""
+        out: dict[str, Any] = {
+            "code": self.code, "table": self.table, "round": self.round, "bet": self.bet,
+            "rule": self.rule, "expected": self.expected, "recorded": self.recorded,
+            "message": self.message, "severity": self.severity,
+        }
+        if self.seq is not None:
+            out["seq"] = self.seq
+        out.update(self.extra)
+        return out
