@@ -1,0 +1,250 @@
+"""``ledger ingest``: append feed lines to the store, exactly as FEED.md §9 says.
+
+- A malformed line is **rejected** with its line number, a stable code and a message, and every
+  other line is still stored.
+- A line identical to a stored one (same table, round, seq and content) is skipped, so a file
+  ingested twice stores nothing twice; same key with other content is ``conflicting_duplicate``.
+- Lines are saved in batches (fast) of at most :data:`~ledger.store.SAVE_EVENTS_MAX` events
+  (a larger PostgreSQL save can hang forever). Each batch is one atomic save that also appends a
+  link to the store-wide chain (``ledger.chain``). If another writer got in first, the batch's
+  lines are re-examined against the new state of the store and saved again.
+
+Game rules are *not* checked here: a bet after the dice is stored, because it happened at the
+table; ``ledger verify`` reports it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from uuid import UUID
+
+from eventsourcing.persistence import IntegrityError
+
+from ledger.chain import CHAIN_ID, Linked, genesis, link_entries, next_digest, now
+from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent, RoundOpened
+from ledger.feed.parse import Rejection, parse_line
+from ledger.round import round_id
+from ledger.store import SAVE_EVENTS_MAX, LedgerApp, Recorded, content_of, topic_of
+from ledger.table import TABLE_TOPIC, RoundStarted, table_id
+
+BATCH_EVENTS = 500
+"""Feed events per save: well under the 1,000-event cap, leaving room for table and chain events."""
+
+SAVE_ATTEMPTS = 20
+
+
+@dataclass
+class IngestReport:
+    """What one ingest did."""
+
+    lines: int = 0
+    stored: int = 0
+    duplicates: int = 0
+    rejected: list[Rejection] = field(default_factory=list)
+    rounds_opened: int = 0
+    saves: int = 0
+    retries: int = 0
+    seconds: float = 0.0
+
+    @property
+    def exit_code(self) -> int:
+        """FEED §9: 0 every line stored (or already stored), 1 some lines rejected."""
+        return 1 if self.rejected else 0
+
+
+@dataclass
+class _Head:
+    """The newest stored (or pending) state of one aggregate."""
+
+    version: int
+    digest: str
+    game: str = ""
+    ended: bool = False
+
+
+@dataclass
+class _Batch:
+    """Lines accepted but not yet saved, and the events they make."""
+
+    lines: list[tuple[int, str, FeedEvent]] = field(default_factory=list)
+    events: list[Recorded] = field(default_factory=list)
+    pending: dict[tuple[str, str, int], FeedEvent] = field(default_factory=dict)
+    feed_events: int = 0
+    rounds_opened: int = 0
+
+
+RejectSink = Callable[[Rejection, str], None]
+
+
+class Ingestor:
+    """Appends validated feed events to one ledger, keeping the chain heads it needs in memory."""
+
+    def __init__(self, app: LedgerApp, *, batch_events: int = BATCH_EVENTS) -> None:
+        if not 1 <= batch_events <= SAVE_EVENTS_MAX // 2:
+            raise ValueError(f"batch_events must be 1-{SAVE_EVENTS_MAX // 2}")
+        self.app = app
+        self.batch_events = batch_events
+        self._heads: dict[UUID, _Head | None] = {}
+        self._batch = _Batch()
+
+    def ingest(
+        self,
+        lines: Iterable[tuple[int, str]],
+        *,
+        on_reject: RejectSink | None = None,
+        on_progress: Callable[[int], None] | None = None,
+    ) -> IngestReport:
+        """Ingest numbered lines; blank lines are ignored. Returns what happened."""
+        report = IngestReport()
+        started = time.perf_counter()
+        for line_no, text in lines:
+            if on_progress is not None:
+                on_progress(len(text) + 1)
+            if not text.strip():
+                continue
+            report.lines += 1
+            parsed = parse_line(text, line_no)
+            if isinstance(parsed, Rejection):
+                self._reject(report, parsed, text, on_reject)
+                continue
+            outcome = self._accept(line_no, text, parsed)
+            if isinstance(outcome, Rejection):
+                self._reject(report, outcome, text, on_reject)
+            elif outcome == "duplicate":
+                report.duplicates += 1
+            if self._batch.feed_events >= self.batch_events:
+                self._flush(report, on_reject)
+        self._flush(report, on_reject)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    @staticmethod
+    def _reject(report: IngestReport, rejection: Rejection, text: str,
+                on_reject: RejectSink | None) -> None:
+        report.rejected.append(rejection)
+        if on_reject is not None:
+            on_reject(rejection, text)
+
+    # -- deciding one line ------------------------------------------------------------------
+
+    def _accept(self, line_no: int, text: str, event: FeedEvent) -> Rejection | str:
+        """Add one valid event to the batch, or say why not; ``"duplicate"`` if already stored."""
+        oid = round_id(event.table, event.round)
+        head = self._head(oid)
+        if head is not None and event.seq <= head.version:
+            return self._duplicate(line_no, oid, event)
+        if head is None:
+            if event.seq != 1 or not isinstance(event, RoundOpened):
+                return Rejection(line_no, "not_opened",
+                                 f"round {event.table}/{event.round} has no stored round_opened; "
+                                 f"its first line must be round_opened with seq 1", "seq")
+        elif head.ended:
+            return Rejection(line_no, "event_after_close",
+                             f"round {event.table}/{event.round} is already closed or voided",
+                             "type")
+        elif event.seq != head.version + 1:
+            return Rejection(line_no, "seq_gap", f"seq {event.seq} follows stored seq "
+                             f"{head.version} of round {event.table}/{event.round}", "seq")
+        elif event.game != head.game:
+            return Rejection(line_no, "game_mismatch", f"round {event.table}/{event.round} "
+                             f"was opened as {head.game}, this line says {event.game}", "game")
+        self._append(oid, event, head)
+        self._batch.lines.append((line_no, text, event))
+        if isinstance(event, RoundOpened):
+            self._start_round(event)
+        return "stored"
+
+    def _duplicate(self, line_no: int, oid: UUID, event: FeedEvent) -> Rejection | str:
+        stored = self._batch.pending.get(event.key)
+        if stored is None:
+            found = self.app.stored(oid, gt=event.seq - 1, lte=event.seq)
+            stored = found[0].fact if found else None  # type: ignore[assignment]
+        if stored is not None and stored.feed_fields() == event.feed_fields():
+            return "duplicate"
+        return Rejection(line_no, "conflicting_duplicate",
+                         f"{event.table}/{event.round} seq {event.seq} is already stored with "
+                         f"other content; the stored event stays", "seq")
+
+    def _append(self, oid: UUID, fact: FeedEvent | RoundStarted | Linked,
+                head: _Head | None) -> Recorded:
+        version = 1 if head is None else head.version + 1
+        content = content_of(fact)
+        digest = next_digest(genesis(oid) if head is None else head.digest, content)
+        rec = Recorded(oid, version, topic_of(fact), fact, content, digest)
+        self._batch.events.append(rec)
+        ended = isinstance(fact, FeedEvent) and fact.type in TERMINAL_TYPES
+        game = fact.game if isinstance(fact, FeedEvent) else ""
+        self._heads[oid] = _Head(version, digest, game or (head.game if head else ""), ended)
+        if isinstance(fact, FeedEvent):
+            self._batch.pending[fact.key] = fact
+            self._batch.feed_events += 1
+        return rec
+
+    def _start_round(self, opened: RoundOpened) -> None:
+        tid = table_id(opened.table)
+        started = RoundStarted(table=opened.table, round=opened.round, game=opened.game,
+                               at=opened.at)
+        self._append(tid, started, self._head(tid))
+        self._batch.rounds_opened += 1
+
+    def _head(self, oid: UUID) -> _Head | None:
+        if oid in self._heads:
+            return self._heads[oid]
+        last = self.app.stored(oid, desc=True, limit=1)
+        head = None
+        if last:
+            rec = last[0]
+            fact = rec.fact
+            game = fact.game if isinstance(fact, FeedEvent) else ""
+            ended = isinstance(fact, FeedEvent) and fact.type in TERMINAL_TYPES
+            head = _Head(rec.originator_version, rec.digest, game, ended)
+        self._heads[oid] = head
+        return head
+
+    # -- saving -----------------------------------------------------------------------------
+
+    def _flush(self, report: IngestReport, on_reject: RejectSink | None) -> None:
+        for attempt in range(SAVE_ATTEMPTS):
+            batch = self._batch
+            if not batch.events:
+                self._batch = _Batch()
+                return
+            chain_head = self._head(CHAIN_ID)
+            written = [(e.originator_id, e.originator_version, e.digest) for e in batch.events]
+            self._append(CHAIN_ID, Linked(at=now(), entries=link_entries(written)),
+                                chain_head)
+            assert len(batch.events) <= SAVE_EVENTS_MAX
+            try:
+                self.app.save(*batch.events)
+            except IntegrityError:
+                # Another writer saved first: forget what we believed and re-examine the lines.
+                report.retries += 1
+                self._heads.clear()
+                self._batch = _Batch()
+                for line_no, text, event in batch.lines:
+                    outcome = self._accept(line_no, text, event)
+                    if isinstance(outcome, Rejection):
+                        self._reject(report, outcome, text, on_reject)
+                    elif outcome == "duplicate":
+                        report.duplicates += 1
+                time.sleep(0.01 * attempt)
+                continue
+            report.saves += 1
+            report.stored += batch.feed_events
+            report.rounds_opened += batch.rounds_opened
+            # Ended rounds take no more lines: forget them so memory stays flat on long feeds.
+            for rec in batch.events:
+                head = self._heads.get(rec.originator_id)
+                if head is not None and head.ended:
+                    del self._heads[rec.originator_id]
+            self._batch = _Batch()
+            return
+        raise RuntimeError(f"could not save a batch after {SAVE_ATTEMPTS} attempts")
+
+
+def numbered_lines(stream: Iterable[str]) -> Iterable[tuple[int, str]]:
+    """Number the lines of a text stream from 1, without their line ends."""
+    for number, line in enumerate(stream, start=1):
+        yield number, line.rstrip("\r\n")

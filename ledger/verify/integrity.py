@@ -1,0 +1,153 @@
+"""Checking the integrity chain (``ledger.chain``) against the stored bytes, in one pass.
+
+:class:`ChainVerifier` is fed every stored row in notification order. For each aggregate it
+recomputes ``SHA-256(previous digest ‖ stored content)`` and compares it with the stored digest;
+for each chain link it checks that the link lists exactly the events written since the link
+before it. What this detects, and what it cannot, is in ``docs/INTEGRITY.md``.
+
+Memory stays flat: a round's entry is dropped once its closing event has been checked, and
+only the events since the last link are held.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import UUID
+
+from ledger.chain import CHAIN_ID, CHAIN_TOPIC, FrameError, Linked, genesis, next_digest
+from ledger.feed.envelope import TERMINAL_TYPES
+from ledger.store import LedgerMapper
+from ledger.verify.findings import Finding
+
+MAX_CHAIN_FINDINGS = 1000
+_TERMINAL_SUFFIXES = tuple("/" + t for t in TERMINAL_TYPES)
+
+
+@dataclass
+class ChainVerifier:
+    """Recomputes every aggregate's chain and the store-wide chain of links."""
+
+    mapper: LedgerMapper
+    findings: list[Finding] = field(default_factory=list)
+    head: str | None = None
+    heads_seen: set[str] = field(default_factory=set)
+    events: int = 0
+    _last: dict[UUID, tuple[int, str]] = field(default_factory=dict)
+    _ended: set[UUID] = field(default_factory=set)
+    _since_link: list[tuple[UUID, int, str]] = field(default_factory=list)
+    _truncated: int = 0
+
+    @property
+    def broken(self) -> bool:
+        """Whether any integrity finding was made."""
+        return bool(self.findings) or self._truncated > 0
+
+    def check(self, row: Any) -> bytes | None:
+        """Check one stored row; returns its content bytes if they can be read."""
+        self.events += 1
+        oid = row.originator_id if isinstance(row.originator_id, UUID) else UUID(
+            str(row.originator_id))
+        version = row.originator_version
+        try:
+            digest, content = self.mapper.open_state(row.state)
+        except FrameError as exc:
+            self._broken(oid, version, None, f"stored event cannot be read: {exc}")
+            self._last[oid] = (version, "")
+            return None
+        previous = self._last.get(oid)
+        if version == 1:
+            expected_prev = genesis(oid)
+        elif previous is None:
+            why = ("an event was added to a round after it ended" if oid in self._ended
+                   else f"version {version} has no stored version {version - 1}")
+            self._broken(oid, version, content, why)
+            expected_prev = None
+        elif previous[0] != version - 1:
+            self._broken(oid, version, content, f"version {previous[0] + 1} to {version - 1} "
+                         "of this aggregate are missing (removed or reordered)")
+            expected_prev = previous[1]
+        else:
+            expected_prev = previous[1]
+        if expected_prev is not None and next_digest(expected_prev, content) != digest:
+            self._broken(oid, version, content, "the stored bytes do not match their chain "
+                         "digest: the event was changed, or an event before it was")
+        self._last[oid] = (version, digest)
+        if row.topic == CHAIN_TOPIC:
+            self._check_link(oid, version, content, digest)
+        else:
+            self._since_link.append((oid, version, digest))
+            if row.topic.endswith(_TERMINAL_SUFFIXES):
+                del self._last[oid]
+                self._ended.add(oid)
+        return content
+
+    def finish(self, expect_head: str | None = None) -> None:
+        """After the last row: every event must be covered by a link; the head must be known."""
+        if self._since_link:
+            oid, version, _ = self._since_link[0]
+            self._broken(oid, version, None, f"{len(self._since_link)} stored event(s) after the "
+                         "newest chain link are covered by no link (a link was removed, or "
+                         "events were added outside the ledger)")
+        if expect_head is not None and expect_head not in self.heads_seen:
+            self.findings.append(Finding(
+                "chain_broken", None, None, rule="integrity (--expect-head)",
+                message=f"the store does not contain the expected head {expect_head}: events "
+                        "recorded up to that head were removed or rewritten",
+                expected={"head": expect_head}, recorded={"head": self.head}))
+
+    def _check_link(self, oid: UUID, version: int, content: bytes, digest: str) -> None:
+        if oid != CHAIN_ID:
+            self._broken(oid, version, content, "a chain link outside the chain aggregate")
+        try:
+            link = Linked.model_validate_json(content)
+        except ValueError as exc:
+            self._broken(oid, version, content, f"a chain link cannot be read: {exc}")
+            self._since_link.clear()
+            return
+        listed = [(e.aggregate, e.first, e.last, e.digest) for e in link.entries]
+        actual = _spans(self._since_link)
+        if listed != actual:
+            self._broken(oid, version, content,
+                         f"chain link {version} lists {_describe(listed)} but the store holds "
+                         f"{_describe(actual)} since the link before it (events removed, "
+                         "added or reordered)")
+        self._since_link.clear()
+        self.head = digest
+        self.heads_seen.add(digest)
+
+    def _broken(self, oid: UUID, version: int, content: bytes | None, why: str) -> None:
+        if len(self.findings) >= MAX_CHAIN_FINDINGS:
+            self._truncated += 1
+            return
+        where = _where(content)
+        self.findings.append(Finding(
+            "chain_broken", where.get("table"), where.get("round"), rule="integrity",
+            message=f"{why} (aggregate {oid}, version {version})",
+            seq=where.get("seq") if isinstance(where.get("seq"), int) else version))
+
+
+def _spans(events: list[tuple[UUID, int, str]]) -> list[tuple[UUID, int, int, str]]:
+    spans: dict[UUID, list[Any]] = {}
+    for oid, version, digest in events:
+        if oid in spans:
+            spans[oid][1:] = [version, digest]
+        else:
+            spans[oid] = [version, version, digest]
+    return [(oid, s[0], s[1], s[2]) for oid, s in spans.items()]
+
+
+def _describe(spans: list[tuple[UUID, int, int, str]]) -> str:
+    return f"{len(spans)} aggregate(s), {sum(last - first + 1 for _, first, last, _ in spans)} event(s)"
+
+
+def _where(content: bytes | None) -> dict[str, Any]:
+    """Best effort: the table, round and seq named in (possibly damaged) content."""
+    if content is None:
+        return {}
+    try:
+        obj = json.loads(content)
+    except ValueError:
+        return {}
+    return obj if isinstance(obj, dict) else {}
