@@ -16,15 +16,16 @@ table; ``ledger verify`` reports it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import BinaryIO
 from uuid import UUID
 
 from eventsourcing.persistence import IntegrityError
 
 from ledger.chain import CHAIN_ID, Linked, genesis, link_entries, next_digest, now
 from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent, RoundOpened
-from ledger.feed.parse import Rejection, parse_line
+from ledger.feed.parse import MAX_LINE_BYTES, Rejection, parse_line
 from ledger.round import round_id
 from ledger.store import SAVE_EVENTS_MAX, LedgerApp, Recorded, content_of, topic_of
 from ledger.table import TABLE_TOPIC, RoundStarted, table_id
@@ -68,30 +69,32 @@ class _Head:
 class _Batch:
     """Lines accepted but not yet saved, and the events they make."""
 
-    lines: list[tuple[int, str, FeedEvent]] = field(default_factory=list)
+    lines: list[tuple[int, str | bytes, FeedEvent]] = field(default_factory=list)
     events: list[Recorded] = field(default_factory=list)
     pending: dict[tuple[str, str, int], FeedEvent] = field(default_factory=dict)
     feed_events: int = 0
     rounds_opened: int = 0
 
 
-RejectSink = Callable[[Rejection, str], None]
+RejectSink = Callable[[Rejection, str | bytes], None]
 
 
 class Ingestor:
     """Appends validated feed events to one ledger, keeping the chain heads it needs in memory."""
 
-    def __init__(self, app: LedgerApp, *, batch_events: int = BATCH_EVENTS) -> None:
+    def __init__(self, app: LedgerApp, *, batch_events: int = BATCH_EVENTS,
+                 max_line_bytes: int = MAX_LINE_BYTES) -> None:
         if not 1 <= batch_events <= SAVE_EVENTS_MAX // 2:
             raise ValueError(f"batch_events must be 1-{SAVE_EVENTS_MAX // 2}")
         self.app = app
         self.batch_events = batch_events
+        self.max_line_bytes = max_line_bytes
         self._heads: dict[UUID, _Head | None] = {}
         self._batch = _Batch()
 
     def ingest(
         self,
-        lines: Iterable[tuple[int, str]],
+        lines: Iterable[tuple[int, str | bytes]],
         *,
         on_reject: RejectSink | None = None,
         on_progress: Callable[[int], None] | None = None,
@@ -105,7 +108,7 @@ class Ingestor:
             if not text.strip():
                 continue
             report.lines += 1
-            parsed = parse_line(text, line_no)
+            parsed = parse_line(text, line_no, max_bytes=self.max_line_bytes)
             if isinstance(parsed, Rejection):
                 self._reject(report, parsed, text, on_reject)
                 continue
@@ -121,7 +124,7 @@ class Ingestor:
         return report
 
     @staticmethod
-    def _reject(report: IngestReport, rejection: Rejection, text: str,
+    def _reject(report: IngestReport, rejection: Rejection, text: str | bytes,
                 on_reject: RejectSink | None) -> None:
         report.rejected.append(rejection)
         if on_reject is not None:
@@ -129,7 +132,7 @@ class Ingestor:
 
     # -- deciding one line ------------------------------------------------------------------
 
-    def _accept(self, line_no: int, text: str, event: FeedEvent) -> Rejection | str:
+    def _accept(self, line_no: int, text: str | bytes, event: FeedEvent) -> Rejection | str:
         """Add one valid event to the batch, or say why not; ``"duplicate"`` if already stored."""
         oid = round_id(event.table, event.round)
         head = self._head(oid)
@@ -248,3 +251,21 @@ def numbered_lines(stream: Iterable[str]) -> Iterable[tuple[int, str]]:
     """Number the lines of a text stream from 1, without their line ends."""
     for number, line in enumerate(stream, start=1):
         yield number, line.rstrip("\r\n")
+
+
+def bounded_lines(stream: BinaryIO, max_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes]]:
+    """Number the lines of a binary stream, never holding more than ``max_bytes`` of one line.
+
+    A longer line is yielded cut to ``max_bytes + 1`` bytes (so it is rejected as too long) and
+    the rest of it is skipped: a 1 GB file with no newline costs no more memory than a line.
+    """
+    number = 0
+    while True:
+        chunk = stream.readline(max_bytes + 1)
+        if not chunk:
+            return
+        number += 1
+        if len(chunk) > max_bytes and not chunk.endswith(b"\n"):
+            while (rest := stream.readline(1 << 20)) and not rest.endswith(b"\n"):
+                pass
+        yield number, chunk.rstrip(b"\r\n")

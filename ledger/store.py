@@ -188,9 +188,8 @@ def environment_for(url: str) -> dict[str, str]:
     """The library settings for a database URL (``sqlite:///…`` or ``postgresql://…``)."""
     parts = urlsplit(url)
     if parts.scheme == "sqlite":
-        path = unquote(url[len("sqlite://"):])
-        if path.startswith("/") and not url.startswith("sqlite:////"):
-            path = path[1:]  # sqlite:///ledger.db is relative, sqlite:////var/x.db absolute
+        # sqlite:///ledger.db is relative to the working folder, sqlite:////var/x.db absolute.
+        path = unquote(url[len("sqlite:///"):]) if url.startswith("sqlite:///") else ""
         if not path:
             raise StoreError(f"no file in {url!r}: use sqlite:///path/to/ledger.db")
         return {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": path,

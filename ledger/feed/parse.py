@@ -61,12 +61,14 @@ class Rejection:
     message: str
     field: str | None = None
 
-    def as_dict(self, text: str | None = None) -> dict[str, Any]:
-        """The rejects-file form; ``text`` is the original line."""
+    def as_dict(self, text: str | bytes | None = None) -> dict[str, Any]:
+        """The rejects-file form; ``text`` is the original line (cut to 4 KiB if longer)."""
         out: dict[str, Any] = {"line": self.line, "code": self.code, "field": self.field,
                                "message": self.message}
         if text is not None:
-            out["text"] = text
+            if isinstance(text, bytes):
+                text = text[:4096].decode("utf-8", errors="replace")
+            out["text"] = text[:4096]
         return out
 
 
@@ -79,11 +81,13 @@ def load_json(text: str | bytes) -> Any:
     return json.loads(text, parse_constant=_reject_constant)
 
 
-def parse_line(text: str | bytes, line_no: int) -> FeedEvent | Rejection:
+def parse_line(
+    text: str | bytes, line_no: int, *, max_bytes: int = MAX_LINE_BYTES
+) -> FeedEvent | Rejection:
     """Validate one line; a ``round_opened`` comes back with its completed, hashed rulebook."""
-    if len(text) > MAX_LINE_BYTES:
+    if len(text) > max_bytes:
         return Rejection(line_no, "line_too_long",
-                         f"{len(text)} bytes; the limit is {MAX_LINE_BYTES}")
+                         f"the line is longer than the limit of {max_bytes} bytes")
     try:
         obj = load_json(text)
     except (ValueError, RecursionError) as exc:

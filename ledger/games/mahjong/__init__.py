@@ -1,12 +1,14 @@
-"""Mah-Jong, Portaria 135/91/M (placeholder: feed models land with their issue)."""
+"""Mah-Jong (麻雀), Portaria 135/91/M: players against each other, conventional or simplified
+(RULES §4). Feed models only (FEED §8); the rules land with their issue (``derive`` is None).
+Nothing is staked on a layout, so no event closes betting."""
 
-from ledger.feed.envelope import LIFECYCLE_EVENTS
 from ledger.games.base import Game
+from ledger.games.mahjong.feed import EVENTS
 
 GAME = Game(
     key="MJ",
     name="Mah-Jong",
     regulation="Portaria 135/91/M",
-    events=LIFECYCLE_EVENTS,
-    closes_betting=frozenset({}),
+    events=EVENTS,
+    closes_betting=frozenset(),
 )

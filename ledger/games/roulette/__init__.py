@@ -2,6 +2,9 @@
 
 from ledger.games.base import Game
 from ledger.games.roulette.feed import EVENTS
+from ledger.games.roulette.round import derive
+from ledger.games.roulette.simulate import simulate_round
+from ledger.simulate import ERROR_KINDS
 
 GAME = Game(
     key="RL",
@@ -9,4 +12,7 @@ GAME = Game(
     regulation="DRE 60/2004",
     events=EVENTS,
     closes_betting=frozenset({"spin_result", "spin_voided"}),
+    derive=derive,
+    simulate_round=simulate_round,
+    injectable=tuple(ERROR_KINDS),
 )

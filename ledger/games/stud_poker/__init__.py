@@ -1,12 +1,14 @@
-"""Stud Poker, DRE 61/2004 (placeholder: feed models land with their issue)."""
+"""Stud Poker with progressive jackpot («Stud poker», 聯獎撲克), DRE 61/2004 (RULES §6).
+Feed models only (FEED §7); the rules land with their issue (``derive`` is None)."""
 
-from ledger.feed.envelope import LIFECYCLE_EVENTS
 from ledger.games.base import Game
+from ledger.games.stud_poker.feed import EVENTS, is_raise
 
 GAME = Game(
     key="STUD",
     name="Stud Poker",
     regulation="DRE 61/2004",
-    events=LIFECYCLE_EVENTS,
+    events=EVENTS,
     closes_betting=frozenset({"card_burned", "card_dealt"}),
+    allowed_after_close=is_raise,
 )

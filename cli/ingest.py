@@ -1,0 +1,112 @@
+"""``ledger ingest``: append feed files to the ledger (FEED §9)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import IO, Annotated, Any, BinaryIO
+
+import typer
+
+from cli.context import DbOption, open_app
+from cli.render import err, print_json, progress_bar
+from ledger.feed.parse import Rejection
+from ledger.ingest import IngestReport, Ingestor, bounded_lines
+
+
+def ingest(
+    files: Annotated[list[str], typer.Argument(help="Feed files (JSON Lines); - reads standard input.")],
+    db: DbOption = None,
+    rejects: Annotated[str | None, typer.Option(
+        help="Where rejected lines go (JSON Lines: line, code, field, message, text). "
+             "Default: FILE.rejects.jsonl next to each input.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
+) -> None:
+    """Store feed lines as immutable events; reject malformed lines with a reason.
+
+    Exit code 0: every line stored (or already stored). 1: some lines rejected. 2: usage error.
+    """
+    for name in files:
+        if name != "-" and not Path(name).is_file():
+            err.print(f"error: no such file: {name}")
+            raise typer.Exit(code=2)
+    app = open_app(db)
+    summaries: list[dict[str, Any]] = []
+    worst = 0
+    try:
+        for name in files:
+            report, rejects_path = _ingest_one(app, name, rejects)
+            worst = max(worst, report.exit_code)
+            summaries.append(_summary(name, report, rejects_path))
+    finally:
+        app.close()
+    if as_json:
+        print_json(summaries[0] if len(summaries) == 1 else {"files": summaries})
+    else:
+        for s in summaries:
+            typer.echo(_line(s))
+    raise typer.Exit(code=worst)
+
+
+def _ingest_one(app: Any, name: str, rejects: str | None) -> tuple[IngestReport, str | None]:
+    path = rejects or ("stdin.rejects.jsonl" if name == "-" else name + ".rejects.jsonl")
+    sink = _RejectsFile(path, name)
+    stream: BinaryIO = sys.stdin.buffer if name == "-" else open(name, "rb")  # noqa: SIM115
+    size = None if name == "-" else os.path.getsize(name)
+    bar = progress_bar(size, f"ingest {name}")
+    try:
+        if bar is None:
+            report = Ingestor(app).ingest(bounded_lines(stream), on_reject=sink.write)
+        else:
+            with bar:
+                task = bar.add_task("ingest", total=size)
+                report = Ingestor(app).ingest(bounded_lines(stream), on_reject=sink.write,
+                                              on_progress=lambda n: bar.advance(task, n))
+    finally:
+        sink.close()
+        if stream is not sys.stdin.buffer:
+            stream.close()
+    return report, sink.path if sink.count else None
+
+
+class _RejectsFile:
+    """Opened on the first rejected line only, so a clean ingest leaves no file behind."""
+
+    def __init__(self, path: str, source: str) -> None:
+        self.path = path
+        self.source = source
+        self.count = 0
+        self._file: IO[str] | None = None
+
+    def write(self, rejection: Rejection, text: str | bytes) -> None:
+        if self._file is None:
+            self._file = open(self.path, "a" if self.path and self.count else "w",  # noqa: SIM115
+                              encoding="utf-8")
+        self.count += 1
+        record = {"file": self.source, **rejection.as_dict(text)}
+        self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+
+def _summary(name: str, r: IngestReport, rejects_path: str | None) -> dict[str, Any]:
+    return {"file": name, "lines": r.lines, "stored": r.stored, "duplicates": r.duplicates,
+            "rejected": len(r.rejected), "rounds_opened": r.rounds_opened,
+            "rejects_file": rejects_path, "seconds": round(r.seconds, 3),
+            "rejections": [x.as_dict() for x in r.rejected[:1000]]}
+
+
+def _line(s: dict[str, Any]) -> str:
+    text = (f"{s['file']}: {s['lines']} lines, {s['stored']} stored, {s['duplicates']} already "
+            f"stored, {s['rejected']} rejected ({s['seconds']}s)")
+    for x in s["rejections"][:20]:
+        text += f"\n  line {x['line']}: {x['code']}: {x['message']}"
+    if s["rejected"] > 20:
+        text += f"\n  … {s['rejected'] - 20} more"
+    if s["rejects_file"]:
+        text += f"\n  rejected lines written to {s['rejects_file']}"
+    return text

@@ -1,0 +1,69 @@
+"""Rendering results: readable text for people, one JSON object for machines."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+from ledger.verify.engine import VerifyReport
+from ledger.verify.findings import Finding
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False)
+
+
+def print_json(obj: Any) -> None:
+    """One JSON object on standard output."""
+    sys.stdout.write(json.dumps(obj, indent=1, ensure_ascii=False) + "\n")
+
+
+def progress_bar(total: int | None, what: str) -> Progress | None:
+    """A progress bar on standard error, only when it is a terminal."""
+    if not err.is_terminal:
+        return None
+    columns = [TextColumn(what), BarColumn(), DownloadColumn() if total else TextColumn(""),
+               TimeRemainingColumn()]
+    return Progress(*columns, console=err, transient=True)
+
+
+def finding_lines(f: Finding) -> list[str]:
+    """hledger-style lines for one finding."""
+    where = f"{f.table}/{f.round}" if f.table else "the store"
+    head = f"{f.code} at {where}" + (f" bet {f.bet}" if f.bet else "") + (
+        f" (seq {f.seq})" if f.seq is not None else "")
+    lines = [head, f"  {f.message}"]
+    if f.expected is not None or f.recorded is not None:
+        lines.append(f"  expected {_fields(f.expected)}; recorded {_fields(f.recorded)}")
+    if f.rule:
+        lines.append(f"  rule: {f.rule}")
+    if f.table and f.round:
+        lines.append(f"  to see the round: ledger replay {f.table}/{f.round}")
+    return lines
+
+
+def _fields(d: dict[str, Any] | None) -> str:
+    if not d:
+        return "-"
+    return " ".join(f"{k}={v}" for k, v in d.items())
+
+
+def print_verify(report: VerifyReport) -> None:
+    """The readable form of a verify report."""
+    for f in report.findings:
+        style = "yellow" if f.severity == "info" else "red"
+        lines = finding_lines(f)
+        out.print(f"[{style}]{lines[0]}[/{style}]")
+        for line in lines[1:]:
+            out.print(line, markup=False)
+        out.print()
+    by_code = Counter(f.code for f in report.errors)
+    summary = ", ".join(f"{n} {code}" for code, n in sorted(by_code.items())) or "no findings"
+    out.print(f"{report.rounds_checked} rounds checked, {report.rounds_with_findings} with "
+              f"findings ({summary}); {report.events} events; integrity "
+              f"{'ok' if report.integrity_ok else 'BROKEN'}; {report.seconds:.2f}s", markup=False)
+    out.print(f"head {report.head or '(empty store)'}", markup=False)

@@ -1,0 +1,71 @@
+"""``ledger replay TABLE/ROUND``: one round event by event, derived against recorded."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from cli.context import DbOption, open_app
+from cli.render import err, out, print_json
+from ledger.replay import RoundReplay, replay_round
+
+
+def replay(
+    target: Annotated[str, typer.Argument(metavar="TABLE/ROUND", help="The round, e.g. RL-01/000417.")],
+    db: DbOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Show one round: its events, the derived outcome with the article behind each step, and
+    each bet's derived settlement next to the recorded one.
+
+    Exit code 0: the round has no findings. 1: it has findings. 2: no such round or bad usage.
+    """
+    table, sep, round_ = target.partition("/")
+    if not sep or not table or not round_:
+        err.print("error: give the round as TABLE/ROUND, e.g. RL-01/000417")
+        raise typer.Exit(code=2)
+    app = open_app(db)
+    try:
+        result = replay_round(app, table, round_)
+    finally:
+        app.close()
+    if result is None:
+        err.print(f"error: no round {table}/{round_} in the store")
+        raise typer.Exit(code=2)
+    if as_json:
+        print_json(result.to_json())
+    else:
+        _print(result)
+    raise typer.Exit(code=1 if result.errors else 0)
+
+
+def _print(r: RoundReplay) -> None:
+    data: dict[str, Any] = r.to_json()
+    out.print(f"[bold]{data['game']} round {data['table']}/{data['round']}[/bold] "
+              f"({data['currency']}, rulebook {data['rules_hash'][:12]}…)")
+    out.print("\n[bold]events[/bold]")
+    for e in data["events"]:
+        out.print(f"  {e['seq']:>4}  {e['at']}  {e['type']:<16} {e['summary']}", markup=False)
+    out.print("\n[bold]derivation[/bold]")
+    for s in data["derivation"]:
+        out.print(f"  {s['text']}" + (f"  [{s['rule']}]" if s["rule"] else ""), markup=False)
+    out.print("\n[bold]bets[/bold]  (derived | recorded)")
+    for b in data["bets"]:
+        mark = "ok " if b["agrees"] else "!! "
+        out.print(f"  {mark}{b['bet']:<6} {b['spot']:<28} {b['amount']:>10}  "
+                  f"{_s(b['derived'])} | {_s(b['recorded'])}", markup=False)
+        if b["derived"]:
+            out.print(f"        {b['derived']['reason']}  [{b['derived']['rule']}]", markup=False)
+    out.print("\n[bold]findings[/bold]")
+    if not data["findings"]:
+        out.print("  none")
+    for f in data["findings"]:
+        out.print(f"  {f['code']}" + (f" bet {f['bet']}" if f["bet"] else "")
+                  + f": {f['message']}" + (f"  [{f['rule']}]" if f["rule"] else ""), markup=False)
+
+
+def _s(d: dict[str, Any] | None) -> str:
+    if not d:
+        return "-"
+    return f"{d['result']} ret {d['returned']} won {d['won']} comm {d['commission']}"

@@ -1,0 +1,88 @@
+"""Replaying one round for an inspector: events, derivation steps, derived vs recorded bets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ledger.feed.envelope import BetPlaced, FeedEvent
+from ledger.games import GAMES
+from ledger.games.base import Derivation
+from ledger.round import Round
+from ledger.store import LedgerApp
+from ledger.verify.checks import check_round
+from ledger.verify.findings import Finding
+
+_ENVELOPE = {"v", "table", "game", "round", "seq", "at", "type", "rules", "rules_hash"}
+
+
+@dataclass
+class RoundReplay:
+    """One round with what the rules derive from it."""
+
+    round: Round
+    derivation: Derivation
+    findings: list[Finding]
+
+    @property
+    def errors(self) -> list[Finding]:
+        """Findings that are errors."""
+        return [f for f in self.findings if f.severity == "error"]
+
+    def to_json(self) -> dict[str, Any]:
+        """Everything ``ledger replay`` shows, as one object."""
+        rnd = self.round
+        return {
+            "table": rnd.table, "round": rnd.round, "game": rnd.game,
+            "currency": rnd.opened.currency, "rules_hash": rnd.opened.rules_hash or "",
+            "events": [{"seq": e.seq, "at": e.at.isoformat(), "type": e.type,
+                        "summary": summarize(e)} for e in rnd.events],
+            "derivation": [{"text": s.text, "rule": s.rule} for s in self.derivation.steps],
+            "bets": [self._bet(b) for b in rnd.bets.values()],
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+    def _bet(self, bet: BetPlaced) -> dict[str, Any]:
+        due = self.derivation.expected.get(bet.bet)
+        settled = self.round.settlements.get(bet.bet)
+        recorded = None
+        if settled:
+            s = settled[0]
+            recorded = {"result": s.result, "returned": str(s.returned), "won": str(s.won),
+                        "commission": str(s.commission)}
+        derived = None if due is None else {**due.as_dict(), "rule": due.rule, "reason": due.reason}
+        agrees = not any(f.bet == bet.bet and f.severity == "error" for f in self.findings)
+        return {"bet": bet.bet, "spot": summarize_spot(bet), "amount": str(bet.amount),
+                "player": bet.player, "derived": derived, "recorded": recorded, "agrees": agrees}
+
+
+def replay_round(app: LedgerApp, table: str, round: str) -> RoundReplay | None:
+    """Load and judge one round, or ``None`` if the store does not have it."""
+    rnd = app.load_round(table, round)
+    if rnd is None:
+        return None
+    game = GAMES[rnd.game]
+    newest = app.load_table(table).newest_round == round
+    derivation = game.derive(rnd) if game.derive else Derivation()
+    return RoundReplay(rnd, derivation, check_round(rnd, game, is_newest=newest))
+
+
+def summarize(e: FeedEvent) -> str:
+    """One line with the fields of an event that are not envelope."""
+    data = e.model_dump(mode="json", exclude=_ENVELOPE, exclude_none=True)
+    return " ".join(f"{k}={_compact(v)}" for k, v in data.items())
+
+
+def summarize_spot(bet: BetPlaced) -> str:
+    """A bet's spot in a few characters: ``straight 17``, ``column 3``, ``red``."""
+    data = bet.spot.model_dump(mode="json")
+    kind = data.pop("kind", "")
+    return " ".join([str(kind), *(_compact(v) for v in data.values())])
+
+
+def _compact(v: Any) -> str:
+    if isinstance(v, list):
+        return ",".join(_compact(x) for x in v)
+    if isinstance(v, dict):
+        return "{" + ",".join(f"{k}:{_compact(x)}" for k, x in v.items()) + "}"
+    return str(v)

@@ -1,0 +1,127 @@
+"""Shared fixtures: a fresh ledger on SQLite and on a real PostgreSQL.
+
+PostgreSQL tests use a fresh schema per test on ``LEDGER_TEST_PG`` (default
+``postgresql://postgres@127.0.0.1:5432/test``). Without a server they are skipped — except
+under ``CI=true``, where a missing server fails the run: CI must prove both stores.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ledger.store import LedgerApp, open_ledger
+
+PG_BASE = os.environ.get("LEDGER_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+EXAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "examples"
+if not EXAMPLES.is_dir():  # a checkout with shared/ beside it, as CI has
+    EXAMPLES = Path(__file__).resolve().parents[2] / "shared" / "examples"
+
+
+def _pg_available() -> str | None:
+    try:
+        import psycopg
+
+        with psycopg.connect(PG_BASE, connect_timeout=3):
+            return None
+    except Exception as exc:  # any failure to connect means "no server"
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+_PG_PROBLEM = _pg_available()
+
+
+def require_postgres() -> None:
+    """Skip without a server, or fail under CI=true."""
+    if _PG_PROBLEM is None:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"PostgreSQL is required under CI=true and is not reachable: {_PG_PROBLEM}")
+    pytest.skip(f"no PostgreSQL at {PG_BASE}: {_PG_PROBLEM}")
+
+
+def _drop_schema(schema: str) -> None:
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(PG_BASE, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A URL of an empty ledger database, on each backend."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'ledger.db'}"
+        return
+    require_postgres()
+    schema = "t_" + uuid.uuid4().hex[:12]
+    sep = "&" if "?" in PG_BASE else "?"
+    yield f"{PG_BASE}{sep}schema={schema}"
+    _drop_schema(schema)
+
+
+@pytest.fixture
+def app(db_url: str) -> Iterator[LedgerApp]:
+    """An open ledger on each backend."""
+    ledger = open_ledger(db_url)
+    yield ledger
+    ledger.close()
+
+
+@pytest.fixture
+def examples() -> Path:
+    """The folder of the clean example feeds (shared/examples)."""
+    if not EXAMPLES.is_dir():
+        pytest.fail(f"the example feeds are missing: {EXAMPLES}")
+    return EXAMPLES
+
+
+class RawStore:
+    """Direct SQL on the events table, to play the attacker in integrity tests."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.sqlite = url.startswith("sqlite")
+
+    def rows(self) -> list[tuple[int, bytes]]:
+        """``(notification id, state)`` of every stored event, in order."""
+        return [(int(i), bytes(s)) for i, s in self._run(
+            "SELECT {id}, state FROM {events} ORDER BY {id}", fetch=True)]
+
+    def set_state(self, notification_id: int, state: bytes) -> None:
+        """Overwrite one event's stored bytes."""
+        self._run("UPDATE {events} SET state = {p} WHERE {id} = {p}", (state, notification_id))
+
+    def delete(self, notification_id: int) -> None:
+        """Remove one event."""
+        self._run("DELETE FROM {events} WHERE {id} = {p}", (notification_id,))
+
+    def _run(self, template: str, params: tuple[object, ...] = (), fetch: bool = False) -> list:
+        if self.sqlite:
+            import sqlite3
+
+            path = self.url[len("sqlite:///"):]
+            sql = template.format(events="stored_events", id="rowid", p="?")
+            with sqlite3.connect(path) as conn:
+                cur = conn.execute(sql, params)
+                return cur.fetchall() if fetch else []
+        import psycopg
+        from urllib.parse import parse_qs, urlsplit
+
+        schema = parse_qs(urlsplit(self.url).query)["schema"][0]
+        base = self.url.split("?")[0]
+        sql = template.format(events=f"{schema}.ledger_events", id="notification_id", p="%s")
+        with psycopg.connect(base, autocommit=True) as conn:
+            cur = conn.execute(sql, params)  # type: ignore[arg-type]
+            return cur.fetchall() if fetch else []
+
+
+@pytest.fixture
+def raw(db_url: str) -> RawStore:
+    """Direct SQL access to the same database as ``app``."""
+    return RawStore(db_url)
