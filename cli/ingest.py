@@ -13,7 +13,7 @@ import typer
 from cli.context import DbOption, open_app
 from cli.render import err, print_json, progress_bar
 from ledger.feed.parse import Rejection
-from ledger.ingest import IngestReport, Ingestor, bounded_lines
+from ledger.ingest import Ingestor, IngestReport, bounded_lines
 
 
 def ingest(

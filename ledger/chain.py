@@ -17,7 +17,7 @@ Design (documented for auditors in ``docs/INTEGRITY.md``):
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import ClassVar, Literal
 from uuid import NAMESPACE_URL, UUID, uuid5
 
@@ -108,6 +108,5 @@ def link_entries(written: list[tuple[UUID, int, str]]) -> tuple[LinkEntry, ...]:
 
 def now() -> datetime:
     """Wall-clock time of a save, timezone-aware."""
-    from datetime import timezone
 
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)

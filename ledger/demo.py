@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ledger.games import GAMES
-from ledger.ingest import IngestReport, Ingestor, numbered_lines
+from ledger.ingest import Ingestor, IngestReport, numbered_lines
 from ledger.simulate import Simulation, simulate
 from ledger.store import open_ledger
 from ledger.verify.engine import VerifyReport, verify_store

@@ -16,15 +16,14 @@ True
 
 from __future__ import annotations
 
-from enum import Enum
-from typing import NamedTuple
+from enum import StrEnum
+from typing import Annotated, NamedTuple
 
 from pydantic import PlainSerializer, PlainValidator
 from pydantic_core import PydanticCustomError
-from typing_extensions import Annotated
 
 
-class Rank(str, Enum):
+class Rank(StrEnum):
     """A card rank in FEED notation; ``value`` is the letter, ``points`` its number (A = 1)."""
 
     ACE = "A"
@@ -50,7 +49,7 @@ class Rank(str, Enum):
 _RANK_ORDER = tuple(Rank)
 
 
-class Suit(str, Enum):
+class Suit(StrEnum):
     """A card suit in FEED notation."""
 
     SPADES = "S"

@@ -28,7 +28,7 @@ from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent, RoundOpened
 from ledger.feed.parse import MAX_LINE_BYTES, Rejection, parse_line
 from ledger.round import round_id
 from ledger.store import SAVE_EVENTS_MAX, LedgerApp, Recorded, content_of, topic_of
-from ledger.table import TABLE_TOPIC, RoundStarted, table_id
+from ledger.table import RoundStarted, table_id
 
 BATCH_EVENTS = 500
 """Feed events per save: well under the 1,000-event cap, leaving room for table and chain events."""

@@ -143,7 +143,7 @@ class LedgerApp(Application[UUID]):
                desc: bool = False, limit: int | None = None) -> list[Recorded]:
         """The stored events of one aggregate, decoded."""
         rows = self.recorder.select_events(aggregate, gt=gt, lte=lte, desc=desc, limit=limit)
-        return [self.mapper.to_domain_event(r) for r in rows]
+        return [self.ledger_mapper.to_domain_event(r) for r in rows]
 
     def load_round(self, table: str, round: str) -> Round | None:
         """Replay one round from its stored facts, or ``None`` if the store has no such round."""

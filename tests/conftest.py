@@ -110,8 +110,9 @@ class RawStore:
             with sqlite3.connect(path) as conn:
                 cur = conn.execute(sql, params)
                 return cur.fetchall() if fetch else []
-        import psycopg
         from urllib.parse import parse_qs, urlsplit
+
+        import psycopg
 
         schema = parse_qs(urlsplit(self.url).query)["schema"][0]
         base = self.url.split("?")[0]

@@ -93,7 +93,8 @@ def parse_line(
     except (ValueError, RecursionError) as exc:
         return Rejection(line_no, "invalid_json", f"not valid JSON: {exc}")
     if not isinstance(obj, dict):
-        return Rejection(line_no, "not_an_object", f"expected a JSON object, got {type(obj).__name__}")
+        return Rejection(line_no, "not_an_object",
+                         f"expected a JSON object, got {type(obj).__name__}")
     return parse_object(obj, line_no)
 
 
@@ -139,11 +140,13 @@ def _field_path(loc: tuple[int | str, ...], obj: Any) -> str:
     for i, step in enumerate(loc):
         if isinstance(node, dict) and step in node:
             node = node[step]
+            parts.append(str(step))
         elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
-            node = node[step]
-        elif isinstance(node, dict) and i + 1 < len(loc):
-            continue  # a union tag or member name, not a key of the input
-        parts.append(str(step))
+            node = node[int(step)]  # an index into the input list
+            parts.append(str(step))
+        elif not (isinstance(node, dict) and i + 1 < len(loc)):
+            parts.append(str(step))
+        # else: a union tag or member name, not a key of the input
     return ".".join(parts)
 
 

@@ -65,7 +65,7 @@ def test_a_rewritten_event_with_a_recomputed_digest_still_breaks_the_next_link(a
 
     _fill(app, examples)
     rows = raw.rows()
-    (i0, s0), (i1, s1) = rows[0], rows[2]  # round_opened and the first bet (1 is the table's)
+    (_, s0), (i1, s1) = rows[0], rows[2]  # round_opened and the first bet (1 is the table's)
     d0, _ = unframe(s0)
     _, c1 = unframe(s1)
     forged = c1.replace(b'"amount":"150"', b'"amount":"10"')
@@ -87,7 +87,7 @@ def test_truncating_the_newest_save_is_caught_only_against_a_kept_head(app, raw,
     assert code in (0, 1)  # the shorter store is self-consistent …
     report = verify_store(app, expect_head=head_before)
     assert report.exit_code == 3  # … but no longer contains the head kept elsewhere
-    assert report.findings[-1].code == "chain_broken"
+    assert "chain_broken" in {f.code for f in report.findings}
 
 
 def test_the_head_of_a_grown_store_still_contains_an_older_head(app, examples) -> None:

@@ -75,7 +75,8 @@ def test_saves_never_exceed_the_cap_and_links_cover_every_event(app: LedgerApp, 
     sim = simulate([GAMES["RL"]], rounds=120, tables=2, seed=7)
     path = tmp_path / "feed.jsonl"
     sim.write(str(path))
-    report = Ingestor(app, batch_events=400).ingest(numbered_lines(open(path, encoding="utf-8")))
+    with open(path, encoding="utf-8") as stream:
+        report = Ingestor(app, batch_events=400).ingest(numbered_lines(stream))
     assert report.stored == len(sim.lines) > 2000
     links = [r.fact for r in app.stored(CHAIN_ID)]
     assert len(links) == report.saves >= 5

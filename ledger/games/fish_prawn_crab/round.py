@@ -28,12 +28,12 @@ DICE_RULE = "FPC art. 1 [S], art. 3 B) [S]"
 
 def derive(rnd: Round) -> Derivation:
     """The steps, the settlement each bet is due, and the game's own findings."""
-    if rnd.is_voided:
-        return _void_all(rnd, ROUND_VOIDED_RULE, "the round was voided: the stake is returned")
     cocked = list(rnd.of_type(DieCocked))
     if cocked and rnd.rules.fpc.cocked_die == "void":
         return _void_all(rnd, COCKED_DIE_RULE, f"a die was cocked at seq {cocked[0].seq} and "
                          "the table voids the round (fpc.cocked_die = void): stake returned")
+    if rnd.is_voided:
+        return _void_all(rnd, ROUND_VOIDED_RULE, "the round was voided: the stake is returned")
     derivation = Derivation(steps=[_reshake_step(c) for c in cocked])
     shown = outcome(rnd)
     if shown is None:

@@ -83,6 +83,7 @@ def _spins(rnd: Round, out: Derivation) -> int | None:
 
 
 def _spin_facts(rnd: Round) -> Iterator[SpinResult | SpinVoided]:
+    """The spins, valid or void, in the order recorded."""
     return (e for e in rnd.events if isinstance(e, SpinResult | SpinVoided))
 
 
@@ -103,6 +104,7 @@ def _judge(rnd: Round, bet: BetPlaced, number: int | None, out: Derivation) -> N
 
 def _due(rnd: Round, bet: BetPlaced, spot: Spot | None, issue: SpotIssue | None,
          number: int | None) -> Settlement | None:
+    """The settlement due, or ``None`` when there is no valid spin to judge it by."""
     if rnd.is_voided:
         return void(bet.amount, VOID_ROUND_RULE, "the round was voided: stake returned")
     if number is None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from decimal import Decimal
 from fractions import Fraction
+from itertools import pairwise
 
 import pytest
 
@@ -49,8 +50,8 @@ def all_valid_spots() -> Iterator[Spot]:
     for which in (1, 2, 3):
         yield GroupSpot(kind="column", which=which)
         yield GroupSpot(kind="dozen", which=which)
-    for kind in OUTSIDE:
-        yield OutsideSpot(kind=kind)
+    for outside in OUTSIDE:
+        yield OutsideSpot(kind=outside)
 
 
 def spot_id(spot: Spot) -> str:
@@ -80,7 +81,7 @@ def test_the_wheel_has_37_pockets_in_the_european_order() -> None:
 
 def test_18_red_and_18_black_numbers_and_zero_has_no_colour() -> None:
     assert len(RED_NUMBERS) == len(BLACK_NUMBERS) == 18
-    assert RED_NUMBERS | BLACK_NUMBERS == frozenset(range(1, 37))
+    assert frozenset(range(1, 37)) == RED_NUMBERS | BLACK_NUMBERS
     assert not RED_NUMBERS & BLACK_NUMBERS
     assert 0 not in RED_NUMBERS | BLACK_NUMBERS
 
@@ -88,7 +89,7 @@ def test_18_red_and_18_black_numbers_and_zero_has_no_colour() -> None:
 def test_colours_alternate_around_the_wheel() -> None:
     """The red set and the pocket order agree: after 0, red and black alternate (RULES §5.2)."""
     colours = ["red" if n in RED_NUMBERS else "black" for n in WHEEL_ORDER[1:]]
-    assert all(a != b for a, b in zip(colours, colours[1:], strict=False))
+    assert all(a != b for a, b in pairwise(colours))
 
 
 @pytest.mark.parametrize("groups", [COLUMNS, DOZENS], ids=["columns", "dozens"])
