@@ -138,15 +138,17 @@ def _field_path(loc: tuple[int | str, ...], obj: Any) -> str:
     parts: list[str] = []
     node = obj
     for i, step in enumerate(loc):
+        more = i + 1 < len(loc)
+        if isinstance(node, dict) and more and node.get("kind") == step:
+            continue  # the tag of a union discriminated by "kind"
         if isinstance(node, dict) and step in node:
             node = node[step]
-            parts.append(str(step))
         elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
             node = node[int(step)]  # an index into the input list
-            parts.append(str(step))
-        elif not (isinstance(node, dict) and i + 1 < len(loc)):
-            parts.append(str(step))
-        # else: a union tag or member name, not a key of the input
+        elif isinstance(step, str) and (more and isinstance(node, dict)
+                                        or not isinstance(node, (dict, list))):
+            continue  # a union member name, or pydantic's "[key]" label
+        parts.append(str(step))
     return ".".join(parts)
 
 

@@ -409,8 +409,6 @@ def test_malformed_lines_are_rejected_with_code_and_field(
     assert result.message
 
 
-@pytest.mark.xfail(strict=True, reason="ledger.feed.parse._field_path takes the union tag "
-                   "'points' for the spot's key 'points' and reports 'spot.points.points'")
 def test_a_points_spot_out_of_range_names_the_field() -> None:
     result = parse_line(json.dumps(_line("3CB", "bet_placed", {
         "bet": "b1", "spot": {"kind": "points", "points": 10}, "amount": "1"})), 1)

@@ -12,12 +12,14 @@ import itertools
 from collections import Counter
 from decimal import Decimal
 from fractions import Fraction
+from typing import Literal
 
 import pytest
 
 from ledger.games.fish_prawn_crab.feed import (
     AnySpot,
     ColourSpot,
+    Dice,
     EvenSpot,
     FigureSpot,
     Spot,
@@ -34,7 +36,7 @@ from ledger.games.fish_prawn_crab.tables import (
     TOTAL_PRIZES,
 )
 
-OUTCOMES = list(itertools.product(range(1, 7), repeat=3))
+OUTCOMES: list[Dice] = [(a, b, c) for a, b, c in itertools.product(range(1, 7), repeat=3)]
 """All 216 ordered throws of three dice."""
 
 ALL_SPOTS: list[Spot] = [
@@ -79,7 +81,7 @@ def expected_edge(spot: Spot) -> Fraction:
     return KIND_EDGES[spot.kind]
 
 
-def net_per_unit(spot: Spot, dice: tuple[int, int, int]) -> Fraction:
+def net_per_unit(spot: Spot, dice: Dice) -> Fraction:
     """What the player gains on a stake of 1: the prize if it wins, −1 if it loses."""
     due = settle(spot, Decimal(1), dice)
     return Fraction(due.returned) + Fraction(due.won) - 1
@@ -96,8 +98,8 @@ def test_totals_distribution_matches_rules_9_2() -> None:
 
 
 @pytest.mark.parametrize("kind", ["small", "big"])
-def test_small_and_big_each_win_105_of_216(kind: str) -> None:
-    spot = EvenSpot(kind=kind)  # type: ignore[arg-type]
+def test_small_and_big_each_win_105_of_216(kind: Literal["small", "big"]) -> None:
+    spot = EvenSpot(kind=kind)
     wins = sum(1 for o in OUTCOMES if settle(spot, Decimal(1), o).result == "win")
     assert Fraction(wins, 216) == Fraction(105, 216)
 
