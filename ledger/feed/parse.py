@@ -145,7 +145,7 @@ def _field_path(loc: tuple[int | str, ...], obj: Any) -> str:
             node = node[step]
         elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
             node = node[int(step)]  # an index into the input list
-        elif isinstance(step, str) and (more and isinstance(node, dict)
+        elif isinstance(step, str) and ((more and isinstance(node, dict))
                                         or not isinstance(node, (dict, list))):
             continue  # a union member name, or pydantic's "[key]" label
         parts.append(str(step))
