@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from eventsourcing.persistence import InterfaceError, OperationalError
 
 from cli.context import DbOption, open_app
 from cli.render import err, print_json, print_verify, progress_bar
@@ -58,7 +59,10 @@ def _run(app: object, selection: Selection, expect_head: str | None) -> VerifyRe
             task = bar.add_task("verify", total=total)
             return verify_store(app, selection, expect_head=expect_head,
                                 on_progress=lambda n: bar.advance(task, n))
-    except Exception as exc:  # sqlite3.DatabaseError on a damaged file, psycopg errors
+    except (OperationalError, InterfaceError) as exc:  # the server went away: not tampering
+        err.print(f"error: the store cannot be reached: {exc}")
+        raise typer.Exit(code=2) from None
+    except Exception as exc:  # e.g. "database disk image is malformed" on a damaged file
         from ledger.verify.findings import Finding
 
         report = VerifyReport(integrity_ok=False)
