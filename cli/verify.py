@@ -10,6 +10,7 @@ from eventsourcing.persistence import InterfaceError, OperationalError
 from cli.context import DbOption, open_app
 from cli.render import err, print_json, print_verify, progress_bar
 from ledger.feed.types import GAME_KEYS
+from ledger.store import LedgerApp
 from ledger.verify.engine import Selection, VerifyReport, verify_store
 
 
@@ -43,10 +44,7 @@ def verify(
     raise typer.Exit(code=report.exit_code)
 
 
-def _run(app: object, selection: Selection, expect_head: str | None) -> VerifyReport:
-    from ledger.store import LedgerApp
-
-    assert isinstance(app, LedgerApp)
+def _run(app: LedgerApp, selection: Selection, expect_head: str | None) -> VerifyReport:
     try:
         total = app.recorder.max_notification_id() or 0
     except Exception:  # a damaged file: let verify report it

@@ -100,3 +100,22 @@ SP9Seat = Annotated[StrictInt, Field(ge=1, le=26)]
 """An SP9 player place, numbered counter-clockwise (at most 26 hands, SP9 S14)."""
 Wind = Literal["E", "S", "W", "N"]
 Flag = StrictBool
+
+
+def place_or(house: str) -> PlainValidator:
+    """A validator for where a card goes in 3CB or STUD: a player place 1–7 or the house hand.
+
+    The one error names both forms (``expected a player place 1-7 or "banker", got 8``) instead
+    of pydantic's two union branches.
+    """
+
+    def parse(value: object) -> int | str:
+        if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 7:
+            return value
+        if value == house:
+            return house
+        raise PydanticCustomError("invalid_value",
+                                  f"expected a player place 1-7 or \"{house}\", got {{value}}",
+                                  {"value": repr(value)})
+
+    return PlainValidator(parse)

@@ -14,25 +14,13 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field, PlainValidator
-from pydantic_core import PydanticCustomError
+from pydantic import Field
 
 from ledger.feed.cards import CardBurned, CardDealt, CardExposed, DeckShuffled
 from ledger.feed.envelope import LIFECYCLE_EVENTS, BetPlaced, FeedEvent, FeedModel
-from ledger.feed.types import Code, Money, PlaceSeat
+from ledger.feed.types import Code, Money, PlaceSeat, place_or
 
-
-def _place_or_dealer(value: object) -> int | str:
-    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 7:
-        return value
-    if value == "dealer":
-        return "dealer"
-    raise PydanticCustomError("invalid_value",
-                              "expected a player place 1-7 or \"dealer\", got {value}",
-                              {"value": repr(value)})
-
-
-Place = Annotated[int | Literal["dealer"], PlainValidator(_place_or_dealer)]
+Place = Annotated[int | Literal["dealer"], place_or("dealer")]
 """Where a STUD card goes: a player place ``1..7`` or ``"dealer"`` (FEED §7)."""
 
 JackpotHand = Literal["royal_flush", "straight_flush", "four_of_a_kind", "full_house", "flush"]

@@ -12,26 +12,14 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field, PlainValidator, StrictInt, StrictStr
-from pydantic_core import PydanticCustomError
+from pydantic import Field, StrictInt, StrictStr
 
 from ledger.equipment import CardField
 from ledger.feed.cards import CardBurned, CardDealt, CardExposed, DeckShuffled
 from ledger.feed.envelope import LIFECYCLE_EVENTS, BetPlaced, FeedEvent, FeedModel
-from ledger.feed.types import Code, Money, PlaceSeat
+from ledger.feed.types import Code, Money, PlaceSeat, place_or
 
-
-def _place_or_banker(value: object) -> int | str:
-    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 7:
-        return value
-    if value == "banker":
-        return "banker"
-    raise PydanticCustomError("invalid_value",
-                              "expected a player place 1-7 or \"banker\", got {value}",
-                              {"value": repr(value)})
-
-
-Place = Annotated[int | Literal["banker"], PlainValidator(_place_or_banker)]
+Place = Annotated[int | Literal["banker"], place_or("banker")]
 """Where a 3CB card goes: a player place ``1..7`` or ``"banker"`` (FEED §5)."""
 
 
