@@ -67,3 +67,6 @@ def _print(r: DemoReport, keep: str | None) -> None:
     out.print(f"\n{verdict}; {r.seconds:.1f}s in all")
     if keep:
         out.print(f"feed and store kept in {keep}: try  ledger verify --db sqlite:///{keep}/demo.db")
+
+ORDER = 90
+COMMANDS = [demo]

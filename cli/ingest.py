@@ -110,3 +110,6 @@ def _line(s: dict[str, Any]) -> str:
     if s["rejects_file"]:
         text += f"\n  rejected lines written to {s['rejects_file']}"
     return text
+
+ORDER = 10
+COMMANDS = [ingest]

@@ -1,14 +1,19 @@
-"""The root ``ledger`` command: one sub-command per job, documented by its docstring."""
+"""The root ``ledger`` command: one sub-command per job, documented by its docstring.
+
+Each module of ``cli/`` that defines ``COMMANDS`` (functions, or ``typer.Typer`` groups such as
+``ledger projections``) is registered here, in the order of its ``ORDER``; adding a command is
+adding a module, without touching this file.
+"""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+from typing import Any
+
 import typer
 
-from cli.demo import demo
-from cli.ingest import ingest
-from cli.replay import replay
-from cli.simulate import simulate
-from cli.verify import verify
+import cli
 
 app = typer.Typer(
     name="ledger",
@@ -18,11 +23,23 @@ app = typer.Typer(
     help="Event-sourced audit and settlement ledger for Macau table games.\n\n"
          "Exit codes: 0 clean, 1 findings or rejected lines, 2 usage error, 3 integrity broken.",
 )
-app.command()(ingest)
-app.command()(verify)
-app.command()(replay)
-app.command()(simulate)
-app.command()(demo)
+
+
+def _register(root: typer.Typer) -> None:
+    modules: list[Any] = []
+    for info in pkgutil.iter_modules(cli.__path__):
+        module = importlib.import_module(f"cli.{info.name}")
+        if hasattr(module, "COMMANDS"):
+            modules.append(module)
+    for module in sorted(modules, key=lambda m: (getattr(m, "ORDER", 100), m.__name__)):
+        for command in module.COMMANDS:
+            if isinstance(command, typer.Typer):
+                root.add_typer(command)
+            else:
+                root.command()(command)
+
+
+_register(app)
 
 
 def main() -> None:

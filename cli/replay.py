@@ -69,3 +69,6 @@ def _s(d: dict[str, Any] | None) -> str:
     if not d:
         return "-"
     return f"{d['result']} ret {d['returned']} won {d['won']} comm {d['commission']}"
+
+ORDER = 30
+COMMANDS = [replay]

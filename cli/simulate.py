@@ -42,3 +42,6 @@ def simulate(
     sidecar = sim.write(out)
     err.print(f"wrote {len(sim.lines)} lines ({sim.rounds} rounds of {', '.join(keys)}) to {out}; "
               f"{len(sim.injected)} injected errors listed in {sidecar}")
+
+ORDER = 80
+COMMANDS = [simulate]

@@ -67,3 +67,6 @@ def _run(app: LedgerApp, selection: Selection, expect_head: str | None) -> Verif
         report.findings.append(Finding("chain_broken", None, None, rule="integrity",
                                        message=f"the store cannot be read: {exc}"))
         return report
+
+ORDER = 20
+COMMANDS = [verify]

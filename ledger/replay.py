@@ -62,9 +62,25 @@ def replay_round(app: LedgerApp, table: str, round: str) -> RoundReplay | None:
     if rnd is None:
         return None
     game = GAMES[rnd.game]
+    if game.follows_rounds:
+        return _replay_in_context(app, table, round)
     newest = app.load_table(table).newest_round == round
     derivation = game.derive(rnd) if game.derive else Derivation()
     return RoundReplay(rnd, derivation, check_round(rnd, game, is_newest=newest))
+
+
+def _replay_in_context(app: LedgerApp, table: str, round: str) -> RoundReplay | None:
+    """A round of a game whose rules span rounds (carried bets, bank, jackpot pool): judged in a
+    pass over the store, exactly as verify judges it."""
+    from ledger.verify.engine import Selection, verify_store
+    from ledger.verify.judge import Judged
+
+    seen: list[Judged] = []
+    verify_store(app, Selection(table=table, round=round), on_judged=seen.append)
+    if not seen:
+        return None
+    judged = seen[0]
+    return RoundReplay(judged.round, judged.derivation, judged.findings)
 
 
 def summarize(e: FeedEvent) -> str:

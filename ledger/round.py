@@ -12,10 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime
+from decimal import Decimal
 from typing import TypeVar
 from uuid import NAMESPACE_URL, UUID, uuid5
 
-from ledger.feed.envelope import BetPlaced, BetSettled, FeedEvent, RoundOpened
+from ledger.feed.envelope import (
+    BetIncreased,
+    BetPlaced,
+    BetSettled,
+    CarriedBet,
+    FeedEvent,
+    RoundOpened,
+)
 from ledger.rulebook import DEFAULT_RULEBOOK, Rulebook
 
 E = TypeVar("E", bound=FeedEvent)
@@ -37,6 +45,9 @@ class Round:
         self.bets: dict[str, BetPlaced] = {}
         self.duplicate_bets: list[BetPlaced] = []
         self.settlements: dict[str, list[BetSettled]] = {}
+        self.carried: dict[str, CarriedBet] = {}
+        """Bets restated from the table's previous round (also in :attr:`bets`)."""
+        self.increases: dict[str, list[BetIncreased]] = {}
         self.ended_by: FeedEvent | None = None
         self.record(opened)
 
@@ -84,10 +95,23 @@ class Round:
                 self.duplicate_bets.append(fact)
             else:
                 self.bets[fact.bet] = fact
+        elif isinstance(fact, CarriedBet):
+            if fact.bet in self.bets:
+                self.duplicate_bets.append(fact.as_bet())
+            else:
+                self.carried[fact.bet] = fact
+                self.bets[fact.bet] = fact.as_bet()
+        elif isinstance(fact, BetIncreased):
+            self.increases.setdefault(fact.bet, []).append(fact)
         elif isinstance(fact, BetSettled):
             self.settlements.setdefault(fact.bet, []).append(fact)
         elif fact.type in ("round_closed", "round_voided"):
             self.ended_by = fact
+
+    def stake(self, bet_id: str) -> Decimal:
+        """A bet's stake in play: its amount, or the last ``bet_increased`` total (FEED §5)."""
+        raised = self.increases.get(bet_id)
+        return raised[-1].amount if raised else self.bets[bet_id].amount
 
     def of_type(self, cls: type[E]) -> Iterator[E]:
         """The facts of one event class, in order."""

@@ -41,6 +41,10 @@ class RoundBuilder:
     start: datetime
     lines: list[dict[str, Any]] = field(default_factory=list)
     step: timedelta = timedelta(seconds=2)
+    table_state: dict[str, Any] = field(default_factory=dict)
+    """Kept from round to round of one table (a 3CB carried tie, an SP9 bank's run)."""
+    game_state: dict[str, Any] = field(default_factory=dict)
+    """Shared by every table of the game in one simulation."""
     _bets: int = 0
 
     def add(self, type_: str, **fields: Any) -> dict[str, Any]:
@@ -105,19 +109,25 @@ def simulate(
     for game in games:
         if game.simulate_round is None:
             raise ValueError(f"{game.key} has no simulator yet")
+        game_state: dict[str, Any] = {}
         for t in range(1, tables + 1):
             table = f"{game.key}-{t:02d}"
             table_rng = random.Random(rng.getrandbits(64))
+            table_state: dict[str, Any] = {}
             stream: list[dict[str, Any]] = []
             for r in range(1, rounds + 1):
                 kind = None
                 if game.injectable and table_rng.random() < error_rate:
                     kind = table_rng.choice(game.injectable)
-                builder = RoundBuilder(table, game.key, f"{r:06d}", start + round_interval * r)
+                builder = RoundBuilder(table, game.key, f"{r:06d}", start + round_interval * r,
+                                       table_state=table_state, game_state=game_state)
                 injected += game.simulate_round(builder, table_rng, kind)
                 stream += builder.lines
             streams.append(stream)
     lines = list(_merge_by_time(streams))
+    for game in games:
+        if game.finish_feed is not None:
+            injected = game.finish_feed(lines, injected)
     return Simulation(lines, injected, rounds * tables * len(games))
 
 

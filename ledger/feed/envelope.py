@@ -82,6 +82,30 @@ class BetPlaced(FeedEvent):
     player: Code | None = None
 
 
+class CarriedBet(FeedEvent):
+    """A bet restated, same id, at the start of the table's next round (3CB ``bet_carried``,
+    STUD ``jackpot_carried``). The round counts it as one of its bets (:meth:`as_bet`); verify
+    matches it against the ``carry`` settlement of the table's previous round."""
+
+    bet: Code
+    from_round: Code
+    amount: Money
+
+    def as_bet(self) -> BetPlaced:
+        """The carried bet as a bet of this round (same id, spot and amount)."""
+        raise NotImplementedError
+
+
+class BetIncreased(FeedEvent):
+    """``bet_increased``: a carried bet raised to the new total ``amount`` (FEED §5). A lower
+    total is a game rule broken, stored and reported by verify."""
+
+    TYPE: ClassVar[str] = "bet_increased"
+    type: Literal["bet_increased"]
+    bet: Code
+    amount: Money
+
+
 class BettingClosed(FeedEvent):
     """``betting_closed``: no new bet after this, except the STUD raise."""
 

@@ -6,7 +6,8 @@ Each game folder (``ledger/games/<name>/``) has the same files:
 - ``tables.py``   — the data: payouts, rankings, with the article of each entry;
 - ``rules.py``    — pure functions over recorded facts: outcome, whether a spot is valid,
                     and the settlement a bet is due;
-- ``round.py``    — ``derive(round)``: folds a recorded round into a :class:`Derivation`;
+- ``round.py``    — ``derive(round)``: folds a recorded round into a :class:`Derivation`
+                    (games whose rules span rounds add a :class:`GameSession`);
 - ``simulate.py`` — plays realistic rounds for ``ledger simulate``, with injected errors;
 - ``__init__.py`` — ``GAME``, the :class:`Game` record below.
 
@@ -20,7 +21,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ledger.feed.envelope import BetPlaced, FeedEvent, Result
 from ledger.feed.types import GameKey
@@ -88,8 +89,27 @@ class Injected:
         return {"code": self.code, "table": self.table, "round": self.round, "bet": self.bet}
 
 
+class GameSession(Protocol):
+    """A game's state across rounds during one verify run: carried bets, the SP9 bank's runs, a
+    linked jackpot pool. Verify creates one per run and feeds it **every** round of the game in
+    the order the ledger stored them (the order of their closing events), selected or not, so
+    that the pool or the bank stands where it stood when each round was played."""
+
+    def derive(self, rnd: Round) -> Derivation:
+        """The derivation of ``rnd`` given every earlier round, then advance past it."""
+        ...
+
+    def finish(self) -> list[Finding]:
+        """Findings that only the end of the log reveals (nothing, for most games)."""
+        ...
+
+
 RoundSimulator = Callable[["RoundBuilder", random.Random, "str | None"], list[Injected]]
 """Plays one round into a builder; the third argument names the error to inject, if any."""
+
+
+FeedFinisher = Callable[[list[dict[str, Any]], list[Injected]], list[Injected]]
+"""Edits the merged feed lines in place; takes and returns the list of injected errors."""
 
 
 def never_after_close(bet: BetPlaced) -> bool:
@@ -109,9 +129,22 @@ class Game:
     """Event types that close betting, besides ``betting_closed`` (FEED §10)."""
     allowed_after_close: Callable[[BetPlaced], bool] = never_after_close
     derive: Deriver | None = None
+    """Rules of one round taken alone; used when the game has no ``session``."""
+    session: Callable[[], GameSession] | None = None
+    """Rules that need earlier rounds (bank runs, jackpot pool); replaces ``derive`` in verify."""
+    carries_bets: bool = False
+    """Bets may be settled ``carry`` and restated in the table's next round (3CB, STUD)."""
     simulate_round: RoundSimulator | None = None
+    finish_feed: FeedFinisher | None = None
+    """Run once over the merged, time-ordered feed (the order the ledger will store it), for
+    state shared across tables, such as a linked jackpot pool."""
     injectable: tuple[str, ...] = ()
     """The error kinds its simulator can inject (see ``ledger.simulate.ERROR_KINDS``)."""
+
+    @property
+    def follows_rounds(self) -> bool:
+        """Whether verify must see every round of this game, in order, to judge any of them."""
+        return self.session is not None or self.carries_bets
 
     def event_class(self, type_name: str) -> type[FeedEvent] | None:
         """The model of one feed ``type`` for this game, or ``None`` if the game has no such type."""

@@ -19,12 +19,18 @@ from ledger.verify.findings import Finding
 BETTING_CLOSED_RULE = "FEED §10 (betting closes)"
 
 
-def check_round(rnd: Round, game: Game, *, is_newest: bool = False) -> list[Finding]:
-    """Every finding for one recorded round: life cycle, limits, then the game's rules."""
+def check_round(rnd: Round, game: Game, *, is_newest: bool = False,
+                derivation: Derivation | None = None) -> list[Finding]:
+    """Every finding for one recorded round: life cycle, limits, then the game's rules.
+
+    ``derivation`` is the game's, when the caller derived it in context (a game session);
+    otherwise ``game.derive`` is run here.
+    """
     findings = list(check_life_cycle(rnd, game, is_newest=is_newest))
     findings += check_limits(rnd)
-    if game.derive is not None:
+    if derivation is None and game.derive is not None:
         derivation = game.derive(rnd)
+    if derivation is not None:
         findings += derivation.findings
         findings += compare_settlements(rnd, derivation)
     return findings

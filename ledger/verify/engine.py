@@ -5,8 +5,10 @@ One streaming pass over the notification log, in the order the ledger stored eve
 1. every row goes through the :class:`~ledger.verify.integrity.ChainVerifier` (all rows, also
    those of unselected rounds, because integrity is a property of the whole store);
 2. the facts of selected rounds are decoded and gathered; when a round ends it is replayed
-   (:class:`~ledger.round.Round`) and checked (:func:`~ledger.verify.checks.check_round`), then
-   dropped, so memory holds only the rounds still in play.
+   (:class:`~ledger.round.Round`) and judged by a :class:`~ledger.verify.judge.RoundJudge`, then
+   dropped, so memory holds only the rounds still in play. Rounds of games whose rules span
+   rounds (carried bets, bank runs, a jackpot pool) are all judged, in store order, and only the
+   findings of selected rounds are kept.
 
 Exit codes (FEED §10): 0 nothing found, 1 findings, 3 integrity broken (3 wins over 1).
 """
@@ -24,12 +26,11 @@ from pydantic import ValidationError
 from ledger.chain import CHAIN_TOPIC
 from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent
 from ledger.games import GAMES
-from ledger.round import Round
 from ledger.store import TOPICS, LedgerApp
 from ledger.table import TABLE_TOPIC, RoundStarted
-from ledger.verify.checks import check_round
 from ledger.verify.findings import Finding
 from ledger.verify.integrity import ChainVerifier
+from ledger.verify.judge import Judged, RoundJudge
 
 
 @dataclass(frozen=True)
@@ -89,12 +90,19 @@ def verify_store(
     *,
     expect_head: str | None = None,
     on_progress: Callable[[int], None] | None = None,
+    on_judged: Callable[[Judged], None] | None = None,
 ) -> VerifyReport:
-    """Verify the store: integrity of every event, rules of every selected round."""
+    """Verify the store: integrity of every event, rules of every selected round.
+
+    ``on_judged`` receives each selected round as it is judged (``ledger replay`` uses it to
+    see a round derived in the context of every earlier round).
+    """
     started = time.perf_counter()
     report = VerifyReport()
     chain = ChainVerifier(app.ledger_mapper)
+    judge = RoundJudge()
     open_rounds: dict[UUID, list[FeedEvent]] = {}
+    selected: set[UUID] = set()
     newest: dict[str, str] = {}
     for page in app.notifications():
         for row in page:
@@ -115,16 +123,22 @@ def verify_store(
                 continue
             if is_opening:
                 if selection.matches(fact):
+                    selected.add(oid)
+                    open_rounds[oid] = [fact]
+                elif GAMES[fact.game].follows_rounds:
                     open_rounds[oid] = [fact]
                 continue
             open_rounds[oid].append(fact)
             if fact.type in TERMINAL_TYPES:
-                _judge(open_rounds.pop(oid), report, is_newest=False)
+                judged = judge.judge(open_rounds.pop(oid))
+                _keep(judged, oid, selected, report, on_judged)
         if on_progress is not None:
             on_progress(len(page))
-    for facts in open_rounds.values():
+    for oid, facts in open_rounds.items():
         first = facts[0]
-        _judge(facts, report, is_newest=newest.get(first.table) == first.round)
+        judged = judge.judge(facts, is_newest=newest.get(first.table) == first.round)
+        _keep(judged, oid, selected, report, on_judged)
+    report.findings += [f for f in judge.finish() if _selected_finding(f, selection)]
     chain.finish(expect_head)
     report.findings = chain.findings + report.findings
     report.integrity_ok = report.integrity_ok and not chain.broken
@@ -134,13 +148,23 @@ def verify_store(
     return report
 
 
-def _judge(facts: list[FeedEvent], report: VerifyReport, *, is_newest: bool) -> None:
-    rnd = Round.replay(facts)
-    findings = check_round(rnd, GAMES[rnd.game], is_newest=is_newest)
+def _keep(judged: Judged, oid: UUID, selected: set[UUID], report: VerifyReport,
+          on_judged: Callable[[Judged], None] | None) -> None:
+    """Count and keep the findings of a selected round; a followed-only round leaves no trace."""
+    if oid not in selected:
+        return
+    selected.discard(oid)
     report.rounds_checked += 1
-    if any(f.severity == "error" for f in findings):
+    if any(f.severity == "error" for f in judged.findings):
         report.rounds_with_findings += 1
-    report.findings += findings
+    report.findings += judged.findings
+    if on_judged is not None:
+        on_judged(judged)
+
+
+def _selected_finding(finding: Finding, selection: Selection) -> bool:
+    return ((selection.table is None or finding.table == selection.table)
+            and (selection.round is None or finding.round == selection.round))
 
 
 def _decode(cls: Any, content: bytes, row: Any, report: VerifyReport) -> Any:

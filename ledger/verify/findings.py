@@ -36,6 +36,10 @@ FINDING_CODES: dict[str, str] = {
     "duplicate_settlement": "a bet settled more than once",
     "outcome_missing": "a closed round whose outcome (spin, dice, cards) was never recorded",
     "rulebook_hash_mismatch": "the stored rulebook does not hash to the stored rulebook hash",
+    "carry_mismatch": "a bet settled carry that is not restated in the table's next round, or "
+                      "is restated with another amount, or a restated bet that was never "
+                      "carried",
+    "projection_mismatch": "a projection's stored view differs from a rebuild from position 0",
 }
 """Every finding code with its meaning (FEED §10 plus the ones this ledger adds)."""
 

@@ -17,7 +17,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 
 from ledger.feed.cards import CardBurned, CardDealt, CardExposed, DeckShuffled
-from ledger.feed.envelope import LIFECYCLE_EVENTS, BetPlaced, FeedEvent, FeedModel
+from ledger.feed.envelope import LIFECYCLE_EVENTS, BetPlaced, CarriedBet, FeedEvent, FeedModel
 from ledger.feed.types import Code, Money, PlaceSeat, place_or
 
 Place = Annotated[int | Literal["dealer"], place_or("dealer")]
@@ -97,16 +97,20 @@ class JackpotPaid(FeedEvent):
     amount: Money
 
 
-class JackpotCarried(FeedEvent):
+class JackpotCarried(CarriedBet):
     """``jackpot_carried``: a jackpot bet carried, same id, from a void round (FEED §7,
     STUD art. 11(1), 11(4))."""
 
     TYPE: ClassVar[str] = "jackpot_carried"
     type: Literal["jackpot_carried"]
-    bet: Code
-    from_round: Code
     seat: PlaceSeat
-    amount: Money
+
+    def as_bet(self) -> StudBetPlaced:
+        """The carried jackpot bet as a bet of this round."""
+        return StudBetPlaced.model_construct(
+            v=1, table=self.table, game=self.game, round=self.round, seq=self.seq, at=self.at,
+            type="bet_placed", bet=self.bet, spot=JackpotSpot(kind="jackpot", seat=self.seat),
+            amount=self.amount, seat=self.seat)
 
 
 EVENTS: tuple[type[FeedEvent], ...] = (

@@ -16,8 +16,15 @@ from pydantic import Field, StrictInt, StrictStr
 
 from ledger.equipment import CardField
 from ledger.feed.cards import CardBurned, CardDealt, CardExposed, DeckShuffled
-from ledger.feed.envelope import LIFECYCLE_EVENTS, BetPlaced, FeedEvent, FeedModel
-from ledger.feed.types import Code, Money, PlaceSeat, place_or
+from ledger.feed.envelope import (
+    LIFECYCLE_EVENTS,
+    BetIncreased,
+    BetPlaced,
+    CarriedBet,
+    FeedEvent,
+    FeedModel,
+)
+from ledger.feed.types import PlaceSeat, place_or
 
 Place = Annotated[int | Literal["banker"], place_or("banker")]
 """Where a 3CB card goes: a player place ``1..7`` or ``"banker"`` (FEED §5)."""
@@ -107,26 +114,20 @@ class CardsCancelled(FeedEvent):
     type: Literal["cards_cancelled"]
 
 
-class BetCarried(FeedEvent):
+class BetCarried(CarriedBet):
     """``bet_carried``: a bet settled ``carry`` in ``from_round`` restated, same id, at the start
     of the table's next round (FEED §5, 3CB art. 7(2), RULES §3.7)."""
 
     TYPE: ClassVar[str] = "bet_carried"
     type: Literal["bet_carried"]
-    bet: Code
-    from_round: Code
     spot: ThreeCardSpot
-    amount: Money
 
+    def as_bet(self) -> ThreeCardBetPlaced:
+        """The carried bet as a bet of this round."""
+        return ThreeCardBetPlaced.model_construct(
+            v=1, table=self.table, game=self.game, round=self.round, seq=self.seq, at=self.at,
+            type="bet_placed", bet=self.bet, spot=self.spot, amount=self.amount)
 
-class BetIncreased(FeedEvent):
-    """``bet_increased``: a carried bet raised to the new total ``amount`` (FEED §5). A lower
-    total is a game rule broken, stored and reported by verify."""
-
-    TYPE: ClassVar[str] = "bet_increased"
-    type: Literal["bet_increased"]
-    bet: Code
-    amount: Money
 
 
 EVENTS: tuple[type[FeedEvent], ...] = (
