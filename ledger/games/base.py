@@ -57,6 +57,21 @@ class Step:
     rule: str | None = None
 
 
+@dataclass(frozen=True)
+class Commission:
+    """Commission not tied to one bet: an SP9 bank layer's share, a Mah-Jong table fee.
+
+    ``recorded`` is what the table's feed says it took (``None`` if it recorded nothing);
+    the finance projection sums these next to the commission of each bet's settlement.
+    """
+
+    party: str
+    """Who pays it: ``seat:3``, ``casino``, a Mah-Jong wind ``E``."""
+    due: Decimal
+    recorded: Decimal | None
+    rule: str
+
+
 @dataclass
 class Derivation:
     """What the rules say about one recorded round.
@@ -70,6 +85,8 @@ class Derivation:
     steps: list[Step] = field(default_factory=list)
     expected: dict[str, Settlement] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
+    commissions: list[Commission] = field(default_factory=list)
+    """Commission due outside bet settlements (SP9 bank layers, Mah-Jong fees)."""
 
 
 Deriver = Callable[["Round"], Derivation]
