@@ -24,8 +24,15 @@ ERROR_KINDS: dict[str, str] = {
     "late_bet": "bet_after_close",
     "missing_settlement": "missing_settlement",
     "wrong_commission": "commission_mismatch",
+    "mj_wrong_fan": "payment_mismatch",
+    "mj_liability_ignored": "payment_mismatch",
+    "mj_missing_commission": "commission_mismatch",
 }
 """Error kinds a simulator may inject, and the finding code each must produce."""
+
+COMMON_KINDS: tuple[str, ...] = ("wrong_payout", "late_bet", "missing_settlement",
+                                 "wrong_commission")
+"""The kinds every game with bets and settlements can inject; games add their own."""
 
 MACAU = timezone(timedelta(hours=8))
 DEFAULT_START = datetime(2026, 11, 20, 10, 0, tzinfo=MACAU)

@@ -4,7 +4,7 @@ from ledger.games.base import Game
 from ledger.games.roulette.feed import EVENTS
 from ledger.games.roulette.round import derive
 from ledger.games.roulette.simulate import simulate_round
-from ledger.simulate import ERROR_KINDS
+from ledger.simulate import COMMON_KINDS
 
 GAME = Game(
     key="RL",
@@ -14,5 +14,5 @@ GAME = Game(
     closes_betting=frozenset({"spin_result", "spin_voided"}),
     derive=derive,
     simulate_round=simulate_round,
-    injectable=tuple(ERROR_KINDS),
+    injectable=COMMON_KINDS,
 )

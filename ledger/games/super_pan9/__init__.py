@@ -1,8 +1,18 @@
 """Super Pan 9 («Super Pan 9», 九家樂), Portaria 261/96/M: a player-banked two-card game
-(RULES §1). Feed models only (FEED §6); the rules land with their issue (``derive`` is None)."""
+(RULES §1).
+
+The feed (FEED §6) is in ``feed.py``; card points, ranks and articles in ``tables.py``; hand
+value, comparison, the dice count and the deal in ``rules.py``; the bank's capped settlement,
+layer split and commission in ``bank.py``; one round's derivation in ``round.py``; the rules
+that span rounds (bank runs, carried capital, refusals) in ``session.py``; the simulator in
+``simulate.py``.
+"""
 
 from ledger.games.base import Game
 from ledger.games.super_pan9.feed import EVENTS
+from ledger.games.super_pan9.round import derive
+from ledger.games.super_pan9.session import BankSession
+from ledger.games.super_pan9.simulate import INJECTABLE, simulate_round
 
 GAME = Game(
     key="SP9",
@@ -10,4 +20,8 @@ GAME = Game(
     regulation="Portaria 261/96/M",
     events=EVENTS,
     closes_betting=frozenset({"dice_thrown"}),
+    derive=derive,
+    session=BankSession,
+    simulate_round=simulate_round,
+    injectable=INJECTABLE,
 )

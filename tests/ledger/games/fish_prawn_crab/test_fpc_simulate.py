@@ -18,7 +18,7 @@ from ledger.feed.parse import Rejection, parse_line
 from ledger.games.fish_prawn_crab import GAME
 from ledger.games.fish_prawn_crab.simulate import INJECTABLE, LIMITS, simulate_round
 from ledger.round import Round
-from ledger.simulate import ERROR_KINDS, RoundBuilder, simulate
+from ledger.simulate import COMMON_KINDS, ERROR_KINDS, RoundBuilder, simulate
 from ledger.verify.checks import check_round
 
 START = datetime(2026, 11, 21, 20, 0, tzinfo=timezone(timedelta(hours=8)))
@@ -43,7 +43,7 @@ def verify(lines: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
 
 
 def test_the_game_injects_every_error_kind() -> None:
-    assert set(GAME.injectable) == set(INJECTABLE) == set(ERROR_KINDS)
+    assert set(GAME.injectable) == set(INJECTABLE) == set(COMMON_KINDS)
     assert GAME.simulate_round is simulate_round
 
 
@@ -66,7 +66,7 @@ def test_a_clean_round_has_no_findings(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize("kind", sorted(ERROR_KINDS))
+@pytest.mark.parametrize("kind", sorted(COMMON_KINDS))
 def test_an_injected_error_is_exactly_one_finding_on_its_bet(kind: str, seed: int) -> None:
     b, injected = play(seed, kind)
     assert len(injected) == 1

@@ -1,0 +1,77 @@
+"""``ledger recall --table T --last N``: a table's last rounds, in order, for an inspector."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Annotated, Any
+
+import typer
+
+from cli.context import DbOption, open_app
+from cli.render import err, out, print_json
+from ledger.report.recall import DEFAULT_LAST, Recall, recall
+
+
+def recall_command(
+    table: Annotated[str, typer.Option("--table", help="The table code, e.g. RL-01.")],
+    last: Annotated[int, typer.Option(min=1, max=10000, help="How many rounds.")] = DEFAULT_LAST,
+    db: DbOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Recall the last rounds of a table in the order it played them: each round's outcome,
+    bets, settlement (recorded, with the derived one beside it) and findings.
+
+    Exit code 0: no finding in these rounds. 1: findings. 2: no such table or bad usage.
+    """
+    app = open_app(db)
+    try:
+        result = recall(app, table, last)
+    finally:
+        app.close()
+    if result is None:
+        err.print(f"error: no round of table {table} in the store")
+        raise typer.Exit(code=2)
+    if as_json:
+        print_json(result.to_json())
+    else:
+        _print(result)
+    raise typer.Exit(code=1 if result.has_errors else 0)
+
+
+recall_command.__name__ = "recall"
+
+
+def _print(r: Recall) -> None:
+    data = r.to_json()
+    out.print(f"[bold]{r.table}[/bold]: the last {len(data['rounds'])} of {r.played} rounds, "
+              "oldest first")
+    for rnd in data["rounds"]:
+        errors = [f for f in rnd["findings"] if f["severity"] == "error"]
+        verdict = f"{len(errors)} finding(s)" if errors else "no finding"
+        out.print(f"\n[bold]{rnd['round']}[/bold]  {rnd['game']}  {rnd['opened_at']}  "
+                  f"{rnd['state']}  {rnd['currency']}  — {verdict}")
+        for line in rnd["outcome"]:
+            out.print(f"  {line['label']}: {line['text']}"
+                      + (f" ({line['note']})" if line["note"] else ""), markup=False)
+        for b in rnd["bets"]:
+            mark = "ok" if b["agrees"] else "!!"
+            who = f" {b['player']}" if b["player"] else ""
+            differs = "" if b["agrees"] else f"; the rules give {_s(b['derived'])}"
+            out.print(f"  {mark} {b['bet']}{who} {b['spot']} {b['amount']}: "
+                      f"{_s(b['recorded'])}{differs}", markup=False)
+        for f in rnd["findings"]:
+            out.print(f"  {f['severity']}: {f['code']}" + (f" bet {f['bet']}" if f["bet"] else "")
+                      + f": {f['message']}" + (f" [{f['rule']}]" if f["rule"] else ""),
+                      markup=False)
+
+
+def _s(d: dict[str, Any] | None) -> str:
+    """``lose``, ``win returned 100 won 100 commission 5``; ``-`` for nothing."""
+    if not d:
+        return "no settlement"
+    amounts = [f"{k} {d[k]}" for k in ("returned", "won", "commission") if Decimal(d[k])]
+    return " ".join([d["result"], *amounts])
+
+
+ORDER = 35
+COMMANDS = [recall_command]

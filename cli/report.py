@@ -1,0 +1,100 @@
+"""``ledger report``: one round or one gaming day as a self-contained HTML page."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cli.context import DbOption, open_app
+from cli.render import err, out, print_json
+from ledger.replay import replay_round
+from ledger.report.day import summarize_day
+from ledger.report.html_day import render_day
+from ledger.report.html_round import render_round
+
+
+def report(
+    target: Annotated[str | None, typer.Argument(
+        metavar="[TABLE/ROUND]", help="One round, e.g. RL-01/000417.")] = None,
+    day: Annotated[str | None, typer.Option(
+        "--day", metavar="YYYY-MM-DD", help="A gaming day: one row per table.")] = None,
+    html: Annotated[Path | None, typer.Option(
+        "--html", metavar="FILE", help="Write the page to FILE.")] = None,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="Print the day's figures as JSON (with --day).")] = False,
+    db: DbOption = None,
+) -> None:
+    """Write an inspector's report: one round (`ledger report TABLE/ROUND --html FILE`) or a
+    day's summary per table (`ledger report --day D --html FILE`), as one self-contained HTML
+    file (inline CSS and SVG, no script, no external resource).
+
+    Exit code 0: written, no finding. 1: written, with findings. 2: no such round or bad usage.
+    """
+    if (target is None) == (day is None):
+        _usage("give either TABLE/ROUND or --day YYYY-MM-DD")
+    if html is None and not (as_json and day):
+        _usage("give --html FILE" + (" or --json" if day else ""))
+    if target is not None:
+        _round(target, html, db)
+    assert day is not None
+    _day(day, html, as_json, db)
+
+
+def _usage(message: str) -> None:
+    err.print(f"error: {message}")
+    raise typer.Exit(code=2)
+
+
+def _round(target: str, html: Path | None, db: str | None) -> None:
+    table, sep, round_ = target.partition("/")
+    if not sep or not table or not round_:
+        _usage("give the round as TABLE/ROUND, e.g. RL-01/000417")
+    app = open_app(db)
+    try:
+        result = replay_round(app, table, round_)
+    finally:
+        app.close()
+    if result is None:
+        _usage(f"no round {table}/{round_} in the store")
+    assert result is not None and html is not None
+    _write(html, render_round(result))
+    out.print(f"wrote {html}: {result.round.game} round {table}/{round_}, "
+              f"{len(result.errors)} finding(s)", markup=False)
+    raise typer.Exit(code=1 if result.errors else 0)
+
+
+def _day(text: str, html: Path | None, as_json: bool, db: str | None) -> None:
+    try:
+        day = date.fromisoformat(text)
+    except ValueError:
+        _usage(f"--day {text!r} is not a date like 2026-11-20")
+        raise  # unreachable: _usage exits
+    app = open_app(db)
+    try:
+        summary = summarize_day(app, day)
+    finally:
+        app.close()
+    if html is not None:
+        _write(html, render_day(summary))
+    if as_json:
+        print_json(summary.to_json())
+    elif html is not None:
+        errors = sum(len(t.errors) for t in summary.tables)
+        out.print(f"wrote {html}: {day.isoformat()}, {len(summary.tables)} table(s), "
+                  f"{sum(t.rounds for t in summary.tables)} round(s), {errors} finding(s)",
+                  markup=False)
+    raise typer.Exit(code=1 if summary.has_errors else 0)
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        _usage(f"cannot write {path}: {exc.strerror or exc}")
+
+
+ORDER = 36
+COMMANDS = [report]

@@ -1,0 +1,541 @@
+"""Super Pan 9: what the rules say about one recorded round (RULES §1.3–§1.8).
+
+:func:`analyse` folds a :class:`~ledger.round.Round` into a :class:`RoundAnalysis`: the
+:class:`~ledger.games.base.Derivation` (steps, each bet's due settlement, the game's findings,
+each bank layer's commission) plus the bank facts the cross-round rules need
+(``session.py``). :func:`derive` is its derivation alone, for callers that judge one round.
+
+Choices, each with its rule:
+
+- **The bank.** The seat of the last ``bank_taken`` holds the bank with its ``capital``; player
+  co-bankers settle in the order of their ``bank_joined`` lines, the casino last (art. 5(5)).
+  No ``bank_taken``, a second one, capital below ``sp9.min_bank`` (S11), capital posted or
+  joined after the first throw (art. 5(3)), a co-banker who is the banker or joins twice:
+  ``bank_rule_broken``.
+- **Dice.** The last valid ``dice_thrown`` counts; an invalid one (cocked, out of the cup) is
+  thrown again and the bets stand (art. 2(4)). A declared adjustment counts only if declared
+  before the first throw (art. 2(3)); the last such declaration counts.
+- **Deal.** The hands in play are the banker's seat and every seat dealt a card (FEED §6). Two
+  consecutive cards per seat, counter-clockwise from the seat the dice choose; anything else —
+  order, a duplicate card, a seat without exactly two cards, the banker not dealt, more hands
+  than ``sp9.max_hands``, a bet on a seat that got no cards, more than one deck — is
+  ``invalid_deal``. The round is still settled from the cards as dealt (FEED §10).
+- **Bets.** A bet on the banker's seat is ``invalid_bet`` and void (S15). A bet placed by a
+  co-banker or by the banker (``bet_placed.seat``) is ``invalid_bet`` (art. 5(5)) and is judged
+  as placed, so a table that settled it by its own arithmetic gets that one finding.
+- **Money.** Bets are settled in order against the bank's capacity (``bank.py``); each layer's
+  share and commission are compared with its ``bank_settled`` (``settlement_mismatch`` /
+  ``commission_mismatch`` with ``bet: null`` and the ``party``; a missing layer line is
+  ``missing_settlement``). A bank whose *recorded* bets won or lost more than its capacity, or a
+  layer whose recorded share exceeds its capital, is ``bank_capital_exceeded`` (art. 5(3)).
+- **Voided round.** Every bet is void, stake returned (FEED §2); the bank moves no money.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from ledger.equipment import Card
+from ledger.feed.envelope import BetPlaced, BetSettled
+from ledger.games.base import Commission, Derivation, Settlement, Step
+from ledger.games.super_pan9.bank import (
+    Layer,
+    Line,
+    Play,
+    commission_on,
+    layer_commissions,
+    settle_plays,
+    split_result,
+)
+from ledger.games.super_pan9.feed import (
+    BankExtended,
+    BankJoined,
+    BankRefused,
+    BankSettled,
+    BankTaken,
+    DiceAdjustmentDeclared,
+    SuperPan9BetPlaced,
+    SuperPan9CardDealt,
+    SuperPan9DiceThrown,
+    party_seat,
+)
+from ledger.games.super_pan9.rules import (
+    Verdict,
+    compare,
+    dealing_order,
+    describe,
+    first_seat,
+    settlement_seats,
+)
+from ledger.games.super_pan9.tables import (
+    BANK_COMMISSION_RULE,
+    BANKER_SEAT_BET_RULE,
+    CAP_RULE,
+    CAPITAL_BEFORE_DICE_RULE,
+    COBANKER_BET_RULE,
+    COMMISSION_RULE,
+    DEAL_RULE,
+    DECK_RULE,
+    DICE_RULE,
+    MIN_BANK_RULE,
+    ORDER_RULE,
+    PAYOUT_RULE,
+    RETHROW_RULE,
+    RUN_RULE,
+    SPLIT_RULE,
+)
+from ledger.money import ZERO, same_amount
+from ledger.round import Round
+from ledger.verify.findings import Finding
+
+VOID_ROUND_RULE = "FEED §2 (round_voided)"
+BANK_RULE = "SP9 art. 5(1), 5(3); FEED §6 (bank_taken)"
+
+
+@dataclass
+class BankFacts:
+    """What one round says about the bank, for the rules that span rounds (``session.py``)."""
+
+    banker: int | None = None
+    capital: Decimal = ZERO
+    """The banker's own capital (``bank_taken``)."""
+    layers: list[Layer] = field(default_factory=list)
+    shares: list[Decimal] = field(default_factory=list)
+    """Each layer's derived share of the bank's result (empty when not judged)."""
+    commissions: list[Decimal] = field(default_factory=list)
+    result: Decimal | None = None
+    """The derived bank result ``W`` (``None`` when the round could not be settled)."""
+    refused: list[int] = field(default_factory=list)
+    extension: tuple[int, ...] | None = None
+    """The consenting seats of the round's ``bank_extended``, if any."""
+    others: list[int] = field(default_factory=list)
+    """The other places seated this round: the dealt player seats and the co-banking seats."""
+    bettors: list[int] = field(default_factory=list)
+    """Seats that placed a bet (``bet_placed.seat``, else the seat bet on)."""
+    deck: str | None = None
+
+    @property
+    def capacity(self) -> Decimal:
+        """``K``: the banker's capital plus every co-banker's (art. 5(3), 5(5))."""
+        return sum((x.capital for x in self.layers), ZERO)
+
+    @property
+    def banker_net(self) -> Decimal | None:
+        """The banker layer's share less its commission: what it leaves on the table."""
+        if not self.shares:
+            return None
+        return self.shares[0] - self.commissions[0]
+
+
+@dataclass
+class RoundAnalysis:
+    """A round's derivation and its bank facts."""
+
+    derivation: Derivation
+    bank: BankFacts
+
+
+def derive(rnd: Round) -> Derivation:
+    """The steps, each bet's due settlement and the round's own findings (no earlier rounds)."""
+    return analyse(rnd).derivation
+
+
+def analyse(rnd: Round) -> RoundAnalysis:
+    """Derive one round: bank, dice, deal, hands, capped settlement, layers (module doc)."""
+    return _Analyser(rnd).run()
+
+
+class _Analyser:
+    """One pass over one round; appends steps and findings as it goes."""
+
+    def __init__(self, rnd: Round) -> None:
+        self.rnd = rnd
+        self.opts = rnd.rules.sp9
+        self.out = Derivation()
+        self.bank = BankFacts()
+        self.first_throw = next((e.seq for e in rnd.of_type(SuperPan9DiceThrown)), None)
+
+    def find(self, code: str, rule: str, message: str, *, bet: str | None = None,
+             seq: int | None = None, **kw: object) -> None:
+        self.out.findings.append(Finding(code, self.rnd.table, self.rnd.round, message,
+                                         rule=rule, bet=bet, seq=seq, **kw))  # type: ignore[arg-type]
+
+    def step(self, text: str, rule: str | None = None) -> None:
+        self.out.steps.append(Step(text, rule))
+
+    # -- the run ---------------------------------------------------------------------------
+
+    def run(self) -> RoundAnalysis:
+        rnd = self.rnd
+        self._bank()
+        self._bettors()
+        deck = [e for e in rnd.events if e.type == "deck_shuffled"]
+        self.bank.deck = getattr(deck[-1], "deck", None) if deck else None
+        if rnd.is_voided:
+            self.step("round voided: every bet void, stake returned; the bank moves no money",
+                      VOID_ROUND_RULE)
+            for bet in rnd.bets.values():
+                self.out.expected[bet.bet] = _void(bet.amount, VOID_ROUND_RULE,
+                                                   "the round was voided: stake returned")
+            return RoundAnalysis(self.out, self.bank)
+        if self.bank.banker is None:
+            return RoundAnalysis(self.out, self.bank)
+        hands = self._deal()
+        if hands is None:
+            return RoundAnalysis(self.out, self.bank)
+        first, dealt = hands
+        self._settle(first, dealt)
+        return RoundAnalysis(self.out, self.bank)
+
+    # -- the bank --------------------------------------------------------------------------
+
+    def _after_throw(self, seq: int) -> bool:
+        return self.first_throw is not None and seq > self.first_throw
+
+    def _bank(self) -> None:
+        rnd = self.rnd
+        taken = list(rnd.of_type(BankTaken))
+        self.bank.refused = [e.seat for e in rnd.of_type(BankRefused)]
+        for refusal in rnd.of_type(BankRefused):
+            self.step(f"seat {refusal.seat} refuses the bank: it passes counter-clockwise",
+                      "SP9 art. 5(2)")
+        extended = list(rnd.of_type(BankExtended))
+        if extended:
+            self.bank.extension = extended[-1].consents
+        if not taken:
+            if rnd.is_closed:
+                self.find("bank_rule_broken", BANK_RULE,
+                          "no bank_taken: no seat holds the bank, the round cannot be settled")
+            return
+        if len(taken) > 1:
+            self.find("bank_rule_broken", BANK_RULE,
+                      f"the bank is taken {len(taken)} times in one round (seq "
+                      f"{', '.join(str(t.seq) for t in taken)}); the last counts",
+                      seq=taken[1].seq)
+        held = taken[-1]
+        self.bank.banker, self.bank.capital = held.seat, held.capital
+        if held.seat in self.bank.refused:
+            self.find("bank_rule_broken", "SP9 art. 5(2)",
+                      f"seat {held.seat} refused the bank and then took it", seq=held.seq)
+        if held.capital < self.opts.min_bank:
+            self.find("bank_rule_broken", MIN_BANK_RULE,
+                      f"the bank's capital {held.capital} is below the table's minimum bank "
+                      f"{self.opts.min_bank}", seq=held.seq)
+        if self._after_throw(held.seq):
+            self.find("bank_rule_broken", CAPITAL_BEFORE_DICE_RULE,
+                      f"the bank's capital was posted at seq {held.seq}, after the dice were "
+                      f"thrown at seq {self.first_throw}", seq=held.seq)
+        self.step(f"seat {held.seat} holds the bank with {held.capital}", "SP9 art. 5(1), 5(3)")
+        players: list[Layer] = []
+        casino: Layer | None = None
+        seen: set[str] = set()
+        for joined in rnd.of_type(BankJoined):
+            problem = None
+            if joined.party in seen:
+                problem = f"{joined.party} joins the bank a second time; the first counts"
+            elif party_seat(joined.party) == held.seat:
+                problem = f"{joined.party} is the banker's own seat: it cannot co-bank itself"
+            elif self._after_throw(joined.seq):
+                problem = (f"{joined.party} joins the bank at seq {joined.seq}, after the dice "
+                           f"were thrown at seq {self.first_throw}")
+            if problem is not None:
+                self.find("bank_rule_broken", "SP9 art. 5(3), 5(5)", problem, seq=joined.seq)
+                if joined.party in seen or party_seat(joined.party) == held.seat:
+                    continue
+            seen.add(joined.party)
+            layer = Layer(joined.party, joined.capital)
+            if joined.party == "casino":
+                casino = layer
+            else:
+                players.append(layer)
+            self.step(f"{joined.party} co-banks with {joined.capital}"
+                      + (" (settled last)" if joined.party == "casino" else ""), SPLIT_RULE)
+        self.bank.layers = [Layer("banker", held.capital), *players,
+                            *([casino] if casino else [])]
+        if len(self.bank.layers) > 1:
+            self.step(f"bank capacity K = {self.bank.capacity} ("
+                      + " + ".join(f"{x.party} {x.capital}" for x in self.bank.layers) + ")",
+                      "SP9 art. 5(3), 5(5)")
+
+    def _bettors(self) -> None:
+        seats: set[int] = set()
+        for bet in self.rnd.bets.values():
+            own = bet.seat if isinstance(bet.seat, int) else None
+            seats.add(own if own is not None else _target(bet))
+        self.bank.bettors = sorted(seats)
+
+    # -- dice and deal ---------------------------------------------------------------------
+
+    def _total(self) -> tuple[int, int] | None:
+        """``(T, k)`` of the throw that counts, or ``None`` when no valid throw was recorded."""
+        rnd = self.rnd
+        throws = list(rnd.of_type(SuperPan9DiceThrown))
+        for throw in throws:
+            if not throw.valid:
+                self.step(f"dice {'-'.join(map(str, throw.dice))} at seq {throw.seq} not valid "
+                          "(cocked or out of the cup): the banker throws again, bets stand",
+                          RETHROW_RULE)
+        counted = throws[-1] if throws and throws[-1].valid else None
+        k = 0
+        for adj in rnd.of_type(DiceAdjustmentDeclared):
+            if self.first_throw is not None and adj.seq > self.first_throw:
+                self.step(f"adjustment {adj.points:+d} declared at seq {adj.seq}, after the "
+                          "throw: not counted", "SP9 art. 2(3)")
+            else:
+                k = adj.points
+        if counted is None:
+            if rnd.is_closed:
+                self.out.findings.append(Finding(
+                    "outcome_missing", rnd.table, rnd.round,
+                    "the round was closed without a valid dice_thrown: the dealing order and "
+                    "the settlement order cannot be derived", rule=DICE_RULE))
+            return None
+        total = sum(counted.dice) + k
+        self.step(f"dice {'-'.join(map(str, counted.dice))}"
+                  + (f" with adjustment {k:+d}" if k else "") + f": T = {total}", DICE_RULE)
+        return total, k
+
+    def _deal(self) -> tuple[int, dict[int, list[Card]]] | None:
+        rnd = self.rnd
+        banker = self.bank.banker
+        assert banker is not None
+        cards = list(rnd.of_type(SuperPan9CardDealt))
+        dealt: dict[int, list[Card]] = {}
+        for c in cards:
+            dealt.setdefault(c.to, []).append(c.card)
+        seats = sorted(set(dealt) | {banker})
+        self.bank.others = sorted((set(dealt) - {banker})
+                                  | {s for x in self.bank.layers
+                                     if (s := party_seat(x.party)) is not None})
+        counted = self._total()
+        if counted is None:
+            return None
+        first = first_seat(counted[0], banker=banker, seats=seats)
+        self.step(f"{len(seats)} hands in play; counting counter-clockwise from the banker "
+                  f"(seat {banker}) as 1, position (({counted[0]} - 1) mod {len(seats)}) + 1 is "
+                  f"seat {first}: it is dealt first", DICE_RULE)
+        if not cards:
+            if rnd.is_closed:
+                self.out.findings.append(Finding(
+                    "outcome_missing", rnd.table, rnd.round,
+                    "the round was closed without any card_dealt: no hand can be judged",
+                    rule=DEAL_RULE))
+            return None
+        self._check_deal(cards, dealt, seats, first)
+        return first, dealt
+
+    def _check_deal(self, cards: list[SuperPan9CardDealt], dealt: dict[int, list[Card]],
+                    seats: list[int], first: int) -> None:
+        banker = self.bank.banker
+        assert banker is not None
+        problems: list[str] = []
+        decks = [e for e in self.rnd.events if e.type == "deck_shuffled"]
+        if any(getattr(d, "decks", 1) != 1 for d in decks):
+            problems.append("SP9 deals from one 52-card deck per round (art. 1(1)), "
+                            f"the round shuffled {max(getattr(d, 'decks', 1) for d in decks)}")
+        if len(seats) > self.opts.max_hands:
+            problems.append(f"{len(seats)} hands in play, the table allows "
+                            f"{self.opts.max_hands} (RULES §8.1 S14)")
+        dupes = [str(c) for c, n in Counter(c.card for c in cards).items() if n > 1]
+        if dupes:
+            problems.append(f"card{'s' if len(dupes) > 1 else ''} {', '.join(dupes)} dealt "
+                            "twice from one deck")
+        if banker not in dealt:
+            problems.append(f"the banker's seat {banker} was dealt no cards")
+        wrong = {s: len(h) for s, h in dealt.items() if len(h) != 2}
+        if wrong:
+            problems.append("a hand has two cards; " + ", ".join(
+                f"seat {s} got {n}" for s, n in sorted(wrong.items())))
+        empty = sorted({_target(b) for b in self.rnd.bets.values()} - set(dealt) - {banker})
+        if empty:
+            problems.append("bets stand on seat" + ("s " if len(empty) > 1 else " ")
+                            + ", ".join(map(str, empty)) + " but no cards were dealt there")
+        expected = dealing_order(first, banker=banker, seats=seats)
+        actual = [c.to for c in cards]
+        if not problems and actual != expected:
+            at = next((i for i, (a, e) in enumerate(zip(actual, expected, strict=False))
+                       if a != e), min(len(actual), len(expected)))
+            problems.append(f"the dealing order should be {_seq(expected)} (two consecutive "
+                            f"cards per seat counter-clockwise from seat {first}), the table "
+                            f"dealt {_seq(actual)}; card {at + 1} differs")
+        for problem in problems:
+            self.find("invalid_deal", DEAL_RULE if "order" in problem else DECK_RULE,
+                      problem)
+        if not problems:
+            self.step(f"dealt {_seq(actual)}: two consecutive cards per seat, "
+                      "counter-clockwise", DEAL_RULE)
+
+    # -- hands and money -------------------------------------------------------------------
+
+    def _settle(self, first: int, dealt: dict[int, list[Card]]) -> None:
+        rnd, bank = self.rnd, self.bank
+        banker = bank.banker
+        assert banker is not None
+        hand_ok = {s: h for s, h in dealt.items() if len(h) == 2}
+        banker_hand = hand_ok.get(banker)
+        if banker_hand is None:
+            return
+        self.step(f"banker (seat {banker}): {describe(banker_hand)}", "SP9 art. 6")
+        cobankers = {s for x in bank.layers if (s := party_seat(x.party)) is not None}
+        plays: list[Play] = []
+        order = settlement_seats(first, banker=banker, seats=set(dealt) | {banker})
+        verdicts: dict[int, Verdict] = {}
+        for seat in order:
+            hand = hand_ok.get(seat)
+            if hand is None:
+                continue
+            verdict = compare(hand, banker_hand, self.opts.tiebreak)
+            verdicts[seat] = verdict
+            self.step(f"seat {seat}: {describe(hand)}: "
+                      f"{'wins' if verdict.player_wins else 'loses'} ({verdict.reason})",
+                      verdict.rule)
+        for bet in rnd.bets.values():
+            target = _target(bet)
+            own = bet.seat if isinstance(bet.seat, int) else None
+            if target == banker:
+                self.find("invalid_bet", BANKER_SEAT_BET_RULE,
+                          f"bet {bet.bet} stands on the banker's seat {banker}: only co-banking "
+                          "sides with the bank; the bet is void", bet=bet.bet, seq=bet.seq)
+                self.out.expected[bet.bet] = _void(bet.amount, BANKER_SEAT_BET_RULE,
+                                                   "a bet on the banker's seat is void")
+                continue
+            if own is not None and (own in cobankers or own == banker):
+                who = "the banker" if own == banker else f"co-banker seat:{own}"
+                self.find("invalid_bet", COBANKER_BET_RULE,
+                          f"bet {bet.bet} is placed by {who}, who may not bet on a player seat "
+                          "this round", bet=bet.bet, seq=bet.seq)
+        for seat in order:
+            if seat not in verdicts:
+                continue
+            for bet in rnd.bets.values():
+                if _target(bet) == seat:
+                    plays.append(Play(bet.bet, seat, rnd.stake(bet.bet),
+                                      verdicts[seat].player_wins))
+        capacity = bank.capacity
+        lines = settle_plays(plays, capacity, self.opts.cap_mode, rnd.rules.rounding.increment)
+        self.step(f"settlement order: seats {', '.join(map(str, order))} counter-clockwise "
+                  f"from the first-dealt player seat, bets in placement order; the bank's "
+                  f"result W starts at 0 and stays within ±{capacity} "
+                  f"(cap mode {self.opts.cap_mode})", ORDER_RULE)
+        for line in lines:
+            self._bet(line, verdicts[line.play.seat].rule)
+        result = sum((x.collected - x.paid for x in lines), ZERO)
+        collections = sum((x.collected for x in lines), ZERO)
+        self._layers(result, collections)
+        self._recorded_cap(capacity)
+
+    def _bet(self, line: Line, hand_rule: str) -> None:
+        play = line.play
+        rounding = self.rnd.rules.rounding
+        rule = CAP_RULE if line.capped else (PAYOUT_RULE if play.wins else hand_rule)
+        if play.wins:
+            commission = commission_on(line.paid, mode=rounding.mode, increment=rounding.increment)
+            reason = (f"seat {play.seat} beats the banker: stake {play.amount} returned, paid "
+                      f"{line.paid}" + (f" of {play.amount} (the bank's capital is exhausted)"
+                                        if line.capped else " (1 to 1)")
+                      + f", commission 5% = {commission}")
+            due = Settlement("win", play.amount, line.paid, commission,
+                             f"{rule}; {COMMISSION_RULE}", reason)
+        else:
+            reason = (f"seat {play.seat} loses to the banker: {line.collected} collected"
+                      + (f", {line.returned} returned (the bank's win is capped at its capital)"
+                         if line.capped else ""))
+            due = Settlement("lose", line.returned, ZERO, ZERO, rule, reason)
+        self.out.expected[play.bet] = due
+        self.step(f"{play.bet} on seat {play.seat} ({play.amount}): {due.result}, "
+                  + (f"paid {line.paid}" if play.wins else f"collected {line.collected}")
+                  + (f", returned {line.returned}" if not play.wins and line.returned else "")
+                  + f"; W = {line.balance}", due.rule)
+
+    def _layers(self, result: Decimal, collections: Decimal) -> None:
+        bank, opts = self.bank, self.opts
+        rounding = self.rnd.rules.rounding
+        shares = split_result(result, bank.layers, opts.bank_split, rounding.increment)
+        commissions = layer_commissions(shares, bank.layers, collections, opts.bank_commission,
+                                        rounding=rounding.mode, increment=rounding.increment)
+        bank.result, bank.shares, bank.commissions = result, shares, commissions
+        self.step(f"bank result W = {result}, split {opts.bank_split} between the layers",
+                  SPLIT_RULE)
+        recorded: dict[str, BankSettled] = {}
+        for line in self.rnd.of_type(BankSettled):
+            recorded.setdefault(line.party, line)
+        parties = {x.party for x in bank.layers}
+        for layer, share, commission in zip(bank.layers, shares, commissions, strict=True):
+            self.step(f"{layer.party} (capital {layer.capital}): share {share}, commission "
+                      f"{commission}", BANK_COMMISSION_RULE)
+            rec = recorded.get(layer.party)
+            self.out.commissions.append(Commission(layer.party, commission,
+                                                   rec.commission if rec else None,
+                                                   BANK_COMMISSION_RULE))
+            due = {"result": str(share), "commission": str(commission)}
+            if rec is None:
+                if self.rnd.is_closed:
+                    self.find("missing_settlement", SPLIT_RULE,
+                              f"bank layer {layer.party} has no bank_settled", expected=due,
+                              extra={"party": layer.party})
+                continue
+            got = {"result": str(rec.result), "commission": str(rec.commission)}
+            if not same_amount(rec.result, share):
+                self.find("settlement_mismatch", SPLIT_RULE,
+                          f"bank layer {layer.party}'s share of W = {result} is {share}, the "
+                          f"table recorded {rec.result}", expected=due, recorded=got,
+                          seq=rec.seq, extra={"party": layer.party})
+            if not same_amount(rec.commission, commission):
+                self.find("commission_mismatch", BANK_COMMISSION_RULE,
+                          f"bank layer {layer.party} owes commission {commission} on its share "
+                          f"{share}, the table took {rec.commission}", expected=due,
+                          recorded=got, seq=rec.seq, extra={"party": layer.party})
+            if abs(rec.result) > layer.capital:
+                self.find("bank_capital_exceeded", CAP_RULE,
+                          f"bank layer {layer.party} recorded {rec.result}, more than its "
+                          f"capital {layer.capital}", recorded=got, seq=rec.seq,
+                          extra={"party": layer.party})
+        for party, rec in recorded.items():
+            if party not in parties:
+                self.find("settlement_mismatch", SPLIT_RULE,
+                          f"bank_settled for {party}, which is not a bank layer this round",
+                          recorded={"result": str(rec.result), "commission": str(rec.commission)},
+                          seq=rec.seq, extra={"party": party})
+
+    def _recorded_cap(self, capacity: Decimal) -> None:
+        """``bank_capital_exceeded`` when the bets as the table settled them moved the bank by
+        more than its capacity (art. 5(3))."""
+        if any(bet_id not in self.rnd.settlements for bet_id in self.rnd.bets):
+            return  # a bet without its settlement: missing_settlement, the total is unknown
+        moved = ZERO
+        for bet_id in self.rnd.bets:
+            moved += _bank_side(self.rnd.settlements[bet_id][0], self.rnd.stake(bet_id))
+        if abs(moved) > capacity:
+            self.find("bank_capital_exceeded", CAP_RULE,
+                      f"as recorded, the bank {'won' if moved > 0 else 'lost'} {abs(moved)} "
+                      f"this round, more than its capital {capacity}",
+                      recorded={"bank_result": str(moved)}, expected={"capacity": str(capacity)})
+
+
+def _bank_side(settled: BetSettled, stake: Decimal) -> Decimal:
+    """What one recorded settlement moved to (+) or from (−) the bank."""
+    if settled.result == "lose":
+        return stake - settled.returned
+    if settled.result == "win":
+        return -settled.won
+    return ZERO
+
+
+def _target(bet: BetPlaced) -> int:
+    """The seat a bet stands on (art. 2(6): the seat physically used)."""
+    if not isinstance(bet, SuperPan9BetPlaced):
+        raise TypeError(f"bet {bet.bet} is not an SP9 bet: {type(bet).__name__}")
+    return bet.spot.seat
+
+
+def _void(amount: Decimal, rule: str, reason: str) -> Settlement:
+    return Settlement("void", amount, ZERO, ZERO, rule, reason)
+
+
+def _seq(seats: list[int]) -> str:
+    return "-".join(map(str, seats))
+
+
+__all__ = ["RUN_RULE", "BankFacts", "RoundAnalysis", "analyse", "derive"]

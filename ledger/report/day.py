@@ -1,0 +1,207 @@
+"""One gaming day per table: rounds, turnover, hold, commission and findings.
+
+Computed straight from the store, without the persisted projections: every closed (or voided)
+round is streamed in store order (:func:`projections.base.closed_rounds`) and judged by the same
+:class:`~ledger.verify.judge.RoundJudge` as ``ledger verify``, so the findings counted here are
+exactly verify's. A round belongs to the day of its ``round_opened`` timestamp, read in the
+offset the table sent (Macau tables send +08:00). Rounds still in play are not counted.
+
+What the figures mean (all from what the table **recorded**, in the round's currency):
+
+- **turnover** — stakes placed: each ``bet_placed`` amount plus any ``bet_increased`` raise of a
+  carried bet (a carried stake is not counted twice). Mah-Jong has no bets: its turnover is the
+  sum of the ``payment_made`` amounts between players.
+- **hold** — the house's result before commission. House-banked games (RL, FPC, 3CB, STUD):
+  stakes kept minus prizes paid, ``Σ (stake − returned − won)`` over settled bets; a ``carry``
+  settlement counts nothing until the carried bet is settled. SP9 is banked by a player seat:
+  the house's result is the casino layer's ``bank_settled.result`` (RULES §1.6). Mah-Jong is
+  played between players: the house holds nothing but commission.
+- **commission** — ``bet_settled.commission`` + ``bank_settled.commission`` +
+  ``commission_charged.amount``, kept apart from hold (RULES §0.3).
+- **hold Δ rules** — over the bets the rules settled (``Derivation.expected``), the hold the
+  table recorded minus the hold the rules derive: not zero means the table paid wrong.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+from ledger.feed.envelope import BetPlaced
+from ledger.games import GAMES
+from ledger.games.base import Derivation
+from ledger.round import Round
+from ledger.store import LedgerApp
+from ledger.verify.findings import Finding
+from ledger.verify.judge import RoundJudge
+from projections.base import closed_rounds
+
+HOUSE_BANKED = frozenset({"RL", "FPC", "3CB", "STUD"})
+"""Games where every bet is against the house (RULES §2, §3, §5, §6); SP9 and MJ are not."""
+ZERO = Decimal(0)
+
+
+@dataclass
+class TableDay:
+    """One table's figures for one day."""
+
+    table: str
+    game: str
+    currency: str
+    rounds: int = 0
+    voided: int = 0
+    bets: int = 0
+    turnover: Decimal = ZERO
+    hold: Decimal = ZERO
+    commission: Decimal = ZERO
+    hold_delta: Decimal = ZERO
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Finding]:
+        """The findings that are errors."""
+        return [f for f in self.findings if f.severity == "error"]
+
+    @property
+    def house_income(self) -> Decimal:
+        """Hold plus commission: what the house took from the table."""
+        return self.hold + self.commission
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as JSON (decimals as strings)."""
+        return {"table": self.table, "game": self.game, "currency": self.currency,
+                "rounds": self.rounds, "voided": self.voided, "bets": self.bets,
+                "turnover": str(self.turnover), "hold": str(self.hold),
+                "commission": str(self.commission), "hold_delta": str(self.hold_delta),
+                "findings": len(self.errors),
+                "findings_by_code": dict(sorted(Counter(f.code for f in self.errors).items()))}
+
+
+@dataclass
+class DaySummary:
+    """Every table that played on one day, by table code."""
+
+    day: date
+    tables: list[TableDay]
+
+    def totals(self) -> dict[str, TableDay]:
+        """One total row per currency (amounts in different currencies are never added)."""
+        totals: dict[str, TableDay] = {}
+        for t in self.tables:
+            total = totals.setdefault(t.currency, TableDay("all tables", "", t.currency))
+            total.rounds += t.rounds
+            total.voided += t.voided
+            total.bets += t.bets
+            total.turnover += t.turnover
+            total.hold += t.hold
+            total.commission += t.commission
+            total.hold_delta += t.hold_delta
+            total.findings += t.findings
+        return totals
+
+    @property
+    def has_errors(self) -> bool:
+        """Whether any round of the day has an error finding."""
+        return any(t.errors for t in self.tables)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"day", "tables": [...], "totals": {currency: row}}``."""
+        return {"day": self.day.isoformat(), "tables": [t.to_json() for t in self.tables],
+                "totals": {c: t.to_json() for c, t in sorted(self.totals().items())}}
+
+
+def summarize_day(app: LedgerApp, day: date) -> DaySummary:
+    """The day's figures per table, judged as verify judges them."""
+    judge = RoundJudge()
+    tables: dict[str, TableDay] = {}
+    on_day: set[tuple[str, str]] = set()
+    for _, rnd in closed_rounds(app):
+        mine = rnd.opened_at.date() == day
+        if not mine and not GAMES[rnd.game].follows_rounds:
+            continue  # judged alone, and not this day's: nothing to carry forward
+        judged = judge.judge(list(rnd.events))
+        if not mine:
+            continue
+        on_day.add((rnd.table, rnd.round))
+        row = tables.setdefault(rnd.table, TableDay(rnd.table, rnd.game, rnd.opened.currency))
+        add_round(row, rnd, judged.derivation)
+        row.findings += judged.findings
+    for finding in judge.finish():
+        if (finding.table or "", finding.round or "") in on_day and finding.table in tables:
+            tables[finding.table].findings.append(finding)
+    return DaySummary(day, [tables[k] for k in sorted(tables)])
+
+
+def add_round(row: TableDay, rnd: Round, derivation: Derivation) -> None:
+    """Fold one round's recorded figures into its table's row."""
+    row.rounds += 1
+    row.voided += rnd.is_voided
+    row.bets += sum(1 for e in rnd.events if isinstance(e, BetPlaced))
+    row.turnover += turnover(rnd)
+    row.hold += hold(rnd)
+    row.commission += commission(rnd)
+    row.hold_delta += hold_delta(rnd, derivation)
+
+
+def turnover(rnd: Round) -> Decimal:
+    """Stakes placed in the round, raises of carried bets included; MJ: payments made."""
+    if rnd.game == "MJ":
+        return sum((_money(e, "amount") for e in rnd.events if e.type == "payment_made"), ZERO)
+    total = sum((e.amount for e in rnd.events if isinstance(e, BetPlaced)), ZERO)
+    for bet_id, raises in rnd.increases.items():
+        bet = rnd.bets.get(bet_id)
+        if bet is not None:
+            total += max(ZERO, raises[-1].amount - bet.amount)
+    return total
+
+
+def hold(rnd: Round) -> Decimal:
+    """The house's result before commission, as recorded (see the module docstring)."""
+    if rnd.game == "SP9":
+        return sum((_money(e, "result") for e in rnd.events
+                    if e.type == "bank_settled" and getattr(e, "party", None) == "casino"), ZERO)
+    if rnd.game not in HOUSE_BANKED:
+        return ZERO
+    total = ZERO
+    for bet_id in rnd.bets:
+        settled = rnd.settlements.get(bet_id)
+        if settled and settled[0].result != "carry":
+            s = settled[0]
+            total += rnd.stake(bet_id) - s.returned - s.won
+    return total
+
+
+def commission(rnd: Round) -> Decimal:
+    """Every commission the table recorded in the round."""
+    total = sum((s[0].commission for s in rnd.settlements.values() if s), ZERO)
+    for e in rnd.events:
+        if e.type == "bank_settled":
+            total += _money(e, "commission")
+        elif e.type == "commission_charged":
+            total += _money(e, "amount")
+    return total
+
+
+def hold_delta(rnd: Round, derivation: Derivation) -> Decimal:
+    """Recorded minus derived hold, over the house-banked bets the rules settled."""
+    if rnd.game not in HOUSE_BANKED:
+        return ZERO
+    delta = ZERO
+    for bet_id, due in derivation.expected.items():
+        settled = rnd.settlements.get(bet_id)
+        if not settled or bet_id not in rnd.bets:
+            continue
+        stake, s = rnd.stake(bet_id), settled[0]
+        recorded = ZERO if s.result == "carry" else stake - s.returned - s.won
+        derived = ZERO if due.result == "carry" else stake - due.returned - due.won
+        delta += recorded - derived
+    return delta
+
+
+def _money(event: object, name: str) -> Decimal:
+    value = getattr(event, name, None)
+    return value if isinstance(value, Decimal) else ZERO
+

@@ -1,0 +1,168 @@
+"""``ledger report TABLE/ROUND --html FILE``: one round as a page an inspector would rather read.
+
+Rendered generically from a :class:`~ledger.replay.RoundReplay` — the outcome drawn as glyphs
+(:mod:`ledger.report.glyphs`), the bets with the derived settlement beside the recorded one, the
+derivation step by step with its articles, the findings, and every event in ``seq`` order. An
+event type the report does not know is a plain row of its fields, so a game's new events never
+break the page. Everything from the feed is escaped (:mod:`ledger.report.markup`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ledger.games import GAMES
+from ledger.replay import RoundReplay
+from ledger.report.glyphs import Glyph, OutcomeLine, outcome_lines
+from ledger.report.markup import Markup, el, join
+from ledger.report.page import page
+from ledger.report.recall import state
+from ledger.report.svg import fpc_figure
+
+NOTABLE = frozenset({"irregularity", "round_voided", "die_cocked", "spin_voided",
+                     "card_exposed", "cards_cancelled", "deal_corrected", "claim_error"})
+"""Event types highlighted in the events table: what an inspector looks for first."""
+
+
+def render_round(replay: RoundReplay) -> str:
+    """The whole page of one round."""
+    rnd = replay.round
+    game = GAMES.get(rnd.game)
+    title = f"{rnd.game} round {rnd.table}/{rnd.round}"
+    return page(title, join([
+        el("h1", f"{game.name if game else rnd.game} — round {rnd.table}/{rnd.round}"),
+        el("p", f"{game.regulation if game else ''} · {rnd.opened.currency} · opened "
+                f"{rnd.opened_at.isoformat()} · {state(replay)} · rulebook "
+                f"{(rnd.opened.rules_hash or '')[:16]}", class_="sub"),
+        verdict(replay),
+        el("h2", "Outcome"), outcome_block(outcome_lines(rnd)),
+        el("h2", "Bets: derived against recorded"), bets_table(replay),
+        el("h2", "Derivation"), steps_block(replay),
+        el("h2", "Findings"), findings_table([f.to_json() for f in replay.findings]),
+        el("h2", "Events"), events_table(replay),
+        el("footer", f"ledger report {rnd.table}/{rnd.round} — the same round in the terminal: "
+                     f"ledger replay {rnd.table}/{rnd.round}"),
+    ]))
+
+
+def verdict(replay: RoundReplay) -> Markup:
+    """A badge: no finding, or how many."""
+    errors = len(replay.errors)
+    if errors:
+        return el("p", el("span", f"{errors} finding{'s' if errors > 1 else ''}",
+                          class_="badge bad"))
+    return el("p", el("span", "derived and recorded agree", class_="badge ok"))
+
+
+def outcome_block(lines: list[OutcomeLine]) -> Markup:
+    """The outcome facts as drawn glyphs, one box per hand, throw or spin."""
+    if not lines:
+        return el("p", "No outcome recorded.", class_="sub")
+    return el("div", [
+        el("div", el("div", line.label, class_="who"),
+           el("div", [glyph(g) for g in line.glyphs], class_="glyphs"),
+           el("div", line.note, class_="note") if line.note else None, class_="line")
+        for line in lines], class_="outcome")
+
+
+def glyph(g: Glyph) -> Markup:
+    """One card, die, figure, tile or wheel number."""
+    tone = f"tone-{g.tone}"
+    if g.kind == "card":
+        return el("span", el("span", g.text[:-1]), el("span", g.text[-1], class_="pip"),
+                  class_=f"card {tone}", title=f"{g.label} {g.unicode}", aria_label=g.label)
+    if g.kind == "die":
+        return el("span", g.text, class_="die", title=g.label, aria_label=g.label)
+    if g.kind == "fpc":
+        figure, colour = g.label.split(" (")[0], g.tone
+        return el("span", fpc_figure(figure, colour), el("small", g.text), class_=f"fpc {tone}",
+                  title=g.label)
+    if g.kind == "tile":
+        face, caption = tile_face(g.code)
+        return el("span", el("span", face, class_="face"), el("small", caption),
+                  class_=f"tile {tone}", title=f"{g.label} {g.unicode}", aria_label=g.label)
+    if g.kind == "wheel":
+        return el("span", g.text, class_=f"wheel {tone}", title=g.label, aria_label=g.label)
+    return el("span", g.text, title=g.label)
+
+
+TILE_CAPTIONS = {"B": "bam", "C": "char", "D": "dot", "W": "wind"}
+
+
+def tile_face(code: str) -> tuple[str, str]:
+    """A tile drawn with text any font has: ``("5", "bam")``, ``("E", "wind")``,
+    ``("R", "dragon")``. The Unicode tile (🀋) is in the tooltip: few fonts carry it."""
+    if code.endswith("D") and code[0] in "RGW":
+        return code[0], "dragon"
+    return code[0], TILE_CAPTIONS.get(code[1:], code[1:])
+
+
+def bets_table(replay: RoundReplay) -> Markup:
+    """Each bet: stake, the settlement the rules give, the one the table recorded, and why."""
+    data = replay.to_json()
+    if not data["bets"]:
+        return el("p", "No bets in this round.", class_="sub")
+    head = el("tr", [el("th", h) for h in ("", "bet", "player", "spot")],
+              el("th", "stake", class_="num"),
+              el("th", "derived"), el("th", "recorded"), el("th", "why"))
+    rows = []
+    for bet in data["bets"]:
+        derived = bet["derived"]
+        why = [derived["reason"], " ", el("span", derived["rule"], class_="rule")] if derived else "-"
+        rows.append(el(
+            "tr", el("td", "✓" if bet["agrees"] else "✗", class_="ok" if bet["agrees"] else "bad"),
+            el("td", bet["bet"]), el("td", bet["player"] or ""), el("td", bet["spot"]),
+            el("td", bet["amount"], class_="num"), el("td", settlement_text(derived)),
+            el("td", settlement_text(bet["recorded"]),
+               class_=None if bet["agrees"] else "bad"),
+            el("td", why)))
+    return el("table", el("thead", head), el("tbody", rows))
+
+
+def settlement_text(s: dict[str, Any] | None) -> str:
+    """``win: returned 100, won 3500, commission 0`` or ``-``."""
+    if not s:
+        return "-"
+    return (f"{s['result']}: returned {s['returned']}, won {s['won']}, "
+            f"commission {s['commission']}")
+
+
+def steps_block(replay: RoundReplay) -> Markup:
+    """The derivation, one step per line, each with its article."""
+    steps = replay.derivation.steps
+    if not steps:
+        return el("p", "The rules of this game derive nothing yet: only the life-cycle checks "
+                       "ran.", class_="sub")
+    return el("ol", [el("li", s.text, " ", el("span", s.rule or "", class_="rule")) for s in steps],
+              class_="steps")
+
+
+def findings_table(findings: list[dict[str, Any]], with_round: bool = False) -> Markup:
+    """Findings with code, bet, message, article, expected against recorded."""
+    if not findings:
+        return el("p", "None.", class_="sub")
+    cols = (["round"] if with_round else []) + ["code", "bet", "message", "rule", "expected",
+                                                 "recorded"]
+    rows = []
+    for f in findings:
+        cells = [f"{f['table']}/{f['round']}"] if with_round else []
+        cells += [f["code"], f.get("bet") or "", f["message"], f.get("rule") or "",
+                  _fields(f.get("expected")), _fields(f.get("recorded"))]
+        rows.append(el("tr", [el("td", c) for c in cells],
+                       class_="bad" if f.get("severity") == "error" else None))
+    return el("table", el("thead", el("tr", [el("th", c) for c in cols])), el("tbody", rows))
+
+
+def events_table(replay: RoundReplay) -> Markup:
+    """Every stored event, in ``seq`` order; unknown types are plain rows of their fields."""
+    rows = [el("tr", el("td", e["seq"], class_="num"), el("td", e["at"]), el("td", e["type"]),
+               el("td", el("code", e["summary"])),
+               class_="irregular" if e["type"] in NOTABLE else None)
+            for e in replay.to_json()["events"]]
+    head = el("tr", el("th", "seq", class_="num"), el("th", "at"), el("th", "type"),
+              el("th", "fields"))
+    return el("table", el("thead", head), el("tbody", rows))
+
+
+def _fields(d: dict[str, Any] | None) -> str:
+    return " ".join(f"{k}={v}" for k, v in d.items()) if d else ""

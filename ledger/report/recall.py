@@ -1,0 +1,90 @@
+"""The recall: a table's last rounds, in the order the table played them.
+
+Gaming standards ask that the last rounds of a table can be recalled with their bets, outcome,
+settlement and anything irregular. The table aggregate (:mod:`ledger.table`) knows the order of
+its rounds; each round is replayed and judged exactly as ``ledger replay`` judges it
+(:func:`ledger.replay.replay_round`). Rounds of games whose rules span rounds (3CB carry-over,
+SP9 bank runs, the STUD pool) are judged in one pass over the store for all of them together,
+instead of one pass per round: the derivation and findings are the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ledger.games import GAMES
+from ledger.replay import RoundReplay, replay_round
+from ledger.report.glyphs import outcome_lines
+from ledger.store import LedgerApp
+
+DEFAULT_LAST = 10
+
+
+@dataclass
+class Recall:
+    """The last rounds of one table, oldest first."""
+
+    table: str
+    rounds: list[RoundReplay]
+    played: int
+    """How many rounds the table has played in all."""
+
+    @property
+    def has_errors(self) -> bool:
+        """Whether any recalled round has an error finding."""
+        return any(r.errors for r in self.rounds)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"table", "played", "rounds": [replay JSON + opened_at, state, outcome]}``."""
+        return {"table": self.table, "played": self.played,
+                "rounds": [round_json(r) for r in self.rounds]}
+
+
+def round_json(replay: RoundReplay) -> dict[str, Any]:
+    """``RoundReplay.to_json()`` plus when it opened, how it ended and its outcome glyphs."""
+    rnd = replay.round
+    return {**replay.to_json(), "opened_at": rnd.opened_at.isoformat(), "state": state(replay),
+            "outcome": [line.to_json() for line in outcome_lines(rnd)]}
+
+
+def state(replay: RoundReplay) -> str:
+    """``closed``, ``voided`` or ``open`` (no closing event stored yet)."""
+    rnd = replay.round
+    return "closed" if rnd.is_closed else "voided" if rnd.is_voided else "open"
+
+
+def recall(app: LedgerApp, table: str, last: int = DEFAULT_LAST) -> Recall | None:
+    """The last ``last`` rounds of ``table``, or ``None`` if the store has no round of it."""
+    if last < 1:
+        raise ValueError(f"--last must be at least 1, not {last}")
+    started = app.load_table(table).rounds
+    if not started:
+        return None
+    wanted = [s.round for s in started[-last:]]
+    following = {s.round for s in started[-last:] if GAMES[s.game].follows_rounds}
+    judged = _judged_in_one_pass(app, table, following) if following else {}
+    replays: list[RoundReplay] = []
+    for round_ in wanted:
+        replay = judged.get(round_) or (
+            None if round_ in following else replay_round(app, table, round_))
+        if replay is not None:
+            replays.append(replay)
+    return Recall(table, replays, played=len(started))
+
+
+def _judged_in_one_pass(app: LedgerApp, table: str, rounds: set[str]) -> dict[str, RoundReplay]:
+    """Judge the table's rounds in one verify pass and keep the wanted ones (the way
+    ``replay_round`` judges a single one of them)."""
+    from ledger.verify.engine import Selection, verify_store
+    from ledger.verify.judge import Judged
+
+    found: dict[str, RoundReplay] = {}
+
+    def keep(judged: Judged) -> None:
+        if judged.round.round in rounds:
+            found[judged.round.round] = RoundReplay(judged.round, judged.derivation,
+                                                    judged.findings)
+
+    verify_store(app, Selection(table=table), on_judged=keep)
+    return found

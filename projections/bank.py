@@ -1,0 +1,135 @@
+"""The Super Pan 9 bank per table: banker runs, capital posted, each layer's result, carry-over
+and every breach, folded from closed rounds in store order.
+
+Each closed (or voided) SP9 round goes through ``ledger.games.super_pan9.session.advance`` —
+the same pure function verify's SP9 session uses — with the table's bank state kept in the
+table row, so the view and verify agree on every run, carried capital and finding.
+
+Rows (decimals as strings):
+
+- ``table:<T>`` — the table: ``rounds``, ``voided``, the current ``banker``, its ``run``,
+  its last ``capital``, the ``carry`` it must post if it keeps the bank (``null`` after a lost
+  round), ``runs`` (how many banker runs), ``bank_result`` (Σ W), ``bank_commission`` (Σ the
+  layers' commission due), ``breaches`` (how many findings) and ``state`` (the fold's state);
+- ``table:<T>:round:<n>`` — the table's ``n``-th SP9 round: banker, run, capital, capacity
+  ``K``, the bank's result ``W``, each layer (party, capital, share, commission due, and what
+  the table recorded), the carry it leaves, and every breach (code, rule, bet, party, message);
+- ``table:<T>:run:<n>`` — the ``n``-th banker run: seat, first and last round, rounds,
+  whether it was extended, the capital it started and ended with, the banker's net (shares less
+  commission).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, ClassVar
+
+from ledger.games import GAMES
+from ledger.games.super_pan9.feed import BankSettled
+from ledger.games.super_pan9.session import TableBank, advance
+from ledger.round import Round
+from ledger.verify.checks import check_round
+from projections.base import Row, Rows, View
+
+ZERO = Decimal(0)
+
+
+def table_key(table: str) -> str:
+    """The key of a table's summary row."""
+    return f"table:{table}"
+
+
+def round_key(table: str, n: int) -> str:
+    """The key of a table's ``n``-th round row (zero-padded so keys sort in order)."""
+    return f"table:{table}:round:{n:012d}"
+
+
+def run_key(table: str, n: int) -> str:
+    """The key of a table's ``n``-th banker run row."""
+    return f"table:{table}:run:{n:06d}"
+
+
+def new_table(table: str, currency: str) -> Row:
+    """A table's summary before its first SP9 round."""
+    return {"table": table, "currency": currency, "rounds": 0, "voided": 0, "banker": None,
+            "run": 0, "capital": None, "carry": None, "runs": 0, "bank_result": "0",
+            "bank_commission": "0", "breaches": 0, "state": None}
+
+
+class BankView(View):
+    """Banker runs, capital, layer results, carry-over and breaches of every SP9 table."""
+
+    name: ClassVar[str] = "bank"
+    version: ClassVar[int] = 1
+
+    def apply(self, rnd: Round, rows: Rows) -> None:
+        """Fold one closed SP9 round (other games are ignored)."""
+        if rnd.game != "SP9":
+            return
+        key = table_key(rnd.table)
+        summary = dict(rows.get(key) or new_table(rnd.table, rnd.opened.currency))
+        before = TableBank.from_json(summary["state"]) if summary["state"] else None
+        judged = advance(before, rnd)
+        findings = check_round(rnd, GAMES["SP9"], derivation=judged.derivation)
+        bank = judged.bank
+        summary["rounds"] += 1
+        n = summary["rounds"]
+        recorded = {x.party: x for x in rnd.of_type(BankSettled)}
+        layers = []
+        for i, layer in enumerate(bank.layers):
+            rec = recorded.get(layer.party)
+            layers.append({
+                "party": layer.party, "capital": str(layer.capital),
+                "share": str(bank.shares[i]) if bank.shares else None,
+                "commission": str(bank.commissions[i]) if bank.commissions else None,
+                "recorded_share": str(rec.result) if rec else None,
+                "recorded_commission": str(rec.commission) if rec else None})
+        after = judged.after
+        moved = after is not None and after is not before
+        row: dict[str, Any] = {
+            "table": rnd.table, "round": rnd.round, "at": rnd.opened_at.isoformat(),
+            "voided": rnd.is_voided, "banker": bank.banker, "run": judged.run if moved else 0,
+            "capital": str(bank.capital), "capacity": str(bank.capacity),
+            "result": None if bank.result is None else str(bank.result), "layers": layers,
+            "carry": None if not moved or after is None or after.carry is None
+            else str(after.carry),
+            "breaches": [{"code": f.code, "rule": f.rule, "bet": f.bet,
+                          "party": f.extra.get("party"), "message": f.message}
+                         for f in findings if f.severity == "error"],
+        }
+        rows.put(round_key(rnd.table, n), row)
+        summary["breaches"] += len(row["breaches"])
+        if rnd.is_voided:
+            summary["voided"] += 1
+        if moved and after is not None:
+            self._run(rows, summary, row, after)
+            summary.update(banker=after.banker, run=after.run, capital=str(after.capital),
+                           carry=None if after.carry is None else str(after.carry),
+                           state=after.to_json())
+            summary["bank_result"] = str(Decimal(summary["bank_result"])
+                                         + (bank.result or ZERO))
+            summary["bank_commission"] = str(Decimal(summary["bank_commission"])
+                                             + sum(bank.commissions, ZERO))
+        rows.put(key, summary)
+
+    @staticmethod
+    def _run(rows: Rows, summary: Row, row: Row, after: TableBank) -> None:
+        """Open a new banker run, or extend the current one."""
+        layer = row["layers"][0] if row["layers"] else None
+        net = ZERO
+        if layer and layer["share"] is not None:
+            net = Decimal(layer["share"]) - Decimal(layer["commission"])
+        if after.run == 1 or summary["runs"] == 0:
+            summary["runs"] += 1
+            run: Row = {"table": row["table"], "seat": after.banker, "first_round": row["round"],
+                        "last_round": row["round"], "rounds": 0, "extended": False,
+                        "capital_start": row["capital"], "capital_end": row["capital"],
+                        "net": "0"}
+        else:
+            run = dict(rows.get(run_key(row["table"], summary["runs"])) or {})
+        run["rounds"] += 1
+        run["last_round"] = row["round"]
+        run["capital_end"] = row["capital"]
+        run["net"] = str(Decimal(run["net"]) + net)
+        run["extended"] = run["extended"] or after.run > 2
+        rows.put(run_key(row["table"], summary["runs"]), run)
