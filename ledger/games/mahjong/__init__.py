@@ -1,9 +1,18 @@
-"""Mah-Jong (麻雀), Portaria 135/91/M: players against each other, conventional or simplified
-(RULES §4). Feed models only (FEED §8); the rules land with their issue (``derive`` is None).
-Nothing is staked on a layout, so no event closes betting."""
+"""Mah-Jong (麻雀), Portaria 135/91/M: players against each other, conventional (MJ-C) or
+simplified (MJ-S) (RULES §4).
+
+The feed (FEED §8) is in ``feed.py``; the tiles and seats in ``tiles.py``; the wall, deal, units,
+penalties and commission in ``tables.py``; hand decomposition in ``hands.py``; the fán table in
+``fan.py``; the tile-log state machine in ``state.py``; the end of a game (winner, false win,
+liability) in ``rules.py``; payments in ``payments.py``; the derivation in ``round.py``; the
+simulator in ``simulate.py``. A feed "round" is one game (局). Nothing is staked on a layout, so
+no event closes betting.
+"""
 
 from ledger.games.base import Game
 from ledger.games.mahjong.feed import EVENTS
+from ledger.games.mahjong.round import derive
+from ledger.games.mahjong.simulate import INJECTABLE, simulate_round
 
 GAME = Game(
     key="MJ",
@@ -11,4 +20,7 @@ GAME = Game(
     regulation="Portaria 135/91/M",
     events=EVENTS,
     closes_betting=frozenset(),
+    derive=derive,
+    simulate_round=simulate_round,
+    injectable=INJECTABLE,
 )
