@@ -45,3 +45,7 @@ _register(app)
 def main() -> None:
     """Entry point of the ``ledger`` console script."""
     app()
+
+
+if __name__ == "__main__":
+    main()

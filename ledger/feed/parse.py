@@ -103,11 +103,13 @@ def parse_object(obj: dict[str, Any], line_no: int) -> FeedEvent | Rejection:
     if obj.get("v") != 1 or type(obj.get("v")) is not int:
         return Rejection(line_no, "unsupported_version",
                          f"`v` must be 1, got {obj.get('v')!r}", "v")
-    game = GAMES.get(obj.get("game"))  # type: ignore[arg-type]
+    key = obj.get("game")
+    game = GAMES.get(key) if isinstance(key, str) else None  # a list/object key is unhashable
     if game is None:
         return Rejection(line_no, "unknown_game",
                          f"`game` must be one of {' '.join(GAMES)}, got {obj.get('game')!r}", "game")
-    cls = game.event_class(obj.get("type"))  # type: ignore[arg-type]
+    type_name = obj.get("type")
+    cls = game.event_class(type_name) if isinstance(type_name, str) else None
     if cls is None:
         return Rejection(line_no, "unknown_type",
                          f"{game.key} has no event type {obj.get('type')!r}", "type")

@@ -1,0 +1,108 @@
+"""``ledger export-round --bundle`` and ``ledger check-bundle``: offline proof of one round."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cli.context import DbOption, open_app
+from cli.render import err, print_json
+from ledger.bundle import BundleError, check_bundle, export_round, parse_bundle
+from ledger.seal import Checkpoint, SealError, key_id, load_public_key, read_checkpoint
+
+
+def export_round_command(
+    target: Annotated[str, typer.Argument(metavar="TABLE/ROUND", help="The round, e.g. RL-01/000417.")],
+    bundle: Annotated[str, typer.Option("--bundle", help="Where to write the proof bundle (JSON).")],
+    db: DbOption = None,
+    checkpoint: Annotated[str | None, typer.Option(
+        help="Prove against this checkpoint (default: the store's newest link; the bundle then "
+             "checks against any checkpoint sealed at or before it that covers the round).")
+    ] = None,
+) -> None:
+    """Write one round's stored events and the chain links that tie them to a checkpoint.
+
+    Exit code 0: written. 2: no such round, or the store does not hold the checkpoint's head.
+    """
+    table, sep, round = target.partition("/")
+    if not sep or not table or not round:
+        err.print("error: give the round as TABLE/ROUND")
+        raise typer.Exit(code=2)
+    cp = _checkpoint(checkpoint) if checkpoint else None
+    app = open_app(db)
+    try:
+        obj = export_round(app, table, round, cp)
+    except BundleError as exc:
+        err.print(f"error: {exc}")
+        raise typer.Exit(code=2) from None
+    finally:
+        app.close()
+    Path(bundle).write_text(json.dumps(obj, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    links = obj["links"]["items"]
+    typer.echo(f"wrote {bundle}: {len(obj['events'])} events of {table}/{round}, chain links "
+               f"{links[0]['version']}-{links[-1]['version']}")
+
+
+export_round_command.__name__ = "export_round"
+
+
+def check_bundle_command(
+    bundle: Annotated[str, typer.Argument(metavar="FILE", help="A bundle from `ledger export-round`.")],
+    checkpoint: Annotated[str, typer.Option(help="The signed checkpoint to prove against.")],
+    public_key: Annotated[str | None, typer.Option(
+        help="The sealer's public key (PEM). Without it, the key inside the checkpoint is used: "
+             "that proves the files agree, not who sealed them.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Prove a round's events against a signed checkpoint, without any database.
+
+    Exit code 0: proven. 2: unreadable file. 3: the proof fails (changed events, wrong key,
+    a bundle that does not reach the checkpoint).
+    """
+    cp = _checkpoint(checkpoint)
+    try:
+        obj = parse_bundle(Path(bundle).read_bytes())
+    except OSError as exc:
+        err.print(f"error: cannot read {bundle}: {exc.strerror or exc}")
+        raise typer.Exit(code=2) from None
+    except BundleError as exc:
+        err.print(f"error: {exc}")
+        raise typer.Exit(code=2) from None
+    try:
+        key = cp.check_signature(load_public_key(public_key) if public_key else None)
+    except SealError as exc:
+        if as_json:
+            print_json({"proof": "broken", "problems": [str(exc)]})
+        else:
+            err.print(f"proof broken: {exc}")
+        raise typer.Exit(code=3) from None
+    result = check_bundle(obj, cp)
+    if as_json:
+        print_json({**result.to_json(), "key_id": key_id(key), "checkpoint_links":
+                    cp.position.links, "public_key_given": public_key is not None})
+    elif result.ok:
+        typer.echo(f"proof ok: {result.table}/{result.round}, {result.events} events"
+                   f"{'' if result.closed else ' (round not closed)'}, in the store at link "
+                   f"{cp.position.links} sealed {cp.sealed_at} by key {key_id(key)}"
+                   f"{'' if public_key else ' (key taken from the checkpoint itself)'}")
+    else:
+        for problem in result.problems:
+            typer.echo(f"proof broken: {problem}")
+    raise typer.Exit(code=0 if result.ok else 3)
+
+
+check_bundle_command.__name__ = "check_bundle"
+
+
+def _checkpoint(path: str) -> Checkpoint:
+    try:
+        return read_checkpoint(path)
+    except SealError as exc:
+        err.print(f"error: {exc}")
+        raise typer.Exit(code=2) from None
+
+ORDER = 45
+COMMANDS = [export_round_command, check_bundle_command]

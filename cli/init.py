@@ -1,0 +1,70 @@
+"""``ledger init``: create the store's tables and make stored events append-only."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from cli.context import DbOption, open_app
+from cli.render import err
+from ledger.db_admin import (
+    AUDITOR_ROLE,
+    INGEST_ROLE,
+    append_only_sql,
+    create_roles,
+    events_table,
+    install_append_only,
+    roles_sql,
+)
+
+
+def init(
+    db: DbOption = None,
+    roles: Annotated[bool, typer.Option(
+        help="PostgreSQL: also create an ingest role (SELECT, INSERT; UPDATE only for the "
+             "library's table lock, refused by the trigger) and an auditor role (SELECT).")
+    ] = False,
+    ingest_role: Annotated[str, typer.Option(help="Name of the ingest role.")] = INGEST_ROLE,
+    auditor_role: Annotated[str, typer.Option(help="Name of the auditor role.")] = AUDITOR_ROLE,
+    password: Annotated[str | None, typer.Option(
+        envvar="LEDGER_ROLE_PASSWORD", help="Login password for both roles (default: none, "
+        "for peer/cert authentication).")] = None,
+    print_sql: Annotated[bool, typer.Option(help="Only print the SQL, change nothing "
+                                            "(the tables are still created).")] = False,
+) -> None:
+    """Create the tables, install the append-only triggers and optionally the roles.
+
+    Run it once as the database owner, before any writer; writers then run with
+    LEDGER_CREATE_TABLE=n. Exit code 0: done. 2: usage error.
+    """
+    app = open_app(db)
+    try:
+        where = events_table(app)
+        if roles and where.backend != "postgres":
+            err.print("error: --roles needs PostgreSQL (SQLite has no roles: protect the file)")
+            raise typer.Exit(code=2)
+        if print_sql:
+            statements = append_only_sql(where)
+            if roles:
+                statements += roles_sql(where, ingest_role, auditor_role,
+                                        "***" if password else None)
+            for statement in statements:
+                typer.echo(statement + ";")
+            return
+        install_append_only(app)
+        if roles:
+            create_roles(app, ingest_role, auditor_role, password)
+    except typer.Exit:
+        raise
+    except Exception as exc:
+        err.print(f"error: {exc}")
+        raise typer.Exit(code=2) from None
+    finally:
+        app.close()
+    typer.echo(f"initialised {where.qualified()} ({where.backend}): UPDATE and DELETE of stored "
+               "events are refused" + (f"; roles {ingest_role} (ingest) and {auditor_role} "
+                                       "(auditor) granted" if roles else ""))
+
+ORDER = 5
+COMMANDS = [init]

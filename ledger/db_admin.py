@@ -1,0 +1,128 @@
+"""``ledger init``: create the store, make stored events append-only, and (PostgreSQL) roles.
+
+- **Tables.** Opening the application creates them (the library's ``CREATE TABLE IF NOT EXISTS``).
+  Writers that are not the owner then run with ``LEDGER_CREATE_TABLE=n``.
+- **Append-only trigger.** PostgreSQL: ``ledger_append_only`` refuses ``UPDATE`` and ``DELETE`` of
+  any stored event (row trigger) and ``ledger_no_truncate`` refuses ``TRUNCATE``; both raise
+  ``insufficient_privilege``. Only the table owner (or a superuser) can drop them, and the
+  ingest and auditor roles are neither. SQLite: two triggers that ``RAISE(ABORT)``; whoever owns
+  the file can drop them, so there detection is the chain's and the checkpoint's job.
+- **Roles** (PostgreSQL, ``--roles``): an *ingest* role with ``SELECT, INSERT`` on the events
+  table plus ``UPDATE`` — needed **only** because the library takes ``LOCK TABLE … IN EXCLUSIVE
+  MODE`` before each insert, which PostgreSQL allows only to holders of ``UPDATE``, ``DELETE`` or
+  ``TRUNCATE``; the trigger refuses every update — and an *auditor* role with ``SELECT`` only.
+
+The SQL is in :func:`append_only_sql` and :func:`roles_sql` so an operator can read it or run
+it by hand (``ledger init --print-sql``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ledger.store import LedgerApp
+
+INGEST_ROLE = "ledger_ingest"
+AUDITOR_ROLE = "ledger_auditor"
+TRIGGER_FUNCTION = "ledger_refuse_change"
+APPEND_ONLY_MESSAGE = "ledger events are append-only"
+
+
+@dataclass(frozen=True)
+class EventsTable:
+    """Where one application's events are stored."""
+
+    backend: str  # "sqlite" or "postgres"
+    schema: str
+    table: str
+
+    def qualified(self) -> str:
+        """The quoted, schema-qualified table name (SQLite: just the table)."""
+        if self.backend == "sqlite":
+            return _quote(self.table)
+        return f"{_quote(self.schema)}.{_quote(self.table)}"
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def events_table(app: LedgerApp) -> EventsTable:
+    """The events table of an open ledger."""
+    recorder = app.recorder
+    name: str = getattr(recorder, "events_table_name", "stored_events")
+    schema = getattr(recorder.datastore, "schema", None)  # type: ignore[attr-defined]
+    if schema is None:
+        return EventsTable("sqlite", "", name)
+    return EventsTable("postgres", str(schema) or "public", name)
+
+
+def append_only_sql(where: EventsTable) -> list[str]:
+    """The statements that make the events table refuse UPDATE, DELETE (and TRUNCATE on PG)."""
+    table = where.qualified()
+    if where.backend == "sqlite":
+        return [
+            f"CREATE TRIGGER IF NOT EXISTS ledger_no_update BEFORE UPDATE ON {table} "
+            f"BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY_MESSAGE}: UPDATE refused'); END",
+            f"CREATE TRIGGER IF NOT EXISTS ledger_no_delete BEFORE DELETE ON {table} "
+            f"BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY_MESSAGE}: DELETE refused'); END",
+        ]
+    function = f"{_quote(where.schema)}.{_quote(TRIGGER_FUNCTION)}"
+    return [
+        f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $body$ "
+        f"BEGIN RAISE EXCEPTION '{APPEND_ONLY_MESSAGE}: % refused on %', TG_OP, TG_TABLE_NAME "
+        "USING ERRCODE = 'insufficient_privilege'; END $body$",
+        f"DROP TRIGGER IF EXISTS ledger_append_only ON {table}",
+        f"CREATE TRIGGER ledger_append_only BEFORE UPDATE OR DELETE ON {table} "
+        f"FOR EACH ROW EXECUTE FUNCTION {function}()",
+        f"DROP TRIGGER IF EXISTS ledger_no_truncate ON {table}",
+        f"CREATE TRIGGER ledger_no_truncate BEFORE TRUNCATE ON {table} "
+        f"FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
+    ]
+
+
+def roles_sql(where: EventsTable, ingest: str = INGEST_ROLE, auditor: str = AUDITOR_ROLE,
+              password: str | None = None) -> list[str]:
+    """PostgreSQL: create (if absent) the ingest and auditor roles and grant them the minimum."""
+    if where.backend != "postgres":
+        raise ValueError("roles exist only on PostgreSQL")
+    schema, table = _quote(where.schema), where.qualified()
+    sequence = f"{schema}.{_quote(where.table + '_notification_id_seq')}"
+    login = "LOGIN" + (f" PASSWORD {_literal(password)}" if password else "")
+    statements: list[str] = []
+    for role in (ingest, auditor):
+        statements.append(
+            f"DO $do$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = {_literal(role)}) "
+            f"THEN CREATE ROLE {_quote(role)} {login}; END IF; END $do$")
+        statements.append(f"REVOKE ALL ON {table} FROM {_quote(role)}")
+        statements.append(f"GRANT USAGE ON SCHEMA {schema} TO {_quote(role)}")
+    statements += [
+        f"GRANT SELECT, INSERT, UPDATE ON {table} TO {_quote(ingest)}",
+        f"GRANT USAGE ON SEQUENCE {sequence} TO {_quote(ingest)}",
+        f"GRANT SELECT ON {table} TO {_quote(auditor)}",
+    ]
+    return statements
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def execute(app: LedgerApp, statements: list[str]) -> None:
+    """Run statements in one transaction on the ledger's own database connection."""
+    with app.recorder.datastore.transaction(commit=True) as curs:  # type: ignore[attr-defined]
+        for statement in statements:
+            curs.execute(statement)
+
+
+def install_append_only(app: LedgerApp) -> EventsTable:
+    """Install the append-only triggers on the ledger's events table."""
+    where = events_table(app)
+    execute(app, append_only_sql(where))
+    return where
+
+
+def create_roles(app: LedgerApp, ingest: str = INGEST_ROLE, auditor: str = AUDITOR_ROLE,
+                 password: str | None = None) -> None:
+    """Create the roles and grants (PostgreSQL only)."""
+    execute(app, roles_sql(events_table(app), ingest, auditor, password))

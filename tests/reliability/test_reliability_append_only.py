@@ -1,0 +1,130 @@
+"""Append-only at the database level: ``ledger init`` makes UPDATE, DELETE and TRUNCATE fail.
+
+PostgreSQL: an ingest role that cannot change a stored event, yet ingests and verifies; an
+auditor role that can only read. SQLite: triggers that the file's owner could drop — then the
+chain detects the change, as the last test shows.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from typer.testing import CliRunner
+
+from cli.main import app as cli_app
+from ledger.db_admin import append_only_sql, events_table
+from ledger.ingest import Ingestor, numbered_lines
+from ledger.store import open_ledger
+from ledger.verify.engine import verify_store
+
+runner = CliRunner()
+
+
+def _ingest(app, feed: Path) -> None:
+    with open(feed, encoding="utf-8") as stream:
+        assert Ingestor(app, batch_events=40).ingest(numbered_lines(stream)).rejected == []
+
+
+def test_sqlite_init_refuses_update_and_delete_and_ingest_still_works(tmp_path: Path, examples: Path) -> None:
+    path = tmp_path / "l.db"
+    db = f"sqlite:///{path}"
+    result = runner.invoke(cli_app, ["init", "--db", db])
+    assert result.exit_code == 0, result.output
+    assert runner.invoke(cli_app, ["ingest", str(examples / "rl.jsonl"), "--db", db]).exit_code == 0
+    with sqlite3.connect(path) as conn:
+        with pytest.raises(sqlite3.IntegrityError, match="append-only: UPDATE refused"):
+            conn.execute("UPDATE stored_events SET state = x'00'")
+        with pytest.raises(sqlite3.IntegrityError, match="append-only: DELETE refused"):
+            conn.execute("DELETE FROM stored_events")
+    assert runner.invoke(cli_app, ["verify", "--db", db]).exit_code == 0
+    # The file's owner can drop the triggers; the chain then catches the change (exit 3).
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP TRIGGER ledger_no_update")
+        conn.execute("UPDATE stored_events SET state = replace(state, '\"amount\":\"100\"', "
+                     "'\"amount\":\"900\"') WHERE rowid = (SELECT min(rowid) FROM stored_events "
+                     "WHERE instr(state, '\"amount\":\"100\"') > 0)")
+        assert conn.total_changes == 1
+    assert runner.invoke(cli_app, ["verify", "--db", db]).exit_code == 3
+
+
+def test_init_prints_its_sql_for_an_operator(tmp_path: Path) -> None:
+    result = runner.invoke(cli_app, ["init", "--db", f"sqlite:///{tmp_path / 'l.db'}", "--print-sql"])
+    assert result.exit_code == 0
+    assert result.stdout.count("CREATE TRIGGER") == 2
+    assert runner.invoke(cli_app, ["init", "--db", f"sqlite:///{tmp_path / 'l.db'}",
+                                   "--roles"]).exit_code == 2
+
+
+def _psql(url: str, user: str | None = None):
+    import psycopg
+
+    base = url.split("?")[0]
+    if user is not None:
+        parts = urlsplit(base)
+        base = parts._replace(netloc=f"{user}@{parts.hostname}:{parts.port or 5432}").geturl()
+    return psycopg.connect(base, autocommit=True)
+
+
+def test_postgres_roles_ingest_and_audit_but_never_change_an_event(db_url: str, examples: Path) -> None:
+    if db_url.startswith("sqlite"):
+        pytest.skip("roles exist only on PostgreSQL (the SQLite case is the test above)")
+    import psycopg
+
+    db = db_url
+    schema = parse_qs(urlsplit(db).query)["schema"][0]
+    ingest_role, auditor_role = f"li_{uuid.uuid4().hex[:8]}", f"la_{uuid.uuid4().hex[:8]}"
+    try:
+        result = runner.invoke(cli_app, ["init", "--db", db, "--roles", "--ingest-role",
+                                         ingest_role, "--auditor-role", auditor_role])
+        assert result.exit_code == 0, result.output
+
+        def as_role(role: str) -> str:
+            parts = urlsplit(db)
+            return parts._replace(netloc=f"{role}@{parts.hostname}:{parts.port or 5432}").geturl()
+
+        writer = open_ledger(as_role(ingest_role), extra_env={"CREATE_TABLE": "n"})
+        try:
+            _ingest(writer, examples / "rl.jsonl")
+            assert verify_store(writer).exit_code == 0
+        finally:
+            writer.close()
+        auditor = open_ledger(as_role(auditor_role), extra_env={"CREATE_TABLE": "n"})
+        try:
+            assert verify_store(auditor).exit_code == 0
+            with pytest.raises(Exception, match="permission denied"):
+                _ingest(auditor, examples / "fpc.jsonl")
+        finally:
+            auditor.close()
+        table = f"{schema}.ledger_events"
+        with _psql(db, ingest_role) as conn:
+            with pytest.raises(psycopg.errors.InsufficientPrivilege, match="append-only: UPDATE"):
+                conn.execute(f"UPDATE {table} SET state = state")
+            with pytest.raises(psycopg.errors.InsufficientPrivilege, match="permission denied"):
+                conn.execute(f"DELETE FROM {table}")
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(f"TRUNCATE {table}")
+            with pytest.raises(psycopg.errors.InsufficientPrivilege, match="owner"):
+                conn.execute(f"ALTER TABLE {table} DISABLE TRIGGER ledger_append_only")
+        with _psql(db) as conn:  # even the owner meets the trigger (it must drop it first)
+            with pytest.raises(psycopg.errors.InsufficientPrivilege, match="append-only: DELETE"):
+                conn.execute(f"DELETE FROM {table}")
+            with pytest.raises(psycopg.errors.InsufficientPrivilege, match="append-only: TRUNCATE"):
+                conn.execute(f"TRUNCATE {table}")
+    finally:
+        with _psql(db) as conn:
+            for role in (ingest_role, auditor_role):
+                if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
+                    conn.execute(f'DROP OWNED BY "{role}"')
+                    conn.execute(f'DROP ROLE "{role}"')
+
+
+def test_the_tamper_fixture_still_works_because_triggers_come_only_from_init(app, raw) -> None:
+    assert raw.rows() == []
+    where = events_table(app)
+    assert any("BEFORE UPDATE" in s for s in append_only_sql(where))
+    query = parse_qs(urlsplit(raw.url).query)
+    assert raw.sqlite or "schema" in query
