@@ -19,6 +19,11 @@ from ledger.store import open_ledger
 from ledger.verify.engine import VerifyReport, verify_store
 
 
+DEMO_MJ_SHARE = 6
+"""A Mah-Jong game is ~100 feed lines against ~20 for a round of the other games (and lasts far
+longer at a real table): the demo plays one MJ game for every six rounds of the others."""
+
+
 @dataclass
 class DemoReport:
     """What the demo did and found."""
@@ -42,7 +47,8 @@ def run_demo(workdir: Path, *, db: str | None = None, rounds: int = 300, tables:
     """Run the demo in ``workdir`` (a fresh SQLite file there unless ``db`` is given)."""
     started = time.perf_counter()
     games = [g for g in GAMES.values() if g.simulate_round is not None]
-    sim = simulate(games, rounds=rounds, tables=tables, seed=seed, error_rate=error_rate)
+    sim = simulate(games, rounds=rounds, tables=tables, seed=seed, error_rate=error_rate,
+                   rounds_for={"MJ": max(1, rounds // DEMO_MJ_SHARE)})
     feed = workdir / "demo-feed.jsonl"
     sim.write(str(feed))
     app = open_ledger(db or f"sqlite:///{workdir / 'demo.db'}")

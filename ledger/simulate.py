@@ -102,8 +102,12 @@ def simulate(
     error_rate: float = 0.0,
     start: datetime = DEFAULT_START,
     round_interval: timedelta = timedelta(seconds=90),
+    rounds_for: dict[str, int] | None = None,
 ) -> Simulation:
     """Play ``rounds`` rounds on each of ``tables`` tables of every game in ``games``.
+
+    ``rounds_for`` overrides ``rounds`` per game key (a Mah-Jong game is a long "round"); its
+    tables then play fewer, longer rounds over the same day.
 
     Each round gets an injected error with probability ``error_rate`` (one error per round at
     most, of a kind the game supports), so the sidecar lists exactly what verify must find.
@@ -113,20 +117,24 @@ def simulate(
     rng = random.Random(seed)
     streams: list[list[dict[str, Any]]] = []
     injected: list[Injected] = []
+    total = 0
     for game in games:
         if game.simulate_round is None:
             raise ValueError(f"{game.key} has no simulator yet")
+        game_rounds = (rounds_for or {}).get(game.key, rounds)
+        total += game_rounds * tables
+        interval = round_interval * rounds / game_rounds  # a table's day lasts as long
         game_state: dict[str, Any] = {}
         for t in range(1, tables + 1):
             table = f"{game.key}-{t:02d}"
             table_rng = random.Random(rng.getrandbits(64))
             table_state: dict[str, Any] = {}
             stream: list[dict[str, Any]] = []
-            for r in range(1, rounds + 1):
+            for r in range(1, game_rounds + 1):
                 kind = None
                 if game.injectable and table_rng.random() < error_rate:
                     kind = table_rng.choice(game.injectable)
-                builder = RoundBuilder(table, game.key, f"{r:06d}", start + round_interval * r,
+                builder = RoundBuilder(table, game.key, f"{r:06d}", start + interval * r,
                                        table_state=table_state, game_state=game_state)
                 injected += game.simulate_round(builder, table_rng, kind)
                 stream += builder.lines
@@ -135,7 +143,7 @@ def simulate(
     for game in games:
         if game.finish_feed is not None:
             injected = game.finish_feed(lines, injected)
-    return Simulation(lines, injected, rounds * tables * len(games))
+    return Simulation(lines, injected, total)
 
 
 def _merge_by_time(streams: list[list[dict[str, Any]]]) -> Iterator[dict[str, Any]]:

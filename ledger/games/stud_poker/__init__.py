@@ -1,8 +1,16 @@
 """Stud Poker with progressive jackpot («Stud poker», 聯獎撲克), DRE 61/2004 (RULES §6).
-Feed models only (FEED §7); the rules land with their issue (``derive`` is None)."""
+
+The feed (FEED §7) is in ``feed.py``; the ranking and prizes in ``tables.py``; the hand
+evaluator in ``hands.py``; the settlement rules in ``rules.py``; a round's derivation in
+``round.py``; the linked jackpot pool's arithmetic in ``pool.py``, driven across tables and
+rounds by the verify session in ``session.py``; the simulator in ``simulate.py``.
+"""
 
 from ledger.games.base import Game
 from ledger.games.stud_poker.feed import EVENTS, is_raise
+from ledger.games.stud_poker.round import derive
+from ledger.games.stud_poker.session import StudSession
+from ledger.games.stud_poker.simulate import INJECTABLE, finish_feed, simulate_round
 
 GAME = Game(
     key="STUD",
@@ -11,4 +19,10 @@ GAME = Game(
     events=EVENTS,
     closes_betting=frozenset({"card_burned", "card_dealt"}),
     allowed_after_close=is_raise,
+    derive=derive,
+    session=StudSession,
+    carries_bets=True,
+    simulate_round=simulate_round,
+    finish_feed=finish_feed,
+    injectable=INJECTABLE,
 )

@@ -1,0 +1,113 @@
+"""``ledger jackpot``: the linked progressive pools — meters, balance, and each round's history."""
+
+from __future__ import annotations
+
+import csv
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from cli.context import DbOption, open_app
+from cli.render import err, out, print_json
+from ledger.store import LedgerApp
+from projections.base import Row
+from projections.jackpot import CATEGORIES, JackpotView
+
+
+def _jackpot_rows(app: LedgerApp) -> dict[str, Row]:
+    """Every row of the jackpot view, as stored by the updater (caught up first)."""
+    from projections.updater import view_rows
+
+    return view_rows(app, JackpotView()).rows
+
+
+def jackpot(
+    pool: Annotated[str | None, typer.Option("--pool", help="Only this pool, e.g. PJ-1.")] = None,
+    history: Annotated[bool, typer.Option("--history",
+                                          help="One line per round that touched the pool.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    as_csv: Annotated[bool, typer.Option("--csv", help="Print CSV.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Show each linked jackpot pool: its balance and its meters (contributions, awards by
+    hand, resets, house-funded sums), never reset; with --history, every round that touched it.
+
+    The balance always equals seed + contributions − pool-funded awards + resets (RULES §6.6).
+    Exit code 0, or 2 on bad usage (an unknown --pool, --json with --csv).
+    """
+    if as_json and as_csv:
+        err.print("error: choose one of --json and --csv")
+        raise typer.Exit(code=2)
+    app = open_app(db)
+    try:
+        rows = _jackpot_rows(app)
+    finally:
+        app.close()
+    pools = {r["pool"]: r for k, r in sorted(rows.items()) if k.count(":") == 1}
+    if pool is not None:
+        if pool not in pools:
+            err.print(f"error: no jackpot pool {pool!r} in the store"
+                      + (f"; pools: {', '.join(pools)}" if pools else ""))
+            raise typer.Exit(code=2)
+        pools = {pool: pools[pool]}
+    hist = {p: [r for k, r in sorted(rows.items()) if k.startswith(f"pool:{p}:history:")]
+            for p in pools}
+    if as_json:
+        print_json({"pools": [{**m, **({"history": hist[p]} if history else {})}
+                              for p, m in pools.items()]})
+    elif as_csv:
+        _csv(pools, hist, history)
+    else:
+        _text(pools, hist, history)
+
+
+def _csv(pools: dict[str, Row], hist: dict[str, list[Row]], history: bool) -> None:
+    w = csv.writer(sys.stdout, lineterminator="\n")
+    if history:
+        w.writerow(["pool", "table", "round", "at", "start", "contributions", "after_contributions",
+                    "awards", "reset", "end"])
+        for p, rows in hist.items():
+            for r in rows:
+                awards = " ".join(f"{a['bet']}:{a['hand']}:{a['amount']}" for a in r["awards"])
+                w.writerow([p, r["table"], r["round"], r["at"], r["start"], r["contributions"],
+                            r["after_contributions"], awards, r["reset"], r["end"]])
+        return
+    head = ["pool", "currency", "seed", "balance", "contributions", "contribution_bets",
+            "pool_awards", "house_funded", "resets", "reset_count", "rounds"]
+    w.writerow(head + [f"{c}_{f}" for c in CATEGORIES for f in ("count", "amount")])
+    for m in pools.values():
+        w.writerow([m[h] for h in head]
+                   + [m["awards"][c][f] for c in CATEGORIES for f in ("count", "amount")])
+
+
+def _text(pools: dict[str, Row], hist: dict[str, list[Row]], history: bool) -> None:
+    if not pools:
+        out.print("no jackpot pool in the store")
+        return
+    for p, m in pools.items():
+        out.print(f"[bold]pool {p}[/bold] ({m['currency']})  balance {m['balance']}")
+        lines: list[tuple[str, Any]] = [
+            ("seed", m["seed"]), ("contributions", f"{m['contributions']} "
+                                                   f"({m['contribution_bets']} bets)"),
+            ("awards paid from the pool", m["pool_awards"]),
+            ("house-funded awards", m["house_funded"]),
+            ("resets", f"{m['resets']} ({m['reset_count']})"), ("rounds", m["rounds"])]
+        for name, value in lines:
+            out.print(f"  {name:<28} {value}", markup=False)
+        for c in CATEGORIES:
+            a = m["awards"][c]
+            if a["count"]:
+                out.print(f"  {c:<28} {a['count']} × = {a['amount']} (pool {a['from_pool']}, "
+                          f"house {a['from_house']})", markup=False)
+        if history:
+            for r in hist[p]:
+                awards = ", ".join(f"{a['hand']} {a['amount']} to {a['bet']}"
+                                   for a in r["awards"])
+                out.print(f"    {r['at']}  {r['table']}/{r['round']}  {r['start']} "
+                          f"+{r['contributions']} → {r['end']}" + (f"  [{awards}]" if awards else "")
+                          + (f"  reset +{r['reset']}" if r["reset"] != "0" else ""), markup=False)
+
+
+ORDER = 60
+COMMANDS = [jackpot]

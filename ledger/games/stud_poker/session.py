@@ -1,0 +1,116 @@
+"""The STUD game session: linked jackpot pools across every table, in store order (RULES §6.6).
+
+Verify creates one :class:`StudSession` per run and hands it every STUD round in the order the
+ledger stored them (FEED §7, "order of record"). For each round it runs the round's own rules
+(``round.analyse``), then settles the round's jackpot on the pool its rulebook names with
+``pool.settle_pool`` — the same function the ``jackpot`` projection uses — and:
+
+- puts each winning jackpot bet's due settlement (``win``, nothing returned, the award as
+  ``won``: art. 10, P8) among the round's expected settlements, so a wrong ``won`` is a
+  ``settlement_mismatch`` like any other bet;
+- compares the round's ``jackpot_paid`` lines with the derived awards: a missing award, a wrong
+  amount or hand, or an award the rules do not give is ``jackpot_mismatch``;
+- adds the pool before and after the round to the replay steps.
+
+The pool advances by the *derived* amounts, never by what a table paid, so one wrong payment
+does not shift every later award.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from ledger.games.base import Derivation, Settlement, Step
+from ledger.games.stud_poker.feed import JackpotPaid
+from ledger.games.stud_poker.pool import CONTRIBUTION_RULE, RESET_RULE, PoolRound, settle_pool
+from ledger.games.stud_poker.round import StudRound, analyse
+from ledger.money import ZERO, same_amount
+from ledger.round import Round
+from ledger.verify.findings import Finding
+
+AWARD_RULE = "STUD art. 10; RULES §6.6, §8.6 P8"
+
+
+class StudSession:
+    """Pool balances by pool name, advanced round by round in store order."""
+
+    def __init__(self) -> None:
+        self.balances: dict[str, Decimal] = {}
+
+    def derive(self, rnd: Round) -> Derivation:
+        """The round's derivation, its jackpot awards settled on the pool as it stands now."""
+        analysed = analyse(rnd)
+        pooled = self.settle(rnd, analysed)
+        check_awards(rnd, analysed, pooled)
+        return analysed.derivation
+
+    def settle(self, rnd: Round, analysed: StudRound) -> PoolRound | None:
+        """Advance the round's pool past ``rnd``; ``None`` if the round touches no pool."""
+        opts = rnd.rules.jackpot
+        if opts is None or not analysed.stakes:
+            return None
+        pooled = settle_pool(self.balances.get(opts.pool), opts, rnd.rules.rounding,
+                             analysed.stakes, analysed.hits)
+        self.balances[opts.pool] = pooled.end
+        return pooled
+
+    def finish(self) -> list[Finding]:
+        """Nothing is left to judge at the end of the log."""
+        return []
+
+
+def check_awards(rnd: Round, analysed: StudRound, pooled: PoolRound | None) -> None:
+    """Add the award settlements, the pool steps and the ``jackpot_mismatch`` findings."""
+    d = analysed.derivation
+    awards = {a.bet: a for a in pooled.awards} if pooled else {}
+    if pooled is not None:
+        d.steps += pool_steps(pooled)
+    for due in awards.values():
+        d.expected[due.bet] = Settlement("win", ZERO, due.amount, ZERO, due.rule,
+                                         f"jackpot award: {due.reason} (stake not returned)")
+    seen: set[str] = set()
+    for paid in rnd.of_type(JackpotPaid):
+        award = awards.get(paid.bet)
+        if paid.bet in seen or award is None:
+            if not analysed.judged and paid.bet not in seen:
+                continue  # the hands could not be derived: nothing to compare with
+            why = ("a second jackpot_paid for the same bet" if paid.bet in seen
+                   else "no jackpot award is due to this bet")
+            d.findings.append(_mismatch(rnd, paid.bet, f"unexpected jackpot_paid of "
+                                        f"{paid.amount} for {paid.hand}: {why}", seq=paid.seq,
+                                        recorded={"hand": paid.hand, "amount": str(paid.amount)}))
+        elif paid.hand != award.category.key or not same_amount(paid.amount, award.amount):
+            d.findings.append(_mismatch(
+                rnd, paid.bet, f"jackpot award for {award.category.key} is {award.amount} "
+                f"({award.reason}); the table paid {paid.amount} for {paid.hand}", seq=paid.seq,
+                rule=award.rule, expected={"hand": award.category.key, "amount": str(award.amount)},
+                recorded={"hand": paid.hand, "amount": str(paid.amount)}))
+        seen.add(paid.bet)
+    for due in awards.values():
+        if due.bet not in seen:
+            d.findings.append(_mismatch(
+                rnd, due.bet, f"no jackpot_paid for the {due.category.key} of place "
+                f"{due.seat}: {due.amount} is due ({due.reason})", rule=due.rule,
+                expected={"hand": due.category.key, "amount": str(due.amount)}))
+
+
+def pool_steps(p: PoolRound) -> list[Step]:
+    """The pool before and after one round, for ``ledger replay``."""
+    opened = " (opened at its seed)" if p.opened else ""
+    steps = [Step(f"jackpot pool {p.pool} before the round: {p.start}{opened}; "
+                  f"{len(p.contributions)} settled jackpot bets contribute {p.contributed} → "
+                  f"{p.after_contributions}", CONTRIBUTION_RULE)]
+    for a in p.awards:
+        steps.append(Step(f"jackpot award to {a.bet} (place {a.seat}): {a.amount} — {a.reason}",
+                          a.rule))
+    if p.reset:
+        steps.append(Step(f"nothing left in pool {p.pool}: reset to the seed {p.seed} "
+                          f"(house-funded {p.reset})", RESET_RULE))
+    steps.append(Step(f"jackpot pool {p.pool} after the round: {p.end}", CONTRIBUTION_RULE))
+    return steps
+
+
+def _mismatch(rnd: Round, bet: str, message: str, rule: str = AWARD_RULE,
+              **kw: object) -> Finding:
+    return Finding("jackpot_mismatch", rnd.table, rnd.round, message, rule=rule, bet=bet,
+                   **kw)  # type: ignore[arg-type]

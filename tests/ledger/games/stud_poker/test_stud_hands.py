@@ -1,0 +1,155 @@
+"""The STUD evaluator against STUD art. 4 and art. 8, and over all 2,598,960 hands (RULES §9.6).
+
+The exhaustive tests run ``hands.strength`` — the function verify uses — on every five-card hand
+once (a module fixture), then check the category counts of RULES §9.6, the qualification counts,
+a pinned SHA-256 of the whole ordering, and that two hands from one deck never tie.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from array import array
+from collections import Counter
+from itertools import combinations
+
+import pytest
+
+from ledger.games.stud_poker.hands import HandValue, card_index, decide, evaluate_text, strength
+from ledger.games.stud_poker.rules import dealer_qualifies
+from ledger.games.stud_poker.tables import (
+    ACE_KING_HIGH_HANDS,
+    CATEGORY_COUNTS,
+    NON_QUALIFYING_HANDS,
+    Category,
+)
+
+ORDERING_DIGEST = "8448cc5a9a7c6d91ad76dda803e8f507c5cb25cf552aff1ae93062a9a22b8c3a"
+"""SHA-256 of every hand sorted by (strength, hand): ``strength << 30 | 5 × 6-bit card indices``,
+8 bytes little-endian each."""
+
+
+def _pack(hand: tuple[int, ...]) -> int:
+    return hand[0] | hand[1] << 6 | hand[2] << 12 | hand[3] << 18 | hand[4] << 24
+
+
+def _unpack(packed: int) -> tuple[int, ...]:
+    return tuple((packed >> (6 * i)) & 63 for i in range(5))
+
+
+@pytest.fixture(scope="module")
+def ordering() -> array[int]:
+    """Every hand as ``strength << 30 | packed hand``, sorted: the full ordering."""
+    keys = array("Q", (strength(h) << 30 | _pack(h) for h in combinations(range(52), 5)))
+    return array("Q", sorted(keys))
+
+
+def test_category_counts_are_those_of_rules_9_6(ordering: array[int]) -> None:
+    counts = Counter(Category(k >> 54) for k in ordering)
+    assert len(ordering) == 2_598_960
+    assert counts == CATEGORY_COUNTS
+
+
+def test_dealer_qualification_counts(ordering: array[int]) -> None:
+    high = [k >> 30 for k in ordering if k >> 54 == Category.HIGH_CARD]
+    qualifying = [s for s in high if dealer_qualifies(HandValue((), s))[0]]
+    assert len(high) - len(qualifying) == NON_QUALIFYING_HANDS
+    assert len(qualifying) == ACE_KING_HIGH_HANDS
+
+
+def test_the_full_ordering_is_pinned(ordering: array[int]) -> None:
+    data = array("Q", ordering)
+    if sys.byteorder == "big":
+        data.byteswap()
+    assert hashlib.sha256(data.tobytes()).hexdigest() == ORDERING_DIGEST
+
+
+def test_two_hands_from_one_deck_never_tie(ordering: array[int]) -> None:
+    """Proof over all hands: within each group of equal strength, either one card is common to
+    every hand, or every hand holds three cards of one common rank (3 + 3 > 4 cards of a rank
+    in one deck). Either way no two hands of a group are disjoint, so disjoint hands never tie."""
+    groups = 0
+    start = 0
+    n = len(ordering)
+    while start < n:
+        s = ordering[start] >> 30
+        end = start
+        common = (1 << 52) - 1
+        rank_counts: Counter[int] = Counter()
+        while end < n and ordering[end] >> 30 == s:
+            hand = _unpack(ordering[end] & ((1 << 30) - 1))
+            mask = 0
+            for c in hand:
+                mask |= 1 << c
+            common &= mask
+            for r, k in Counter(c >> 2 for c in hand).items():
+                if k >= 3:
+                    rank_counts[r] += 1
+            end += 1
+        size = end - start
+        if size > 1 and not common:
+            assert any(v == size for v in rank_counts.values()), hex(s)
+        groups += 1
+        start = end
+    assert groups == 21_489  # distinct strengths: the number of classes of art. 8's order
+
+
+def v(text: str) -> HandValue:
+    return evaluate_text(text.split())
+
+
+@pytest.mark.parametrize(("higher", "lower", "why"), [
+    ("AS KS QS JS TS", "AH KH QH JH TH", "higher suit"),
+    ("AD KD QD JD TD", "KS QS JS TS 9S", "category"),
+    ("6C 5C 4C 3C 2C", "5S 4S 3S 2S AS", "top card: 6 beats 5"),
+    ("9H 8H 7H 6H 5H", "9C 8C 7C 6C 5C", "♥ beats ♣"),
+    ("2S 2H 2C 2D 3S", "AS AH AC KD KS", "category"),
+    ("3S 3H 3C 3D 2S", "2C 2H 2D 2S AS", "rank of the four: 3 beats 2"),
+    ("AS AH AC 2D 2S", "KS KH KC QD QS", "rank of the three: A beats K"),
+    ("AH JH 9H 7H 2H", "AC JC 9C 7C 2C", "♥ beats ♣"),
+    ("KH QH 9H 7H 3H", "KD QD 9D 7D 2D", "fifth card: 3 beats 2"),
+    ("6S 5D 4C 3H 2H", "5S 4D 3C 2D AS", "top card: 6 beats 5"),
+    ("AS KD QC JH TH", "AH KC QD JS TS", "suit of the top card: ♠ beats ♥"),
+    ("5S 4D 3C 2D AH", "5H 4C 3D 2S AS", "suit of the top card: ♠ beats ♥"),
+    ("9S 9D KC 7H 2D", "9H 9C KD 7S 2C", "best suit: ♠ beats ♥"),
+    ("9S 9D KC 7H 3D", "9H 9C KD 7S 2C", "third odd card: 3 beats 2"),
+    ("JS JD 4C 4H 9D", "JH JC 4S 4D 9S", "best suit: ♠ beats ♥"),
+    ("JS JD 4C 4H 9D", "JH JC 3S 3D KS", "lower pair: 4 beats 3"),
+    ("AS 9H 7C 5D 3D", "AH 9S 7D 5C 3C", "highest card: ♠ beats ♥"),
+])
+def test_art_8_tie_breaks(higher: str, lower: str, why: str) -> None:
+    a, b = v(higher), v(lower)
+    assert a.strength > b.strength
+    decision = decide(a, b)
+    assert decision.first_wins and not decide(b, a).first_wins
+    assert why.split(": ")[-1] in decision.text, decision.text
+
+
+def test_the_wheel_is_the_lowest_straight_and_there_is_no_wrap_around() -> None:
+    wheel = v("5D 4C 3H 2S AD")
+    assert wheel.category == Category.STRAIGHT and wheel.slots[0] == card_index("5S") >> 2
+    assert all(wheel.strength < v(s).strength
+               for s in ("6D 5C 4H 3S 2D", "AS KD QC JH TD", "7D 6C 5H 4S 3D"))
+    for wrap in ("QS KD AC 2H 3D", "KS AD 2C 3H 4D", "JS QD KC AH 2D"):
+        assert v(wrap).category == Category.HIGH_CARD
+    assert v("5S 4S 3S 2S AS").category == Category.STRAIGHT_FLUSH
+    assert v("QS KS AS 2S 3S").category == Category.FLUSH
+
+
+def test_suits_rank_spades_hearts_clubs_diamonds() -> None:
+    royals = [v(f"A{s} K{s} Q{s} J{s} T{s}") for s in "SHCD"]
+    assert [r.strength for r in royals] == sorted((r.strength for r in royals), reverse=True)
+
+
+def test_bad_hands_are_refused() -> None:
+    with pytest.raises(ValueError, match="five distinct cards"):
+        strength([1, 1, 2, 3, 4])
+    with pytest.raises(ValueError, match="five distinct cards"):
+        strength([1, 2, 3, 4])
+
+
+def test_dealer_qualifies_with_ace_king_or_better() -> None:
+    assert dealer_qualifies(v("AS KD 4C 3H 2D"))[0]
+    assert not dealer_qualifies(v("AS QD 4C 3H 2D"))[0]
+    assert not dealer_qualifies(v("KS QD JC 9H 2D"))[0]
+    assert dealer_qualifies(v("2S 2D 4C 3H 7D"))[0]
