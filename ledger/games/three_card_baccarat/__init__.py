@@ -1,8 +1,16 @@
 """3-Card Baccarat («3 — Card Baccarat Game», 三公百家樂), Portaria 22/96/M (RULES §3).
-Feed models only (FEED §5); the rules land with their issue (``derive`` is None)."""
+
+The feed (FEED §5) is in ``feed.py``; the card points, the 31-level ranking and the prizes in
+``tables.py``; the ranking formula and the settlement of each spot in ``rules.py``; the shoe's
+life cycle and the deal in ``deal.py``; the round's derivation and the per-table shoe session in
+``round.py``; the simulator in ``simulate.py``. Ties and odd/even on three figures are carried
+into the table's next round (``carries_bets``, RULES §3.7).
+"""
 
 from ledger.games.base import Game
 from ledger.games.three_card_baccarat.feed import EVENTS
+from ledger.games.three_card_baccarat.round import ThreeCardSession, derive
+from ledger.games.three_card_baccarat.simulate import INJECTABLE, simulate_round
 
 GAME = Game(
     key="3CB",
@@ -10,4 +18,9 @@ GAME = Game(
     regulation="Portaria 22/96/M",
     events=EVENTS,
     closes_betting=frozenset({"card_burned", "card_dealt"}),
+    derive=derive,
+    session=ThreeCardSession,
+    carries_bets=True,
+    simulate_round=simulate_round,
+    injectable=INJECTABLE,
 )
