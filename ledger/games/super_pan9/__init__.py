@@ -12,7 +12,7 @@ from ledger.games.base import Game
 from ledger.games.super_pan9.feed import EVENTS
 from ledger.games.super_pan9.round import derive
 from ledger.games.super_pan9.session import BankSession
-from ledger.games.super_pan9.simulate import INJECTABLE, simulate_round
+from ledger.games.super_pan9.simulate import EXTRA_KINDS, INJECTABLE, simulate_round
 
 GAME = Game(
     key="SP9",
@@ -23,5 +23,5 @@ GAME = Game(
     derive=derive,
     session=BankSession,
     simulate_round=simulate_round,
-    injectable=INJECTABLE,
+    injectable=(*INJECTABLE, *EXTRA_KINDS),
 )
