@@ -35,7 +35,7 @@ def simulate(
     error_rate: Annotated[float, typer.Option(min=0.0, max=1.0,
                                               help="Share of rounds given one injected error.")] = 0.0,
 ) -> None:
-    """Write a feed of RL and FPC rounds; injected errors are listed in OUT.errors.json."""
+    """Write a seeded feed of every game (or --game); injected errors are listed in OUT.errors.json."""
     keys = simulated_games(game)
     sim = run_simulation([GAMES[k] for k in keys], rounds=rounds, tables=tables, seed=seed,
                          error_rate=error_rate)
