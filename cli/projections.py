@@ -11,7 +11,7 @@ from cli.render import err, out, print_json
 from ledger.errors import StoreError
 from projections.base import View
 from projections.registry import registered_views
-from projections.updater import catch_up, rebuild, status
+from projections.updater import catch_up, rebuild_all, status
 
 projections = typer.Typer(name="projections", no_args_is_help=True,
                           help="The finance views (commission, house, jackpot, bank): "
@@ -102,7 +102,7 @@ def rebuild_command(
     views = _chosen(names)
     app = open_app(db)
     try:
-        results = [rebuild(app, v, replace=replace) for v in views]
+        results = rebuild_all(app, views, replace=replace)
     except StoreError as exc:
         err.print(f"error: {exc}")
         raise typer.Exit(code=2) from None

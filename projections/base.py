@@ -9,7 +9,8 @@ Views never touch the database themselves. The updater (``projections.updater``)
 rows backed by the view tables and writes the changed rows together with the view's tracking
 position in one transaction, so a round is counted exactly once even if the updater is killed
 mid-batch. :class:`MemoryRows` backs the same views in memory: for tests, for ``rebuild``
-comparisons and for :func:`fold_store`, which folds a whole store in one pass.
+comparisons and for :func:`fold_store`, which folds a whole store in one pass (and
+:func:`fold_views`, which folds several views in that one pass).
 
 A view's ``apply`` must be a pure function of (its rows, the round): no clock, no randomness,
 no other rounds — that is what makes *rebuild equals incremental* true.
@@ -18,7 +19,7 @@ no other rounds — that is what makes *rebuild equals incremental* true.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, Protocol
 from uuid import UUID
 
@@ -133,3 +134,25 @@ def fold_store(app: LedgerApp, view: View, rows: MemoryRows | None = None) -> Me
     for _, rnd in closed_rounds(app):
         view.apply(rnd, rows)
     return rows
+
+
+def fold_views(app: LedgerApp, views: Sequence[View],
+               upto: Sequence[int | None] | None = None) -> list[MemoryRows]:
+    """Fold the closed rounds into each of ``views`` in memory, in **one** pass over the log;
+    view ``i`` stops at notification ``upto[i]`` (``None``: the end of the log). Each result
+    equals ``fold_store`` of that view cut at its ``upto``."""
+    limits = list(upto) if upto is not None else [None] * len(views)
+    if len(limits) != len(views):
+        raise ValueError(f"{len(views)} views but {len(limits)} positions to stop at")
+    folds = [MemoryRows() for _ in views]
+    last = None if any(u is None for u in limits) else max((u or 0 for u in limits), default=0)
+    if not views:
+        return folds
+    plan = list(zip(views, folds, limits, strict=True))
+    for closing, rnd in closed_rounds(app):
+        if last is not None and closing > last:
+            break
+        for view, rows, limit in plan:
+            if limit is None or closing <= limit:
+                view.apply(rnd, rows)
+    return folds

@@ -1,8 +1,9 @@
 """Rebuild equals incremental: each stored view compared with a fresh fold from position 0.
 
 :func:`check_projections` reads each stored view and its position in one snapshot, folds the
-store again in memory (``projections.base.closed_rounds``) up to that same position, and reports
-every key whose rows differ as ``projection_mismatch``. It writes nothing: verify stays
+store again in memory up to that same position — all views in one pass over the log
+(``projections.base.fold_views``) — and reports every key whose rows differ as
+``projection_mismatch``. It writes nothing: verify stays
 read-only. A view never updated has nothing to compare; a view stored under another version is
 reported as information (the next update rebuilds it).
 """
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 
 from ledger.store import LedgerApp
 from ledger.verify.findings import Finding
-from projections.base import MemoryRows, View, closed_rounds
+from projections.base import MemoryRows, View, closed_rounds, fold_views
 from projections.updater import ViewStore, encode_row
 
 RULE = "rebuild equals incremental (projections)"
@@ -65,23 +66,31 @@ def differences(app: LedgerApp, view: View, store: ViewStore) -> tuple[int | Non
 
 
 def check_projections(app: LedgerApp, views: Sequence[View] | None = None) -> list[Finding]:
-    """``projection_mismatch`` findings for every registered view (see the module docstring)."""
+    """``projection_mismatch`` findings for every registered view (see the module docstring).
+
+    Every view is snapshotted first, then all are rebuilt in **one** pass over the log
+    (``projections.base.fold_views``), each up to its own stored position."""
     from projections.registry import registered_views
 
     chosen = list(views) if views is not None else registered_views()
     findings: list[Finding] = []
+    compared: list[tuple[View, int, MemoryRows]] = []
     with ViewStore(app, create=False) as store:
         for view in chosen:
-            tracking = store.tracking(view.name)
-            if tracking is not None and tracking.version != view.version:
+            tracking, stored = store.snapshot(view.name)
+            if tracking is None:
+                continue  # never updated: nothing to compare
+            if tracking.version != view.version:
                 findings.append(Finding(
                     "projection_mismatch", None, None, rule=RULE, severity="info",
                     message=f"view {view.name} is stored under version {tracking.version}, the "
                             f"code's is {view.version}: the next update rebuilds it",
                     extra={"view": view.name}))
                 continue
-            position, diffs = differences(app, view, store)
-            findings += _findings(view.name, position, diffs)
+            compared.append((view, tracking.position, stored))
+    rebuilt = fold_views(app, [v for v, _, _ in compared], [p for _, p, _ in compared])
+    for (view, position, stored), fresh in zip(compared, rebuilt, strict=True):
+        findings += _findings(view.name, position, compare(view.name, stored, fresh))
     return findings
 
 

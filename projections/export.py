@@ -37,7 +37,7 @@ from projections.commission import CommissionView, commission_report
 from projections.gaming_day import day_of
 from projections.house import HouseView
 from projections.registry import registered_views
-from projections.updater import ViewStore, catch_up_view, encode_row
+from projections.updater import ViewStore, catch_up, encode_row
 
 FORMATS = ("csv", "parquet", "beancount")
 ZERO = Decimal(0)
@@ -203,8 +203,8 @@ def export(app: LedgerApp, directory: Path, *, formats: Sequence[str] = FORMATS,
     view_rows: dict[str, Any] = {}
     projection_rows: list[dict[str, Any]] = []
     with ViewStore(app) as store:
+        catch_up(app, views, store=store)
         for view in views:
-            catch_up_view(app, view, store=store)
             tracking, stored = store.snapshot(view.name)
             positions[view.name] = tracking.position if tracking else 0
             view_rows[view.name] = stored

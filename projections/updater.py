@@ -7,17 +7,27 @@ SQLite file or PostgreSQL schema:
 - ``ledger_view_tracking (view, position, version)``: the notification id of the last closing
   event folded into the view, and the view version that folded it.
 
-:func:`catch_up` runs batches until the view reaches the end of the log. A batch reads the
-closed rounds after the tracked position (``projections.base.closed_rounds``), applies them to
-a write-through cache of rows, and then, in **one** transaction, checks that the tracked
-position is still the one it started from, writes the changed rows and the new position. The
-tracking record and the rows commit together or not at all, so an updater killed at any point
-(mid-batch, mid-transaction) leaves the view exactly at its last committed batch and the next
-run resumes from there: a round is never counted twice nor lost. If another updater moved the
-position meanwhile, the transaction is rolled back and the batch redone from the new position
-(optimistic concurrency, the library's tracking contract: positions only move forward). This is
-the catch-up loop of EVENTSOURCING.md §6 (hazard 3: SQLite cannot subscribe, so both stores
-pull, through one code path; hazard 2: the library's DB functions are never used here).
+:func:`catch_up` runs batches until the views reach the end of the log. All the views of one
+call share each batch (:func:`catch_up_targets`): it reads the closed rounds once
+(``projections.base.closed_rounds``), from the lowest tracked position among them, and hands
+each round to every view whose position is before it (views at the same position share the
+whole pass; a view behind catches up in it), applying them to a write-through cache of rows per
+view. Then, in **one** transaction, it checks that each view's tracked position is still the
+one the batch started from and writes each view's changed rows together with its new position.
+The tracking records and the rows commit together or not at all, so an updater killed at any
+point (mid-batch, mid-transaction) leaves every view exactly at its last committed batch and
+the next run resumes from there: a round is never counted twice nor lost. If another updater
+moved any of the positions meanwhile, the transaction is rolled back and the batch redone from
+the new positions (optimistic concurrency, the library's tracking contract: positions only move
+forward). This is the catch-up loop of EVENTSOURCING.md §6 (hazard 3: SQLite cannot subscribe,
+so both stores pull, through one code path; hazard 2: the library's DB functions are never used
+here).
+
+Between batches of one run the updater keeps the rows it has read and written (:class:`Known`,
+bounded by ``KNOWN_ROWS_MAX``), valid only while the view's tracking record is still the one
+it committed: a view rebuilt from 0 is never read back, and a row is never read just to be
+overwritten. (Like the rows read within one batch, this cannot see ``rebuild --replace``
+rewriting a view's rows *at the same position* while the run is going on.)
 
 A view whose stored version differs from its class's ``version`` is rebuilt from position 0:
 the old rows are deleted in the same transaction as the first batch of the rebuild.
@@ -39,6 +49,7 @@ from eventsourcing.sqlite import SQLiteDatastore
 from ledger.errors import StoreError
 from ledger.feed.envelope import TERMINAL_TYPES
 from ledger.games import GAMES
+from ledger.round import Round
 from ledger.store import LedgerApp
 from projections.base import MemoryRows, Row, View, closed_rounds
 
@@ -73,6 +84,20 @@ class Tracking:
     view: str
     position: int
     version: int
+
+
+@dataclass(frozen=True)
+class Pending:
+    """One view's share of a batch: its changed rows and the position they bring it to, to be
+    written only if its stored position is still ``base``."""
+
+    view: str
+    version: int
+    base: Tracking | None
+    position: int
+    changed: dict[str, str]
+    reset: bool
+    on_write: Callable[[], None] | None = None
 
 
 class _Backend:
@@ -276,30 +301,39 @@ class ViewStore:
                on_write: Callable[[], None] | None = None) -> None:
         """Write changed rows and the new position in one transaction, if the position is still
         ``base``; raise :class:`_Moved` (rolled back) otherwise."""
+        self.commit_all([Pending(view, version, base, position, changed, reset, on_write)])
+
+    def commit_all(self, batch: Sequence[Pending]) -> None:
+        """Write each view's changed rows and new position in **one** transaction, if every
+        view's position is still its ``base``; raise :class:`_Moved` (all rolled back)
+        otherwise. Views are locked in name order, so two updaters cannot deadlock."""
         b = self.backend
+        upsert = (f"INSERT INTO {b.rows} (view, key, row) VALUES ({b.p}, {b.p}, {b.p}) "
+                  "ON CONFLICT (view, key) DO UPDATE SET row = excluded.row")
         try:
             with b.write() as cur:
-                cur.execute(f"SELECT position, version FROM {b.tracking} WHERE view = {b.p}{b.lock}",
-                            (view,))
-                found = cur.fetchone()
-                now = Tracking(view, int(found[0]), int(found[1])) if found else None
-                if now != base:
-                    raise _Moved
-                if reset:
-                    cur.execute(f"DELETE FROM {b.rows} WHERE view = {b.p}", (view,))
-                if changed:
-                    cur.executemany(
-                        f"INSERT INTO {b.rows} (view, key, row) VALUES ({b.p}, {b.p}, {b.p}) "
-                        "ON CONFLICT (view, key) DO UPDATE SET row = excluded.row",
-                        [(view, k, text) for k, text in sorted(changed.items())])
-                if on_write is not None:
-                    on_write()
-                if found is None:
-                    cur.execute(f"INSERT INTO {b.tracking} (view, position, version) "
-                                f"VALUES ({b.p}, {b.p}, {b.p})", (view, position, version))
-                else:
-                    cur.execute(f"UPDATE {b.tracking} SET position = {b.p}, version = {b.p} "
-                                f"WHERE view = {b.p}", (position, version, view))
+                for item in sorted(batch, key=lambda i: i.view):
+                    view = item.view
+                    cur.execute(f"SELECT position, version FROM {b.tracking} "
+                                f"WHERE view = {b.p}{b.lock}", (view,))
+                    found = cur.fetchone()
+                    now = Tracking(view, int(found[0]), int(found[1])) if found else None
+                    if now != item.base:
+                        raise _Moved
+                    if item.reset:
+                        cur.execute(f"DELETE FROM {b.rows} WHERE view = {b.p}", (view,))
+                    if item.changed:
+                        cur.executemany(upsert, [(view, k, text)
+                                                 for k, text in sorted(item.changed.items())])
+                    if item.on_write is not None:
+                        item.on_write()
+                    if found is None:
+                        cur.execute(f"INSERT INTO {b.tracking} (view, position, version) "
+                                    f"VALUES ({b.p}, {b.p}, {b.p})",
+                                    (view, item.position, item.version))
+                    else:
+                        cur.execute(f"UPDATE {b.tracking} SET position = {b.p}, version = {b.p} "
+                                    f"WHERE view = {b.p}", (item.position, item.version, view))
         except IntegrityError:  # another updater inserted the first tracking row meanwhile
             raise _Moved from None
         except sqlite3.IntegrityError:
@@ -332,23 +366,66 @@ def _fetchall(cur: Any) -> list[tuple[Any, ...]]:
     return list(cur.fetchall())
 
 
-class BatchRows:
-    """The rows a view sees during one batch: read from the view table on first use, kept in
-    memory, and compared with what was read when the batch commits (so a row changed in place,
-    without ``put``, is still written)."""
+class Known:
+    """Row texts of one stored view as they stand at ``tracking``, kept by the updater from one
+    batch to the next so rows it has just written are not read back.
 
-    def __init__(self, store: ViewStore, view: str, *, reset: bool) -> None:
+    ``complete``: every row of the view is here (the view was rebuilt from 0 in this run), so a
+    key not here is known to be absent; otherwise a key not here must be read from the table.
+    ``None`` as a text means known to be absent. Valid only while the stored tracking record
+    still equals ``tracking`` (positions only move forward, and rows move with them)."""
+
+    def __init__(self, tracking: Tracking | None, *, complete: bool,
+                 rows: dict[str, str | None] | None = None) -> None:
+        self.tracking = tracking
+        self.complete = complete
+        self.rows: dict[str, str | None] = rows if rows is not None else {}
+
+    def text(self, key: str) -> str | _Unknown | None:
+        """The key's text, ``None`` if known absent, ``UNKNOWN`` if it must be read."""
+        if key in self.rows:
+            return self.rows[key]
+        return None if self.complete else UNKNOWN
+
+
+class _Unknown:
+    """Marks a row whose stored text was not read (it is written whatever it holds)."""
+
+
+UNKNOWN = _Unknown()
+KNOWN_ROWS_MAX = 100_000
+"""Row texts kept per view between batches; beyond it only the last batch's rows are kept."""
+
+
+class BatchRows:
+    """The rows a view sees during one batch: read from the view table on first use (or taken
+    from what the updater already knows, :class:`Known`), kept in memory, and compared with
+    what the table held when the batch commits (so a row changed in place, without ``put``, is
+    still written). A row ``put`` without being read first is written whatever the table
+    held: it is never read just to be compared."""
+
+    def __init__(self, store: ViewStore, view: str, *, reset: bool,
+                 known: Known | None = None) -> None:
         self._store = store
         self._view = view
         self._reset = reset
+        self._known = Known(None, complete=True) if reset else known
         self._rows: dict[str, Row | None] = {}
-        self._read: dict[str, str | None] = {}
+        self._read: dict[str, str | _Unknown | None] = {}
         self._scanned: set[str] = set()
+        self._texts: dict[str, str | None] = {}
+
+    def _cached(self, key: str) -> str | _Unknown | None:
+        return UNKNOWN if self._known is None else self._known.text(key)
 
     def get(self, key: str) -> Row | None:
         """The row under ``key``, or ``None``."""
         if key not in self._rows:
-            text = None if self._reset else self._store.get(self._view, key)
+            text = self._read.get(key, UNKNOWN)
+            if isinstance(text, _Unknown):
+                text = self._cached(key)
+            if isinstance(text, _Unknown):
+                text = self._store.get(self._view, key)
             self._read[key] = text
             self._rows[key] = json.loads(text) if text is not None else None
         return self._rows[key]
@@ -356,14 +433,19 @@ class BatchRows:
     def put(self, key: str, row: Row) -> None:
         """Create or replace the row under ``key``."""
         if key not in self._read:
-            self._read[key] = None if self._reset else self._store.get(self._view, key)
+            self._read[key] = self._cached(key)
         self._rows[key] = row
 
     def scan(self, prefix: str = "") -> Iterator[tuple[str, Row]]:
         """Rows whose key starts with ``prefix``, in key order."""
-        if not self._reset and not any(prefix.startswith(s) for s in self._scanned):
-            for key, text in self._store.scan(self._view, prefix):
-                if key not in self._read:
+        if not any(prefix.startswith(s) for s in self._scanned):
+            if self._known is not None and self._known.complete:
+                found = [(k, t) for k, t in self._known.rows.items()
+                         if t is not None and k.startswith(prefix)]
+            else:
+                found = self._store.scan(self._view, prefix)
+            for key, text in found:
+                if key not in self._rows:
                     self._read[key] = text
                     self._rows[key] = json.loads(text)
             self._scanned.add(prefix)
@@ -375,13 +457,156 @@ class BatchRows:
     def changed(self) -> dict[str, str]:
         """The rows whose text differs from what the view table held."""
         out: dict[str, str] = {}
+        self._texts = {}
         for key, row in self._rows.items():
             if row is None:
+                read = self._read.get(key)
+                if not isinstance(read, _Unknown):
+                    self._texts[key] = read
                 continue
             text = encode_row(row)
+            self._texts[key] = text
             if text != self._read.get(key):
                 out[key] = text
         return out
+
+    def known_after(self, tracking: Tracking) -> Known:
+        """What is known of the view once this batch's :meth:`changed` rows are committed at
+        ``tracking``: the rows known before, updated with this batch's."""
+        known = self._known
+        if known is None or len(known.rows) + len(self._texts) > KNOWN_ROWS_MAX:
+            return Known(tracking, complete=False, rows=dict(self._texts))
+        known.rows.update(self._texts)
+        known.tracking = tracking
+        return known
+
+
+@dataclass(frozen=True)
+class Target:
+    """A view to catch up: the view, the name its rows are stored under, and where to stop
+    (``upto``: a notification id, ``None`` for the end of the log)."""
+
+    view: View
+    name: str
+    upto: int | None = None
+
+
+class _Progress:
+    """Where one target stands during one batch of a shared pass."""
+
+    def __init__(self, store: ViewStore, target: Target, base: Tracking | None,
+                 known: Known | None) -> None:
+        self.target = target
+        self.base = base
+        self.reset = base is None or base.version != target.view.version
+        self.after = 0 if self.reset or base is None else base.position
+        self.position = self.after
+        self.count = 0
+        valid = known if known is not None and known.tracking == base else None
+        self.rows = BatchRows(store, target.name, reset=self.reset, known=valid)
+
+    def wants(self, closing: int) -> bool:
+        """Whether the round closed at ``closing`` is this view's to fold now."""
+        upto = self.target.upto
+        return closing > self.after and (upto is None or closing <= upto)
+
+
+def catch_up_targets(app: LedgerApp, store: ViewStore, targets: Sequence[Target], *,
+                     batch_rounds: int = BATCH_ROUNDS, before_commit: Hook | None = None,
+                     on_write: Hook | None = None) -> dict[str, int]:
+    """Bring every target to the end of the log (or its ``upto``) in shared passes; return
+    their positions by stored name.
+
+    Each batch reads the log **once**, from the lowest tracked position among the targets, and
+    hands each closed round to every target whose position is before it: targets at the same
+    position share the whole pass; a target behind catches up in the same pass. A batch ends
+    after ``batch_rounds`` rounds; then every target that moved (or is rebuilt) commits its
+    rows and its new position in one transaction (:meth:`ViewStore.commit_all`), each
+    position written with its own rows. If any target's position moved meanwhile the whole
+    batch is rolled back and redone. The hooks are called per target with the batch number.
+    """
+    unique: list[Target] = []
+    for target in targets:  # a name is caught up once (the first target of that name)
+        if all(t.name != target.name for t in unique):
+            unique.append(target)
+    positions: dict[str, int] = {}
+    known: dict[str, Known] = {}
+    stream: Iterator[tuple[int, Round]] | None = None
+    stream_at = -1
+    batch = 0
+    retries = 0
+    while True:
+        pending = [t for t in unique if t.name not in positions]
+        if not pending:
+            return {t.name: positions[t.name] for t in unique}
+        stored = {t.view: t for t in store.trackings()}
+        states = []
+        for target in pending:
+            state = _Progress(store, target, stored.get(target.name), known.get(target.name))
+            if not state.reset and target.upto is not None and state.after >= target.upto:
+                positions[target.name] = state.after  # already at (or past) where it stops
+            else:
+                states.append(state)
+        if not states:
+            continue
+        start = min(s.after for s in states)
+        last = None if any(s.target.upto is None for s in states) else max(
+            s.target.upto or 0 for s in states)
+        rounds = 0
+        cut = False
+        if stream is None or stream_at != start:  # else go on reading where the last batch
+            stream = closed_rounds(app, start)    # stopped: rounds it left open stay gathered
+        stream_at = -1
+        for closing, rnd in stream:
+            stream_at = closing
+            if last is not None and closing > last:
+                break
+            folded = False
+            for s in states:
+                if s.wants(closing):
+                    s.target.view.apply(rnd, s.rows)
+                    s.position = closing
+                    s.count += 1
+                    folded = True
+            rounds += folded
+            if rounds >= batch_rounds:
+                cut = True
+                break
+        else:
+            stream = None  # the end of the log: the next batch asks again
+        moving = [s for s in states if s.count or s.reset]
+        if not moving:
+            for s in states:
+                positions[s.target.name] = s.after
+            continue
+        batch += 1
+        if before_commit is not None:
+            for s in moving:
+                before_commit(s.target.name, batch)
+        try:
+            store.commit_all([
+                Pending(s.target.name, s.target.view.version, s.base, s.position,
+                        s.rows.changed(), s.reset, _hook(on_write, s.target.name, batch))
+                for s in moving])
+            for s in moving:
+                name = s.target.name
+                known[name] = s.rows.known_after(Tracking(name, s.position, s.target.view.version))
+        except _Moved:
+            retries += 1
+            if retries > RETRIES_MAX:
+                names = ", ".join(s.target.name for s in moving)
+                raise ProjectionError(f"views {names}: other updaters kept moving the position; "
+                                      f"gave up after {RETRIES_MAX} retries") from None
+            continue
+        if not cut:  # the pass reached the end of the log (or every upto): all are there
+            for s in states:
+                positions[s.target.name] = s.position
+
+
+def _hook(on_write: Hook | None, name: str, batch: int) -> Callable[[], None] | None:
+    if on_write is None:
+        return None
+    return lambda: on_write(name, batch)
 
 
 def catch_up_view(app: LedgerApp, view: View, *, store: ViewStore | None = None,
@@ -394,59 +619,32 @@ def catch_up_view(app: LedgerApp, view: View, *, store: ViewStore | None = None,
     another name (a scratch copy). ``before_commit`` / ``on_write`` are test hooks, called
     before a batch's transaction and inside it after the rows are written.
     """
-    own = store is None
-    store = store or ViewStore(app)
-    name = name or view.name
-    try:
-        batch = 0
-        retries = 0
-        while True:
-            base = store.tracking(name)
-            reset = base is None or base.version != view.version
-            after = 0 if reset or base is None else base.position
-            rows = BatchRows(store, name, reset=reset)
-            position = after
-            count = 0
-            for closing, rnd in closed_rounds(app, after):
-                if upto is not None and closing > upto:
-                    break
-                view.apply(rnd, rows)
-                position = closing
-                count += 1
-                if count >= batch_rounds:
-                    break
-            if count == 0 and not reset:
-                return after
-            batch += 1
-            if before_commit is not None:
-                before_commit(name, batch)
-            hook = (lambda n=batch: on_write(name, n)) if on_write is not None else None
-            try:
-                store.commit(name, view.version, base, position, rows.changed(), reset=reset,
-                             on_write=hook)
-            except _Moved:
-                retries += 1
-                if retries > RETRIES_MAX:
-                    raise ProjectionError(f"view {name}: other updaters kept moving the position; "
-                                          f"gave up after {RETRIES_MAX} retries") from None
-                continue
-            if count == 0:
-                return position
-    finally:
-        if own:
-            store.close()
+    target = Target(view, name or view.name, upto)
+    with _store_of(app, store) as own:
+        return catch_up_targets(app, own, [target], batch_rounds=batch_rounds,
+                                before_commit=before_commit, on_write=on_write)[target.name]
+
+
+@contextmanager
+def _store_of(app: LedgerApp, store: ViewStore | None) -> Iterator[ViewStore]:
+    """``store``, or a store of our own closed on exit."""
+    if store is not None:
+        yield store
+        return
+    with ViewStore(app) as own:
+        yield own
 
 
 def catch_up(app: LedgerApp, views: Sequence[View] | None = None, *,
-             batch_rounds: int = BATCH_ROUNDS) -> dict[str, int]:
-    """Bring every view (the registry's by default) up to the end of the log; return their
-    positions by name."""
+             batch_rounds: int = BATCH_ROUNDS, store: ViewStore | None = None) -> dict[str, int]:
+    """Bring every view (the registry's by default) up to the end of the log in shared passes
+    over the log (:func:`catch_up_targets`); return their positions by name."""
     from projections.registry import registered_views
 
     chosen = list(views) if views is not None else registered_views()
-    with ViewStore(app) as store:
-        return {v.name: catch_up_view(app, v, store=store, batch_rounds=batch_rounds)
-                for v in chosen}
+    with _store_of(app, store) as own:
+        return catch_up_targets(app, own, [Target(v, v.name) for v in chosen],
+                                batch_rounds=batch_rounds)
 
 
 def view_rows(app: LedgerApp, view: View) -> MemoryRows:
@@ -516,13 +714,18 @@ def status(app: LedgerApp, views: Sequence[View] | None = None) -> list[ViewStat
 
     chosen = list(views) if views is not None else registered_views()
     head = app.recorder.max_notification_id() or 0
+    counted: dict[int, int] = {}  # views at the same position share one count
     with ViewStore(app, create=False) as store:
+        stored = {t.view: t for t in store.trackings()}
         out = []
         for v in chosen:
-            t = store.tracking(v.name)
+            t = stored.get(v.name)
             fresh = t is None or t.version != v.version
             position = 0 if t is None else t.position
-            behind = closings_after(app, 0 if fresh else position)
+            since = 0 if fresh else position
+            if since not in counted:
+                counted[since] = closings_after(app, since)
+            behind = counted[since]
             out.append(ViewStatus(v.name, v.version, t.version if t else None, position, head,
                                   behind))
     return out
@@ -546,20 +749,36 @@ def rebuild(app: LedgerApp, view: View, *, replace: bool = False,
     With ``replace`` the live view becomes the rebuilt one (one transaction); the scratch view
     is dropped either way.
     """
-    from projections.check import compare
+    return rebuild_all(app, [view], replace=replace, batch_rounds=batch_rounds)[0]
 
-    scratch = f"{view.name}~rebuild"
+
+def rebuild_all(app: LedgerApp, views: Sequence[View] | None = None, *, replace: bool = False,
+                batch_rounds: int = BATCH_ROUNDS) -> list[Rebuilt]:
+    """:func:`rebuild` for several views (the registry's by default) with shared passes: one
+    catch-up of the live views, then one rebuild pass for all the scratch views, each stopping
+    at its live view's position."""
+    from projections.check import compare
+    from projections.registry import registered_views
+
+    chosen = list({v.name: v for v in (views if views is not None else registered_views())}
+                  .values())
+    scratch = {v.name: f"{v.name}~rebuild" for v in chosen}
+    out = []
     with ViewStore(app) as store:
-        position = catch_up_view(app, view, store=store, batch_rounds=batch_rounds)
-        store.drop(scratch)
-        catch_up_view(app, view, store=store, batch_rounds=batch_rounds, upto=position,
-                      name=scratch)
-        _, live = store.snapshot(view.name)
-        _, fresh = store.snapshot(scratch)
-        keys = [d.key for d in compare(view.name, live, fresh)]
-        replaced = False
-        if replace and keys:
-            store.replace(view.name, scratch)
-            replaced = True
-        store.drop(scratch)
-    return Rebuilt(view.name, position, keys, replaced)
+        positions = catch_up_targets(app, store, [Target(v, v.name) for v in chosen],
+                                     batch_rounds=batch_rounds)
+        for v in chosen:
+            store.drop(scratch[v.name])
+        catch_up_targets(app, store, [Target(v, scratch[v.name], positions[v.name])
+                                      for v in chosen], batch_rounds=batch_rounds)
+        for v in chosen:
+            _, live = store.snapshot(v.name)
+            _, fresh = store.snapshot(scratch[v.name])
+            keys = [d.key for d in compare(v.name, live, fresh)]
+            replaced = False
+            if replace and keys:
+                store.replace(v.name, scratch[v.name])
+                replaced = True
+            store.drop(scratch[v.name])
+            out.append(Rebuilt(v.name, positions[v.name], keys, replaced))
+    return out
