@@ -10,6 +10,7 @@ from eventsourcing.persistence import InterfaceError, OperationalError
 from cli.context import DbOption, open_app
 from cli.render import err, print_json, print_verify, progress_bar
 from ledger.feed.types import GAME_KEYS
+from ledger.seal import Checkpoint, SealError, checkpoint_findings, load_public_key, read_checkpoint
 from ledger.store import LedgerApp
 from ledger.verify.engine import Selection, VerifyReport, verify_store
 
@@ -24,6 +25,16 @@ def verify(
         help="Fail (exit 3) unless the store still contains this head digest, printed by an "
              "earlier verify: catches truncation of the newest events.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    jobs: Annotated[int, typer.Option(
+        "--jobs", min=1, help="Processes judging rounds (whole tables each; the integrity "
+                              "chain is checked once). The findings are the same for any N.")] = 1,
+    checkpoint: Annotated[str | None, typer.Option(
+        help="A signed checkpoint (ledger seal): fail (exit 3) unless the store still holds "
+             "every event it covers, unchanged. See docs/SECURITY.md.")] = None,
+    public_key: Annotated[str | None, typer.Option(
+        help="The sealer's public key (PEM) to check the checkpoint's signature; without it "
+             "the key inside the checkpoint is used (proves the file intact, not its author).")
+    ] = None,
 ) -> None:
     """Re-derive every selected round under its stored rulebook and check the integrity chain.
 
@@ -32,9 +43,14 @@ def verify(
     if game is not None and game not in GAME_KEYS:
         err.print(f"error: --game must be one of {' '.join(GAME_KEYS)}")
         raise typer.Exit(code=2)
+    sealed = _checkpoint(checkpoint, public_key) if checkpoint else None
     app = open_app(db)
     try:
-        report = _run(app, Selection(table=table, game=game, round=round), expect_head)
+        report = _run(app, Selection(table=table, game=game, round=round),
+                      sealed.position.head if sealed and not expect_head else expect_head,
+                      jobs=jobs, db=db)
+        if sealed is not None:
+            _check_checkpoint(app, sealed, report)
     finally:
         app.close()
     if as_json:
@@ -44,7 +60,33 @@ def verify(
     raise typer.Exit(code=report.exit_code)
 
 
-def _run(app: LedgerApp, selection: Selection, expect_head: str | None) -> VerifyReport:
+def _checkpoint(path: str, public_key: str | None) -> Checkpoint:
+    """Read a checkpoint and check its signature: a bad one is tampering (exit 3)."""
+    try:
+        sealed = read_checkpoint(path)
+        key = load_public_key(public_key) if public_key else None
+    except SealError as exc:
+        err.print(f"error: {exc}")
+        raise typer.Exit(code=2) from None
+    try:
+        sealed.check_signature(key)
+    except SealError as exc:
+        err.print(f"integrity broken: {exc}")
+        raise typer.Exit(code=3) from None
+    return sealed
+
+
+def _check_checkpoint(app: LedgerApp, sealed: Checkpoint, report: VerifyReport) -> None:
+    findings = checkpoint_findings(app, sealed)
+    if findings:
+        report.findings = findings + report.findings
+        report.integrity_ok = False
+
+
+def _run(app: LedgerApp, selection: Selection, expect_head: str | None, *, jobs: int = 1,
+         db: str | None = None) -> VerifyReport:
+    if jobs > 1:
+        return _run_parallel(selection, expect_head, jobs, db)
     try:
         total = app.recorder.max_notification_id() or 0
     except Exception:  # a damaged file: let verify report it
@@ -61,6 +103,26 @@ def _run(app: LedgerApp, selection: Selection, expect_head: str | None) -> Verif
         err.print(f"error: the store cannot be reached: {exc}")
         raise typer.Exit(code=2) from None
     except Exception as exc:  # e.g. "database disk image is malformed" on a damaged file
+        from ledger.verify.findings import Finding
+
+        report = VerifyReport(integrity_ok=False)
+        report.findings.append(Finding("chain_broken", None, None, rule="integrity",
+                                       message=f"the store cannot be read: {exc}"))
+        return report
+
+
+def _run_parallel(selection: Selection, expect_head: str | None, jobs: int,
+                  db: str | None) -> VerifyReport:
+    """``--jobs N``: each worker opens the store itself (no progress bar)."""
+    from ledger.store import database_url
+    from ledger.verify.partition import verify_parallel
+
+    try:
+        return verify_parallel(database_url(db), selection, jobs=jobs, expect_head=expect_head)
+    except (OperationalError, InterfaceError) as exc:
+        err.print(f"error: the store cannot be reached: {exc}")
+        raise typer.Exit(code=2) from None
+    except Exception as exc:
         from ledger.verify.findings import Finding
 
         report = VerifyReport(integrity_ok=False)

@@ -18,14 +18,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from functools import lru_cache
+from typing import Any, BinaryIO
 from uuid import UUID
 
 from eventsourcing.persistence import IntegrityError
 
-from ledger.chain import CHAIN_ID, Linked, genesis, link_entries, next_digest, now
+from ledger.chain import CHAIN_ID, Linked, LinkEntry, genesis, next_digest, now
 from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent, RoundOpened
-from ledger.feed.parse import MAX_LINE_BYTES, Rejection, parse_line
+from ledger.feed.parse import MAX_LINE_BYTES, Rejection
+from ledger.openings import OpeningParser
 from ledger.round import round_id
 from ledger.store import SAVE_EVENTS_MAX, LedgerApp, Recorded, content_of, topic_of
 from ledger.table import RoundStarted, table_id
@@ -34,6 +36,10 @@ BATCH_EVENTS = 500
 """Feed events per save: well under the 1,000-event cap, leaving room for table and chain events."""
 
 SAVE_ATTEMPTS = 20
+
+_round_id = lru_cache(maxsize=1 << 12)(round_id)
+"""``round_id`` is a SHA-1 and a ``UUID`` per call; every line of a round asks for the same one."""
+_table_id = lru_cache(maxsize=1 << 12)(table_id)
 
 
 @dataclass
@@ -79,6 +85,24 @@ class _Batch:
 RejectSink = Callable[[Rejection, str | bytes], None]
 
 
+@dataclass
+class _Collected:
+    """A batch's events handed to ``Application.save`` as one object with ``collect_events``.
+
+    ``save`` checks each object it is given against runtime-checkable Protocols, about 15 us per
+    object on CPython 3.11 (EVENTSOURCING.md hazard 6): 13 % of ingest when every event went in
+    as its own argument. The events are saved exactly as before, in one transaction.
+    """
+
+    id: UUID
+    events: list[Recorded]
+    version: int = 0
+
+    def collect_events(self) -> list[Recorded]:
+        """The events to save, in order."""
+        return self.events
+
+
 class Ingestor:
     """Appends validated feed events to one ledger, keeping the chain heads it needs in memory."""
 
@@ -91,6 +115,7 @@ class Ingestor:
         self.max_line_bytes = max_line_bytes
         self._heads: dict[UUID, _Head | None] = {}
         self._batch = _Batch()
+        self._parser = OpeningParser(max_line_bytes)
 
     def ingest(
         self,
@@ -102,13 +127,27 @@ class Ingestor:
         """Ingest numbered lines; blank lines are ignored. Returns what happened."""
         report = IngestReport()
         started = time.perf_counter()
+        group: list[tuple[int, str | bytes, FeedEvent | Rejection]] = []
         for line_no, text in lines:
             if on_progress is not None:
                 on_progress(len(text) + 1)
             if not text.strip():
                 continue
             report.lines += 1
-            parsed = parse_line(text, line_no, max_bytes=self.max_line_bytes)
+            group.append((line_no, text, self._parser.parse(text, line_no)))
+            if len(group) >= self.batch_events:
+                self._take(group, report, on_reject)
+                group = []
+        self._take(group, report, on_reject)
+        self._flush(report, on_reject)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _take(self, group: list[tuple[int, str | bytes, FeedEvent | Rejection]],
+              report: IngestReport, on_reject: RejectSink | None) -> None:
+        """Decide a group of parsed lines in order, their heads loaded in one query first."""
+        self._prefetch(group)
+        for line_no, text, parsed in group:
             if isinstance(parsed, Rejection):
                 self._reject(report, parsed, text, on_reject)
                 continue
@@ -119,9 +158,25 @@ class Ingestor:
                 report.duplicates += 1
             if self._batch.feed_events >= self.batch_events:
                 self._flush(report, on_reject)
-        self._flush(report, on_reject)
-        report.seconds = time.perf_counter() - started
-        return report
+
+    def _prefetch(self, group: list[tuple[int, str | bytes, FeedEvent | Rejection]]) -> None:
+        """Load the stored heads of every aggregate the group names and we do not know yet."""
+        wanted: dict[UUID, None] = {}
+        for _, _, parsed in group:
+            if isinstance(parsed, FeedEvent):
+                oid = _round_id(parsed.table, parsed.round)
+                if oid not in self._heads:
+                    wanted[oid] = None
+                if isinstance(parsed, RoundOpened):
+                    tid = _table_id(parsed.table)
+                    if tid not in self._heads:
+                        wanted[tid] = None
+        if not wanted:
+            return
+        found = self.app.heads(list(wanted))
+        for oid in wanted:
+            rec = found.get(oid)
+            self._heads[oid] = None if rec is None else _head_of(rec)
 
     @staticmethod
     def _reject(report: IngestReport, rejection: Rejection, text: str | bytes,
@@ -134,7 +189,7 @@ class Ingestor:
 
     def _accept(self, line_no: int, text: str | bytes, event: FeedEvent) -> Rejection | str:
         """Add one valid event to the batch, or say why not; ``"duplicate"`` if already stored."""
-        oid = round_id(event.table, event.round)
+        oid = _round_id(event.table, event.round)
         head = self._head(oid)
         if head is not None and event.seq <= head.version:
             return self._duplicate(line_no, oid, event)
@@ -186,7 +241,7 @@ class Ingestor:
         return rec
 
     def _start_round(self, opened: RoundOpened) -> None:
-        tid = table_id(opened.table)
+        tid = _table_id(opened.table)
         started = RoundStarted(table=opened.table, round=opened.round, game=opened.game,
                                at=opened.at)
         self._append(tid, started, self._head(tid))
@@ -196,13 +251,7 @@ class Ingestor:
         if oid in self._heads:
             return self._heads[oid]
         last = self.app.stored(oid, desc=True, limit=1)
-        head = None
-        if last:
-            rec = last[0]
-            fact = rec.fact
-            game = fact.game if isinstance(fact, FeedEvent) else ""
-            ended = isinstance(fact, FeedEvent) and fact.type in TERMINAL_TYPES
-            head = _Head(rec.originator_version, rec.digest, game, ended)
+        head = _head_of(last[0]) if last else None
         self._heads[oid] = head
         return head
 
@@ -216,11 +265,11 @@ class Ingestor:
                 return
             chain_head = self._head(CHAIN_ID)
             written = [(e.originator_id, e.originator_version, e.digest) for e in batch.events]
-            self._append(CHAIN_ID, Linked(at=now(), entries=link_entries(written)),
-                                chain_head)
+            self._append(CHAIN_ID, Linked(at=now(), entries=_link_entries(written)),
+                         chain_head)
             assert len(batch.events) <= SAVE_EVENTS_MAX
             try:
-                self.app.save(*batch.events)
+                self.app.save(_Collected(CHAIN_ID, batch.events))
             except IntegrityError:
                 # Another writer saved first: forget what we believed and re-examine the lines.
                 report.retries += 1
@@ -245,6 +294,26 @@ class Ingestor:
             self._batch = _Batch()
             return
         raise RuntimeError(f"could not save a batch after {SAVE_ATTEMPTS} attempts")
+
+
+def _head_of(rec: Recorded) -> _Head:
+    fact = rec.fact
+    game = fact.game if isinstance(fact, FeedEvent) else ""
+    ended = isinstance(fact, FeedEvent) and fact.type in TERMINAL_TYPES
+    return _Head(rec.originator_version, rec.digest, game, ended)
+
+
+def _link_entries(written: list[tuple[UUID, int, str]]) -> tuple[LinkEntry, ...]:
+    """``ledger.chain.link_entries`` without re-validating values this module just made."""
+    spans: dict[UUID, list[Any]] = {}
+    for aggregate, version, digest in written:
+        span = spans.get(aggregate)
+        if span is None:
+            spans[aggregate] = [version, version, digest]
+        else:
+            span[1], span[2] = version, digest
+    return tuple(LinkEntry.model_construct(aggregate=a, first=s[0], last=s[1], digest=s[2])
+                 for a, s in spans.items())
 
 
 def numbered_lines(stream: Iterable[str]) -> Iterable[tuple[int, str]]:

@@ -16,21 +16,25 @@ Exit codes (FEED §10): 0 nothing found, 1 findings, 3 integrity broken (3 wins 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
 from pydantic import ValidationError
 
-from ledger.chain import CHAIN_TOPIC
+from ledger.chain import CHAIN_TOPIC, FrameError
 from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent
 from ledger.games import GAMES
-from ledger.store import TOPICS, LedgerApp
+from ledger.openings import OpeningDecoder
+from ledger.store import TOPICS, LedgerApp, LedgerMapper, RawRow
 from ledger.table import TABLE_TOPIC, RoundStarted
 from ledger.verify.findings import Finding
 from ledger.verify.integrity import ChainVerifier
 from ledger.verify.judge import Judged, RoundJudge
+
+_TERMINAL_SUFFIXES = tuple("/" + t for t in TERMINAL_TYPES)
+_OPENING_SUFFIX = "/round_opened"
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,8 @@ class VerifyReport:
     integrity_ok: bool = True
     head: str | None = None
     seconds: float = 0.0
+    cpu_seconds: list[float] = field(default_factory=list)
+    """``--jobs``: CPU seconds of the assignment pass, then of each worker (for the benchmark)."""
 
     @property
     def errors(self) -> list[Finding]:
@@ -98,85 +104,169 @@ def verify_store(
     see a round derived in the context of every earlier round).
     """
     started = time.perf_counter()
-    report = VerifyReport()
     chain = ChainVerifier(app.ledger_mapper)
-    judge = RoundJudge()
-    open_rounds: dict[UUID, list[FeedEvent]] = {}
-    selected: set[UUID] = set()
-    newest: dict[str, str] = {}
-    for page in app.notifications():
-        for row in page:
-            content = chain.check(row)
-            if content is None or row.topic == CHAIN_TOPIC:
-                continue
-            if row.topic == TABLE_TOPIC:
-                started_round = _decode(RoundStarted, content, row, report)
-                if isinstance(started_round, RoundStarted):
-                    newest[started_round.table] = started_round.round
-                continue
-            oid = row.originator_id
-            is_opening = row.topic.endswith("/round_opened")
-            if not is_opening and oid not in open_rounds:
-                continue
-            fact = _decode(TOPICS.get(row.topic), content, row, report)
-            if not isinstance(fact, FeedEvent):
-                continue
-            if is_opening:
-                if selection.matches(fact):
-                    selected.add(oid)
-                    open_rounds[oid] = [fact]
-                elif GAMES[fact.game].follows_rounds:
-                    open_rounds[oid] = [fact]
-                continue
-            open_rounds[oid].append(fact)
-            if fact.type in TERMINAL_TYPES:
-                judged = judge.judge(open_rounds.pop(oid))
-                _keep(judged, oid, selected, report, on_judged)
+    scan = VerifyPass(app.ledger_mapper, selection, chain=chain, on_judged=on_judged)
+    for page in app.rows():
+        scan.feed(page)
         if on_progress is not None:
             on_progress(len(page))
-    for oid, facts in open_rounds.items():
-        first = facts[0]
-        judged = judge.judge(facts, is_newest=newest.get(first.table) == first.round)
-        _keep(judged, oid, selected, report, on_judged)
-    report.findings += [f for f in judge.finish() if _selected_finding(f, selection)]
-    chain.finish(expect_head)
-    report.findings = chain.findings + report.findings
-    report.integrity_ok = report.integrity_ok and not chain.broken
-    report.head = chain.head
-    report.events = chain.events
+    report = scan.finish(expect_head)
     report.seconds = time.perf_counter() - started
     return report
 
 
-def _keep(judged: Judged, oid: UUID, selected: set[UUID], report: VerifyReport,
-          on_judged: Callable[[Judged], None] | None) -> None:
-    """Count and keep the findings of a selected round; a followed-only round leaves no trace."""
-    if oid not in selected:
-        return
-    selected.discard(oid)
-    report.rounds_checked += 1
-    if any(f.severity == "error" for f in judged.findings):
-        report.rounds_with_findings += 1
-    report.findings += judged.findings
-    if on_judged is not None:
-        on_judged(judged)
+Keyed = tuple[tuple[int, int, int], list[Finding]]
+"""Findings with the place they take in a single pass: (phase, notification id, tie-break)."""
+
+_DECODED, _UNFINISHED, _SESSION = 1, 2, 3
+
+
+class VerifyPass:
+    """One streaming pass over stored rows in notification order.
+
+    With a ``chain`` it checks the integrity of every row; with ``owns`` it judges only the
+    tables ``owns`` accepts (a partition of ``ledger verify --jobs``). Findings are kept with
+    the place they would take in a single pass, so partitions merge into the same list.
+    """
+
+    def __init__(self, mapper: LedgerMapper, selection: Selection = Selection(), *,
+                 chain: ChainVerifier | None = None,
+                 owns: Callable[[str], bool] | None = None,
+                 owned_tables: frozenset[str] | None = None,
+                 on_judged: Callable[[Judged], None] | None = None) -> None:
+        self.mapper = mapper
+        self.selection = selection
+        self.chain = chain
+        self.owns = owns
+        self.owned_tables = owned_tables
+        self.on_judged = on_judged
+        self.report = VerifyReport()
+        self.keyed: list[Keyed] = []
+        self._judge = RoundJudge()
+        self._decoder = OpeningDecoder()
+        self._open: dict[str, tuple[int, list[FeedEvent]]] = {}
+        self._selected: set[str] = set()
+        self._newest: dict[str, str] = {}
+
+    def feed(self, rows: Iterable[RawRow]) -> None:
+        """Take the next rows of the log, oldest first."""
+        chain = self.chain
+        open_rounds = self._open
+        owns = self.owns
+        for nid, oid, version, topic, state in rows:
+            if chain is not None:
+                content = chain.check_raw(oid, version, topic, state)
+                if content is None or topic == CHAIN_TOPIC:
+                    continue
+            elif topic == CHAIN_TOPIC:
+                continue
+            else:
+                content = None
+            if topic == TABLE_TOPIC:
+                if self.owned_tables is not None and oid not in self.owned_tables:
+                    continue
+                content = content if content is not None else self._open_state(state)
+                if content is None:
+                    continue
+                started_round = self._decode(RoundStarted, content, nid, oid, version, topic)
+                if isinstance(started_round, RoundStarted):
+                    self._newest[started_round.table] = started_round.round
+                continue
+            is_opening = topic.endswith(_OPENING_SUFFIX)
+            if not is_opening and oid not in open_rounds:
+                continue
+            if content is None:
+                content = self._open_state(state)
+                if content is None:
+                    continue
+            if is_opening and owns is not None and not owns(_table_of(content)):
+                continue
+            fact = self._decode(TOPICS.get(topic), content, nid, oid, version, topic)
+            if not isinstance(fact, FeedEvent):
+                continue
+            if is_opening:
+                if self.selection.matches(fact):
+                    self._selected.add(oid)
+                    open_rounds[oid] = (nid, [fact])
+                elif GAMES[fact.game].follows_rounds:
+                    open_rounds[oid] = (nid, [fact])
+                continue
+            open_rounds[oid][1].append(fact)
+            if topic.endswith(_TERMINAL_SUFFIXES):
+                facts = open_rounds.pop(oid)[1]
+                self._keep(self._judged(facts, nid), oid, (_DECODED, nid, 1))
+
+    def finish(self, expect_head: str | None = None) -> VerifyReport:
+        """After the last row: judge unfinished rounds, close sessions, finish the chain."""
+        report = self.report
+        for oid, (opened_nid, facts) in self._open.items():
+            first = facts[0]
+            judged = self._judged(facts, opened_nid,
+                                  is_newest=self._newest.get(first.table) == first.round)
+            self._keep(judged, oid, (_UNFINISHED, opened_nid, 0))
+        self._open.clear()
+        selection = self.selection
+        kept = [f for f in self._judge.finish() if _selected_finding(f, selection)]
+        if kept:
+            self.keyed.append(((_SESSION, 0, 0), kept))
+        chain = self.chain
+        if chain is not None:
+            chain.finish(expect_head)
+            report.integrity_ok = report.integrity_ok and not chain.broken
+            report.head = chain.head
+            report.events = chain.events
+        report.findings = (list(chain.findings) if chain is not None else []) + [
+            f for _, found in self.keyed for f in found]
+        return report
+
+    def _judged(self, facts: list[FeedEvent], nid: int, *, is_newest: bool = False) -> Judged:
+        return self._judge.judge(facts, is_newest=is_newest)
+
+    def _keep(self, judged: Judged, oid: str, key: tuple[int, int, int]) -> None:
+        """Count and keep the findings of a selected round; a followed-only round leaves no trace."""
+        if oid not in self._selected:
+            return
+        self._selected.discard(oid)
+        report = self.report
+        report.rounds_checked += 1
+        if any(f.severity == "error" for f in judged.findings):
+            report.rounds_with_findings += 1
+        if judged.findings:
+            self.keyed.append((key, judged.findings))
+        if self.on_judged is not None:
+            self.on_judged(judged)
+
+    def _open_state(self, state: bytes) -> bytes | None:
+        try:
+            return self.mapper.open_state(state)[1]
+        except FrameError:
+            return None  # the integrity pass reports it
+
+    def _decode(self, cls: Any, content: bytes, nid: int, oid: str, version: int,
+                topic: str) -> Any:
+        """Decode stored content, or report why it cannot be (only a tampered store gets here)."""
+        try:
+            if cls is None:
+                raise ValueError(f"unknown topic {topic!r}")
+            return self._decoder.decode(cls, content)
+        except (ValidationError, ValueError) as exc:
+            self.report.integrity_ok = False
+            self.keyed.append(((_DECODED, nid, 0), [Finding(
+                "chain_broken", None, None, rule="integrity",
+                message=f"stored event {UUID(oid)} v{version} "
+                        f"({topic}) cannot be decoded: {str(exc).splitlines()[0]}")]))
+            return None
+
+
+def _table_of(content: bytes) -> str:
+    """The table of a stored feed fact, read from its first bytes (``""`` if not readable)."""
+    if content.startswith(b'{"v":1,"table":"'):
+        end = content.find(b'"', 16)
+        if end > 16:
+            return content[16:end].decode("ascii", errors="replace")
+    return ""
 
 
 def _selected_finding(finding: Finding, selection: Selection) -> bool:
     return ((selection.table is None or finding.table == selection.table)
             and (selection.round is None or finding.round == selection.round))
-
-
-def _decode(cls: Any, content: bytes, row: Any, report: VerifyReport) -> Any:
-    """Decode stored content, or report why it cannot be (only a tampered store gets here)."""
-    try:
-        if cls is None:
-            raise ValueError(f"unknown topic {row.topic!r}")
-        return cls.model_validate_json(content)
-    except (ValidationError, ValueError) as exc:
-        report.integrity_ok = False
-        report.findings.append(Finding(
-            "chain_broken", None, None, rule="integrity",
-            message=f"stored event {row.originator_id} v{row.originator_version} "
-                    f"({row.topic}) cannot be decoded: {str(exc).splitlines()[0]}"))
-        return None

@@ -12,6 +12,7 @@ only the events since the last link are held.
 from __future__ import annotations
 
 import json
+from array import array
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
@@ -23,20 +24,27 @@ from ledger.verify.findings import Finding
 
 MAX_CHAIN_FINDINGS = 1000
 _TERMINAL_SUFFIXES = tuple("/" + t for t in TERMINAL_TYPES)
+_CHAIN_ID_TEXT = CHAIN_ID.hex
 
 
 @dataclass
 class ChainVerifier:
-    """Recomputes every aggregate's chain and the store-wide chain of links."""
+    """Recomputes every aggregate's chain and the store-wide chain of links.
+
+    Aggregates are keyed by the text of their id (hashing a ``str`` is far cheaper than hashing
+    a ``UUID``). Ended rounds are remembered only as 64-bit prefixes of their ids, so a store of
+    a million rounds costs 8 MB here, not a set of a million ids.
+    """
 
     mapper: LedgerMapper
     findings: list[Finding] = field(default_factory=list)
     head: str | None = None
     heads_seen: set[str] = field(default_factory=set)
     events: int = 0
-    _last: dict[UUID, tuple[int, str]] = field(default_factory=dict)
-    _ended: set[UUID] = field(default_factory=set)
-    _since_link: list[tuple[UUID, int, str]] = field(default_factory=list)
+    _last: dict[str, tuple[int, str]] = field(default_factory=dict)
+    _ended: array[int] = field(default_factory=lambda: array("Q"))
+    _ended_set: set[int] | None = None
+    _since_link: list[tuple[str, int, str]] = field(default_factory=list)
     _truncated: int = 0
 
     @property
@@ -45,22 +53,26 @@ class ChainVerifier:
         return bool(self.findings) or self._truncated > 0
 
     def check(self, row: Any) -> bytes | None:
-        """Check one stored row; returns its content bytes if they can be read."""
+        """Check one stored row (a library ``Notification``); returns its content bytes."""
+        oid = row.originator_id
+        return self.check_raw(oid.hex if isinstance(oid, UUID) else UUID(str(oid)).hex,
+                              row.originator_version, row.topic, row.state)
+
+    def check_raw(self, oid: str, version: int, topic: str, state: bytes) -> bytes | None:
+        """Check one stored row given as its parts (``oid`` as ``UUID.hex``); returns its
+        content bytes if they can be read."""
         self.events += 1
-        oid = row.originator_id if isinstance(row.originator_id, UUID) else UUID(
-            str(row.originator_id))
-        version = row.originator_version
         try:
-            digest, content = self.mapper.open_state(row.state)
+            digest, content = self.mapper.open_state(state)
         except FrameError as exc:
             self._broken(oid, version, None, f"stored event cannot be read: {exc}")
             self._last[oid] = (version, "")
             return None
         previous = self._last.get(oid)
         if version == 1:
-            expected_prev = genesis(oid)
+            expected_prev: str | None = genesis(UUID(oid))
         elif previous is None:
-            why = ("an event was added to a round after it ended" if oid in self._ended
+            why = ("an event was added to a round after it ended" if self._has_ended(oid)
                    else f"version {version} has no stored version {version - 1}")
             self._broken(oid, version, content, why)
             expected_prev = None
@@ -74,14 +86,22 @@ class ChainVerifier:
             self._broken(oid, version, content, "the stored bytes do not match their chain "
                          "digest: the event was changed, or an event before it was")
         self._last[oid] = (version, digest)
-        if row.topic == CHAIN_TOPIC:
+        if topic == CHAIN_TOPIC:
             self._check_link(oid, version, content, digest)
         else:
             self._since_link.append((oid, version, digest))
-            if row.topic.endswith(_TERMINAL_SUFFIXES):
+            if topic.endswith(_TERMINAL_SUFFIXES):
                 del self._last[oid]
-                self._ended.add(oid)
+                self._ended.append(_prefix(oid))
+                if self._ended_set is not None:
+                    self._ended_set.add(_prefix(oid))
         return content
+
+    def _has_ended(self, oid: str) -> bool:
+        """Whether a round with this id ended earlier (only asked of a broken store)."""
+        if self._ended_set is None:
+            self._ended_set = set(self._ended)
+        return _prefix(oid) in self._ended_set
 
     def finish(self, expect_head: str | None = None) -> None:
         """After the last row: every event must be covered by a link; the head must be known."""
@@ -97,8 +117,8 @@ class ChainVerifier:
                         "recorded up to that head were removed or rewritten",
                 expected={"head": expect_head}, recorded={"head": self.head}))
 
-    def _check_link(self, oid: UUID, version: int, content: bytes, digest: str) -> None:
-        if oid != CHAIN_ID:
+    def _check_link(self, oid: str, version: int, content: bytes, digest: str) -> None:
+        if oid != _CHAIN_ID_TEXT:
             self._broken(oid, version, content, "a chain link outside the chain aggregate")
         try:
             link = Linked.model_validate_json(content)
@@ -106,7 +126,7 @@ class ChainVerifier:
             self._broken(oid, version, content, f"a chain link cannot be read: {exc}")
             self._since_link.clear()
             return
-        listed = [(e.aggregate, e.first, e.last, e.digest) for e in link.entries]
+        listed = [(e.aggregate.hex, e.first, e.last, e.digest) for e in link.entries]
         actual = _spans(self._since_link)
         if listed != actual:
             self._broken(oid, version, content,
@@ -117,19 +137,24 @@ class ChainVerifier:
         self.head = digest
         self.heads_seen.add(digest)
 
-    def _broken(self, oid: UUID, version: int, content: bytes | None, why: str) -> None:
+    def _broken(self, oid: str, version: int, content: bytes | None, why: str) -> None:
         if len(self.findings) >= MAX_CHAIN_FINDINGS:
             self._truncated += 1
             return
         where = _where(content)
         self.findings.append(Finding(
             "chain_broken", where.get("table"), where.get("round"), rule="integrity",
-            message=f"{why} (aggregate {oid}, version {version})",
+            message=f"{why} (aggregate {UUID(oid)}, version {version})",
             seq=where.get("seq") if isinstance(where.get("seq"), int) else version))
 
 
-def _spans(events: list[tuple[UUID, int, str]]) -> list[tuple[UUID, int, int, str]]:
-    spans: dict[UUID, list[Any]] = {}
+def _prefix(oid: str) -> int:
+    """The first 64 bits of an aggregate id given as ``UUID.hex``."""
+    return int(oid[:16], 16)
+
+
+def _spans(events: list[tuple[str, int, str]]) -> list[tuple[str, int, int, str]]:
+    spans: dict[str, list[Any]] = {}
     for oid, version, digest in events:
         if oid in spans:
             spans[oid][1:] = [version, digest]
@@ -138,7 +163,7 @@ def _spans(events: list[tuple[UUID, int, str]]) -> list[tuple[UUID, int, int, st
     return [(oid, s[0], s[1], s[2]) for oid, s in spans.items()]
 
 
-def _describe(spans: list[tuple[UUID, int, int, str]]) -> str:
+def _describe(spans: list[tuple[str, int, int, str]]) -> str:
     return f"{len(spans)} aggregate(s), {sum(last - first + 1 for _, first, last, _ in spans)} event(s)"
 
 

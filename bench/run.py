@@ -1,0 +1,342 @@
+"""``python -m bench``: ledger ingest and verify against the bare framework and the raw floor.
+
+One command, from the repository root::
+
+    python -m bench --rounds 20000 --out bench-results.json
+
+It writes a seeded multi-game feed (every game with a simulator), then on SQLite and, when a
+server answers, on PostgreSQL measures, in the same process and run:
+
+1. the raw floor (driver-only write in one transaction, plain cursor read);
+2. the bare framework (``json.loads`` + plain aggregates + ``Application.save``; log read with
+   decoding);
+3. ``ledger ingest`` (events/s) and 4. ``ledger verify`` (rounds/s, events/s);
+5. peak RSS of ingest and verify, each in a fresh process, at the ``--memory`` sizes (SQLite);
+6. ``verify --jobs 2`` against ``--jobs 1``, with a check that the findings are identical.
+
+Then it prints a markdown table with the ratios and targets and writes everything as JSON.
+Timings are noisy on a shared machine; the ratios compare figures taken side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bench.bare import BareApp, bare_ingest, bare_read
+from bench.feed import FeedFile, write_feed
+from bench.floor import feed_rows, raw_read, raw_write
+from bench.memory import measure
+from bench.stores import DEFAULT_PG, Store, Stores, pg_reachable
+
+TARGETS = {
+    "ingest_vs_bare_append": 0.7,
+    "verify_vs_bare_read_decode": 0.5,
+    "verify_rss_1m_vs_100k": 1.5,
+    "jobs2_vs_jobs1": 1.6,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the harness; returns the process exit code (0 unless something failed to run)."""
+    args = _parser().parse_args(argv)
+    workdir = tempfile.mkdtemp(prefix="ledger-bench-", dir=args.workdir)
+    pg = None if args.no_pg else args.pg
+    if pg is not None and (problem := pg_reachable(pg)) is not None:
+        print(f"PostgreSQL not reachable at {pg} ({problem}): SQLite only", file=sys.stderr)
+        pg = None
+    stores = Stores(workdir, pg)
+    results: dict[str, Any] = {"info": _info(args), "targets": TARGETS}
+    try:
+        feed = write_feed(os.path.join(workdir, "feed.jsonl"), args.rounds, tables=args.tables,
+                          seed=args.seed, games=args.games)
+        results["feed"] = {"rounds": feed.rounds, "lines": feed.lines, "bytes": feed.bytes,
+                           "games": list(feed.games), "tables_per_game": feed.tables,
+                           "seed": args.seed}
+        _say(f"feed: {feed.rounds} rounds, {feed.lines} lines, games {' '.join(feed.games)}")
+        runs = [_one_run(stores, feed, args) for _ in range(args.runs)]
+        results["runs"] = runs
+        results["median"] = _medians(runs)
+        if args.memory:
+            results["memory"] = _memory(stores, workdir, args)
+            stores.drop_all()
+        results["verdict"] = _verdict(results)
+    finally:
+        stores.drop_all()
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    with open(args.out, "w", encoding="utf-8") as out:
+        json.dump(results, out, indent=1)
+        out.write("\n")
+    print(render(results))
+    print(f"\nwrote {args.out}")
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rounds", type=int, default=20_000, help="rounds in the timed feed")
+    p.add_argument("--tables", type=int, default=10, help="tables per game")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--games", type=lambda v: [g for g in v.split(",") if g], default=None,
+                   help="comma-separated game keys (default: every game with a simulator)")
+    p.add_argument("--runs", type=int, default=1, help="timed runs (figures are medians)")
+    p.add_argument("--pg", default=DEFAULT_PG, help="PostgreSQL URL (a schema per store is "
+                   "created and dropped); default LEDGER_TEST_PG or the local test database")
+    p.add_argument("--no-pg", action="store_true", help="SQLite only")
+    p.add_argument("--jobs", type=int, default=2, help="compare verify --jobs N with --jobs 1 "
+                   "(0 skips)")
+    p.add_argument("--memory", type=lambda v: [int(x) for x in v.split(",") if x],
+                   default=[10_000, 100_000],
+                   help="round counts for the peak-RSS runs, comma-separated ('' skips)")
+    p.add_argument("--workdir", default=None, help="where feeds and SQLite files go")
+    p.add_argument("--keep", action="store_true", help="keep the work folder")
+    p.add_argument("--out", default="bench-results.json")
+    return p
+
+
+def _info(args: argparse.Namespace) -> dict[str, Any]:
+    from importlib.metadata import version
+
+    return {"python": sys.version.split()[0], "platform": platform.platform(),
+            "cpus": os.cpu_count(), "sqlite": sqlite3.sqlite_version,
+            "eventsourcing": version("eventsourcing"), "psycopg": version("psycopg"),
+            "pydantic": version("pydantic"), "args": vars(args),
+            "started": time.strftime("%Y-%m-%d %H:%M:%S")}
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """Wall seconds of ``fn()`` and its value; its process CPU seconds go to ``_LAST_CPU``."""
+    cpu = time.process_time()
+    started = time.perf_counter()
+    value = fn()
+    _LAST_CPU[0] = time.process_time() - cpu
+    return time.perf_counter() - started, value
+
+
+_LAST_CPU = [0.0]
+
+
+def _one_run(stores: Stores, feed: FeedFile, args: argparse.Namespace) -> dict[str, Any]:
+    run: dict[str, Any] = {}
+    rows = feed_rows(feed.path)
+    for kind in stores.kinds():
+        fig: dict[str, Any] = {}
+        raw = stores.fresh(kind, "raw")
+        seconds = raw_write(raw, rows)
+        fig["raw_write_rows_s"] = len(rows) / seconds
+        seconds, count = raw_read(raw)
+        fig["raw_read_rows_s"] = count / seconds
+        raw.drop()
+        _say(f"{kind}: raw floor done")
+
+        bare_store = stores.fresh(kind, "bare")
+        bare = _bare_app(bare_store)
+        seconds, saved = _timed(lambda: bare_ingest(bare, feed.path))  # noqa: B023
+        fig["bare_append_events_s"] = saved / seconds
+        fig["bare_append_cpu_s"] = _LAST_CPU[0]
+        seconds, read = _timed(lambda: bare_read(bare))  # noqa: B023
+        fig["bare_read_decode_events_s"] = read / seconds
+        fig["bare_read_decode_cpu_s"] = _LAST_CPU[0]
+        bare.close()
+        bare_store.drop()
+        _say(f"{kind}: bare framework done")
+
+        fig.update(_ledger(stores.fresh(kind, "ledger"), feed, args.jobs))
+        fig["ratio_ingest_vs_bare_append"] = (fig["ingest_events_s"]
+                                              / fig["bare_append_events_s"])
+        fig["ratio_verify_vs_bare_read_decode"] = (fig["verify_events_s"]
+                                                   / fig["bare_read_decode_events_s"])
+        # The same ratios in client CPU seconds: less noisy on a shared machine, but blind to
+        # the PostgreSQL server's work and to fsync waits.
+        fig["cpu_ratio_ingest_vs_bare_append"] = fig["bare_append_cpu_s"] / fig["ingest_cpu_s"]
+        fig["cpu_ratio_verify_vs_bare_read_decode"] = (fig["bare_read_decode_cpu_s"]
+                                                       / fig["verify_cpu_s"])
+        run[kind] = fig
+    return run
+
+
+def _bare_app(store: Store) -> BareApp:
+    from ledger.store import environment_for
+
+    return BareApp(env=environment_for(store.url))
+
+
+def _ledger(store: Store, feed: FeedFile, jobs: int) -> dict[str, Any]:
+    from ledger.ingest import Ingestor, bounded_lines
+    from ledger.store import open_ledger
+    from ledger.verify.engine import verify_store
+
+    fig: dict[str, Any] = {}
+    app = open_ledger(store.url)
+    try:
+        with open(feed.path, "rb") as lines:
+            seconds, report = _timed(lambda: Ingestor(app).ingest(bounded_lines(lines)))
+        if report.rejected or report.stored != feed.lines:
+            raise RuntimeError(f"ingest stored {report.stored} of {feed.lines} lines; "
+                               f"first rejection: {report.rejected[:1]}")
+        fig["ingest_events_s"] = report.stored / seconds
+        fig["ingest_seconds"] = seconds
+        fig["ingest_cpu_s"] = _LAST_CPU[0]
+        _say(f"{store.kind}: ledger ingest done ({seconds:.1f}s)")
+        seconds, verified = _timed(lambda: verify_store(app))
+        if verified.exit_code != 0:
+            raise RuntimeError(f"verify of a clean feed found {len(verified.findings)} "
+                               f"finding(s), first: {verified.findings[:1]}")
+        fig["verify_seconds"] = seconds
+        fig["verify_cpu_s"] = _LAST_CPU[0]
+        fig["verify_rounds_s"] = verified.rounds_checked / seconds
+        fig["verify_events_s"] = feed.lines / seconds
+        fig["verify_rows_s"] = verified.events / seconds
+        _say(f"{store.kind}: ledger verify done ({seconds:.1f}s)")
+    finally:
+        app.close()
+    if jobs > 1:
+        fig.update(_jobs(store, jobs))
+    store.drop()
+    return fig
+
+
+def _jobs(store: Store, jobs: int) -> dict[str, Any]:
+    from ledger.verify.partition import verify_parallel
+
+    one_s, one = _timed(lambda: verify_parallel(store.url, jobs=1))
+    one_cpu = _LAST_CPU[0]
+    many_s, many = _timed(lambda: verify_parallel(store.url, jobs=jobs))
+    same = one.to_json() == many.to_json()
+    # Critical path in CPU seconds: the assignment pass, then the busiest worker.
+    critical = many.cpu_seconds[0] + max(many.cpu_seconds[1:])
+    _say(f"{store.kind}: verify --jobs {jobs} {one_s / many_s:.2f}x wall, "
+         f"{one_cpu / critical:.2f}x CPU critical path, identical findings: {same}")
+    return {"jobs": jobs, "jobs1_seconds": one_s, "jobsN_seconds": many_s,
+            "ratio_jobsN_vs_jobs1": one_s / many_s, "jobs_identical_findings": same,
+            "jobs1_cpu_s": one_cpu, "jobsN_cpu_s": many.cpu_seconds,
+            "cpu_ratio_jobsN_vs_jobs1": one_cpu / critical}
+
+
+def _medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kind in runs[0]:
+        out[kind] = {}
+        for key, value in runs[0][kind].items():
+            values = [r[kind][key] for r in runs]
+            if isinstance(value, bool):
+                out[kind][key] = all(values)
+            elif isinstance(value, (int, float)) and not isinstance(value, list):
+                out[kind][key] = statistics.median(values)
+    return out
+
+
+def _memory(stores: Stores, workdir: str, args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for rounds in args.memory:
+        path = os.path.join(workdir, f"memory-{rounds}.jsonl")
+        feed = write_feed(path, rounds, tables=args.tables, seed=args.seed, games=args.games)
+        store = stores.fresh("sqlite", f"mem{rounds}")
+        ingest = measure("ingest", store.url, feed.path)
+        verify = measure("verify", store.url)
+        out[str(rounds)] = {"rounds": feed.rounds, "lines": feed.lines, "ingest": ingest,
+                            "verify": verify}
+        _say(f"memory {rounds}: ingest {ingest['peak_rss_mb']} MB, "
+             f"verify {verify['peak_rss_mb']} MB")
+        store.drop()
+        os.remove(path)
+    return out
+
+
+def _verdict(results: dict[str, Any]) -> dict[str, Any]:
+    med = results["median"]
+    verdict: dict[str, Any] = {}
+    for kind, fig in med.items():
+        verdict[f"{kind} ingest / bare append"] = _check(
+            fig["ratio_ingest_vs_bare_append"], TARGETS["ingest_vs_bare_append"])
+        verdict[f"{kind} verify / bare read+decode"] = _check(
+            fig["ratio_verify_vs_bare_read_decode"], TARGETS["verify_vs_bare_read_decode"])
+        if "ratio_jobsN_vs_jobs1" in fig:
+            ok = _check(fig["ratio_jobsN_vs_jobs1"], TARGETS["jobs2_vs_jobs1"])
+            ok["identical_findings"] = fig["jobs_identical_findings"]
+            ok["met"] = ok["met"] and fig["jobs_identical_findings"]
+            verdict[f"{kind} verify --jobs {fig['jobs']} / --jobs 1"] = ok
+    memory = results.get("memory", {})
+    if "100000" in memory and "1000000" in memory:
+        ratio = (memory["1000000"]["verify"]["peak_rss_mb"]
+                 / memory["100000"]["verify"]["peak_rss_mb"])
+        ok = ratio <= TARGETS["verify_rss_1m_vs_100k"]
+        verdict["verify peak RSS 1M / 100k"] = {"value": ratio,
+                                                 "target": TARGETS["verify_rss_1m_vs_100k"],
+                                                 "met": ok}
+    return verdict
+
+
+def _check(value: float, target: float) -> dict[str, Any]:
+    return {"value": value, "target": target, "met": value >= target}
+
+
+def render(results: dict[str, Any]) -> str:
+    """The results as a markdown table."""
+    med = results["median"]
+    kinds = list(med)
+    rows = [
+        ("raw floor write (rows/s, one txn)", "raw_write_rows_s"),
+        ("raw floor read (rows/s)", "raw_read_rows_s"),
+        ("bare framework append (events/s)", "bare_append_events_s"),
+        ("bare framework read + decode (events/s)", "bare_read_decode_events_s"),
+        ("ledger ingest (events/s)", "ingest_events_s"),
+        ("ledger verify (feed events/s)", "verify_events_s"),
+        ("ledger verify (stored rows/s)", "verify_rows_s"),
+        ("ledger verify (rounds/s)", "verify_rounds_s"),
+        ("ingest / bare append", "ratio_ingest_vs_bare_append"),
+        ("verify / bare read+decode", "ratio_verify_vs_bare_read_decode"),
+        ("verify --jobs N / --jobs 1 (speed-up)", "ratio_jobsN_vs_jobs1"),
+        ("ingest / bare append, client CPU", "cpu_ratio_ingest_vs_bare_append"),
+        ("verify / bare read+decode, client CPU", "cpu_ratio_verify_vs_bare_read_decode"),
+        ("--jobs N speed-up, CPU critical path", "cpu_ratio_jobsN_vs_jobs1"),
+    ]
+    feed = results["feed"]
+    lines = [f"feed: {feed['rounds']:,} rounds, {feed['lines']:,} lines, games "
+             f"{' '.join(feed['games'])}; {len(results['runs'])} run(s), medians",
+             "", "| measure | " + " | ".join(kinds) + " |",
+             "|---|" + "---:|" * len(kinds)]
+    for label, key in rows:
+        cells = [_fmt(med[k].get(key)) for k in kinds]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    memory = results.get("memory")
+    if memory:
+        lines += ["", "| peak RSS (SQLite, fresh process) | ingest MB | verify MB |",
+                  "|---|---:|---:|"]
+        for size, m in memory.items():
+            lines.append(f"| {int(size):,} rounds | {m['ingest']['peak_rss_mb']} | "
+                         f"{m['verify']['peak_rss_mb']} |")
+    lines += ["", "| target | value | met |", "|---|---:|---|"]
+    for name, v in results["verdict"].items():
+        lines.append(f"| {name} ≥ {v['target']} | {v['value']:.2f} | "
+                     f"{'yes' if v['met'] else 'NO'} |"
+                     if "RSS" not in name else
+                     f"| {name} ≤ {v['target']} | {v['value']:.2f} | "
+                     f"{'yes' if v['met'] else 'NO'} |")
+    return "\n".join(lines)
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "NO"
+    if isinstance(value, float) and value < 10:
+        return f"{value:.2f}"
+    return f"{value:,.0f}"
