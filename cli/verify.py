@@ -35,6 +35,10 @@ def verify(
         help="The sealer's public key (PEM) to check the checkpoint's signature; without it "
              "the key inside the checkpoint is used (proves the file intact, not its author).")
     ] = None,
+    projections: Annotated[bool, typer.Option(
+        "--projections/--no-projections",
+        help="Also check that each stored projection equals a rebuild from position 0 "
+             "(projection_mismatch); only when the whole store is verified.")] = True,
 ) -> None:
     """Re-derive every selected round under its stored rulebook and check the integrity chain.
 
@@ -51,6 +55,8 @@ def verify(
                       jobs=jobs, db=db)
         if sealed is not None:
             _check_checkpoint(app, sealed, report)
+        if projections and table is None and game is None and round is None and report.integrity_ok:
+            _check_projections(app, report)
     finally:
         app.close()
     if as_json:
@@ -81,6 +87,13 @@ def _check_checkpoint(app: LedgerApp, sealed: Checkpoint, report: VerifyReport) 
     if findings:
         report.findings = findings + report.findings
         report.integrity_ok = False
+
+
+def _check_projections(app: LedgerApp, report: VerifyReport) -> None:
+    """Rebuild equals incremental, for every view the updater has stored (issue 6)."""
+    from projections.check import check_projections
+
+    report.findings += check_projections(app)
 
 
 def _run(app: LedgerApp, selection: Selection, expect_head: str | None, *, jobs: int = 1,
