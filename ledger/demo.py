@@ -18,7 +18,6 @@ from ledger.simulate import Simulation, simulate
 from ledger.store import open_ledger
 from ledger.verify.engine import VerifyReport, verify_store
 
-
 DEMO_MJ_SHARE = 6
 """A Mah-Jong game is ~100 feed lines against ~20 for a round of the other games (and lasts far
 longer at a real table): the demo plays one MJ game for every six rounds of the others."""
