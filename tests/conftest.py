@@ -17,9 +17,22 @@ import pytest
 from ledger.store import LedgerApp, open_ledger
 
 PG_BASE = os.environ.get("LEDGER_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
-EXAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "examples"
-if not EXAMPLES.is_dir():  # a checkout with shared/ beside it, as CI has
-    EXAMPLES = Path(__file__).resolve().parents[2] / "shared" / "examples"
+VENDORED_EXAMPLES = Path(__file__).resolve().parent / "examples"
+"""A copy of shared/examples kept in the repository, for a clone without shared/ beside it."""
+
+
+def _find_examples() -> Path:
+    here = Path(__file__).resolve()
+    for folder in (here.parents[2] / "shared" / "examples", here.parents[1] / "shared" / "examples"):
+        if folder.is_dir():
+            return folder
+    return VENDORED_EXAMPLES
+
+
+EXAMPLES = _find_examples()
+"""shared/examples beside the checkout (binding), else the vendored copy. Test modules read it
+from ``LEDGER_EXAMPLES``, which this conftest sets before they are imported."""
+os.environ["LEDGER_EXAMPLES"] = str(EXAMPLES)
 
 
 def _pg_available() -> str | None:

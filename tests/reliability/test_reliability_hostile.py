@@ -22,9 +22,7 @@ from ledger.ingest import Ingestor, IngestReport
 from ledger.store import LedgerApp, open_ledger
 from ledger.verify.engine import verify_store
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "examples"
-if not EXAMPLES.is_dir():
-    EXAMPLES = Path(__file__).resolve().parents[2] / "shared" / "examples"
+EXAMPLES = Path(os.environ["LEDGER_EXAMPLES"])  # set by tests/conftest.py
 VALID = [ln for name in ("rl.jsonl", "fpc.jsonl") if (EXAMPLES / name).exists()
          for ln in (EXAMPLES / name).read_text(encoding="utf-8").splitlines() if ln]
 

@@ -4,6 +4,7 @@ hand-written feeds (the ``feeds`` fixture)."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,9 +14,7 @@ import pytest
 from ledger.ingest import Ingestor, numbered_lines
 from ledger.store import LedgerApp, open_ledger
 
-EXAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "examples"
-if not EXAMPLES.is_dir():
-    EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "examples"
+EXAMPLES = Path(os.environ["LEDGER_EXAMPLES"])  # set by tests/conftest.py
 EXAMPLE_FILES = ("3cb", "fpc", "mj", "rl", "sp9", "stud")
 
 

@@ -9,6 +9,7 @@ without one fails :func:`test_every_event_class_has_a_sample`.
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -20,9 +21,7 @@ from ledger.feed.envelope import BetPlaced, FeedEvent, RoundOpened
 from ledger.feed.parse import Rejection, parse_line
 from ledger.games import GAMES
 
-EXAMPLES = Path(__file__).resolve().parents[4] / "shared" / "examples"
-if not EXAMPLES.is_dir():  # a checkout with shared/ inside it
-    EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "examples"
+EXAMPLES = Path(os.environ["LEDGER_EXAMPLES"])  # set by tests/conftest.py
 
 AT = "2026-11-21T20:00:03.250+08:00"
 ENVELOPE: dict[str, Any] = {"v": 1, "table": "T-01", "round": "000417", "seq": 2, "at": AT}

@@ -7,6 +7,7 @@ The rounds are hand-written feed lines (FEED §1, §4) run through the real path
 from __future__ import annotations
 
 import json
+import os
 from decimal import Decimal
 from itertools import groupby
 from pathlib import Path
@@ -30,8 +31,8 @@ from ledger.round import Round
 from ledger.verify.checks import check_round
 from ledger.verify.findings import Finding
 
-EXAMPLE_DIRS = [Path(__file__).resolve().parents[i] / "shared" / "examples" for i in (5, 4)]
-"""Where FEED's examples are: ``shared/`` beside the checkout, or inside it."""
+EXAMPLE_DIRS = [Path(os.environ["LEDGER_EXAMPLES"])]
+"""Where FEED's examples are (found by tests/conftest.py)."""
 
 # ---------------------------------------------------------------------------------------------
 # Rules (RULES §2.4): one spot, one throw, one settlement.
