@@ -8,8 +8,8 @@ from typing import Annotated
 
 import typer
 
-from cli.context import DbOption, open_app
-from cli.render import err, out, print_json
+from cli.context import DbOption, one_format, only, opened
+from cli.render import out, print_json
 from ledger.store import LedgerApp
 from projections.bank import BankView
 from projections.base import Row
@@ -34,21 +34,11 @@ def bank(
 
     Exit code 0, or 2 on bad usage (an unknown --table, --json with --csv).
     """
-    if as_json and as_csv:
-        err.print("error: choose one of --json and --csv")
-        raise typer.Exit(code=2)
-    app = open_app(db)
-    try:
+    one_format(as_json, as_csv)
+    with opened(db) as app:
         rows = _bank_rows(app)
-    finally:
-        app.close()
-    tables = {r["table"]: r for k, r in sorted(rows.items()) if k.count(":") == 1}
-    if table is not None:
-        if table not in tables:
-            err.print(f"error: no SP9 table {table!r} in the store"
-                      + (f"; tables: {', '.join(tables)}" if tables else ""))
-            raise typer.Exit(code=2)
-        tables = {table: tables[table]}
+    tables = only({r["table"]: r for k, r in sorted(rows.items()) if k.count(":") == 1}, table,
+                  "SP9 table")
     rounds = {t: [r for k, r in sorted(rows.items()) if k.startswith(f"table:{t}:round:")]
               for t in tables}
     runs = {t: [r for k, r in sorted(rows.items()) if k.startswith(f"table:{t}:run:")]

@@ -8,8 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
-from cli.context import DbOption, open_app
-from cli.render import err, out, print_json
+from cli.context import DbOption, one_format, only, opened
+from cli.render import out, print_json
 from ledger.store import LedgerApp
 from projections.base import Row
 from projections.jackpot import CATEGORIES, JackpotView
@@ -36,21 +36,11 @@ def jackpot(
     The balance always equals seed + contributions − pool-funded awards + resets (RULES §6.6).
     Exit code 0, or 2 on bad usage (an unknown --pool, --json with --csv).
     """
-    if as_json and as_csv:
-        err.print("error: choose one of --json and --csv")
-        raise typer.Exit(code=2)
-    app = open_app(db)
-    try:
+    one_format(as_json, as_csv)
+    with opened(db) as app:
         rows = _jackpot_rows(app)
-    finally:
-        app.close()
-    pools = {r["pool"]: r for k, r in sorted(rows.items()) if k.count(":") == 1}
-    if pool is not None:
-        if pool not in pools:
-            err.print(f"error: no jackpot pool {pool!r} in the store"
-                      + (f"; pools: {', '.join(pools)}" if pools else ""))
-            raise typer.Exit(code=2)
-        pools = {pool: pools[pool]}
+    pools = only({r["pool"]: r for k, r in sorted(rows.items()) if k.count(":") == 1}, pool,
+                 "jackpot pool")
     hist = {p: [r for k, r in sorted(rows.items()) if k.startswith(f"pool:{p}:history:")]
             for p in pools}
     if as_json:

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cli.context import DbOption, open_app
+from cli.context import DbOption, opened
 from cli.render import err, out, print_json
 from ledger.report.recall import DEFAULT_LAST, Recall, recall
 
@@ -23,11 +23,8 @@ def recall_command(
 
     Exit code 0: no finding in these rounds. 1: findings. 2: no such table or bad usage.
     """
-    app = open_app(db)
-    try:
+    with opened(db) as app:
         result = recall(app, table, last)
-    finally:
-        app.close()
     if result is None:
         err.print(f"error: no round of table {table} in the store")
         raise typer.Exit(code=2)

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cli.context import DbOption, open_app
+from cli.context import DbOption, opened, round_target
 from cli.render import err, out, print_json
 from ledger.replay import RoundReplay, replay_round
 
@@ -21,15 +21,9 @@ def replay(
 
     Exit code 0: the round has no findings. 1: it has findings. 2: no such round or bad usage.
     """
-    table, sep, round_ = target.partition("/")
-    if not sep or not table or not round_:
-        err.print("error: give the round as TABLE/ROUND, e.g. RL-01/000417")
-        raise typer.Exit(code=2)
-    app = open_app(db)
-    try:
+    table, round_ = round_target(target)
+    with opened(db) as app:
         result = replay_round(app, table, round_)
-    finally:
-        app.close()
     if result is None:
         err.print(f"error: no round {table}/{round_} in the store")
         raise typer.Exit(code=2)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from cli.context import DbOption, open_app
+from cli.context import DbOption, opened, round_target
 from cli.render import err, out, print_json
 from ledger.replay import replay_round
 from ledger.report.day import summarize_day
@@ -49,14 +49,9 @@ def _usage(message: str) -> None:
 
 
 def _round(target: str, html: Path | None, db: str | None) -> None:
-    table, sep, round_ = target.partition("/")
-    if not sep or not table or not round_:
-        _usage("give the round as TABLE/ROUND, e.g. RL-01/000417")
-    app = open_app(db)
-    try:
+    table, round_ = round_target(target)
+    with opened(db) as app:
         result = replay_round(app, table, round_)
-    finally:
-        app.close()
     if result is None:
         _usage(f"no round {table}/{round_} in the store")
     assert result is not None and html is not None
@@ -72,11 +67,8 @@ def _day(text: str, html: Path | None, as_json: bool, db: str | None) -> None:
     except ValueError:
         _usage(f"--day {text!r} is not a date like 2026-11-20")
         raise  # unreachable: _usage exits
-    app = open_app(db)
-    try:
+    with opened(db) as app:
         summary = summarize_day(app, day)
-    finally:
-        app.close()
     if html is not None:
         _write(html, render_day(summary))
     if as_json:
