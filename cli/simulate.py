@@ -8,6 +8,7 @@ import typer
 
 from cli.render import err
 from ledger.games import GAMES
+from ledger.games.stud_poker.simulate import force_plan
 from ledger.simulate import simulate as run_simulation
 
 
@@ -34,11 +35,18 @@ def simulate(
     seed: Annotated[int, typer.Option(help="Random seed: the same seed gives the same feed.")] = 1,
     error_rate: Annotated[float, typer.Option(min=0.0, max=1.0,
                                               help="Share of rounds given one injected error.")] = 0.0,
+    force: Annotated[list[str], typer.Option(
+        "--force", help="Force a STUD hand for a demo: TABLE/ROUND:SEAT=HAND, e.g. "
+                        "STUD-01/000010:3=royal_flush (repeatable).")] = [],  # noqa: B006
 ) -> None:
     """Write a seeded feed of every game (or --game); injected errors are listed in OUT.errors.json."""
     keys = simulated_games(game)
+    try:
+        state = {"STUD": force_plan(force)} if force else None
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
     sim = run_simulation([GAMES[k] for k in keys], rounds=rounds, tables=tables, seed=seed,
-                         error_rate=error_rate)
+                         error_rate=error_rate, game_state=state)
     sidecar = sim.write(out)
     err.print(f"wrote {len(sim.lines)} lines ({sim.rounds} rounds of {', '.join(keys)}) to {out}; "
               f"{len(sim.injected)} injected errors listed in {sidecar}")

@@ -103,11 +103,13 @@ def simulate(
     start: datetime = DEFAULT_START,
     round_interval: timedelta = timedelta(seconds=90),
     rounds_for: dict[str, int] | None = None,
+    game_state: dict[str, dict[str, Any]] | None = None,
 ) -> Simulation:
     """Play ``rounds`` rounds on each of ``tables`` tables of every game in ``games``.
 
     ``rounds_for`` overrides ``rounds`` per game key (a Mah-Jong game is a long "round"); its
-    tables then play fewer, longer rounds over the same day.
+    tables then play fewer, longer rounds over the same day. ``game_state`` seeds a game's shared
+    state by key (``{"STUD": stud.simulate.force_plan([...])}`` forces jackpot hands for a demo).
 
     Each round gets an injected error with probability ``error_rate`` (one error per round at
     most, of a kind the game supports), so the sidecar lists exactly what verify must find.
@@ -124,7 +126,7 @@ def simulate(
         game_rounds = (rounds_for or {}).get(game.key, rounds)
         total += game_rounds * tables
         interval = round_interval * rounds / game_rounds  # a table's day lasts as long
-        game_state: dict[str, Any] = {}
+        shared: dict[str, Any] = dict((game_state or {}).get(game.key, {}))
         for t in range(1, tables + 1):
             table = f"{game.key}-{t:02d}"
             table_rng = random.Random(rng.getrandbits(64))
@@ -135,7 +137,7 @@ def simulate(
                 if game.injectable and table_rng.random() < error_rate:
                     kind = table_rng.choice(game.injectable)
                 builder = RoundBuilder(table, game.key, f"{r:06d}", start + interval * r,
-                                       table_state=table_state, game_state=game_state)
+                                       table_state=table_state, game_state=shared)
                 injected += game.simulate_round(builder, table_rng, kind)
                 stream += builder.lines
             streams.append(stream)

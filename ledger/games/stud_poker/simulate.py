@@ -88,6 +88,27 @@ class _Seat:
         self.raise_amount: Decimal | None = None
 
 
+def force_plan(specs: list[str]) -> dict[str, Any]:
+    """The STUD ``game_state`` that forces hands: each spec is ``TABLE/ROUND:SEAT=HAND``, e.g.
+    ``STUD-01/000010:3=royal_flush`` (HAND one of the categories of STUD art. 8, lower case)."""
+    plan: dict[tuple[str, str], list[tuple[int, Category]]] = {}
+    for spec in specs:
+        where, _, hand = spec.partition("=")
+        target, _, seat = where.rpartition(":")
+        table, _, round_ = target.partition("/")
+        try:
+            category = Category[hand.strip().upper()]
+            number = int(seat)
+        except (KeyError, ValueError):
+            raise ValueError(f"--force {spec!r}: expected TABLE/ROUND:SEAT=HAND, e.g. "
+                             f"STUD-01/000010:3=royal_flush; hands: "
+                             f"{', '.join(c.name.lower() for c in Category)}") from None
+        if not table or not round_ or not 1 <= number <= 7:
+            raise ValueError(f"--force {spec!r}: expected TABLE/ROUND:SEAT=HAND with seat 1-7")
+        plan.setdefault((table, round_), []).append((number, category))
+    return {FORCE_KEY: plan}
+
+
 def simulate_round(b: RoundBuilder, rng: random.Random, inject: str | None) -> list[Injected]:
     """Play one STUD round into ``b``; inject ``inject`` if given and return what verify must
     find (the jackpot amounts are filled in later by :func:`finish_feed`)."""
