@@ -138,6 +138,9 @@ FPC_FACES = {1: ("fish", "red"), 2: ("prawn", "green"), 3: ("calabash", "blue"),
 def _parse_card(value: object) -> Card:
     if isinstance(value, Card):
         return value
+    known = _CARDS.get(value) if value.__class__ is str else None
+    if known is not None:
+        return known
     try:
         if not isinstance(value, str):
             raise ValueError(f"a card is a string like 'AS', not {type(value).__name__}")
@@ -149,6 +152,9 @@ def _parse_card(value: object) -> Card:
 def _parse_tile(value: object) -> Tile:
     if isinstance(value, Tile):
         return value
+    known = _TILES.get(value) if value.__class__ is str else None
+    if known is not None:
+        return known
     try:
         if not isinstance(value, str):
             raise ValueError(f"a tile is a string like '5B', not {type(value).__name__}")
@@ -156,6 +162,13 @@ def _parse_tile(value: object) -> Tile:
     except ValueError as exc:
         raise PydanticCustomError("bad_tile", str(exc)) from None
 
+
+_CARDS: dict[object, Card] = {f"{r.value}{s.value}": Card(r, s) for r in Rank for s in Suit}
+"""Every card by its FEED notation: parsing a stored card is one lookup."""
+_TILES: dict[object, Tile] = {
+    code: Tile(code) for code in (*(f"{n}{s}" for s in "BCD" for n in "123456789"),
+                                  *_WINDS, *_DRAGONS)}
+"""Every tile by its FEED notation."""
 
 CardField = Annotated[Card, PlainValidator(_parse_card), PlainSerializer(str, return_type=str)]
 """A pydantic field holding a :class:`Card`, written in FEED notation."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from decimal import Decimal
+from functools import lru_cache
 from typing import Annotated, Literal
 
 from pydantic import Field, PlainSerializer, PlainValidator, StrictBool, StrictInt
@@ -27,9 +28,18 @@ _RFC3339 = re.compile(
 )
 
 
+_KNOWN_CODES: set[str] = set()
+"""Codes already found valid (tables, rounds, bet and player ids repeat on every line); bounded."""
+
+
 def _code(value: object) -> str:
+    if value.__class__ is str and value in _KNOWN_CODES:
+        return value  # type: ignore[return-value]
     if not isinstance(value, str) or not _CODE.fullmatch(value):
         raise PydanticCustomError("bad_code", "expected 1-40 characters of A-Z a-z 0-9 . _ -")
+    if len(_KNOWN_CODES) >= 65536:
+        _KNOWN_CODES.clear()
+    _KNOWN_CODES.add(value)
     return value
 
 
@@ -51,7 +61,17 @@ def _decimal_parser(pattern: re.Pattern[str], what: str, code: str = "bad_money"
 def _timestamp(value: object) -> datetime:
     if isinstance(value, datetime) and value.tzinfo is not None:
         return value
-    if not isinstance(value, str) or not _RFC3339.fullmatch(value):
+    if not isinstance(value, str):
+        raise PydanticCustomError("bad_timestamp", "expected an RFC 3339 timestamp with offset, "
+                                  "like 2026-11-21T20:00:03.250+08:00")
+    return _parse_timestamp(value)
+
+
+@lru_cache(maxsize=4096)
+def _parse_timestamp(value: str) -> datetime:
+    """A valid timestamp string as an aware datetime (immutable, so cached: lines of one moment
+    at many tables share it); an invalid one raises, and is not cached."""
+    if not _RFC3339.fullmatch(value):
         raise PydanticCustomError("bad_timestamp", "expected an RFC 3339 timestamp with offset, "
                                   "like 2026-11-21T20:00:03.250+08:00")
     try:
