@@ -34,7 +34,7 @@ _KNOWN_CODES: set[str] = set()
 
 def _code(value: object) -> str:
     if value.__class__ is str and value in _KNOWN_CODES:
-        return value  # type: ignore[return-value]
+        return value
     if not isinstance(value, str) or not _CODE.fullmatch(value):
         raise PydanticCustomError("bad_code", "expected 1-40 characters of A-Z a-z 0-9 . _ -")
     if len(_KNOWN_CODES) >= 65536:
