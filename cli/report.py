@@ -25,6 +25,10 @@ def report(
         "--html", metavar="FILE", help="Write the page to FILE.")] = None,
     as_json: Annotated[bool, typer.Option(
         "--json", help="Print the day's figures as JSON (with --day).")] = False,
+    cutoff_hour: Annotated[int | None, typer.Option(
+        "--cutoff-hour", min=0, max=23, help="Gaming day cut-off hour, Macau time (default: "
+                                             "LEDGER_GAMING_DAY_CUTOFF or 6), as for "
+                                             "ledger commission.")] = None,
     db: DbOption = None,
 ) -> None:
     """Write an inspector's report: one round (`ledger report TABLE/ROUND --html FILE`) or a
@@ -40,7 +44,7 @@ def report(
     if target is not None:
         _round(target, html, db)
     assert day is not None
-    _day(day, html, as_json, db)
+    _day(day, html, as_json, db, cutoff_hour)
 
 
 def _usage(message: str) -> None:
@@ -61,14 +65,15 @@ def _round(target: str, html: Path | None, db: str | None) -> None:
     raise typer.Exit(code=1 if result.errors else 0)
 
 
-def _day(text: str, html: Path | None, as_json: bool, db: str | None) -> None:
+def _day(text: str, html: Path | None, as_json: bool, db: str | None,
+         cutoff_hour: int | None = None) -> None:
     try:
         day = date.fromisoformat(text)
     except ValueError:
         _usage(f"--day {text!r} is not a date like 2026-11-20")
         raise  # unreachable: _usage exits
     with opened(db) as app:
-        summary = summarize_day(app, day)
+        summary = summarize_day(app, day, cutoff_hour)
     if html is not None:
         _write(html, render_day(summary))
     if as_json:

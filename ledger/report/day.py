@@ -3,8 +3,10 @@
 Computed straight from the store, without the persisted projections: every closed (or voided)
 round is streamed in store order (:func:`projections.base.closed_rounds`) and judged by the same
 :class:`~ledger.verify.judge.RoundJudge` as ``ledger verify``, so the findings counted here are
-exactly verify's. A round belongs to the day of its ``round_opened`` timestamp, read in the
-offset the table sent (Macau tables send +08:00). Rounds still in play are not counted.
+exactly verify's. A round belongs to the **gaming day** of its ``round_opened`` time, as finance
+counts it (:mod:`projections.gaming_day`: Macau time, from the cut-off hour
+``LEDGER_GAMING_DAY_CUTOFF``, default 06:00), so the day page and ``ledger commission`` always
+cover the same rounds. Rounds still in play are not counted.
 
 What the figures mean (all from what the table **recorded**, in the round's currency):
 
@@ -38,6 +40,7 @@ from ledger.store import LedgerApp
 from ledger.verify.findings import Finding
 from ledger.verify.judge import RoundJudge
 from projections.base import closed_rounds
+from projections.gaming_day import check_cutoff, day_of, default_cutoff
 
 HOUSE_BANKED = frozenset({"RL", "FPC", "3CB", "STUD"})
 """Games where every bet is against the house (RULES §2, §3, §5, §6); SP9 and MJ are not."""
@@ -113,13 +116,15 @@ class DaySummary:
                 "totals": {c: t.to_json() for c, t in sorted(self.totals().items())}}
 
 
-def summarize_day(app: LedgerApp, day: date) -> DaySummary:
-    """The day's figures per table, judged as verify judges them."""
+def summarize_day(app: LedgerApp, day: date, cutoff_hour: int | None = None) -> DaySummary:
+    """The day's figures per table, judged as verify judges them; ``cutoff_hour`` defaults to
+    the ``LEDGER_GAMING_DAY_CUTOFF`` setting."""
+    cutoff = default_cutoff() if cutoff_hour is None else check_cutoff(cutoff_hour)
     judge = RoundJudge()
     tables: dict[str, TableDay] = {}
     on_day: set[tuple[str, str]] = set()
     for _, rnd in closed_rounds(app):
-        mine = rnd.opened_at.date() == day
+        mine = day_of(rnd.opened_at, cutoff) == day
         if not mine and not GAMES[rnd.game].follows_rounds:
             continue  # judged alone, and not this day's: nothing to carry forward
         judged = judge.judge(list(rnd.events))

@@ -79,12 +79,16 @@ def test_a_short_payout_is_a_finding_and_a_hold_difference(app: LedgerApp, feeds
     assert [(f.code, f.round, f.bet) for f in row.errors] == [("settlement_mismatch", "r2", "b1")]
 
 
-def test_a_round_belongs_to_the_day_on_the_tables_clock(app: LedgerApp, feeds) -> None:
-    """23:30 in Macau is 15:30 UTC of the same day; 00:30 the next morning is the next day."""
+def test_a_round_belongs_to_its_gaming_day_as_finance_counts_it(app: LedgerApp, feeds) -> None:
+    """Gaming days run from the cut-off hour, Macau time (default 06:00), as in ledger commission:
+    05:30 on the 21st still belongs to gaming day 20, 06:00 starts gaming day 21."""
     feeds.ingest(app, feeds.rl_round("late", at="2026-11-20T23:30"))
-    feeds.ingest(app, feeds.rl_round("early", at="2026-11-21T00:30"))
-    assert [t.rounds for t in summarize_day(app, DAY).tables] == [1]
+    feeds.ingest(app, feeds.rl_round("early", at="2026-11-21T05:30"))
+    feeds.ingest(app, feeds.rl_round("morning", at="2026-11-21T06:00"))
+    assert [t.rounds for t in summarize_day(app, DAY).tables] == [2]
     assert [t.rounds for t in summarize_day(app, date(2026, 11, 21)).tables] == [1]
+    assert [t.rounds for t in summarize_day(app, DAY, cutoff_hour=0).tables] == [1]
+    assert [t.rounds for t in summarize_day(app, date(2026, 11, 21), cutoff_hour=0).tables] == [2]
     assert summarize_day(app, date(2026, 11, 22)).tables == []
 
 
