@@ -54,6 +54,18 @@ class CarryTracker:
         self._pending[rnd.table] = (rnd.round, carries)
         return findings
 
+    def outstanding(self) -> list[Finding]:
+        """At the end of the log: every carried bet no later round has restated yet — stakes
+        still in play, a liability of the table (``carry_outstanding``, information)."""
+        return [
+            Finding("carry_outstanding", table, carry.round, rule=CARRY_RULE, bet=bet_id,
+                    severity="info",
+                    message=f"bet {bet_id} of {carry.amount} carried from round {carry.round} "
+                            f"is still in play: the table has no later round yet")
+            for table, (_, pending) in sorted(self._pending.items())
+            for bet_id, carry in pending.items()
+        ]
+
     def _check(self, rnd: Round) -> Iterator[Finding]:
         previous, pending = self._pending.get(rnd.table, (None, {}))
         for bet_id, restated in rnd.carried.items():

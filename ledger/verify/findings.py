@@ -39,6 +39,8 @@ FINDING_CODES: dict[str, str] = {
     "carry_mismatch": "a bet settled carry that is not restated in the table's next round, or "
                       "is restated with another amount, or a restated bet that was never "
                       "carried",
+    "carry_outstanding": "information: a bet carried from the table's newest round, not yet "
+                         "restated because no later round exists (a stake still in play)",
     "projection_mismatch": "a projection's stored view differs from a rebuild from position 0",
 }
 """Every finding code with its meaning (FEED §10 plus the ones this ledger adds)."""

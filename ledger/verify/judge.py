@@ -54,5 +54,7 @@ class RoundJudge:
         return Judged(rnd, derivation or Derivation(), findings)
 
     def finish(self) -> list[Finding]:
-        """Findings only the end of the log reveals, from every game session."""
-        return [f for session in self._sessions.values() for f in session.finish()]
+        """Findings only the end of the log reveals: carried bets still in play, and those of
+        every game session."""
+        return self._carries.outstanding() + [
+            f for session in self._sessions.values() for f in session.finish()]
