@@ -29,6 +29,7 @@ from ledger.round import Round
 from ledger.verify.findings import Finding
 
 AWARD_RULE = "STUD art. 10; RULES §6.6, §8.6 P8"
+SETTINGS_RULE = "FEED Appendix A (one pool, one set of jackpot settings); RULES §6.6"
 
 
 class StudSession:
@@ -36,13 +37,31 @@ class StudSession:
 
     def __init__(self) -> None:
         self.balances: dict[str, Decimal] = {}
+        self.settings: dict[str, tuple[str, str]] = {}
+        """Each pool's settings as first seen: (the JSON, the round that set them)."""
 
     def derive(self, rnd: Round) -> Derivation:
         """The round's derivation, its jackpot awards settled on the pool as it stands now."""
         analysed = analyse(rnd)
+        self.check_settings(rnd, analysed.derivation)
         pooled = self.settle(rnd, analysed)
         check_awards(rnd, analysed, pooled)
         return analysed.derivation
+
+    def check_settings(self, rnd: Round, derivation: Derivation) -> None:
+        """Every round naming one pool must carry the same jackpot settings (FEED Appendix A):
+        a round that differs is a ``jackpot_mismatch``; the pool still follows its own."""
+        opts = rnd.rules.jackpot
+        if opts is None:
+            return
+        text = opts.model_dump_json()
+        first = self.settings.setdefault(opts.pool, (text, f"{rnd.table}/{rnd.round}"))
+        if first[0] != text:
+            derivation.findings.append(Finding(
+                "jackpot_mismatch", rnd.table, rnd.round, rule=SETTINGS_RULE,
+                message=f"pool {opts.pool} is configured differently here than in {first[1]}, "
+                        f"the round that first named it: a linked pool has one set of settings",
+                expected={"jackpot": first[0]}, recorded={"jackpot": text}))
 
     def settle(self, rnd: Round, analysed: StudRound) -> PoolRound | None:
         """Advance the round's pool past ``rnd``; ``None`` if the round touches no pool."""
