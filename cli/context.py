@@ -33,10 +33,14 @@ def open_app(db: str | None) -> LedgerApp:
 
 @contextmanager
 def opened(db: str | None) -> Iterator[LedgerApp]:
-    """The ledger for the length of a command (exit 2 if it cannot be opened), then closed."""
+    """The ledger for the length of a command, then closed; exit 2 with one line if it cannot be
+    opened or a :class:`StoreError` (a store problem, not a finding) ends the command."""
     app = open_app(db)
     try:
         yield app
+    except StoreError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from None
     finally:
         app.close()
 

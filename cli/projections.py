@@ -6,9 +6,8 @@ from typing import Annotated
 
 import typer
 
-from cli.context import DbOption, open_app
+from cli.context import DbOption, opened
 from cli.render import err, out, print_json
-from ledger.errors import StoreError
 from projections.base import View
 from projections.registry import registered_views
 from projections.updater import catch_up, rebuild_all, status
@@ -44,14 +43,8 @@ def status_command(
     Exit code 0 always (2 on usage error).
     """
     views = _chosen(names)
-    app = open_app(db)
-    try:
+    with opened(db) as app:
         rows = status(app, views)
-    except StoreError as exc:
-        err.print(f"error: {exc}")
-        raise typer.Exit(code=2) from None
-    finally:
-        app.close()
     if as_json:
         print_json({"views": [r.to_json() for r in rows]})
         return
@@ -73,14 +66,8 @@ def update_command(
     position commit together). Run it on a timer or after each ingest.
     """
     views = _chosen(names)
-    app = open_app(db)
-    try:
+    with opened(db) as app:
         positions = catch_up(app, views, batch_rounds=batch)
-    except StoreError as exc:
-        err.print(f"error: {exc}")
-        raise typer.Exit(code=2) from None
-    finally:
-        app.close()
     for name, position in positions.items():
         out.print(f"{name}: position {position}", markup=False)
 
@@ -100,14 +87,8 @@ def rebuild_command(
     2: usage error.
     """
     views = _chosen(names)
-    app = open_app(db)
-    try:
+    with opened(db) as app:
         results = rebuild_all(app, views, replace=replace)
-    except StoreError as exc:
-        err.print(f"error: {exc}")
-        raise typer.Exit(code=2) from None
-    finally:
-        app.close()
     if as_json:
         print_json({"views": [{"view": r.view, "position": r.position, "differing_keys": r.keys,
                                "replaced": r.replaced} for r in results]})

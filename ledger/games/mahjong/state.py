@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ledger.feed.envelope import FeedEvent
+from ledger.feed.types import Wind
 from ledger.games.mahjong.feed import (
     CapitalToppedUp,
     ClaimCorrected,
@@ -303,13 +304,20 @@ class GameState:
             return f"{self.turn} must draw a kong replacement from the tail"
         return f"{self.turn} is on turn and must discard"
 
-    def _discarded(self, e: FeedEvent) -> None:
-        assert isinstance(e, TileDiscarded)
+    def _acting_seat(self, e: FeedEvent, seat: Wind) -> SeatState | None:
+        """The seat acting in ``e`` (a play ends the deal), or ``None`` after reporting that no
+        player sits there."""
         if self.phase == "deal":
             self._end_deal_early(e)
-        st = self.seats.get(e.seat)
+        st = self.seats.get(seat)
         if st is None:
-            self._bad("invalid_deal", e, TURN_RULE, f"no player sits at {e.seat}")
+            self._bad("invalid_deal", e, TURN_RULE, f"no player sits at {seat}")
+        return st
+
+    def _discarded(self, e: FeedEvent) -> None:
+        assert isinstance(e, TileDiscarded)
+        st = self._acting_seat(e, e.seat)
+        if st is None:
             return
         kind = index(e.tile.code)
         if self.phase != "turn" or e.seat != self.turn:
@@ -436,11 +444,8 @@ class GameState:
 
     def _win(self, e: FeedEvent) -> None:
         assert isinstance(e, WinDeclared)
-        if self.phase == "deal":
-            self._end_deal_early(e)
-        st = self.seats.get(e.seat)
+        st = self._acting_seat(e, e.seat)
         if st is None:
-            self._bad("invalid_deal", e, TURN_RULE, f"no player sits at {e.seat}")
             return
         if self.phase == "ended" and not self._competing(e):
             self._bad("invalid_deal", e, TURN_RULE, "a win declared after the game ended")
