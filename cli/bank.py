@@ -37,12 +37,10 @@ def bank(
     one_format(as_json, as_csv)
     with opened(db) as app:
         rows = _bank_rows(app)
-    tables = only({r["table"]: r for k, r in sorted(rows.items()) if k.count(":") == 1}, table,
-                  "SP9 table")
-    rounds = {t: [r for k, r in sorted(rows.items()) if k.startswith(f"table:{t}:round:")]
-              for t in tables}
-    runs = {t: [r for k, r in sorted(rows.items()) if k.startswith(f"table:{t}:run:")]
-            for t in tables}
+    ordered = sorted(rows.items())
+    tables = only({r["table"]: r for k, r in ordered if k.count(":") == 1}, table, "SP9 table")
+    rounds = {t: [r for k, r in ordered if k.startswith(f"table:{t}:round:")] for t in tables}
+    runs = {t: [r for k, r in ordered if k.startswith(f"table:{t}:run:")] for t in tables}
     if as_json:
         print_json({"tables": [{**{k: v for k, v in s.items() if k != "state"},
                                 "runs": runs[t], "rounds": rounds[t]}

@@ -39,10 +39,9 @@ def jackpot(
     one_format(as_json, as_csv)
     with opened(db) as app:
         rows = _jackpot_rows(app)
-    pools = only({r["pool"]: r for k, r in sorted(rows.items()) if k.count(":") == 1}, pool,
-                 "jackpot pool")
-    hist = {p: [r for k, r in sorted(rows.items()) if k.startswith(f"pool:{p}:history:")]
-            for p in pools}
+    ordered = sorted(rows.items())
+    pools = only({r["pool"]: r for k, r in ordered if k.count(":") == 1}, pool, "jackpot pool")
+    hist = {p: [r for k, r in ordered if k.startswith(f"pool:{p}:history:")] for p in pools}
     if as_json:
         print_json({"pools": [{**m, **({"history": hist[p]} if history else {})}
                               for p, m in pools.items()]})

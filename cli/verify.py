@@ -98,20 +98,10 @@ def _check_projections(app: LedgerApp, report: VerifyReport) -> None:
 
 def _run(app: LedgerApp, selection: Selection, expect_head: str | None, *, jobs: int = 1,
          db: str | None = None) -> VerifyReport:
-    if jobs > 1:
-        return _run_parallel(selection, expect_head, jobs, db)
     try:
-        total = app.recorder.max_notification_id() or 0
-    except Exception:  # a damaged file: let verify report it
-        total = 0
-    bar = progress_bar(total, "verify")
-    try:
-        if bar is None:
-            return verify_store(app, selection, expect_head=expect_head)
-        with bar:
-            task = bar.add_task("verify", total=total)
-            return verify_store(app, selection, expect_head=expect_head,
-                                on_progress=lambda n: bar.advance(task, n))
+        if jobs > 1:
+            return _run_parallel(selection, expect_head, jobs, db)
+        return _run_one(app, selection, expect_head)
     except (OperationalError, InterfaceError) as exc:  # the server went away: not tampering
         err.print(f"error: the store cannot be reached: {exc}")
         raise typer.Exit(code=2) from None
@@ -124,24 +114,28 @@ def _run(app: LedgerApp, selection: Selection, expect_head: str | None, *, jobs:
         return report
 
 
+def _run_one(app: LedgerApp, selection: Selection, expect_head: str | None) -> VerifyReport:
+    """One process, with a progress bar on a terminal."""
+    try:
+        total = app.recorder.max_notification_id() or 0
+    except Exception:  # a damaged file: let verify report it
+        total = 0
+    bar = progress_bar(total, "verify")
+    if bar is None:
+        return verify_store(app, selection, expect_head=expect_head)
+    with bar:
+        task = bar.add_task("verify", total=total)
+        return verify_store(app, selection, expect_head=expect_head,
+                            on_progress=lambda n: bar.advance(task, n))
+
+
 def _run_parallel(selection: Selection, expect_head: str | None, jobs: int,
                   db: str | None) -> VerifyReport:
     """``--jobs N``: each worker opens the store itself (no progress bar)."""
     from ledger.store import database_url
     from ledger.verify.partition import verify_parallel
 
-    try:
-        return verify_parallel(database_url(db), selection, jobs=jobs, expect_head=expect_head)
-    except (OperationalError, InterfaceError) as exc:
-        err.print(f"error: the store cannot be reached: {exc}")
-        raise typer.Exit(code=2) from None
-    except Exception as exc:
-        from ledger.verify.findings import Finding
-
-        report = VerifyReport(integrity_ok=False)
-        report.findings.append(Finding("chain_broken", None, None, rule="integrity",
-                                       message=f"the store cannot be read: {exc}"))
-        return report
+    return verify_parallel(database_url(db), selection, jobs=jobs, expect_head=expect_head)
 
 ORDER = 20
 COMMANDS = [verify]

@@ -92,18 +92,17 @@ class Linked(FeedModel):
 
 
 def link_entries(written: list[tuple[UUID, int, str]]) -> tuple[LinkEntry, ...]:
-    """Group ``(aggregate, version, digest)`` in save order into one entry per aggregate."""
-    spans: dict[UUID, list[int | str]] = {}
+    """Group ``(aggregate, version, digest)`` in save order into one entry per aggregate.
+
+    The values come from the writer's own records (versions it assigned, digests it computed),
+    so the entries are built without re-validation: this runs on every save.
+    """
+    spans: dict[UUID, tuple[int, int, str]] = {}
     for aggregate, version, digest in written:
         span = spans.get(aggregate)
-        if span is None:
-            spans[aggregate] = [version, version, digest]
-        else:
-            span[1], span[2] = version, digest
-    return tuple(
-        LinkEntry(aggregate=a, first=int(s[0]), last=int(s[1]), digest=str(s[2]))
-        for a, s in spans.items()
-    )
+        spans[aggregate] = (version if span is None else span[0], version, digest)
+    return tuple(LinkEntry.model_construct(aggregate=a, first=first, last=last, digest=digest)
+                 for a, (first, last, digest) in spans.items())
 
 
 def now() -> datetime:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ledger.games import GAMES
-from ledger.ingest import Ingestor, IngestReport, numbered_lines
+from ledger.ingest import IngestReport, ingest_file
 from ledger.simulate import Simulation, simulate
 from ledger.store import open_ledger
 from ledger.verify.engine import VerifyReport, verify_store
@@ -52,8 +52,7 @@ def run_demo(workdir: Path, *, db: str | None = None, rounds: int = 300, tables:
     sim.write(str(feed))
     app = open_ledger(db or f"sqlite:///{workdir / 'demo.db'}")
     try:
-        with open(feed, encoding="utf-8") as stream:
-            ingest = Ingestor(app).ingest(numbered_lines(stream))
+        ingest = ingest_file(app, feed)
         verify = verify_store(app)
     finally:
         app.close()

@@ -15,16 +15,17 @@ table; ``ledger verify`` reports it.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, BinaryIO
+from typing import BinaryIO
 from uuid import UUID
 
 from eventsourcing.persistence import IntegrityError
 
-from ledger.chain import CHAIN_ID, Linked, LinkEntry, genesis, next_digest, now
+from ledger.chain import CHAIN_ID, Linked, genesis, link_entries, next_digest, now
 from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent, RoundOpened
 from ledger.feed.parse import MAX_LINE_BYTES, Rejection
 from ledger.openings import OpeningParser
@@ -265,7 +266,7 @@ class Ingestor:
                 return
             chain_head = self._head(CHAIN_ID)
             written = [(e.originator_id, e.originator_version, e.digest) for e in batch.events]
-            self._append(CHAIN_ID, Linked(at=now(), entries=_link_entries(written)),
+            self._append(CHAIN_ID, Linked(at=now(), entries=link_entries(written)),
                          chain_head)
             assert len(batch.events) <= SAVE_EVENTS_MAX
             try:
@@ -303,17 +304,10 @@ def _head_of(rec: Recorded) -> _Head:
     return _Head(rec.originator_version, rec.digest, game, ended)
 
 
-def _link_entries(written: list[tuple[UUID, int, str]]) -> tuple[LinkEntry, ...]:
-    """``ledger.chain.link_entries`` without re-validating values this module just made."""
-    spans: dict[UUID, list[Any]] = {}
-    for aggregate, version, digest in written:
-        span = spans.get(aggregate)
-        if span is None:
-            spans[aggregate] = [version, version, digest]
-        else:
-            span[1], span[2] = version, digest
-    return tuple(LinkEntry.model_construct(aggregate=a, first=s[0], last=s[1], digest=s[2])
-                 for a, s in spans.items())
+def ingest_file(app: LedgerApp, path: str | os.PathLike[str]) -> IngestReport:
+    """Ingest one feed file, reading its lines as ``ledger ingest`` does (bounded memory)."""
+    with open(path, "rb") as stream:
+        return Ingestor(app).ingest(bounded_lines(stream))
 
 
 def numbered_lines(stream: Iterable[str]) -> Iterable[tuple[int, str]]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger.ingest import Ingestor, numbered_lines
+from ledger.ingest import ingest_file
 from ledger.replay import replay_round
 from ledger.store import open_ledger
 
@@ -27,8 +27,7 @@ FEEDS = ["rl.jsonl", "fpc.jsonl", "sp9.jsonl", "3cb.jsonl", "stud.jsonl", "mj.js
 def test_replay_transcripts_match_the_golden_files(name: str, examples: Path,
                                                    tmp_path: Path) -> None:
     app = open_ledger(f"sqlite:///{tmp_path / 'golden.db'}")
-    with open(examples / name, encoding="utf-8") as stream:
-        Ingestor(app).ingest(numbered_lines(stream))
+    ingest_file(app, examples / name)
     keys = sorted({(json.loads(line)["table"], json.loads(line)["round"])
                    for line in (examples / name).read_text().splitlines() if line.strip()})
     transcripts = []

@@ -15,7 +15,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ledger.ingest import Ingestor, numbered_lines
+from ledger.ingest import Ingestor, ingest_file, numbered_lines
 from ledger.store import LedgerApp, open_ledger
 from ledger.verify.engine import verify_store
 
@@ -91,11 +91,9 @@ def test_truncating_the_newest_save_is_caught_only_against_a_kept_head(app, raw,
 
 
 def test_the_head_of_a_grown_store_still_contains_an_older_head(app, examples) -> None:
-    with open(examples / "rl.jsonl", encoding="utf-8") as stream:
-        Ingestor(app).ingest(numbered_lines(stream))
+    ingest_file(app, examples / "rl.jsonl")
     old = verify_store(app).head
-    with open(examples / "fpc.jsonl", encoding="utf-8") as stream:
-        Ingestor(app).ingest(numbered_lines(stream))
+    ingest_file(app, examples / "fpc.jsonl")
     assert verify_store(app, expect_head=old).exit_code == 0
 
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from ledger.feed.envelope import BetSettled
 from ledger.games import GAMES
-from ledger.ingest import Ingestor, numbered_lines
+from ledger.ingest import ingest_file
 from ledger.simulate import Simulation, simulate
 from ledger.store import LedgerApp, open_ledger
 from ledger.verify.engine import verify_store
@@ -43,8 +43,7 @@ def _store(sim: Simulation, folder: str) -> LedgerApp:
     feed = Path(folder) / "feed.jsonl"
     sim.write(str(feed))
     app = open_ledger(f"sqlite:///{Path(folder) / 'ledger.db'}")
-    with open(feed, encoding="utf-8") as stream:
-        report = Ingestor(app).ingest(numbered_lines(stream))
+    report = ingest_file(app, feed)
     assert report.rejected == [], report
     return app
 

@@ -10,7 +10,7 @@ import pytest
 
 from ledger.chain import CHAIN_ID, Linked
 from ledger.feed.parse import parse_line
-from ledger.ingest import Ingestor, numbered_lines
+from ledger.ingest import Ingestor, ingest_file, numbered_lines
 from ledger.store import LedgerApp, LedgerMapper, Recorded, content_of, environment_for, topic_of
 from ledger.verify.engine import verify_store
 
@@ -18,8 +18,7 @@ GAME_FILES = ["rl.jsonl", "fpc.jsonl", "sp9.jsonl", "3cb.jsonl", "stud.jsonl", "
 
 
 def _ingest(app: LedgerApp, path: Path):
-    with open(path, encoding="utf-8") as stream:
-        return Ingestor(app).ingest(numbered_lines(stream))
+    return ingest_file(app, path)
 
 
 def test_every_example_line_round_trips_through_the_mapper_byte_for_byte(examples: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ledger.games import GAMES
-from ledger.ingest import Ingestor, numbered_lines
+from ledger.ingest import Ingestor, ingest_file, numbered_lines
 from ledger.store import LedgerApp
 from projections.base import MemoryRows, closed_rounds, fold_store
 from projections.commission import CommissionView, commission_items, commission_report
@@ -49,8 +49,7 @@ def _ingest_lines(app: LedgerApp, lines: list[str]) -> None:
 
 def _ingest_files(app: LedgerApp, examples: Path, names: list[str] = GAME_FILES) -> None:
     for name in names:
-        with open(examples / name, encoding="utf-8") as stream:
-            Ingestor(app).ingest(numbered_lines(stream))
+        ingest_file(app, examples / name)
 
 
 def _recorded_in_file(path: Path) -> Decimal:

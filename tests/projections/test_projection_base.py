@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ledger.ingest import Ingestor, numbered_lines
+from ledger.ingest import ingest_file
 from ledger.round import Round
 from ledger.store import LedgerApp
 from projections.base import MemoryRows, Rows, View, closed_rounds, fold_store
@@ -25,8 +25,7 @@ class RoundCount(View):
 
 def _ingest_examples(app: LedgerApp, examples: Path) -> None:
     for name in GAME_FILES:
-        with open(examples / name, encoding="utf-8") as stream:
-            Ingestor(app).ingest(numbered_lines(stream))
+        ingest_file(app, examples / name)
 
 
 def test_each_closed_round_is_yielded_once_in_store_order(app: LedgerApp, examples: Path) -> None:

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 from typer.testing import CliRunner
 
 from cli.main import app as cli_app
-from ledger.ingest import Ingestor, numbered_lines
+from ledger.ingest import ingest_file
 from ledger.store import LedgerApp
 from projections.commission import CommissionView, commission_report
 from projections.export import export
@@ -28,8 +28,7 @@ BEAN_CHECK = Path(sys.executable).with_name("bean-check")
 
 def _ingest(app: LedgerApp, examples: Path) -> None:
     for name in GAME_FILES:
-        with open(examples / name, encoding="utf-8") as stream:
-            Ingestor(app).ingest(numbered_lines(stream))
+        ingest_file(app, examples / name)
 
 
 def _sha(path: Path) -> str:

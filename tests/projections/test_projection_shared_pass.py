@@ -10,7 +10,7 @@ import pytest
 
 import projections.base
 import projections.updater
-from ledger.ingest import Ingestor, numbered_lines
+from ledger.ingest import ingest_file
 from ledger.round import Round
 from ledger.store import LedgerApp
 from projections.base import MemoryRows, closed_rounds, fold_store, fold_views
@@ -34,8 +34,7 @@ GAME_FILES = ["rl.jsonl", "fpc.jsonl", "sp9.jsonl", "3cb.jsonl", "stud.jsonl", "
 
 def _ingest(app: LedgerApp, examples: Path, names: list[str] = GAME_FILES) -> None:
     for name in names:
-        with open(examples / name, encoding="utf-8") as stream:
-            Ingestor(app).ingest(numbered_lines(stream))
+        ingest_file(app, examples / name)
 
 
 def _text(rows: MemoryRows) -> dict[str, str]:

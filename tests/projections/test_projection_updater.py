@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger.ingest import Ingestor, numbered_lines
+from ledger.ingest import ingest_file
 from ledger.store import LedgerApp, open_ledger
 from projections.base import MemoryRows, fold_store
 from projections.check import check_projections
@@ -33,8 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _ingest(app: LedgerApp, examples: Path, names: list[str] = GAME_FILES) -> None:
     for name in names:
-        with open(examples / name, encoding="utf-8") as stream:
-            Ingestor(app).ingest(numbered_lines(stream))
+        ingest_file(app, examples / name)
 
 
 def _text(rows: MemoryRows) -> dict[str, str]:

@@ -39,7 +39,7 @@ from ledger.feed.envelope import FeedEvent
 from ledger.feed.parse import Rejection, parse_line
 from ledger.games.three_card_baccarat.deal import Shoe, read_deal
 from ledger.games.three_card_baccarat.round import derive
-from ledger.ingest import Ingestor, numbered_lines
+from ledger.ingest import Ingestor, ingest_file, numbered_lines
 from ledger.replay import replay_round
 from ledger.round import Round
 from ledger.store import LedgerApp
@@ -586,11 +586,9 @@ def test_a_closed_round_without_cards_is_outcome_missing(verify_feed: Verifier) 
 
 def test_the_shared_example_verifies_clean(verify_feed: Verifier, app: LedgerApp,
                                            examples: Path) -> None:
-    from ledger.ingest import Ingestor, numbered_lines
     from ledger.verify.engine import verify_store
 
-    with open(examples / "3cb.jsonl", encoding="utf-8") as stream:
-        assert Ingestor(app).ingest(numbered_lines(stream)).rejected == []
+    assert ingest_file(app, examples / "3cb.jsonl").rejected == []
     report = verify_store(app)
     assert report.findings == [] and report.rounds_checked == 5
     replayed = replay_round(app, "3CB-01", "000004")
