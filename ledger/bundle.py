@@ -127,6 +127,8 @@ def parse_bundle(text: str | bytes) -> dict[str, Any]:
         obj = json.loads(text)
     except ValueError as exc:
         raise BundleError(f"not a bundle: {exc}") from None
+    except RecursionError:
+        raise BundleError("not a bundle: its JSON is nested too deeply") from None
     if not isinstance(obj, dict) or obj.get("format") != BUNDLE_FORMAT:
         raise BundleError(f"not a {BUNDLE_FORMAT} file")
     return obj

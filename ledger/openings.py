@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from ledger.feed.envelope import RoundOpened
+from ledger.feed.window import outside_window
 from ledger.feed.types import Timestamp
 
 _OPENING = re.compile(
@@ -139,7 +140,8 @@ class OpeningParser:
         if len(text) <= self.max_bytes:
             raw = text if isinstance(text, bytes) else text.encode("utf-8")
             if b'"type":"round_opened"' in raw[:200]:
-                fact = self._templates.fill("line", raw, lambda probe: parse_line(probe, 0))
-                if fact is not None:
+                fact = self._templates.fill(
+                    "line", raw, lambda probe: parse_line(probe, 0, window=False))
+                if fact is not None and outside_window(fact.at) is None:
                     return fact
         return parse_line(text, line_no, max_bytes=self.max_bytes)

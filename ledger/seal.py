@@ -222,6 +222,8 @@ def parse_checkpoint(text: str | bytes) -> Checkpoint:
             raise ValueError("a field is not text")
     except (ValueError, KeyError) as exc:
         raise SealError(f"not a checkpoint: {exc}") from None
+    except RecursionError:
+        raise SealError("not a checkpoint: its JSON is nested too deeply") from None
     return Checkpoint(ChainPosition(links, events, head), *fields)
 
 

@@ -118,7 +118,7 @@ def journal(moves: Iterable[Movement], *, title: str = "Ledger: house movements"
                       f"  {m.credit:<40} {money_text(-m.amount):>14} {m.currency}", ""]
             balances[(m.debit, m.currency)] += m.amount
             balances[(m.credit, m.currency)] -= m.amount
-        after = (day + timedelta(days=1)).isoformat()
+        after = (day + timedelta(days=1)).isoformat() if day < date.max else day.isoformat()
         for (account, currency), amount in sorted(balances.items()):
             if account.startswith(("Income:", "Liabilities:")):
                 lines.append(f"{after} balance {account:<40} {money_text(amount):>14} {currency}")

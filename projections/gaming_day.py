@@ -29,14 +29,26 @@ CUTOFF_DEFAULT = 6
 
 
 def hour_of(at: datetime) -> str:
-    """The Macau local hour of a moment, ``YYYY-MM-DDTHH``."""
-    return at.astimezone(MACAU).strftime("%Y-%m-%dT%H")
+    """The Macau local hour of a moment, ``YYYY-MM-DDTHH``.
+
+    Total: a moment whose Macau time falls outside the years 1-9999 (a stored time at the very
+    edge of the calendar; ingest refuses such times, an older store may hold one) is clamped to
+    the first or last hour of the calendar instead of raising ``OverflowError``.
+    """
+    try:
+        local = at.astimezone(MACAU)
+    except OverflowError:
+        local = datetime.min if at.year < 5000 else datetime.max
+    return (f"{local.year:04d}-{local.month:02d}-{local.day:02d}T{local.hour:02d}")
 
 
 def gaming_day(hour: str, cutoff_hour: int) -> date:
-    """The gaming day of a Macau hour under a cut-off hour."""
+    """The gaming day of a Macau hour under a cut-off hour (total: clamped to ``date.min``)."""
     start = datetime.strptime(hour, "%Y-%m-%dT%H")
-    return (start - timedelta(hours=cutoff_hour)).date()
+    try:
+        return (start - timedelta(hours=cutoff_hour)).date()
+    except OverflowError:
+        return date.min
 
 
 def day_of(at: datetime, cutoff_hour: int) -> date:

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from ledger.feed.envelope import FeedEvent, RoundOpened
 from ledger.games import GAMES
+from ledger.feed.window import outside_window
 from ledger.rulebook import complete_rulebook
 
 MAX_LINE_BYTES = 256 * 1024
@@ -34,7 +35,9 @@ REJECT_CODES: dict[str, str] = {
     "bad_card": "a card not in the notation AS, TD, 7C",
     "bad_tile": "a Mah-Jong tile not in the notation 1B-9D, EW SW WW NW, RD GD WD",
     "bad_code": "a table, round, bet or player id outside [A-Za-z0-9._-]{1,40}",
-    "bad_timestamp": "`at` is not an RFC 3339 timestamp with offset",
+    "bad_timestamp": "`at` is not an RFC 3339 timestamp with offset, or lies outside the accepted "
+                     "window (LEDGER_EARLIEST_AT / LEDGER_LATEST_AT, docs/FEED.md)",
+    "duplicate_key": "a JSON object (the line, a spot, a rulebook, …) names the same key twice",
     "bad_rulebook": "the rulebook has an unknown key or a bad value (FEED Appendix A)",
     "invalid_value": "a field has the wrong type or a value out of range",
     "seq_gap": "`seq` skips: the previous seq of this round was not stored",
@@ -76,29 +79,58 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+class DuplicateKey(ValueError):
+    """A JSON object names one key twice (``{"amount":"1","amount":"5000"}``)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {key!r} appears twice in one object")
+        self.key = key
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook``: the object as a dict, unless a key repeats (then the last one
+    would silently win)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKey(key)
+            seen.add(key)
+    return obj
+
+
 def load_json(text: str | bytes) -> Any:
-    """``json.loads`` that refuses NaN and Infinity (RFC 8259 has neither)."""
-    return json.loads(text, parse_constant=_reject_constant)
+    """``json.loads`` that refuses NaN and Infinity (RFC 8259 has neither) and an object that
+    names a key twice, at any depth (:class:`DuplicateKey`)."""
+    return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_object)
 
 
 def parse_line(
-    text: str | bytes, line_no: int, *, max_bytes: int = MAX_LINE_BYTES
+    text: str | bytes, line_no: int, *, max_bytes: int = MAX_LINE_BYTES, window: bool = True
 ) -> FeedEvent | Rejection:
-    """Validate one line; a ``round_opened`` comes back with its completed, hashed rulebook."""
+    """Validate one line; a ``round_opened`` comes back with its completed, hashed rulebook.
+
+    ``window=False`` skips the accepted-time check (``ledger.feed.window``): only for the
+    placeholder lines of ``ledger.openings``, whose filled-in times are checked there."""
     if len(text) > max_bytes:
         return Rejection(line_no, "line_too_long",
                          f"the line is longer than the limit of {max_bytes} bytes")
     try:
         obj = load_json(text)
+    except DuplicateKey as exc:
+        return Rejection(line_no, "duplicate_key", f"{exc}: a repeated key is refused, never "
+                         "resolved (the last value would win)", exc.key)
     except (ValueError, RecursionError) as exc:
         return Rejection(line_no, "invalid_json", f"not valid JSON: {exc}")
     if not isinstance(obj, dict):
         return Rejection(line_no, "not_an_object",
                          f"expected a JSON object, got {type(obj).__name__}")
-    return parse_object(obj, line_no)
+    return parse_object(obj, line_no, window=window)
 
 
-def parse_object(obj: dict[str, Any], line_no: int) -> FeedEvent | Rejection:
+def parse_object(obj: dict[str, Any], line_no: int, *,
+                 window: bool = True) -> FeedEvent | Rejection:
     """Validate one decoded line (see :func:`parse_line`)."""
     if obj.get("v") != 1 or type(obj.get("v")) is not int:
         return Rejection(line_no, "unsupported_version",
@@ -117,6 +149,9 @@ def parse_object(obj: dict[str, Any], line_no: int) -> FeedEvent | Rejection:
         event = cls.model_validate(obj)
     except ValidationError as exc:
         return _from_validation_error(exc, obj, line_no)
+    outside = outside_window(event.at) if window else None
+    if outside is not None:
+        return Rejection(line_no, "bad_timestamp", f"at: {outside}", "at")
     if isinstance(event, RoundOpened):
         return _with_rules(event, line_no)
     return event
@@ -132,6 +167,11 @@ def _with_rules(event: RoundOpened, line_no: int) -> RoundOpened | Rejection:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in ("rulebook", *err["loc"]))
         return Rejection(line_no, "bad_rulebook", f"{where}: {err['msg']}", where)
+    for spot, limit in rules.limits.items():
+        if limit.min is not None and limit.max is not None and limit.min > limit.max:
+            where = f"rulebook.limits.{spot}"
+            return Rejection(line_no, "bad_rulebook", f"{where}: min {limit.min} is above max "
+                             f"{limit.max}: no stake could be valid", where)
     return event.model_copy(update={"rules": rules, "rules_hash": rules.content_hash()})
 
 
