@@ -7,10 +7,15 @@
   ``insufficient_privilege``. Only the table owner (or a superuser) can drop them, and the
   ingest and auditor roles are neither. SQLite: two triggers that ``RAISE(ABORT)``; whoever owns
   the file can drop them, so there detection is the chain's and the checkpoint's job.
-- **Roles** (PostgreSQL, ``--roles``): an *ingest* role with ``SELECT, INSERT`` on the events
-  table plus ``UPDATE`` — needed **only** because the library takes ``LOCK TABLE … IN EXCLUSIVE
-  MODE`` before each insert, which PostgreSQL allows only to holders of ``UPDATE``, ``DELETE`` or
-  ``TRUNCATE``; the trigger refuses every update — and an *auditor* role with ``SELECT`` only.
+- **Positive row ids.** A row id <= 0 is refused: ``CHECK (notification_id > 0)`` on
+  PostgreSQL, an ``AFTER INSERT`` trigger on SQLite (droppable by whoever owns the file; verify
+  reads every row whatever its id anyway).
+- **Roles** (PostgreSQL, ``--roles``): an *ingest* role with ``SELECT`` on the events table,
+  ``INSERT`` on its four event columns only (never ``notification_id``), the sequence, and
+  ``EXECUTE`` on ``ledger_lock_events()`` — a ``SECURITY DEFINER`` function that takes the
+  ``EXCLUSIVE`` lock the library takes before each insert. The role has no ``UPDATE``, so it
+  cannot ``LOCK`` the table in ``ACCESS EXCLUSIVE`` mode and block the auditors. An *auditor*
+  role with ``SELECT`` only.
 
 The SQL is in :func:`append_only_sql` and :func:`roles_sql` so an operator can read it or run
 it by hand (``ledger init --print-sql``).
@@ -20,12 +25,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ledger.store import LedgerApp
+from ledger.store import LOCK_FUNCTION, LedgerApp
 
 INGEST_ROLE = "ledger_ingest"
 AUDITOR_ROLE = "ledger_auditor"
 TRIGGER_FUNCTION = "ledger_refuse_change"
 APPEND_ONLY_MESSAGE = "ledger events are append-only"
+POSITIVE_ID_MESSAGE = "ledger row ids must be positive"
+WRITER_COLUMNS = ("originator_id", "originator_version", "topic", "state")
+"""The only columns the ingest role may insert: the row id always comes from the sequence."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +74,8 @@ def append_only_sql(where: EventsTable) -> list[str]:
             f"BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY_MESSAGE}: UPDATE refused'); END",
             f"CREATE TRIGGER IF NOT EXISTS ledger_no_delete BEFORE DELETE ON {table} "
             f"BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY_MESSAGE}: DELETE refused'); END",
+            f"CREATE TRIGGER IF NOT EXISTS ledger_positive_id AFTER INSERT ON {table} "
+            f"WHEN NEW.rowid <= 0 BEGIN SELECT RAISE(ABORT, '{POSITIVE_ID_MESSAGE}'); END",
         ]
     function = f"{_quote(where.schema)}.{_quote(TRIGGER_FUNCTION)}"
     return [
@@ -78,6 +88,8 @@ def append_only_sql(where: EventsTable) -> list[str]:
         f"DROP TRIGGER IF EXISTS ledger_no_truncate ON {table}",
         f"CREATE TRIGGER ledger_no_truncate BEFORE TRUNCATE ON {table} "
         f"FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
+        f"ALTER TABLE {table} DROP CONSTRAINT IF EXISTS ledger_positive_id",
+        f"ALTER TABLE {table} ADD CONSTRAINT ledger_positive_id CHECK (notification_id > 0)",
     ]
 
 
@@ -96,8 +108,15 @@ def roles_sql(where: EventsTable, ingest: str = INGEST_ROLE, auditor: str = AUDI
             f"THEN CREATE ROLE {_quote(role)} {login}; END IF; END $do$")
         statements.append(f"REVOKE ALL ON {table} FROM {_quote(role)}")
         statements.append(f"GRANT USAGE ON SCHEMA {schema} TO {_quote(role)}")
+    lock = f"{schema}.{_quote(LOCK_FUNCTION)}"
     statements += [
-        f"GRANT SELECT, INSERT, UPDATE ON {table} TO {_quote(ingest)}",
+        f"CREATE OR REPLACE FUNCTION {lock}() RETURNS void LANGUAGE plpgsql SECURITY DEFINER "
+        f"SET search_path = pg_catalog AS $body$ BEGIN LOCK TABLE {table} IN EXCLUSIVE MODE; "
+        "END $body$",
+        f"REVOKE ALL ON FUNCTION {lock}() FROM PUBLIC",
+        f"GRANT EXECUTE ON FUNCTION {lock}() TO {_quote(ingest)}",
+        f"GRANT SELECT ON {table} TO {_quote(ingest)}",
+        f"GRANT INSERT ({', '.join(WRITER_COLUMNS)}) ON {table} TO {_quote(ingest)}",
         f"GRANT USAGE ON SEQUENCE {sequence} TO {_quote(ingest)}",
         f"GRANT SELECT ON {table} TO {_quote(auditor)}",
     ]

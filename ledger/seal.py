@@ -253,12 +253,11 @@ def scan_chain(app: LedgerApp) -> ChainScan:
     """Recheck the chain of the whole store (no game rules) and find its newest link."""
     verifier = ChainVerifier(app.ledger_mapper)
     scan = ChainScan(verifier)
-    for page in app.notifications():
-        for row in page:
-            verifier.check(row)
-            if row.topic == CHAIN_TOPIC and verifier.head is not None:
-                scan.position = ChainPosition(row.originator_version, verifier.events,
-                                              verifier.head)
+    for page in app.rows():  # every row, whatever its id
+        for _, oid, version, topic, state in page:
+            verifier.check_raw(oid, version, topic, state)
+            if topic == CHAIN_TOPIC and verifier.head is not None:
+                scan.position = ChainPosition(version, verifier.events, verifier.head)
     verifier.finish()
     scan.findings = verifier.findings
     return scan

@@ -37,6 +37,9 @@ version, topic, stored bytes. The id is
 32 lower-case hex digits (``UUID.hex``) on every backend."""
 
 DEFAULT_DB = "sqlite:///ledger.db"
+MIN_ROW_ID = -(2 ** 63)
+MAX_ROW_ID = 2 ** 63 - 1
+"""The range of a row id (SQLite ``rowid``, PostgreSQL ``notification_id``): 64-bit signed."""
 SAVE_EVENTS_MAX = 1000
 """Never more events than this in one save: a larger PostgreSQL save can hang forever
 (EVENTSOURCING.md hazard 1)."""
@@ -169,8 +172,9 @@ class LedgerApp(Application[UUID]):
         return last[0].digest if last else None
 
     def notifications(self, page: int = 1000) -> Iterator[Sequence[Any]]:
-        """The whole notification log in pages, oldest first."""
-        start = 0
+        """The whole notification log in pages, oldest first: every row, whatever its id (a row
+        planted with an id <= 0 is read too, so integrity checks account for it)."""
+        start: int | None = None
         while True:
             rows = self.recorder.select_notifications(start, page, inclusive_of_start=False)
             if not rows:
@@ -178,17 +182,19 @@ class LedgerApp(Application[UUID]):
             yield rows
             start = rows[-1].id
 
-    def rows(self, page: int = 1000, *, after: int = 0,
+    def rows(self, page: int = 1000, *, after: int | None = None,
              topics: Sequence[str] = ()) -> Iterator[list[RawRow]]:
         """The whole log as plain :data:`RawRow` tuples, oldest first, in pages.
 
         The fast path of ``ledger verify``: one SQL statement per page and no per-row objects
         (the library's :meth:`notifications` builds a ``Notification`` and a ``UUID`` per row,
         which costs more than reading the row). Aggregate ids come as ``UUID.hex`` text.
-        ``topics``, if given, keeps only rows of those topics.
+        ``topics``, if given, keeps only rows of those topics. Without ``after`` every row is
+        read, whatever its id: a row planted with an id <= 0 is not skipped (integrity checks
+        must account for every row there is).
         """
         select, sqlite = self._rows_statement(len(topics))
-        start = after
+        start = MIN_ROW_ID if after is None else after + 1
         while True:
             if sqlite:
                 with self.recorder.datastore.transaction(commit=False) as curs:  # type: ignore[attr-defined]
@@ -207,7 +213,9 @@ class LedgerApp(Application[UUID]):
             if not rows:
                 return
             yield rows
-            start = rows[-1][0]
+            if rows[-1][0] >= MAX_ROW_ID:
+                return
+            start = rows[-1][0] + 1
 
     def heads(self, aggregates: Sequence[UUID]) -> dict[UUID, Recorded]:
         """The newest stored event of each aggregate that has one, in one query."""
@@ -276,13 +284,13 @@ class LedgerApp(Application[UUID]):
         if self._is_sqlite():
             where = f" AND topic IN ({','.join('?' * topics)})" if topics else ""
             return (f"SELECT rowid, originator_id, originator_version, topic, state FROM {table} "
-                    f"WHERE rowid > ?{where} ORDER BY rowid LIMIT ?"), True
+                    f"WHERE rowid >= ?{where} ORDER BY rowid LIMIT ?"), True
         from psycopg import sql
 
         return sql.SQL(
             "SELECT notification_id, replace(originator_id::text, '-', ''), originator_version, "
             "topic, state "
-            "FROM {schema}.{table} WHERE notification_id > %s" + (" AND topic = ANY(%s)"
+            "FROM {schema}.{table} WHERE notification_id >= %s" + (" AND topic = ANY(%s)"
                                                                   if topics else "")
             + " ORDER BY notification_id LIMIT %s").format(
             schema=sql.Identifier(self.recorder.datastore.schema),  # type: ignore[attr-defined]
@@ -352,16 +360,92 @@ def cipher_environment() -> dict[str, str]:
 
 
 def open_ledger(url: str | None = None, *, extra_env: dict[str, str] | None = None) -> LedgerApp:
-    """Open (creating if needed) the ledger at ``url``."""
+    """Open (creating if needed) the ledger at ``url``.
+
+    On PostgreSQL the tables are created under an advisory lock, so writers starting together
+    on a fresh schema do not race (the library's ``CREATE OR REPLACE FUNCTION`` fails with
+    "tuple concurrently updated" otherwise, EVENTSOURCING.md hazard 4).
+    """
     env = environment_for(database_url(url))
-    if "POSTGRES_SCHEMA" in env:
-        _create_schema(env)
     env.update(cipher_environment())
     env.update(extra_env or {})
     try:
+        if env["PERSISTENCE_MODULE"] == "eventsourcing.postgres":
+            with _creation_lock(env):
+                app = LedgerApp(env=env)
+            _use_lock_function(app)
+            return app
         return LedgerApp(env=env)
+    except StoreError:
+        raise
     except Exception as exc:
         raise StoreError(f"cannot open {redact(database_url(url))}: {exc}") from None
+
+
+LOCK_FUNCTION = "ledger_lock_events"
+"""PostgreSQL: a ``SECURITY DEFINER`` function that takes the events table's ``EXCLUSIVE`` lock
+for the writer (``ledger init --roles`` creates it), so the writer needs no ``UPDATE`` grant, the
+privilege that would also let it take ``ACCESS EXCLUSIVE`` and block every reader."""
+
+
+def _use_lock_function(app: LedgerApp) -> None:
+    """Take the insert lock through :data:`LOCK_FUNCTION` where it exists and may be called."""
+    from psycopg import sql
+
+    recorder: Any = app.recorder
+    schema = recorder.datastore.schema or "public"
+    function = f"{_quote_ident(schema)}.{_quote_ident(LOCK_FUNCTION)}()"
+    with recorder.datastore.get_connection() as conn:
+        found = conn.execute(
+            "SELECT to_regprocedure(%s) IS NOT NULL AND has_function_privilege("
+            "to_regprocedure(%s), 'EXECUTE') AS usable", (function, function)).fetchone()
+    usable = found.get("usable") if isinstance(found, dict) else found and found[0]
+    if usable and len(recorder.lock_table_statements) == 2:
+        recorder.lock_table_statements[1] = sql.SQL("SELECT {}.{}()").format(
+            sql.Identifier(schema), sql.Identifier(LOCK_FUNCTION))
+
+
+def _quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+class _creation_lock:  # noqa: N801 - used as a context manager
+    """Hold a PostgreSQL advisory lock (per schema) while the store's tables are created, and
+    create the schema first if it is missing."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.conn: Any = None
+
+    def __enter__(self) -> None:
+        import psycopg
+        from psycopg import sql
+
+        env = self.env
+        schema = env.get("POSTGRES_SCHEMA")
+        try:
+            self.conn = psycopg.connect(
+                dbname=env["POSTGRES_DBNAME"], host=env["POSTGRES_HOST"],
+                port=int(env["POSTGRES_PORT"]), user=env["POSTGRES_USER"],
+                password=env["POSTGRES_PASSWORD"] or None, connect_timeout=10, autocommit=True)
+            if env.get("CREATE_TABLE", "y").lower() not in ("n", "no", "f", "false", "0"):
+                self.conn.execute("SELECT pg_advisory_lock(hashtext(%s))",
+                                  ("ledger-create:" + (schema or "public"),))
+            # Look first: a least-privilege role (ledger init --roles) may not CREATE, even
+            # "IF NOT EXISTS" an existing schema.
+            if schema and self.conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s",
+                                            (schema,)).fetchone() is None:
+                self.conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
+                    sql.Identifier(schema)))
+        except psycopg.Error as exc:
+            self.__exit__()
+            what = f"create schema {schema}" if schema else "open the database"
+            raise StoreError(f"cannot {what}: {str(exc).strip()}") from None
+
+    def __exit__(self, *exc: object) -> None:
+        if self.conn is not None:
+            self.conn.close()  # releases the advisory lock
+            self.conn = None
 
 
 def redact(url: str) -> str:
@@ -370,22 +454,3 @@ def redact(url: str) -> str:
     if parts.password:
         return url.replace(f":{parts.password}@", ":***@")
     return url
-
-
-def _create_schema(env: dict[str, str]) -> None:
-    import psycopg
-    from psycopg import sql
-
-    try:
-        with psycopg.connect(dbname=env["POSTGRES_DBNAME"], host=env["POSTGRES_HOST"],
-                             port=int(env["POSTGRES_PORT"]), user=env["POSTGRES_USER"],
-                             password=env["POSTGRES_PASSWORD"] or None, connect_timeout=10,
-                             autocommit=True) as conn:
-            # Look first: a least-privilege role (ledger init --roles) may not CREATE, even
-            # "IF NOT EXISTS" an existing schema.
-            if conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s",
-                            (env["POSTGRES_SCHEMA"],)).fetchone() is None:
-                conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
-                    sql.Identifier(env["POSTGRES_SCHEMA"])))
-    except psycopg.Error as exc:
-        raise StoreError(f"cannot create schema {env['POSTGRES_SCHEMA']}: {exc}") from None

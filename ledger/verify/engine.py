@@ -35,6 +35,7 @@ from ledger.verify.judge import Judged, RoundJudge
 
 _TERMINAL_SUFFIXES = tuple("/" + t for t in TERMINAL_TYPES)
 _OPENING_SUFFIX = "/round_opened"
+_PAIR_WHAT = {"opened": "round_opened event", "started": "table round-start event"}
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,7 @@ class VerifyPass:
         self._open: dict[str, tuple[int, list[FeedEvent]]] = {}
         self._selected: set[str] = set()
         self._newest: dict[str, str] = {}
+        self._unpaired: dict[tuple[str, str], tuple[str, int]] = {}
 
     def feed(self, rows: Iterable[RawRow]) -> None:
         """Take the next rows of the log, oldest first."""
@@ -171,6 +173,7 @@ class VerifyPass:
                 started_round = self._decode(RoundStarted, content, nid, oid, version, topic)
                 if isinstance(started_round, RoundStarted):
                     self._newest[started_round.table] = started_round.round
+                    self._pair((started_round.table, started_round.round), nid, "started")
                 continue
             is_opening = topic.endswith(_OPENING_SUFFIX)
             if not is_opening and oid not in open_rounds:
@@ -185,6 +188,7 @@ class VerifyPass:
             if not isinstance(fact, FeedEvent):
                 continue
             if is_opening:
+                self._pair((fact.table, fact.round), nid, "opened")
                 if self.selection.matches(fact):
                     self._selected.add(oid)
                     open_rounds[oid] = (nid, [fact])
@@ -196,9 +200,31 @@ class VerifyPass:
                 facts = open_rounds.pop(oid)[1]
                 self._keep(self._judged(facts, nid), oid, (_DECODED, nid, 1))
 
+    def _pair(self, key: tuple[str, str], nid: int, kind: str) -> None:
+        """Match a round's opening with its table's ``round_started`` (both are written in one
+        save); whichever comes first waits for the other."""
+        other = self._unpaired.pop(key, None)
+        if other is None:
+            self._unpaired[key] = (kind, nid)
+        elif other[0] == kind:  # a second opening, or a second start, of the same round
+            self._unpaired[key] = (kind, nid)
+            self._broken_round(key, nid, f"a second {_PAIR_WHAT[kind]} of a round already "
+                               "stored")
+
+    def _broken_round(self, key: tuple[str, str], nid: int, why: str) -> None:
+        self.report.integrity_ok = False
+        self.keyed.append(((_DECODED, nid, 0), [Finding(
+            "chain_broken", key[0], key[1], rule="integrity",
+            message=f"{why}: rows were added outside the ledger")]))
+
     def finish(self, expect_head: str | None = None) -> VerifyReport:
         """After the last row: judge unfinished rounds, close sessions, finish the chain."""
         report = self.report
+        for key, (kind, nid) in self._unpaired.items():
+            missing = "opened" if kind == "started" else "started"
+            self._broken_round(key, nid, f"the store holds a {_PAIR_WHAT[kind]} of this round "
+                               f"but no {_PAIR_WHAT[missing]}")
+        self._unpaired.clear()
         for oid, (opened_nid, facts) in self._open.items():
             first = facts[0]
             judged = self._judged(facts, opened_nid,
