@@ -41,7 +41,12 @@ class RoundJudge:
         rnd = Round.replay(facts)
         game = GAMES[rnd.game]
         derivation: Derivation | None = None
-        if game.session is not None:
+        if is_newest and rnd.ended_by is None:
+            # In play when the log was read (an ingest may be dealing it right now): its deal
+            # and settlement are not judged yet; only what is already final (late bets,
+            # duplicate ids, limits) is, and the round itself is information.
+            derivation = Derivation()
+        elif game.session is not None:
             session = self._sessions.get(game.key)
             if session is None:
                 session = self._sessions[game.key] = game.session()
