@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ledger.feed.envelope import BetPlaced, BetSettled
+from ledger.feed.envelope import BetPlaced, BetSettled, FeedEvent
 from ledger.games.base import Derivation, Game, Settlement
 from ledger.money import same_amount
 from ledger.round import Round
@@ -27,6 +27,7 @@ def check_round(rnd: Round, game: Game, *, is_newest: bool = False,
     otherwise ``game.derive`` is run here.
     """
     findings = list(check_life_cycle(rnd, game, is_newest=is_newest))
+    findings += check_time_order(rnd)
     findings += check_limits(rnd)
     if derivation is None and game.derive is not None:
         derivation = game.derive(rnd)
@@ -81,6 +82,39 @@ def check_life_cycle(rnd: Round, game: Game, *, is_newest: bool) -> Iterator[Fin
                       message="the stored rulebook does not hash to the stored rulebook hash",
                       expected={"rules_hash": rnd.opened.rules.content_hash()},
                       recorded={"rules_hash": rnd.opened.rules_hash})
+
+
+TIME_RULE = "FEED §1 (at: the time the table recorded the event)"
+MAX_DISORDER_FINDINGS = 5
+"""Time-disorder warnings reported per round (a clock that jumped back once shifts many)."""
+
+
+def check_time_order(rnd: Round) -> Iterator[Finding]:
+    """``timestamp_disorder`` (warning): an event of the round recorded at an earlier time than
+    the event before it, or a round closed or voided before it was opened."""
+    opened, end = rnd.opened, rnd.ended_by
+    reported = 0
+    previous = None
+    for fact in rnd.events:
+        if reported >= MAX_DISORDER_FINDINGS:
+            return
+        if fact is end and fact.at < opened.at:
+            reported += 1
+            yield _disorder(rnd, fact, opened, f"the round was {fact.type.removeprefix('round_')} "
+                            f"at {fact.at.isoformat()}, before it was opened at "
+                            f"{opened.at.isoformat()}")
+        elif previous is not None and fact.at < previous.at:
+            reported += 1
+            yield _disorder(rnd, fact, previous, f"{fact.type} (seq {fact.seq}) is timed "
+                            f"{fact.at.isoformat()}, before {previous.type} (seq {previous.seq}) "
+                            f"at {previous.at.isoformat()}: the round goes back in time")
+        previous = fact
+
+
+def _disorder(rnd: Round, fact: FeedEvent, before: FeedEvent, message: str) -> Finding:
+    return _finding("timestamp_disorder", rnd, getattr(fact, "bet", None), TIME_RULE, message,
+                    expected={"not_before": before.at.isoformat(), "after_seq": before.seq},
+                    recorded={"at": fact.at.isoformat()}, severity="warning", seq=fact.seq)
 
 
 def check_limits(rnd: Round) -> Iterator[Finding]:

@@ -9,7 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Severity = Literal["error", "info"]
+Severity = Literal["error", "warning", "info"]
+"""Only ``error`` findings make ``ledger verify`` exit 1; ``warning`` and ``info`` leave the
+exit code at 0 (they are reported in the JSON with their severity)."""
 
 FINDING_CODES: dict[str, str] = {
     "settlement_mismatch": "a bet's recorded result, returned or won differs from the derived "
@@ -42,6 +44,9 @@ FINDING_CODES: dict[str, str] = {
     "carry_outstanding": "information: a bet carried from the table's newest round, not yet "
                          "restated because no later round exists (a stake still in play)",
     "projection_mismatch": "a projection's stored view differs from a rebuild from position 0",
+    "timestamp_disorder": "warning (exit 0): an event of a round timed before the event before "
+                          "it, or a round closed or voided before it was opened (both times "
+                          "given)",
 }
 """Every finding code with its meaning (FEED §10 plus the ones this ledger adds)."""
 
