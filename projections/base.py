@@ -26,6 +26,7 @@ from uuid import UUID
 from pydantic import ValidationError
 
 from ledger.chain import CHAIN_TOPIC, FrameError
+from ledger.errors import StoreError
 from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent
 from ledger.round import Round
 from ledger.store import TOPICS, LedgerApp
@@ -94,6 +95,7 @@ def closed_rounds(app: LedgerApp, after: int = 0, page: int = 1000) -> Iterator[
     """
     gathering: dict[UUID, list[FeedEvent]] = {}
     start = after
+    opened_one = False
     while True:
         rows = app.recorder.select_notifications(start, page, inclusive_of_start=False)
         if not rows:
@@ -105,8 +107,16 @@ def closed_rounds(app: LedgerApp, after: int = 0, page: int = 1000) -> Iterator[
                 continue
             try:
                 _, content = app.ledger_mapper.open_state(row.state)
+            except FrameError as exc:
+                if not opened_one:  # the very first row: a key problem, not one damaged row
+                    raise StoreError(f"cannot read the stored events ({exc}): is "
+                                     "LEDGER_CIPHER_KEY missing or not the store's key? "
+                                     "(`ledger verify` reports damage)") from None
+                continue
+            opened_one = True
+            try:
                 fact = cls.model_validate_json(content)
-            except (FrameError, ValidationError, ValueError):
+            except (ValidationError, ValueError):
                 continue
             if not isinstance(fact, FeedEvent):
                 continue  # table and chain aggregates

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from ledger.store import LedgerApp
 from ledger.verify.findings import Finding
 from projections.base import MemoryRows, View, closed_rounds, fold_views
+from projections.sealed_rows import ViewKeyError, ViewTampered
 from projections.updater import ViewStore, encode_row
 
 RULE = "rebuild equals incremental (projections)"
@@ -77,7 +78,12 @@ def check_projections(app: LedgerApp, views: Sequence[View] | None = None) -> li
     compared: list[tuple[View, int, MemoryRows]] = []
     with ViewStore(app, create=False) as store:
         for view in chosen:
-            tracking, stored = store.snapshot(view.name)
+            try:
+                tracking, stored = store.snapshot(view.name)
+            except (ViewTampered, ViewKeyError) as exc:
+                findings.append(Finding("projection_mismatch", None, None, rule=RULE,
+                                        message=str(exc), extra={"view": view.name}))
+                continue
             if tracking is None:
                 continue  # never updated: nothing to compare
             if tracking.version != view.version:

@@ -52,6 +52,7 @@ from ledger.games import GAMES
 from ledger.round import Round
 from ledger.store import LedgerApp
 from projections.base import MemoryRows, Row, View, closed_rounds
+from projections.sealed_rows import META_KEY, RowCodec
 
 ROWS_TABLE = "ledger_view_rows"
 TRACKING_TABLE = "ledger_view_tracking"
@@ -213,6 +214,7 @@ class ViewStore:
         else:
             raise ProjectionError("projections need a SQLite or PostgreSQL store "
                                   f"(not {type(app.recorder).__name__})")
+        self.codec = RowCodec(app.factory.cipher(), app.env.get("CIPHER_KEY"))
         self.exists = self.backend.exists()
         if create and not self.exists:
             self._create()
@@ -249,37 +251,68 @@ class ViewStore:
 
     # --- reading -------------------------------------------------------------------------
 
+    def _meta_sql(self, one: bool) -> str:
+        b = self.backend
+        return (f"SELECT view, row FROM {b.rows} WHERE substr(key, 1, {len(META_KEY)}) = "
+                f"{b.p}" + (f" AND view = {b.p}" if one else ""))
+
+    def _checked(self, view: str, position: Any, version: Any, meta: Any) -> Tracking:
+        """A tracking record as read, checked against its written-position row (raises
+        ``ViewTampered`` if they disagree; a missing row makes the view stale)."""
+        return Tracking(view, int(position), self.codec.checked(
+            view, int(position), int(version), None if meta is None else str(meta)))
+
     def tracking(self, view: str) -> Tracking | None:
         """The stored position and version of a view, or ``None`` if it was never written."""
         if not self.exists:
             return None
         b = self.backend
         found = b.read(f"SELECT position, version FROM {b.tracking} WHERE view = {b.p}", (view,))
-        return Tracking(view, int(found[0][0]), int(found[0][1])) if found else None
+        if not found:
+            return None
+        meta = {str(v): r for v, r in b.read(self._meta_sql(True), (META_KEY, view))}
+        return self._checked(view, found[0][0], found[0][1], meta.get(view))
 
     def trackings(self) -> list[Tracking]:
-        """Every stored view's tracking record."""
+        """Every stored view's tracking record (checked as :meth:`tracking` checks it)."""
         if not self.exists:
             return []
         b = self.backend
-        return [Tracking(str(v), int(p), int(n)) for v, p, n in
+        meta = {str(v): r for v, r in b.read(self._meta_sql(False), (META_KEY,))}
+        return [self._checked(str(v), p, n, meta.get(str(v))) for v, p, n in
                 b.read(f"SELECT view, position, version FROM {b.tracking} ORDER BY view")]
 
     def get(self, view: str, key: str) -> str | None:
-        """One row's stored text."""
+        """One row's text."""
         b = self.backend
-        found = b.read(f"SELECT row FROM {b.rows} WHERE view = {b.p} AND key = {b.p}", (view, key))
-        return str(found[0][0]) if found else None
+        stored = self.codec.stored_key(key)
+        found = b.read(f"SELECT row FROM {b.rows} WHERE view = {b.p} AND key = {b.p}",
+                       (view, stored))
+        return self.codec.open(view, stored, str(found[0][0]))[1] if found else None
 
     def scan(self, view: str, prefix: str = "") -> list[tuple[str, str]]:
         """``(key, text)`` of the rows whose key starts with ``prefix`` (unordered)."""
         b = self.backend
-        if not prefix:
+        sql_prefix = self.codec.sql_prefix(prefix)
+        if not sql_prefix:
             sql = f"SELECT key, row FROM {b.rows} WHERE view = {b.p}"
-            return [(str(k), str(r)) for k, r in b.read(sql, (view,))]
-        sql = (f"SELECT key, row FROM {b.rows} WHERE view = {b.p} "
-               f"AND substr(key, 1, {len(prefix)}) = {b.p}")
-        return [(str(k), str(r)) for k, r in b.read(sql, (view, prefix))]
+            found = b.read(sql, (view,))
+        else:
+            sql = (f"SELECT key, row FROM {b.rows} WHERE view = {b.p} "
+                   f"AND substr(key, 1, {len(sql_prefix)}) = {b.p}")
+            found = b.read(sql, (view, sql_prefix))
+        return self._opened(view, found, prefix)
+
+    def _opened(self, view: str, found: Sequence[tuple[Any, ...]],
+                prefix: str = "") -> list[tuple[str, str]]:
+        out = []
+        for stored_key, stored in found:
+            if str(stored_key).startswith(META_KEY):
+                continue
+            key, text = self.codec.open(view, str(stored_key), str(stored))
+            if key.startswith(prefix):
+                out.append((key, text))
+        return out
 
     def snapshot(self, view: str) -> tuple[Tracking | None, MemoryRows]:
         """The tracking record and every row of a view, read in one transaction."""
@@ -291,8 +324,9 @@ class ViewStore:
             found = cur.fetchone()
             cur.execute(f"SELECT key, row FROM {b.rows} WHERE view = {b.p}", (view,))
             rows = _fetchall(cur)
-        tracking = Tracking(view, int(found[0]), int(found[1])) if found else None
-        return tracking, MemoryRows({str(k): json.loads(r) for k, r in rows})
+        meta = next((r for k, r in rows if str(k).startswith(META_KEY)), None)
+        tracking = self._checked(view, found[0], found[1], meta) if found else None
+        return tracking, MemoryRows({k: json.loads(t) for k, t in self._opened(view, rows)})
 
     # --- writing -------------------------------------------------------------------------
 
@@ -317,14 +351,20 @@ class ViewStore:
                     cur.execute(f"SELECT position, version FROM {b.tracking} "
                                 f"WHERE view = {b.p}{b.lock}", (view,))
                     found = cur.fetchone()
-                    now = Tracking(view, int(found[0]), int(found[1])) if found else None
+                    now = None
+                    if found:
+                        cur.execute(self._meta_sql(True), (META_KEY, view))
+                        meta = cur.fetchone()
+                        now = self._checked(view, found[0], found[1],
+                                            None if meta is None else meta[1])
                     if now != item.base:
                         raise _Moved
                     if item.reset:
                         cur.execute(f"DELETE FROM {b.rows} WHERE view = {b.p}", (view,))
-                    if item.changed:
-                        cur.executemany(upsert, [(view, k, text)
-                                                 for k, text in sorted(item.changed.items())])
+                    seal = self.codec
+                    cur.executemany(upsert, [(view, *seal.meta(item.position, item.version))] + [
+                        (view, seal.stored_key(k), seal.seal(k, text))
+                        for k, text in sorted(item.changed.items())])
                     if item.on_write is not None:
                         item.on_write()
                     if found is None:
