@@ -6,7 +6,7 @@ is stored in clear either:
 
 - a row's text is stored as ``enc:`` + base64 of AES-GCM over ``[key, text]`` (the key inside
   the ciphertext, so a row moved under another key is refused);
-- a row's key is stored as its first segment (``c``, ``r``, ``j``, ``b``… the kind of row, which
+- a row's key is stored as its leading letters (``c``, ``r``, ``table``… the kind of row, which
   prefix scans need) then ``|`` and an HMAC-SHA-256 of the whole key under a key derived from
   the cipher key. Player ids, tables and hours never appear in clear.
 
@@ -24,11 +24,15 @@ import base64
 import hashlib
 import hmac
 import json
+import re
 from typing import Any
 
 from ledger.errors import StoreError
 
 ENCRYPTED = "enc:"
+_KIND = re.compile(r"[A-Za-z~]*")
+"""The leading letters of a row key (``c``, ``r``, ``table``…): the kind of row, kept in clear
+so prefix scans still narrow in SQL."""
 META_KEY = "~written"
 """The key of the row holding the position and version a view's rows were written at."""
 STALE = -1
@@ -60,14 +64,14 @@ class RowCodec:
         """The key as stored."""
         if self.cipher is None:
             return key
-        kind = key.split("|", 1)[0]
+        kind = _KIND.match(key).group()  # type: ignore[union-attr]
         return kind + "|" + hmac.new(self._mac, key.encode(), hashlib.sha256).hexdigest()
 
     def sql_prefix(self, prefix: str) -> str:
         """A prefix of stored keys that every stored key of a row under ``prefix`` starts with."""
         if self.cipher is None:
             return prefix
-        return prefix.split("|", 1)[0]
+        return _KIND.match(prefix).group()  # type: ignore[union-attr]
 
     def seal(self, key: str, text: str) -> str:
         """The stored text of a row."""
