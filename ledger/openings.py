@@ -25,8 +25,8 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from ledger.feed.envelope import RoundOpened
-from ledger.feed.window import outside_window
 from ledger.feed.types import Timestamp
+from ledger.feed.window import outside_window
 
 _OPENING = re.compile(
     rb'\{"v":1,"table":"([A-Za-z0-9._-]{1,40})","game":"([A-Z0-9]{1,8})","round":'

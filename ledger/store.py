@@ -371,7 +371,7 @@ def open_ledger(url: str | None = None, *, extra_env: dict[str, str] | None = No
     env.update(extra_env or {})
     try:
         if env["PERSISTENCE_MODULE"] == "eventsourcing.postgres":
-            with _creation_lock(env):
+            with _CreationLock(env):
                 app = LedgerApp(env=env)
             _use_lock_function(app)
             return app
@@ -409,7 +409,7 @@ def _quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-class _creation_lock:  # noqa: N801 - used as a context manager
+class _CreationLock:
     """Hold a PostgreSQL advisory lock (per schema) while the store's tables are created, and
     create the schema first if it is missing."""
 

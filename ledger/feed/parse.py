@@ -15,8 +15,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from ledger.feed.envelope import FeedEvent, RoundOpened
-from ledger.games import GAMES
 from ledger.feed.window import outside_window
+from ledger.games import GAMES
 from ledger.rulebook import complete_rulebook
 
 MAX_LINE_BYTES = 256 * 1024

@@ -101,7 +101,7 @@ def test_after_init_both_stores_refuse_a_row_id_at_or_below_zero(
     result = runner.invoke(cli_app, ["init", "--db", db_url])
     assert result.exit_code == 0, result.output
     for row_id in (0, -1):
-        with pytest.raises(Exception, match="positive|ledger_positive_id"):
+        with pytest.raises(Exception, match=r"positive|ledger_positive_id"):
             _plant_below_zero(db_url, examples, row_id)
     assert _sql(db_url, "SELECT COUNT(*) FROM {t} WHERE {id} <= 0") == [(0,)]
 
