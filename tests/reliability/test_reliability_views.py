@@ -151,3 +151,35 @@ def test_a_tracking_position_set_back_is_refused_by_every_reader(
     assert verify.returncode == 1
     codes = {f["code"] for f in json.loads(verify.stdout)["findings"]}
     assert codes == {"projection_mismatch"}
+
+
+def test_a_consistent_rollback_is_left_to_verify_projections(
+        db_url: str, examples: Path, cli) -> None:
+    """The documented gap: without the cipher key, the DBA can set the tracking record and the
+    written-position row back together; the readers then cannot tell, verify still can."""
+    lines, _ = _marked(examples)
+    _fill(db_url, lines)
+    assert cli(["projections", "update", "--db", db_url]).returncode == 0
+    statements = ["UPDATE {t} SET position = position / 2",
+                  "UPDATE {r} SET row = '{{\"position\": ' || CAST((SELECT position FROM {t} "
+                  "WHERE {t}.view = {r}.view) AS TEXT) || ', \"version\": ' || CAST((SELECT "
+                  "version FROM {t} WHERE {t}.view = {r}.view) AS TEXT) || '}}' "
+                  "WHERE key = '~written'"]
+    if db_url.startswith("sqlite"):
+        import sqlite3
+
+        with sqlite3.connect(db_url[len("sqlite:///"):]) as conn:
+            for sql in statements:
+                conn.execute(sql.format(t="ledger_view_tracking", r="ledger_view_rows"))
+    else:
+        import psycopg
+
+        schema = parse_qs(urlsplit(db_url).query)["schema"][0]
+        with psycopg.connect(db_url.split("?")[0], autocommit=True) as conn:
+            for sql in statements:
+                conn.execute(sql.format(t=f'"{schema}".ledger_view_tracking',
+                                        r=f'"{schema}".ledger_view_rows'))
+    verify = cli(["verify", "--projections", "--json", "--db", db_url])
+    assert verify.returncode == 1
+    assert {f["code"] for f in json.loads(verify.stdout)["findings"]} == {"projection_mismatch"}
+    assert cli(["projections", "status", "--db", db_url]).returncode == 0
