@@ -202,7 +202,7 @@ def test_a_cocked_throw_is_thrown_again_and_a_bet_after_the_first_throw_is_late(
     late = {**lines[throw - 1], "bet": "b9", "spot": {"kind": "hand", "seat": 3}, "amount": "50"}
     lines[throw:throw] = [cocked]
     settled = next(i for i, ln in enumerate(lines) if ln["type"] == "deck_shuffled")
-    lines[settled:settled] = [late]
+    lines[settled:settled] = [{**late, "at": lines[settled - 1]["at"]}]  # late, in time order
     bank = next(i for i, ln in enumerate(lines) if ln["type"] == "bank_settled")
     lines[bank:bank] = [{**lines[bank - 1], "bet": "b9", "result": "lose", "returned": "0",
                          "won": "0", "commission": "0"}]
