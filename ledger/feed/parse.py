@@ -36,7 +36,7 @@ REJECT_CODES: dict[str, str] = {
     "bad_tile": "a Mah-Jong tile not in the notation 1B-9D, EW SW WW NW, RD GD WD",
     "bad_code": "a table, round, bet or player id outside [A-Za-z0-9._-]{1,40}",
     "bad_timestamp": "`at` is not an RFC 3339 timestamp with offset, or lies outside the accepted "
-                     "window (LEDGER_EARLIEST_AT / LEDGER_LATEST_AT, docs/FEED.md)",
+                     "window (LEDGER_EARLIEST_AT / LEDGER_LATEST_AT, docs/SECURITY.md)",
     "duplicate_key": "a JSON object (the line, a spot, a rulebook, …) names the same key twice",
     "bad_rulebook": "the rulebook has an unknown key or a bad value (FEED Appendix A)",
     "invalid_value": "a field has the wrong type or a value out of range",
