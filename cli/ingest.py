@@ -32,7 +32,7 @@ def ingest(
         if name != "-" and not Path(name).is_file():
             err.print(f"error: no such file: {name}")
             raise typer.Exit(code=2)
-    app = open_app(db)
+    app = open_app(db, create=True)
     summaries: list[dict[str, Any]] = []
     worst = 0
     try:

@@ -38,7 +38,7 @@ def init(
     Run it once as the database owner, before any writer; writers then run with
     LEDGER_CREATE_TABLE=n. Exit code 0: done. 2: usage error.
     """
-    app = open_app(db)
+    app = open_app(db, create=True)
     try:
         where = events_table(app)
         if roles and where.backend != "postgres":

@@ -17,9 +17,15 @@ out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False)
 
 
-def print_json(obj: Any) -> None:
-    """One JSON object on standard output."""
-    sys.stdout.write(json.dumps(obj, indent=1, ensure_ascii=False) + "\n")
+def print_json(obj: dict[str, Any]) -> None:
+    """One JSON object on standard output, ``"schema_version"`` first (cli.contract)."""
+    from cli.contract import SCHEMA_VERSION, state
+
+    body = {"schema_version": SCHEMA_VERSION, **{k: v for k, v in obj.items()
+                                                 if k != "schema_version"}}
+    sys.stdout.write(json.dumps(body, indent=1, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+    state.json_printed = True
 
 
 def progress_bar(total: int | None, what: str) -> Progress | None:

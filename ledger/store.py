@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -25,7 +26,7 @@ from eventsourcing.application import Application
 from eventsourcing.persistence import Mapper, StoredEvent, Transcoder
 
 from ledger.chain import CHAIN_ID, CHAIN_TOPIC, FrameError, Linked, frame, unframe
-from ledger.errors import StoreError
+from ledger.errors import StoreError, StoreMissing, StoreUnreachable
 from ledger.feed.envelope import FeedEvent, FeedModel
 from ledger.games import GAMES
 from ledger.round import Round, round_id
@@ -37,6 +38,8 @@ version, topic, stored bytes. The id is
 32 lower-case hex digits (``UUID.hex``) on every backend."""
 
 DEFAULT_DB = "sqlite:///ledger.db"
+CONNECT_TIMEOUT_S = 5
+"""Seconds to wait for a PostgreSQL server before saying it cannot be reached."""
 SAVE_EVENTS_MAX = 1000
 """Never more events than this in one save: a larger PostgreSQL save can hang forever
 (EVENTSOURCING.md hazard 1)."""
@@ -319,7 +322,7 @@ def environment_for(url: str) -> dict[str, str]:
             "POSTGRES_USER": unquote(parts.username or "postgres"),
             "POSTGRES_PASSWORD": unquote(parts.password or ""),
             "POSTGRES_LOCK_TIMEOUT": "30",
-            "POSTGRES_CONNECT_TIMEOUT": "10",
+            "POSTGRES_CONNECT_TIMEOUT": str(CONNECT_TIMEOUT_S),
         }
         if "schema" in query:
             env["POSTGRES_SCHEMA"] = query["schema"][0]
@@ -351,17 +354,110 @@ def cipher_environment() -> dict[str, str]:
             "CIPHER_KEY": key}
 
 
-def open_ledger(url: str | None = None, *, extra_env: dict[str, str] | None = None) -> LedgerApp:
-    """Open (creating if needed) the ledger at ``url``."""
-    env = environment_for(database_url(url))
-    if "POSTGRES_SCHEMA" in env:
+def open_ledger(url: str | None = None, *, extra_env: dict[str, str] | None = None,
+                create: bool = True) -> LedgerApp:
+    """Open the ledger at ``url``; create it first only if ``create`` (``ingest``, ``init``).
+
+    Without ``create`` a missing or uninitialised store raises :class:`StoreMissing` and
+    nothing is created (no SQLite file, no PostgreSQL schema). An existing store is opened
+    without any ``CREATE`` statement, so a role that may only read (or only insert) opens it.
+    An unreachable server raises :class:`StoreUnreachable` within ``CONNECT_TIMEOUT_S``.
+    """
+    full = database_url(url)
+    env = environment_for(full)
+    if store_exists(full, env):
+        env["CREATE_TABLE"] = "n"
+    elif not create:
+        raise StoreMissing(missing_message(full, env))
+    elif "POSTGRES_SCHEMA" in env:
         _create_schema(env)
     env.update(cipher_environment())
     env.update(extra_env or {})
     try:
         return LedgerApp(env=env)
     except Exception as exc:
-        raise StoreError(f"cannot open {redact(database_url(url))}: {exc}") from None
+        raise StoreError(f"cannot open {redact(full)}: {_first_line(exc)}") from None
+
+
+EVENTS_TABLE_POSTGRES = "ledger_events"
+EVENTS_TABLE_SQLITE = "stored_events"
+
+
+def store_exists(url: str, env: dict[str, str] | None = None) -> bool:
+    """Whether ``url`` holds an initialised ledger (its events table exists). Creates nothing;
+    raises :class:`StoreUnreachable` if a PostgreSQL server cannot be reached."""
+    env = env if env is not None else environment_for(url)
+    if env["PERSISTENCE_MODULE"] == "eventsourcing.sqlite":
+        return _sqlite_exists(env["SQLITE_DBNAME"])
+    return _postgres_exists(url, env)
+
+
+def _sqlite_exists(path: str) -> bool:
+    import sqlite3
+    from pathlib import Path
+
+    if ":memory:" in path or "mode=memory" in path or not Path(path).is_file():
+        return False
+    try:
+        with closing(sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)) as conn:
+            found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                 (EVENTS_TABLE_SQLITE,)).fetchone()
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read {path}: {exc}") from None
+    return found is not None
+
+
+def _postgres_exists(url: str, env: dict[str, str]) -> bool:
+    import psycopg
+
+    schema = env.get("POSTGRES_SCHEMA")
+    try:
+        with _pg_connect(env) as conn:
+            if schema is not None:
+                table = '"' + schema.replace('"', '""') + '".' + EVENTS_TABLE_POSTGRES
+            else:
+                table = EVENTS_TABLE_POSTGRES
+            found = conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()
+    except psycopg.OperationalError as exc:
+        raise StoreUnreachable(f"cannot connect to {redact(url)}: {_pg_reason(exc)}") from None
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot read {redact(url)}: {_first_line(exc)}") from None
+    return bool(found and found[0] is not None)
+
+
+def _pg_connect(env: dict[str, str]) -> Any:
+    import psycopg
+
+    return psycopg.connect(dbname=env["POSTGRES_DBNAME"], host=env["POSTGRES_HOST"],
+                           port=int(env["POSTGRES_PORT"]), user=env["POSTGRES_USER"],
+                           password=env["POSTGRES_PASSWORD"] or None,
+                           connect_timeout=CONNECT_TIMEOUT_S, autocommit=True)
+
+
+def _pg_reason(exc: BaseException) -> str:
+    """The server's reason in one line: ``database "x" does not exist``, ``Connection refused``."""
+    text = " ".join(str(exc).split())
+    for marker in ("FATAL: ", "failed: "):
+        if marker in text:
+            text = text.rsplit(marker, 1)[1]
+    return text.split(" Is the server running")[0].strip() or type(exc).__name__
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
+def missing_message(url: str, env: dict[str, str] | None = None) -> str:
+    """One line: which URL has no ledger, and what to run."""
+    env = env if env is not None else environment_for(url)
+    if env["PERSISTENCE_MODULE"] == "eventsourcing.sqlite":
+        what = f"no ledger at {redact(url)} (no such file, or not a ledger)"
+    else:
+        where = env.get("POSTGRES_SCHEMA") or "the default schema"
+        what = f"no ledger at {redact(url)} (no events table in {where})"
+    return (f"{what}: check --db / LEDGER_DB, or create it with `ledger init` or "
+            "`ledger ingest FILE` (same --db)")
 
 
 def redact(url: str) -> str:
@@ -379,13 +475,16 @@ def _create_schema(env: dict[str, str]) -> None:
     try:
         with psycopg.connect(dbname=env["POSTGRES_DBNAME"], host=env["POSTGRES_HOST"],
                              port=int(env["POSTGRES_PORT"]), user=env["POSTGRES_USER"],
-                             password=env["POSTGRES_PASSWORD"] or None, connect_timeout=10,
-                             autocommit=True) as conn:
+                             password=env["POSTGRES_PASSWORD"] or None,
+                             connect_timeout=CONNECT_TIMEOUT_S, autocommit=True) as conn:
             # Look first: a least-privilege role (ledger init --roles) may not CREATE, even
             # "IF NOT EXISTS" an existing schema.
             if conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s",
                             (env["POSTGRES_SCHEMA"],)).fetchone() is None:
                 conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
                     sql.Identifier(env["POSTGRES_SCHEMA"])))
+    except psycopg.OperationalError as exc:
+        raise StoreUnreachable(f"cannot connect to PostgreSQL at {env['POSTGRES_HOST']}:"
+                               f"{env['POSTGRES_PORT']}: {_pg_reason(exc)}") from None
     except psycopg.Error as exc:
-        raise StoreError(f"cannot create schema {env['POSTGRES_SCHEMA']}: {exc}") from None
+        raise StoreError(f"cannot create schema {env['POSTGRES_SCHEMA']}: {_first_line(exc)}") from None
