@@ -9,15 +9,19 @@ Read commands open the store with :func:`open_app` (``create=False``): a missing
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from cli.contract import fail
 from ledger.errors import StoreError
 from ledger.store import LedgerApp, open_ledger
+
+if TYPE_CHECKING:
+    from projections.base import MemoryRows, View
 
 T = TypeVar("T")
 
@@ -84,3 +88,19 @@ def only(items: dict[str, T], wanted: str | None, noun: str) -> dict[str, T]:
         fail(f"no {noun} {wanted!r} in the store"
              + (f"; {noun}s: {', '.join(items)}" if items else ""))
     return {wanted: items[wanted]}
+
+
+def current_view(app: LedgerApp, view: View, *, note: bool = True) -> MemoryRows:
+    """A view as of the end of the log, read-only: rounds the stored view has not folded yet
+    are added in memory and, with ``note`` (text output), a line on stderr says how many
+    (``ledger projections update`` stores them; ``projections status --json`` reports the
+    lag to machines). Nothing is written."""
+    from projections.updater import read_views
+
+    got = read_views(app, [view])[0]
+    if got.behind and note:
+        where = ("not stored yet" if got.stored_position is None
+                 else f"{got.behind} round(s) behind the log")
+        sys.stderr.write(f"note: the stored {got.view} view is {where}; computed in memory for "
+                         "this command (`ledger projections update` stores it)\n")
+    return got.rows

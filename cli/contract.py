@@ -53,9 +53,10 @@ DEBUG_ENV = "LEDGER_DEBUG"
 class _State:
     """What the running command was given (set by :class:`cli.main.LedgerGroup`)."""
 
-    argv: list[str] = []
-    json_printed = False
-    debug_flag = False
+    def __init__(self) -> None:
+        self.argv: list[str] = []
+        self.json_printed = False
+        self.debug_flag = False
 
 
 state = _State()

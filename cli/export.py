@@ -9,7 +9,8 @@ import typer
 
 from cli.commission import cutoff_option, parse_day
 from cli.context import DbOption, open_app
-from cli.render import err, out, print_json
+from cli.contract import fail
+from cli.render import out, print_json
 from ledger.errors import StoreError, UsageError
 from projections.export import FORMATS, export
 
@@ -40,8 +41,7 @@ def export_command(
         manifest = export(app, to, formats=chosen, cutoff_hour=cutoff, day_from=first,
                           day_to=last)
     except (UsageError, StoreError, OSError) as exc:
-        err.print(f"error: {exc}")
-        raise typer.Exit(code=2) from None
+        fail(f"{exc}")
     finally:
         app.close()
     if as_json:

@@ -11,7 +11,8 @@ from typing import IO, Annotated, Any, BinaryIO
 import typer
 
 from cli.context import DbOption, open_app
-from cli.render import err, print_json, progress_bar
+from cli.contract import fail
+from cli.render import print_json, progress_bar
 from ledger.feed.parse import Rejection
 from ledger.ingest import Ingestor, IngestReport, bounded_lines
 
@@ -30,8 +31,7 @@ def ingest(
     """
     for name in files:
         if name != "-" and not Path(name).is_file():
-            err.print(f"error: no such file: {name}")
-            raise typer.Exit(code=2)
+            fail(f"no such file: {name}")
     app = open_app(db, create=True)
     summaries: list[dict[str, Any]] = []
     worst = 0

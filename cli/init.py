@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from cli.context import DbOption, open_app
-from cli.render import err
+from cli.contract import fail
 from ledger.db_admin import (
     AUDITOR_ROLE,
     INGEST_ROLE,
@@ -42,8 +42,7 @@ def init(
     try:
         where = events_table(app)
         if roles and where.backend != "postgres":
-            err.print("error: --roles needs PostgreSQL (SQLite has no roles: protect the file)")
-            raise typer.Exit(code=2)
+            fail("--roles needs PostgreSQL (SQLite has no roles: protect the file)")
         if print_sql:
             statements = append_only_sql(where)
             if roles:
@@ -58,8 +57,7 @@ def init(
     except typer.Exit:
         raise
     except Exception as exc:
-        err.print(f"error: {exc}")
-        raise typer.Exit(code=2) from None
+        fail(f"{exc}")
     finally:
         app.close()
     typer.echo(f"initialised {where.qualified()} ({where.backend}): UPDATE and DELETE of stored "

@@ -114,7 +114,7 @@ def _store_problem(exc: BaseException) -> str | None:
     from eventsourcing.persistence import InterfaceError, OperationalError, ProgrammingError
 
     text = _one_line(exc)
-    if psycopg is not None and isinstance(exc, psycopg.errors.InsufficientPrivilege) or (
+    if (psycopg is not None and isinstance(exc, psycopg.errors.InsufficientPrivilege)) or (
             isinstance(exc, ProgrammingError) and "permission denied" in text):
         return f"permission denied: {text} (this database role may not do that: see " \
                "`ledger init --roles` in docs/CLI.md)"

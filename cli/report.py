@@ -9,7 +9,8 @@ from typing import Annotated
 import typer
 
 from cli.context import DbOption, opened, round_target
-from cli.render import err, out, print_json
+from cli.contract import fail
+from cli.render import out, print_json
 from ledger.replay import replay_round
 from ledger.report.day import summarize_day
 from ledger.report.html_day import render_day
@@ -48,8 +49,7 @@ def report(
 
 
 def _usage(message: str) -> None:
-    err.print(f"error: {message}")
-    raise typer.Exit(code=2)
+    fail(f"{message}")
 
 
 def _round(target: str, html: Path | None, db: str | None) -> None:

@@ -8,7 +8,8 @@ import typer
 from eventsourcing.persistence import InterfaceError, OperationalError
 
 from cli.context import DbOption, open_app
-from cli.render import err, print_json, print_verify, progress_bar
+from cli.contract import fail
+from cli.render import print_json, print_verify, progress_bar
 from ledger.feed.types import GAME_KEYS
 from ledger.seal import Checkpoint, SealError, checkpoint_findings, load_public_key, read_checkpoint
 from ledger.store import LedgerApp
@@ -45,8 +46,7 @@ def verify(
     Exit code 0: nothing found. 1: findings. 2: usage error. 3: integrity broken (wins over 1).
     """
     if game is not None and game not in GAME_KEYS:
-        err.print(f"error: --game must be one of {' '.join(GAME_KEYS)}")
-        raise typer.Exit(code=2)
+        fail(f"--game must be one of {' '.join(GAME_KEYS)}")
     sealed = _checkpoint(checkpoint, public_key) if checkpoint else None
     app = open_app(db)
     try:
@@ -72,13 +72,11 @@ def _checkpoint(path: str, public_key: str | None) -> Checkpoint:
         sealed = read_checkpoint(path)
         key = load_public_key(public_key) if public_key else None
     except SealError as exc:
-        err.print(f"error: {exc}")
-        raise typer.Exit(code=2) from None
+        fail(f"{exc}")
     try:
         sealed.check_signature(key)
     except SealError as exc:
-        err.print(f"integrity broken: {exc}")
-        raise typer.Exit(code=3) from None
+        fail(f"{exc}", 3, prefix="integrity broken")
     return sealed
 
 
@@ -103,8 +101,7 @@ def _run(app: LedgerApp, selection: Selection, expect_head: str | None, *, jobs:
             return _run_parallel(selection, expect_head, jobs, db)
         return _run_one(app, selection, expect_head)
     except (OperationalError, InterfaceError) as exc:  # the server went away: not tampering
-        err.print(f"error: the store cannot be reached: {exc}")
-        raise typer.Exit(code=2) from None
+        fail(f"the store cannot be reached: {exc}")
     except Exception as exc:  # e.g. "database disk image is malformed" on a damaged file
         from ledger.verify.findings import Finding
 
