@@ -58,9 +58,12 @@ def _fields(d: dict[str, Any] | None) -> str:
     return " ".join(f"{k}={v}" for k, v in d.items())
 
 
-def print_verify(report: VerifyReport) -> None:
-    """The readable form of a verify report."""
-    for f in report.findings:
+def print_verify(report: VerifyReport, *, findings: bool = True) -> None:
+    """The readable form of a verify report (``findings=False``: the counts only)."""
+    if not findings:
+        for code, n in sorted(Counter(f.code for f in report.findings).items()):
+            out.print(f"{n:>7}  {code}", markup=False)
+    for f in report.findings if findings else []:
         style = "yellow" if f.severity == "info" else "red"
         lines = finding_lines(f)
         out.print(f"[{style}]{lines[0]}[/{style}]")
