@@ -12,6 +12,7 @@ exception a command does not handle becomes one line on stderr and exit 2 (a sto
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import sys
 import traceback
@@ -51,6 +52,10 @@ class LedgerGroup(TyperGroup):
             raise
         except typer.BadParameter:
             raise
+        except BrokenPipeError:  # `ledger … | head`: the reader left; not an error of ours
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            raise typer.Exit(code=0) from None
         except LedgerError as exc:  # a store or usage problem the command did not word itself
             report_error(str(exc), EXIT_USAGE)
             raise typer.Exit(code=EXIT_USAGE) from None

@@ -36,7 +36,7 @@ class RoundReplay:
             "table": rnd.table, "round": rnd.round, "game": rnd.game,
             "currency": rnd.opened.currency, "rules_hash": rnd.opened.rules_hash or "",
             "events": [{"seq": e.seq, "at": e.at.isoformat(), "type": e.type,
-                        "summary": summarize(e)} for e in rnd.events],
+                        "summary": summarize(e), "data": event_data(e)} for e in rnd.events],
             "derivation": [{"text": s.text, "rule": s.rule} for s in self.derivation.steps],
             "bets": [self._bet(b) for b in rnd.bets.values()],
             "findings": [f.to_json() for f in self.findings],
@@ -54,6 +54,15 @@ class RoundReplay:
         agrees = not any(f.bet == bet.bet and f.severity == "error" for f in self.findings)
         return {"bet": bet.bet, "spot": summarize_spot(bet), "amount": str(bet.amount),
                 "player": bet.player, "derived": derived, "recorded": recorded, "agrees": agrees}
+
+
+def event_data(event: Any) -> dict[str, Any]:
+    """The event's own fields as stored (money as strings), without the envelope keys the
+    event object already gives (``seq``, ``at``, ``type``, ``table``, ``round``, ``game``)."""
+    data: dict[str, Any] = event.model_dump(mode="json", exclude_none=True)
+    for key in ("v", "seq", "at", "type", "table", "round", "game"):
+        data.pop(key, None)
+    return data
 
 
 def replay_round(app: LedgerApp, table: str, round: str) -> RoundReplay | None:
