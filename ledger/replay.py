@@ -36,7 +36,7 @@ class RoundReplay:
             "table": rnd.table, "round": rnd.round, "game": rnd.game,
             "currency": rnd.opened.currency, "rules_hash": rnd.opened.rules_hash or "",
             "events": [{"seq": e.seq, "at": e.at.isoformat(), "type": e.type,
-                        "summary": summarize(e), "data": event_data(e)} for e in rnd.events],
+                        "summary": summarize(e)} for e in rnd.events],
             "derivation": [{"text": s.text, "rule": s.rule} for s in self.derivation.steps],
             "bets": [self._bet(b) for b in rnd.bets.values()],
             "findings": [f.to_json() for f in self.findings],
