@@ -12,7 +12,6 @@ import typer
 from cli.render import out, print_json
 from ledger.demo import DemoReport, run_demo
 
-
 DEMO_DIR = "ledger-demo"
 """Where the demo keeps its feed and store by default, so its hints work when copied."""
 DEMO_FILES = ("demo.db", "demo.db-wal", "demo.db-shm", "demo-feed.jsonl",

@@ -45,17 +45,27 @@ def check_schema(body: Any, name: str) -> None:
     """Validate one ``--json`` output against docs/schemas/NAME.json."""
     import jsonschema
 
-    schema = json.loads((SCHEMAS / f"{name}.json").read_text())
-    jsonschema.validate(body, schema)
+    jsonschema.validate(body, _resolved(json.loads((SCHEMAS / f"{name}.json").read_text())))
 
 
-@pytest.fixture
+def _resolved(schema: Any) -> Any:
+    """The schema with each ``{"$ref": "NAME.json"}`` replaced by that file of docs/schemas."""
+    if isinstance(schema, dict):
+        if set(schema) == {"$ref"}:
+            return _resolved(json.loads((SCHEMAS / schema["$ref"]).read_text()))
+        return {k: _resolved(v) for k, v in schema.items()}
+    if isinstance(schema, list):
+        return [_resolved(v) for v in schema]
+    return schema
+
+
+@pytest.fixture(scope="session")
 def ledger_cli() -> Any:
     """``ledger_cli(*args, env=..., cwd=...) -> Ran``."""
     return ledger
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def json_schema() -> Any:
     """``json_schema(body, name)``: validate against docs/schemas/NAME.json."""
     return check_schema
