@@ -10,7 +10,7 @@ import typer
 from cli.commission import cutoff_option, parse_day
 from cli.context import DbOption, opened
 from cli.contract import fail
-from cli.render import out, print_json
+from cli.render import out, print_json, working
 from ledger.errors import UsageError
 from projections.export import FORMATS, export
 
@@ -57,8 +57,9 @@ def export_command(
              "or give --force to replace an earlier export there")
     with opened(db) as app:
         try:
-            manifest = export(app, folder, formats=chosen, cutoff_hour=cutoff, day_from=first,
-                              day_to=last)
+            with working(f"exporting to {folder}"):
+                manifest = export(app, folder, formats=chosen, cutoff_hour=cutoff,
+                                  day_from=first, day_to=last)
         except (UsageError, OSError) as exc:
             fail(str(exc))
     written = {str(f["name"]) for f in manifest.files} | set(KEPT)

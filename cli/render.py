@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
@@ -35,6 +37,17 @@ def progress_bar(total: int | None, what: str) -> Progress | None:
     columns = [TextColumn(what), BarColumn(), DownloadColumn() if total else TextColumn(""),
                TimeRemainingColumn()]
     return Progress(*columns, console=err, transient=True)
+
+
+@contextmanager
+def working(what: str) -> Iterator[None]:
+    """A spinner on standard error while a long command works, only when it is a terminal
+    (a scheduled job's log never gets control characters)."""
+    if not err.is_terminal:
+        yield
+        return
+    with err.status(what):
+        yield
 
 
 def finding_lines(f: Finding) -> list[str]:

@@ -10,7 +10,7 @@ import typer
 
 from cli.context import DbOption, open_app
 from cli.contract import fail
-from cli.render import print_json
+from cli.render import print_json, working
 from ledger.seal import (
     SEAL_KEY_ENV,
     SealError,
@@ -47,8 +47,9 @@ def seal(
         fail(f"{exc}")
     app = open_app(db)
     try:
-        checkpoint = seal_store(app, private, store=label if label is not None
-                                else redact(database_url(db)))
+        with working("verifying the chain before sealing"):
+            checkpoint = seal_store(app, private, store=label if label is not None
+                                    else redact(database_url(db)))
     except SealError as exc:
         broken = "does not verify" in str(exc)
         fail(str(exc), 3 if broken else 2, prefix="integrity broken" if broken else "error")
