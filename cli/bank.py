@@ -8,18 +8,16 @@ from typing import Annotated
 
 import typer
 
-from cli.context import DbOption, one_format, only, opened
+from cli.context import DbOption, current_view, one_format, only, opened
 from cli.render import out, print_json
 from ledger.store import LedgerApp
 from projections.bank import BankView
 from projections.base import Row
 
 
-def _bank_rows(app: LedgerApp) -> dict[str, Row]:
-    """Every row of the bank view, as stored by the updater (caught up first)."""
-    from projections.updater import view_rows
-
-    return view_rows(app, BankView()).rows
+def _bank_rows(app: LedgerApp, note: bool = True) -> dict[str, Row]:
+    """Every row of the bank view, as of the end of the log (read-only)."""
+    return current_view(app, BankView(), note=note).rows
 
 
 def bank(
@@ -36,7 +34,7 @@ def bank(
     """
     one_format(as_json, as_csv)
     with opened(db) as app:
-        rows = _bank_rows(app)
+        rows = _bank_rows(app, note=not (as_json or as_csv))
     ordered = sorted(rows.items())
     tables = only({r["table"]: r for k, r in ordered if k.count(":") == 1}, table, "SP9 table")
     rounds = {t: [r for k, r in ordered if k.startswith(f"table:{t}:round:")] for t in tables}

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from cli.context import DbOption, open_app
+from cli.contract import fail
 from cli.render import err, print_json
 from ledger.bundle import BundleError, check_bundle, export_round, parse_bundle
 from ledger.seal import Checkpoint, SealError, key_id, load_public_key, read_checkpoint
@@ -29,15 +30,13 @@ def export_round_command(
     """
     table, sep, round = target.partition("/")
     if not sep or not table or not round:
-        err.print("error: give the round as TABLE/ROUND")
-        raise typer.Exit(code=2)
+        fail("give the round as TABLE/ROUND")
     cp = _checkpoint(checkpoint) if checkpoint else None
     app = open_app(db)
     try:
         obj = export_round(app, table, round, cp)
     except BundleError as exc:
-        err.print(f"error: {exc}")
-        raise typer.Exit(code=2) from None
+        fail(f"{exc}")
     finally:
         app.close()
     Path(bundle).write_text(json.dumps(obj, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -66,11 +65,9 @@ def check_bundle_command(
     try:
         obj = parse_bundle(Path(bundle).read_bytes())
     except OSError as exc:
-        err.print(f"error: cannot read {bundle}: {exc.strerror or exc}")
-        raise typer.Exit(code=2) from None
+        fail(f"cannot read {bundle}: {exc.strerror or exc}")
     except BundleError as exc:
-        err.print(f"error: {exc}")
-        raise typer.Exit(code=2) from None
+        fail(f"{exc}")
     try:
         key = cp.check_signature(load_public_key(public_key) if public_key else None)
     except SealError as exc:
@@ -101,8 +98,7 @@ def _checkpoint(path: str) -> Checkpoint:
     try:
         return read_checkpoint(path)
     except SealError as exc:
-        err.print(f"error: {exc}")
-        raise typer.Exit(code=2) from None
+        fail(f"{exc}")
 
 ORDER = 45
 COMMANDS = [export_round_command, check_bundle_command]

@@ -9,9 +9,10 @@ from typing import Annotated
 
 import typer
 
-from cli.context import DbOption, open_app
-from cli.render import err, out, print_json
-from ledger.errors import StoreError, UsageError
+from cli.context import DbOption, current_view, opened
+from cli.contract import fail
+from cli.render import out, print_json
+from ledger.errors import UsageError
 from projections.commission import (
     GROUPINGS,
     CommissionReport,
@@ -21,7 +22,6 @@ from projections.commission import (
     money_text,
 )
 from projections.gaming_day import CUTOFF_SETTING, check_cutoff, default_cutoff
-from projections.updater import view_rows
 
 
 def parse_day(value: str | None, option: str) -> date | None:
@@ -31,8 +31,7 @@ def parse_day(value: str | None, option: str) -> date | None:
     try:
         return date.fromisoformat(value)
     except ValueError:
-        err.print(f"error: {option} takes a gaming day as YYYY-MM-DD, not {value!r}")
-        raise typer.Exit(code=2) from None
+        fail(f"{option} takes a gaming day as YYYY-MM-DD, not {value!r}")
 
 
 def cutoff_option(value: int | None) -> int:
@@ -40,8 +39,7 @@ def cutoff_option(value: int | None) -> int:
     try:
         return default_cutoff() if value is None else check_cutoff(value)
     except UsageError as exc:
-        err.print(f"error: {exc}")
-        raise typer.Exit(code=2) from None
+        fail(f"{exc}")
 
 
 def commission(
@@ -62,21 +60,13 @@ def commission(
     Exit code 0: recorded equals due on every judged item. 1: a difference. 2: usage error.
     """
     if by not in GROUPINGS:
-        err.print(f"error: --by must be one of {', '.join(GROUPINGS)}")
-        raise typer.Exit(code=2)
+        fail(f"--by must be one of {', '.join(GROUPINGS)}")
     if as_json and as_csv:
-        err.print("error: choose --json or --csv, not both")
-        raise typer.Exit(code=2)
+        fail("choose --json or --csv, not both")
     first, last = parse_day(day_from, "--from"), parse_day(day_to, "--to")
     cutoff = cutoff_option(cutoff_hour)
-    app = open_app(db)
-    try:
-        rows = view_rows(app, CommissionView())
-    except StoreError as exc:
-        err.print(f"error: {exc}")
-        raise typer.Exit(code=2) from None
-    finally:
-        app.close()
+    with opened(db) as app:
+        rows = current_view(app, CommissionView(), note=not (as_json or as_csv))
     grouping: Grouping = by
     report = commission_report(rows, by=grouping, cutoff_hour=cutoff, day_from=first, day_to=last)
     if as_json:

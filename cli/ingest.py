@@ -11,17 +11,20 @@ from typing import IO, Annotated, Any, BinaryIO
 import typer
 
 from cli.context import DbOption, open_app
-from cli.render import err, print_json, progress_bar
+from cli.contract import fail
+from cli.render import print_json, progress_bar
 from ledger.feed.parse import Rejection
 from ledger.ingest import Ingestor, IngestReport, bounded_lines
 
 
 def ingest(
-    files: Annotated[list[str], typer.Argument(help="Feed files (JSON Lines); - reads standard input.")],
+    files: Annotated[list[str], typer.Argument(
+        metavar="FILE", help="Feed files (JSON Lines); - reads standard input.")],
     db: DbOption = None,
     rejects: Annotated[str | None, typer.Option(
-        help="Where rejected lines go (JSON Lines: line, code, field, message, text). "
-             "Default: FILE.rejects.jsonl next to each input.")] = None,
+        metavar="FILE",
+        help="Where rejected lines go (JSON Lines: file, line, code, field, message, text), "
+             "for every input. Default: FILE.rejects.jsonl next to each input.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
 ) -> None:
     """Store feed lines as immutable events; reject malformed lines with a reason.
@@ -30,18 +33,20 @@ def ingest(
     """
     for name in files:
         if name != "-" and not Path(name).is_file():
-            err.print(f"error: no such file: {name}")
-            raise typer.Exit(code=2)
-    app = open_app(db)
+            fail(f"no such file: {name}")
+    app = open_app(db, create=True)
     summaries: list[dict[str, Any]] = []
     worst = 0
+    shared = _RejectsFile(rejects) if rejects else None  # every file's rejects, each named
     try:
         for name in files:
-            report, rejects_path = _ingest_one(app, name, rejects)
+            report, rejects_path = _ingest_one(app, name, shared)
             worst = max(worst, report.exit_code)
             summaries.append(_summary(name, report, rejects_path))
     finally:
         app.close()
+        if shared is not None:
+            shared.close()
     if as_json:
         print_json(summaries[0] if len(summaries) == 1 else {"files": summaries})
     else:
@@ -50,9 +55,12 @@ def ingest(
     raise typer.Exit(code=worst)
 
 
-def _ingest_one(app: Any, name: str, rejects: str | None) -> tuple[IngestReport, str | None]:
-    path = rejects or ("stdin.rejects.jsonl" if name == "-" else name + ".rejects.jsonl")
-    sink = _RejectsFile(path, name)
+def _ingest_one(app: Any, name: str,
+                shared: _RejectsFile | None) -> tuple[IngestReport, str | None]:
+    sink = shared or _RejectsFile("stdin.rejects.jsonl" if name == "-"
+                                  else name + ".rejects.jsonl")
+    sink.source = name
+    before = sink.count
     stream: BinaryIO = sys.stdin.buffer if name == "-" else open(name, "rb")  # noqa: SIM115
     size = None if name == "-" else os.path.getsize(name)
     bar = progress_bar(size, f"ingest {name}")
@@ -65,25 +73,27 @@ def _ingest_one(app: Any, name: str, rejects: str | None) -> tuple[IngestReport,
                 report = Ingestor(app).ingest(bounded_lines(stream), on_reject=sink.write,
                                               on_progress=lambda n: bar.advance(task, n))
     finally:
-        sink.close()
+        if sink is not shared:
+            sink.close()
         if stream is not sys.stdin.buffer:
             stream.close()
-    return report, sink.path if sink.count else None
+    return report, sink.path if sink.count > before else None
 
 
 class _RejectsFile:
-    """Opened on the first rejected line only, so a clean ingest leaves no file behind."""
+    """Opened (truncated) on the first rejected line only, so a clean ingest leaves no file
+    behind; with ``--rejects R`` one file collects the rejects of every input, each line
+    naming its input file."""
 
-    def __init__(self, path: str, source: str) -> None:
+    def __init__(self, path: str) -> None:
         self.path = path
-        self.source = source
+        self.source = ""
         self.count = 0
         self._file: IO[str] | None = None
 
     def write(self, rejection: Rejection, text: str | bytes) -> None:
         if self._file is None:
-            self._file = open(self.path, "a" if self.path and self.count else "w",  # noqa: SIM115
-                              encoding="utf-8")
+            self._file = open(self.path, "w", encoding="utf-8")  # noqa: SIM115
         self.count += 1
         record = {"file": self.source, **rejection.as_dict(text)}
         self._file.write(json.dumps(record, ensure_ascii=False) + "\n")

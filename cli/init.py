@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from cli.context import DbOption, open_app
-from cli.render import err
+from cli.contract import fail
 from ledger.db_admin import (
     AUDITOR_ROLE,
     INGEST_ROLE,
@@ -27,6 +27,9 @@ def init(
     ] = False,
     ingest_role: Annotated[str, typer.Option(help="Name of the ingest role.")] = INGEST_ROLE,
     auditor_role: Annotated[str, typer.Option(help="Name of the auditor role.")] = AUDITOR_ROLE,
+    role_prefix: Annotated[str | None, typer.Option(
+        metavar="PREFIX", help="Name the roles PREFIX_ingest and PREFIX_auditor (roles are "
+                               "global to the server: one pair per store or test).")] = None,
     password: Annotated[str | None, typer.Option(
         envvar="LEDGER_ROLE_PASSWORD", help="Login password for both roles (default: none, "
         "for peer/cert authentication).")] = None,
@@ -35,15 +38,17 @@ def init(
 ) -> None:
     """Create the tables, install the append-only triggers and optionally the roles.
 
-    Run it once as the database owner, before any writer; writers then run with
-    LEDGER_CREATE_TABLE=n. Exit code 0: done. 2: usage error.
+    Run it once as the database owner, before any writer. Then `ingest` and `projections
+    update` run as the ingest role and every read command as the auditor role, e.g.
+    --db postgresql://ledger_auditor@HOST/DB?schema=NAME. Exit code 0: done. 2: usage error.
     """
-    app = open_app(db)
+    if role_prefix:
+        ingest_role, auditor_role = f"{role_prefix}_ingest", f"{role_prefix}_auditor"
+    app = open_app(db, create=True)
     try:
         where = events_table(app)
         if roles and where.backend != "postgres":
-            err.print("error: --roles needs PostgreSQL (SQLite has no roles: protect the file)")
-            raise typer.Exit(code=2)
+            fail("--roles needs PostgreSQL (SQLite has no roles: protect the file)")
         if print_sql:
             statements = append_only_sql(where)
             if roles:
@@ -53,13 +58,15 @@ def init(
                 typer.echo(statement + ";")
             return
         install_append_only(app)
+        from projections.updater import ViewStore
+
+        ViewStore(app).close()  # the view tables exist before any grant on them
         if roles:
             create_roles(app, ingest_role, auditor_role, password)
     except typer.Exit:
         raise
     except Exception as exc:
-        err.print(f"error: {exc}")
-        raise typer.Exit(code=2) from None
+        fail(f"{exc}")
     finally:
         app.close()
     typer.echo(f"initialised {where.qualified()} ({where.backend}): UPDATE and DELETE of stored "

@@ -8,18 +8,16 @@ from typing import Annotated, Any
 
 import typer
 
-from cli.context import DbOption, one_format, only, opened
+from cli.context import DbOption, current_view, one_format, only, opened
 from cli.render import out, print_json
 from ledger.store import LedgerApp
 from projections.base import Row
 from projections.jackpot import CATEGORIES, JackpotView
 
 
-def _jackpot_rows(app: LedgerApp) -> dict[str, Row]:
-    """Every row of the jackpot view, as stored by the updater (caught up first)."""
-    from projections.updater import view_rows
-
-    return view_rows(app, JackpotView()).rows
+def _jackpot_rows(app: LedgerApp, note: bool = True) -> dict[str, Row]:
+    """Every row of the jackpot view, as of the end of the log (read-only)."""
+    return current_view(app, JackpotView(), note=note).rows
 
 
 def jackpot(
@@ -38,7 +36,7 @@ def jackpot(
     """
     one_format(as_json, as_csv)
     with opened(db) as app:
-        rows = _jackpot_rows(app)
+        rows = _jackpot_rows(app, note=not (as_json or as_csv))
     ordered = sorted(rows.items())
     pools = only({r["pool"]: r for k, r in ordered if k.count(":") == 1}, pool, "jackpot pool")
     hist = {p: [r for k, r in ordered if k.startswith(f"pool:{p}:history:")] for p in pools}

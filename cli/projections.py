@@ -7,7 +7,8 @@ from typing import Annotated
 import typer
 
 from cli.context import DbOption, opened
-from cli.render import err, out, print_json
+from cli.contract import fail
+from cli.render import out, print_json, working
 from projections.base import View
 from projections.registry import registered_views
 from projections.updater import catch_up, rebuild_all, status
@@ -27,8 +28,7 @@ def _chosen(names: list[str] | None) -> list[View]:
     known = {v.name: v for v in views}
     unknown = [n for n in names if n not in known]
     if unknown:
-        err.print(f"error: no view {', '.join(unknown)}; views: {', '.join(known)}")
-        raise typer.Exit(code=2)
+        fail(f"no view {', '.join(unknown)}; views: {', '.join(known)}")
     return [known[n] for n in names]
 
 
@@ -66,7 +66,7 @@ def update_command(
     position commit together). Run it on a timer or after each ingest.
     """
     views = _chosen(names)
-    with opened(db) as app:
+    with opened(db) as app, working("updating the views"):
         positions = catch_up(app, views, batch_rounds=batch)
     for name, position in positions.items():
         out.print(f"{name}: position {position}", markup=False)
@@ -87,7 +87,7 @@ def rebuild_command(
     2: usage error.
     """
     views = _chosen(names)
-    with opened(db) as app:
+    with opened(db) as app, working("rebuilding the views"):
         results = rebuild_all(app, views, replace=replace)
     if as_json:
         print_json({"views": [{"view": r.view, "position": r.position, "differing_keys": r.keys,

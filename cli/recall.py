@@ -8,7 +8,8 @@ from typing import Annotated, Any
 import typer
 
 from cli.context import DbOption, opened
-from cli.render import err, out, print_json
+from cli.contract import fail
+from cli.render import out, print_json
 from ledger.report.recall import DEFAULT_LAST, Recall, recall
 
 
@@ -26,8 +27,7 @@ def recall_command(
     with opened(db) as app:
         result = recall(app, table, last)
     if result is None:
-        err.print(f"error: no round of table {table} in the store")
-        raise typer.Exit(code=2)
+        fail(f"no round of table {table} in the store")
     if as_json:
         print_json(result.to_json())
     else:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
@@ -17,9 +19,15 @@ out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False)
 
 
-def print_json(obj: Any) -> None:
-    """One JSON object on standard output."""
-    sys.stdout.write(json.dumps(obj, indent=1, ensure_ascii=False) + "\n")
+def print_json(obj: dict[str, Any]) -> None:
+    """One JSON object on standard output, ``"schema_version"`` first (cli.contract)."""
+    from cli.contract import SCHEMA_VERSION, state
+
+    body = {"schema_version": SCHEMA_VERSION, **{k: v for k, v in obj.items()
+                                                 if k != "schema_version"}}
+    sys.stdout.write(json.dumps(body, indent=1, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+    state.json_printed = True
 
 
 def progress_bar(total: int | None, what: str) -> Progress | None:
@@ -29,6 +37,17 @@ def progress_bar(total: int | None, what: str) -> Progress | None:
     columns = [TextColumn(what), BarColumn(), DownloadColumn() if total else TextColumn(""),
                TimeRemainingColumn()]
     return Progress(*columns, console=err, transient=True)
+
+
+@contextmanager
+def working(what: str) -> Iterator[None]:
+    """A spinner on standard error while a long command works, only when it is a terminal
+    (a scheduled job's log never gets control characters)."""
+    if not err.is_terminal:
+        yield
+        return
+    with err.status(what):
+        yield
 
 
 def finding_lines(f: Finding) -> list[str]:
@@ -52,9 +71,12 @@ def _fields(d: dict[str, Any] | None) -> str:
     return " ".join(f"{k}={v}" for k, v in d.items())
 
 
-def print_verify(report: VerifyReport) -> None:
-    """The readable form of a verify report."""
-    for f in report.findings:
+def print_verify(report: VerifyReport, *, findings: bool = True) -> None:
+    """The readable form of a verify report (``findings=False``: the counts only)."""
+    if not findings:
+        for code, n in sorted(Counter(f.code for f in report.findings).items()):
+            out.print(f"{n:>7}  {code}", markup=False)
+    for f in report.findings if findings else []:
         style = "yellow" if f.severity == "info" else "red"
         lines = finding_lines(f)
         out.print(f"[{style}]{lines[0]}[/{style}]")

@@ -7,7 +7,8 @@ from typing import Annotated, Any
 import typer
 
 from cli.context import DbOption, opened, round_target
-from cli.render import err, out, print_json
+from cli.contract import fail
+from cli.render import out, print_json
 from ledger.replay import RoundReplay, replay_round
 
 
@@ -25,8 +26,7 @@ def replay(
     with opened(db) as app:
         result = replay_round(app, table, round_)
     if result is None:
-        err.print(f"error: no round {table}/{round_} in the store")
-        raise typer.Exit(code=2)
+        fail(f"no round {table}/{round_} in the store")
     if as_json:
         print_json(result.to_json())
     else:

@@ -9,7 +9,8 @@ from typing import Annotated
 import typer
 
 from cli.context import DbOption, opened, round_target
-from cli.render import err, out, print_json
+from cli.contract import fail
+from cli.render import out, print_json, working
 from ledger.replay import replay_round
 from ledger.report.day import summarize_day
 from ledger.report.html_day import render_day
@@ -48,8 +49,7 @@ def report(
 
 
 def _usage(message: str) -> None:
-    err.print(f"error: {message}")
-    raise typer.Exit(code=2)
+    fail(f"{message}")
 
 
 def _round(target: str, html: Path | None, db: str | None) -> None:
@@ -72,7 +72,7 @@ def _day(text: str, html: Path | None, as_json: bool, db: str | None,
     except ValueError:
         _usage(f"--day {text!r} is not a date like 2026-11-20")
         raise  # unreachable: _usage exits
-    with opened(db) as app:
+    with opened(db) as app, working(f"summarising {day.isoformat()}"):
         summary = summarize_day(app, day, cutoff_hour)
     if html is not None:
         _write(html, render_day(summary))

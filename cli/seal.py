@@ -9,7 +9,8 @@ from typing import Annotated
 import typer
 
 from cli.context import DbOption, open_app
-from cli.render import err, print_json
+from cli.contract import fail
+from cli.render import print_json, working
 from ledger.seal import (
     SEAL_KEY_ENV,
     SealError,
@@ -43,15 +44,15 @@ def seal(
     try:
         private = load_private_key(key)
     except SealError as exc:
-        err.print(f"error: {exc}")
-        raise typer.Exit(code=2) from None
+        fail(f"{exc}")
     app = open_app(db)
     try:
-        checkpoint = seal_store(app, private, store=label if label is not None
-                                else redact(database_url(db)))
+        with working("verifying the chain before sealing"):
+            checkpoint = seal_store(app, private, store=label if label is not None
+                                    else redact(database_url(db)))
     except SealError as exc:
-        err.print(f"error: {exc}")
-        raise typer.Exit(code=3 if "does not verify" in str(exc) else 2) from None
+        broken = "does not verify" in str(exc)
+        fail(str(exc), 3 if broken else 2, prefix="integrity broken" if broken else "error")
     finally:
         app.close()
     Path(out).write_text(checkpoint.dumps(), encoding="utf-8")
@@ -75,8 +76,7 @@ def keygen(
     private_path, public_path = Path(out), Path(out + ".pub")
     for path in (private_path, public_path):
         if path.exists() and not force:
-            err.print(f"error: {path} exists (use --force to overwrite)")
-            raise typer.Exit(code=2)
+            fail(f"{path} exists (use --force to overwrite)")
     key = generate_key()
     fd = os.open(private_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as stream:

@@ -120,6 +120,22 @@ def roles_sql(where: EventsTable, ingest: str = INGEST_ROLE, auditor: str = AUDI
         f"GRANT USAGE ON SEQUENCE {sequence} TO {_quote(ingest)}",
         f"GRANT SELECT ON {table} TO {_quote(auditor)}",
     ]
+    return statements + view_grants_sql(where, ingest, auditor)
+
+
+VIEW_TABLES = ("ledger_view_rows", "ledger_view_tracking")
+"""The projection updater's tables (``projections.updater``), created by ``ledger init``."""
+
+
+def view_grants_sql(where: EventsTable, ingest: str, auditor: str) -> list[str]:
+    """The views: the ingest role runs ``ledger projections update`` (reads and writes rows and
+    positions); the auditor role reads them (read commands never write)."""
+    schema = _quote(where.schema)
+    statements = []
+    for name in VIEW_TABLES:
+        table = f"{schema}.{_quote(name)}"
+        statements += [f"GRANT SELECT, INSERT, UPDATE, DELETE ON {table} TO {_quote(ingest)}",
+                       f"GRANT SELECT ON {table} TO {_quote(auditor)}"]
     return statements
 
 

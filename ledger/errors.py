@@ -4,6 +4,8 @@
 
     LedgerError
       StoreError       the database cannot be opened, read or written
+        StoreMissing   no initialised ledger at the URL (nothing was created)
+        StoreUnreachable  the database server cannot be reached or refuses the login
       UsageError       a command was called wrongly (exit code 2)
 
 Rejected feed lines are not exceptions: they are values (``ledger.feed.parse.Rejection``) with
@@ -22,3 +24,11 @@ class StoreError(LedgerError):
 
 class UsageError(LedgerError):
     """A command was called wrongly (exit code 2)."""
+
+
+class StoreMissing(StoreError):
+    """There is no initialised ledger at the URL; only ``ingest`` and ``init`` create one."""
+
+
+class StoreUnreachable(StoreError):
+    """The database server is down, the database does not exist, or the login is refused."""

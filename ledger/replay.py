@@ -56,6 +56,15 @@ class RoundReplay:
                 "player": bet.player, "derived": derived, "recorded": recorded, "agrees": agrees}
 
 
+def event_data(event: Any) -> dict[str, Any]:
+    """The event's own fields as stored (money as strings), without the envelope keys the
+    event object already gives (``seq``, ``at``, ``type``, ``table``, ``round``, ``game``)."""
+    data: dict[str, Any] = event.model_dump(mode="json", exclude_none=True)
+    for key in ("v", "seq", "at", "type", "table", "round", "game"):
+        data.pop(key, None)
+    return data
+
+
 def replay_round(app: LedgerApp, table: str, round: str) -> RoundReplay | None:
     """Load and judge one round, or ``None`` if the store does not have it."""
     rnd = app.load_round(table, round)

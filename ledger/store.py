@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -25,7 +26,7 @@ from eventsourcing.application import Application
 from eventsourcing.persistence import Mapper, StoredEvent, Transcoder
 
 from ledger.chain import CHAIN_ID, CHAIN_TOPIC, FrameError, Linked, frame, unframe
-from ledger.errors import StoreError
+from ledger.errors import StoreError, StoreMissing, StoreUnreachable
 from ledger.feed.envelope import FeedEvent, FeedModel
 from ledger.games import GAMES
 from ledger.round import Round, round_id
@@ -40,6 +41,8 @@ DEFAULT_DB = "sqlite:///ledger.db"
 MIN_ROW_ID = -(2 ** 63)
 MAX_ROW_ID = 2 ** 63 - 1
 """The range of a row id (SQLite ``rowid``, PostgreSQL ``notification_id``): 64-bit signed."""
+CONNECT_TIMEOUT_S = 5
+"""Seconds to wait for a PostgreSQL server before saying it cannot be reached."""
 SAVE_EVENTS_MAX = 1000
 """Never more events than this in one save: a larger PostgreSQL save can hang forever
 (EVENTSOURCING.md hazard 1)."""
@@ -327,7 +330,7 @@ def environment_for(url: str) -> dict[str, str]:
             "POSTGRES_USER": unquote(parts.username or "postgres"),
             "POSTGRES_PASSWORD": unquote(parts.password or ""),
             "POSTGRES_LOCK_TIMEOUT": "30",
-            "POSTGRES_CONNECT_TIMEOUT": "10",
+            "POSTGRES_CONNECT_TIMEOUT": str(CONNECT_TIMEOUT_S),
         }
         if "schema" in query:
             env["POSTGRES_SCHEMA"] = query["schema"][0]
@@ -359,14 +362,25 @@ def cipher_environment() -> dict[str, str]:
             "CIPHER_KEY": key}
 
 
-def open_ledger(url: str | None = None, *, extra_env: dict[str, str] | None = None) -> LedgerApp:
-    """Open (creating if needed) the ledger at ``url``.
+def open_ledger(url: str | None = None, *, extra_env: dict[str, str] | None = None,
+                create: bool = True) -> LedgerApp:
+    """Open the ledger at ``url``; create it first only if ``create`` (``ingest``, ``init``).
 
-    On PostgreSQL the tables are created under an advisory lock, so writers starting together
-    on a fresh schema do not race (the library's ``CREATE OR REPLACE FUNCTION`` fails with
-    "tuple concurrently updated" otherwise, EVENTSOURCING.md hazard 4).
+    Without ``create`` a missing or uninitialised store raises :class:`StoreMissing` and
+    nothing is created (no SQLite file, no PostgreSQL schema). An existing store is opened
+    without any ``CREATE`` statement, so a role that may only read (or only insert) opens it.
+    An unreachable server raises :class:`StoreUnreachable` within ``CONNECT_TIMEOUT_S``.
+
+    On PostgreSQL the schema and tables are created under an advisory lock, so writers starting
+    together on a fresh schema do not race (the library's ``CREATE OR REPLACE FUNCTION`` fails
+    with "tuple concurrently updated" otherwise).
     """
-    env = environment_for(database_url(url))
+    full = database_url(url)
+    env = environment_for(full)
+    if store_exists(full, env):
+        env["CREATE_TABLE"] = "n"
+    elif not create:
+        raise StoreMissing(missing_message(full, env))
     env.update(cipher_environment())
     env.update(extra_env or {})
     try:
@@ -379,7 +393,88 @@ def open_ledger(url: str | None = None, *, extra_env: dict[str, str] | None = No
     except StoreError:
         raise
     except Exception as exc:
-        raise StoreError(f"cannot open {redact(database_url(url))}: {exc}") from None
+        raise StoreError(f"cannot open {redact(full)}: {_first_line(exc)}") from None
+
+
+EVENTS_TABLE_POSTGRES = "ledger_events"
+EVENTS_TABLE_SQLITE = "stored_events"
+
+
+def store_exists(url: str, env: dict[str, str] | None = None) -> bool:
+    """Whether ``url`` holds an initialised ledger (its events table exists). Creates nothing;
+    raises :class:`StoreUnreachable` if a PostgreSQL server cannot be reached."""
+    env = env if env is not None else environment_for(url)
+    if env["PERSISTENCE_MODULE"] == "eventsourcing.sqlite":
+        return _sqlite_exists(env["SQLITE_DBNAME"])
+    return _postgres_exists(url, env)
+
+
+def _sqlite_exists(path: str) -> bool:
+    import sqlite3
+    from pathlib import Path
+
+    if ":memory:" in path or "mode=memory" in path or not Path(path).is_file():
+        return False
+    try:
+        with closing(sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)) as conn:
+            found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                 (EVENTS_TABLE_SQLITE,)).fetchone()
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read {path}: {exc}") from None
+    return found is not None
+
+
+def _postgres_exists(url: str, env: dict[str, str]) -> bool:
+    import psycopg
+
+    schema = env.get("POSTGRES_SCHEMA")
+    try:
+        with _pg_connect(env) as conn:
+            if schema is not None:
+                table = '"' + schema.replace('"', '""') + '".' + EVENTS_TABLE_POSTGRES
+            else:
+                table = EVENTS_TABLE_POSTGRES
+            found = conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()
+    except psycopg.OperationalError as exc:
+        raise StoreUnreachable(f"cannot connect to {redact(url)}: {_pg_reason(exc)}") from None
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot read {redact(url)}: {_first_line(exc)}") from None
+    return bool(found and found[0] is not None)
+
+
+def _pg_connect(env: dict[str, str]) -> Any:
+    import psycopg
+
+    return psycopg.connect(dbname=env["POSTGRES_DBNAME"], host=env["POSTGRES_HOST"],
+                           port=int(env["POSTGRES_PORT"]), user=env["POSTGRES_USER"],
+                           password=env["POSTGRES_PASSWORD"] or None,
+                           connect_timeout=CONNECT_TIMEOUT_S, autocommit=True)
+
+
+def _pg_reason(exc: BaseException) -> str:
+    """The server's reason in one line: ``database "x" does not exist``, ``Connection refused``."""
+    text = " ".join(str(exc).split())
+    for marker in ("FATAL: ", "failed: "):
+        if marker in text:
+            text = text.rsplit(marker, 1)[1]
+    return text.split(" Is the server running")[0].strip() or type(exc).__name__
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
+def missing_message(url: str, env: dict[str, str] | None = None) -> str:
+    """One line: which URL has no ledger, and what to run."""
+    env = env if env is not None else environment_for(url)
+    if env["PERSISTENCE_MODULE"] == "eventsourcing.sqlite":
+        what = f"no ledger at {redact(url)} (no such file, or not a ledger)"
+    else:
+        where = env.get("POSTGRES_SCHEMA") or "the default schema"
+        what = f"no ledger at {redact(url)} (no events table in {where})"
+    return (f"{what}: check --db / LEDGER_DB, or create it with `ledger init` or "
+            "`ledger ingest FILE` (same --db)")
 
 
 LOCK_FUNCTION = "ledger_lock_events"
@@ -424,10 +519,7 @@ class _CreationLock:
         env = self.env
         schema = env.get("POSTGRES_SCHEMA")
         try:
-            self.conn = psycopg.connect(
-                dbname=env["POSTGRES_DBNAME"], host=env["POSTGRES_HOST"],
-                port=int(env["POSTGRES_PORT"]), user=env["POSTGRES_USER"],
-                password=env["POSTGRES_PASSWORD"] or None, connect_timeout=10, autocommit=True)
+            self.conn = _pg_connect(env)
             if env.get("CREATE_TABLE", "y").lower() not in ("n", "no", "f", "false", "0"):
                 self.conn.execute("SELECT pg_advisory_lock(hashtext(%s))",
                                   ("ledger-create:" + (schema or "public"),))
@@ -437,6 +529,10 @@ class _CreationLock:
                                             (schema,)).fetchone() is None:
                 self.conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
                     sql.Identifier(schema)))
+        except psycopg.OperationalError as exc:
+            self.__exit__()
+            raise StoreUnreachable(f"cannot connect to PostgreSQL at {env['POSTGRES_HOST']}:"
+                                   f"{env['POSTGRES_PORT']}: {_pg_reason(exc)}") from None
         except psycopg.Error as exc:
             self.__exit__()
             what = f"create schema {schema}" if schema else "open the database"

@@ -37,7 +37,7 @@ from projections.commission import CommissionView, commission_report
 from projections.gaming_day import day_of
 from projections.house import HouseView
 from projections.registry import registered_views
-from projections.updater import ViewStore, catch_up, encode_row
+from projections.updater import encode_row, read_views
 
 FORMATS = ("csv", "parquet", "beancount")
 ZERO = Decimal(0)
@@ -202,15 +202,13 @@ def export(app: LedgerApp, directory: Path, *, formats: Sequence[str] = FORMATS,
     positions: dict[str, int] = {}
     view_rows: dict[str, Any] = {}
     projection_rows: list[dict[str, Any]] = []
-    with ViewStore(app) as store:
-        catch_up(app, views, store=store)
-        for view in views:
-            tracking, stored = store.snapshot(view.name)
-            positions[view.name] = tracking.position if tracking else 0
-            view_rows[view.name] = stored
-            projection_rows += [{"view": view.name, "version": view.version,
-                                 "position": positions[view.name], "key": k,
-                                 "row": encode_row(r)} for k, r in stored.scan()]
+    for view, got in zip(views, read_views(app, views), strict=True):  # read-only
+        stored = got.rows
+        positions[view.name] = got.position
+        view_rows[view.name] = stored
+        projection_rows += [{"view": view.name, "version": view.version,
+                             "position": positions[view.name], "key": k,
+                             "row": encode_row(r)} for k, r in stored.scan()]
     report = commission_report(view_rows[CommissionView.name], by="game", cutoff_hour=cutoff_hour,
                                day_from=day_from, day_to=day_to)
     tables["commission"] = [line.to_json() for line in report.lines]

@@ -120,6 +120,12 @@ class _Backend:
     def exists(self) -> bool:
         raise NotImplementedError
 
+    @contextmanager
+    def reading(self) -> Iterator[Any]:
+        """A read-only transaction (one consistent snapshot; no write lock, no write grant)."""
+        raise NotImplementedError
+        yield
+
     def close(self) -> None:
         """Release connections this backend opened itself."""
 
@@ -151,6 +157,15 @@ class _SQLite(_Backend):
         return bool(self.read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
                               (TRACKING_TABLE,)))
 
+    @contextmanager
+    def reading(self) -> Iterator[Any]:
+        cur = self.conn.cursor()
+        cur.execute("BEGIN")  # deferred: a snapshot from the first read, no write lock
+        try:
+            yield cur
+        finally:
+            self.conn.rollback()
+
     def close(self) -> None:
         self.conn.close()
 
@@ -175,6 +190,12 @@ class _Postgres(_Backend):
     @contextmanager
     def write(self) -> Iterator[Any]:
         with self.datastore.transaction(commit=True) as cur:
+            yield _TupleCursor(cur)
+
+    @contextmanager
+    def reading(self) -> Iterator[Any]:
+        with self.datastore.transaction(commit=False) as cur:
+            cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             yield _TupleCursor(cur)
 
     def exists(self) -> bool:
@@ -319,7 +340,7 @@ class ViewStore:
         if not self.exists:
             return None, MemoryRows()
         b = self.backend
-        with b.write() as cur:  # a write transaction gives one consistent snapshot on both
+        with b.reading() as cur:  # one consistent snapshot on both, and no write needed
             cur.execute(f"SELECT position, version FROM {b.tracking} WHERE view = {b.p}", (view,))
             found = cur.fetchone()
             cur.execute(f"SELECT key, row FROM {b.rows} WHERE view = {b.p}", (view,))
@@ -688,16 +709,51 @@ def catch_up(app: LedgerApp, views: Sequence[View] | None = None, *,
 
 
 def view_rows(app: LedgerApp, view: View) -> MemoryRows:
-    """Catch ``view`` up, then read all its rows (what the CLIs print)."""
-    return read_view(app, view)[1]
+    """The view's rows as of the end of the log, read-only (see :func:`read_views`)."""
+    return read_views(app, [view])[0].rows
 
 
 def read_view(app: LedgerApp, view: View) -> tuple[int, MemoryRows]:
-    """Catch ``view`` up, then read its position and rows in one snapshot."""
-    with ViewStore(app) as store:
-        catch_up_view(app, view, store=store)
-        tracking, rows = store.snapshot(view.name)
-    return (tracking.position if tracking else 0), rows
+    """The view's position and rows as of the end of the log, read-only."""
+    got = read_views(app, [view])[0]
+    return got.position, got.rows
+
+
+@dataclass(frozen=True)
+class ViewRead:
+    """A view as a read command sees it: the stored rows plus, folded in memory, every round
+    closed after the stored position (``behind`` of them). Nothing is written."""
+
+    view: str
+    rows: MemoryRows
+    position: int
+    stored_position: int | None
+    behind: int
+
+
+def read_views(app: LedgerApp, views: Sequence[View]) -> list[ViewRead]:
+    """Read each view without writing: its stored snapshot (if stored under this version),
+    then the rounds closed since folded in memory, all views in one pass over the log.
+
+    Read commands (``commission``, ``jackpot``, ``bank``, ``export``) use this, so they run
+    on a read-only role or file; ``ledger projections update`` is what stores the catch-up."""
+    with ViewStore(app, create=False) as store:
+        snaps = [store.snapshot(v.name) for v in views]
+    bases: list[tuple[Tracking | None, MemoryRows]] = [
+        (t, rows) if t is not None and t.version == v.version else (None, MemoryRows())
+        for v, (t, rows) in zip(views, snaps, strict=True)]
+    after = [t.position if t is not None else 0 for t, _ in bases]
+    position = list(after)
+    behind = [0] * len(views)
+    if views:
+        for closing, rnd in closed_rounds(app, min(after)):
+            for i, view in enumerate(views):
+                if closing > after[i]:
+                    view.apply(rnd, bases[i][1])
+                    position[i] = closing
+                    behind[i] += 1
+    return [ViewRead(v.name, rows, position[i], t.position if t is not None else None,
+                     behind[i]) for i, (v, (t, rows)) in enumerate(zip(views, bases, strict=True))]
 
 
 @dataclass(frozen=True)

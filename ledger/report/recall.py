@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ledger.games import GAMES
-from ledger.replay import RoundReplay, replay_round
+from ledger.replay import RoundReplay, event_data, replay_round
 from ledger.report.glyphs import outcome_lines
 from ledger.store import LedgerApp
 
@@ -42,9 +42,13 @@ class Recall:
 
 
 def round_json(replay: RoundReplay) -> dict[str, Any]:
-    """``RoundReplay.to_json()`` plus when it opened, how it ended and its outcome glyphs."""
+    """``RoundReplay.to_json()`` plus each event's ``data`` (its fields as stored), when the round
+    opened, how it ended and its outcome glyphs."""
     rnd = replay.round
-    return {**replay.to_json(), "opened_at": rnd.opened_at.isoformat(), "state": state(replay),
+    body = replay.to_json()
+    for event, fact in zip(body["events"], rnd.events, strict=True):
+        event["data"] = event_data(fact)  # the structured event, beside its summary
+    return {**body, "opened_at": rnd.opened_at.isoformat(), "state": state(replay),
             "outcome": [line.to_json() for line in outcome_lines(rnd)]}
 
 

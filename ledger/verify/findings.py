@@ -72,13 +72,13 @@ class Finding:
             raise ValueError(f"undocumented finding code {self.code!r}")
 
     def to_json(self) -> dict[str, Any]:
-        """The FEED §10 shape (plus ``severity``, ``seq`` and any ``party``/``seat``)."""
+        """The FEED §10 shape plus ``severity``, ``seq``, ``party`` and ``seat``: every key is
+        present in every finding, ``null`` when it does not apply (docs/schemas/finding.json)."""
         out: dict[str, Any] = {
             "code": self.code, "table": self.table, "round": self.round, "bet": self.bet,
             "rule": self.rule, "expected": self.expected, "recorded": self.recorded,
-            "message": self.message, "severity": self.severity,
+            "message": self.message, "severity": self.severity, "seq": self.seq,
+            "party": self.extra.get("party"), "seat": self.extra.get("seat"),
         }
-        if self.seq is not None:
-            out["seq"] = self.seq
-        out.update(self.extra)
+        out.update({k: v for k, v in self.extra.items() if k not in out})
         return out

@@ -109,12 +109,23 @@ def test_verify_finds_exactly_what_the_simulator_injected(tmp_path: Path) -> Non
     assert result.exit_code == 1
 
 
-def test_the_demo_reports_its_injected_errors_and_exits_0() -> None:
-    result = run("demo", "--rounds", "40", "--tables", "2", "--json")
+def test_the_demo_reports_its_injected_errors_and_exits_0(tmp_path: Path) -> None:
+    result = run("demo", "--rounds", "40", "--tables", "2", "--json", "--keep", str(tmp_path))
     assert result.exit_code == 0, result.output
     body = json.loads(result.stdout)
     assert body["ok"] and body["integrity"] == "ok" and body["missed"] == [] == body["unexpected"]
     assert sum(body["findings_by_code"].values()) == body["injected"]
+
+
+def test_the_demo_hints_work_when_copied(tmp_path: Path) -> None:
+    import shlex
+
+    result = run("demo", "--rounds", "30", "--tables", "1", "--keep", str(tmp_path / "d"))
+    hints = [line.split("(", 1)[1].rstrip(")") for line in result.stdout.splitlines()
+             if "(ledger replay " in line]
+    assert hints and all("--db sqlite:///" in h for h in hints)
+    replayed = run(*shlex.split(hints[0])[1:])
+    assert replayed.exit_code == 1, replayed.output  # the injected error is found again
 
 
 def test_help_names_every_command() -> None:

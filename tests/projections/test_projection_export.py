@@ -144,9 +144,9 @@ def test_cli_commission_projections_and_export(db_url: str, examples: Path,
     assert runner.invoke(cli_app, ["commission", "--db", db_url, "--cutoff-hour", "24"]
                          ).exit_code == 2
     assert runner.invoke(cli_app, ["commission", "--db", db_url, "--from", "21/11"]).exit_code == 2
-    exported = runner.invoke(cli_app, ["export", "--db", db_url, "--to", str(tmp_path / "x"),
+    exported = runner.invoke(cli_app, ["export", "--db", db_url, "--out", str(tmp_path / "x"),
                                        "--format", "csv,beancount"])
     assert exported.exit_code == 0, exported.output
     assert (tmp_path / "x" / "house.beancount").is_file()
-    assert runner.invoke(cli_app, ["export", "--db", db_url, "--to", str(tmp_path / "y"),
+    assert runner.invoke(cli_app, ["export", "--db", db_url, "--out", str(tmp_path / "y"),
                                    "--format", "xlsx"]).exit_code == 2
