@@ -38,9 +38,19 @@ Round-level choices:
 
 from __future__ import annotations
 
+from typing import Any
+
 from ledger.feed.envelope import BetIncreased, BetPlaced
 from ledger.games.base import Derivation, Settlement, Step
-from ledger.games.three_card_baccarat.deal import BANKER, Deal, Place, Shoe, read_deal
+from ledger.games.three_card_baccarat.deal import (
+    BANKER,
+    Deal,
+    Place,
+    Shoe,
+    read_deal,
+    shoe_from_json,
+    shoe_to_json,
+)
 from ledger.games.three_card_baccarat.feed import HandSpot, TieSpot
 from ledger.games.three_card_baccarat.rules import (
     HandValue,
@@ -83,6 +93,16 @@ class ThreeCardSession:
     def finish(self) -> list[Finding]:
         """Nothing: an open carried bet at the end of the log is a liability, not an error."""
         return []
+
+    def to_json(self) -> dict[str, Any]:
+        """Each table's shoe, as plain JSON."""
+        return {table: None if shoe is None else shoe_to_json(shoe)
+                for table, shoe in sorted(self._shoes.items())}
+
+    def load(self, data: dict[str, Any]) -> None:
+        """Restore :meth:`to_json`."""
+        self._shoes = {table: None if shoe is None else shoe_from_json(shoe)
+                       for table, shoe in data.items()}
 
 
 def derive(rnd: Round) -> Derivation:
