@@ -141,7 +141,12 @@ def test_cli_commission_projections_and_export(db_url: str, examples: Path,
     assert {t["currency"]: t["recorded"] for t in body["totals"]} == {"HKD": "102.50",
                                                                      "MOP": "10.00"}
     csv_out = runner.invoke(cli_app, ["commission", "--db", db_url, "--csv"])
-    assert csv_out.output.splitlines()[0].startswith("gaming_day,group,currency")
+    assert csv_out.output.splitlines()[0].startswith("gaming_day,currency,rounds")
+    by_game = runner.invoke(cli_app, ["commission", "--db", db_url, "--csv", "--by", "game"])
+    lines = by_game.output.splitlines()
+    assert lines[0].startswith("gaming_day,game,currency,rounds,items,recorded")
+    assert lines[-2:] == ["total,,HKD,16,85,102.50,102.50,0.00,0.00,0",
+                          "total,,MOP,6,31,10.00,10.00,0.00,0.00,0"]
     rebuilt = runner.invoke(cli_app, ["projections", "rebuild", "--db", db_url, "commission"])
     assert rebuilt.exit_code == 0 and "rebuild equals incremental" in rebuilt.output
     assert runner.invoke(cli_app, ["commission", "--db", db_url, "--by", "nope"]).exit_code == 2
