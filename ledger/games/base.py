@@ -75,6 +75,18 @@ class Commission:
 
 
 @dataclass(frozen=True)
+class JackpotAward:
+    """One jackpot award the rules give: the bet, the place, the hand, how much, and who pays."""
+
+    bet: str
+    seat: int
+    hand: str
+    amount: Decimal
+    from_pool: Decimal
+    from_house: Decimal
+
+
+@dataclass(frozen=True)
 class JackpotMovement:
     """What one round did to a linked jackpot pool, as the rules derive it (the pool's own
     arithmetic lives in the game): the finance views and the journal book these amounts."""
@@ -85,14 +97,27 @@ class JackpotMovement:
     """The pool was created at its seed by this round (its first round in the ledger)."""
     start: Decimal
     contributed: Decimal
-    from_pool: Decimal
-    """Awards paid out of the pool."""
-    from_house: Decimal
-    """Awards (or parts of them) the house funded: an expense, not the pool's."""
+    contribution_bets: int
+    after_contributions: Decimal
+    awards: tuple[JackpotAward, ...]
     reset: Decimal
     """What the house added to restart an emptied pool at its seed."""
     end: Decimal
-    hits: int
+
+    @property
+    def from_pool(self) -> Decimal:
+        """Awards paid out of the pool."""
+        return sum((a.from_pool for a in self.awards), Decimal(0))
+
+    @property
+    def from_house(self) -> Decimal:
+        """Awards (or parts of them) the house funded: an expense, not the pool's."""
+        return sum((a.from_house for a in self.awards), Decimal(0))
+
+    @property
+    def hits(self) -> int:
+        """How many awards."""
+        return len(self.awards)
 
 
 @dataclass

@@ -21,7 +21,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from ledger.games.base import Derivation, JackpotMovement, Settlement, Step
+from ledger.games.base import Derivation, JackpotAward, JackpotMovement, Settlement, Step
 from ledger.games.stud_poker.feed import JackpotPaid
 from ledger.games.stud_poker.pool import CONTRIBUTION_RULE, RESET_RULE, PoolRound, settle_pool
 from ledger.games.stud_poker.round import StudRound, analyse
@@ -128,8 +128,11 @@ def check_awards(rnd: Round, analysed: StudRound, pooled: PoolRound | None) -> N
 
 def movement(p: PoolRound) -> JackpotMovement:
     """A pool round as the generic jackpot movement the finance views book."""
-    return JackpotMovement(p.pool, p.seed, p.opened, p.start, p.contributed, p.paid_from_pool,
-                           p.paid_by_house, p.reset, p.end, len(p.awards))
+    return JackpotMovement(
+        p.pool, p.seed, p.opened, p.start, p.contributed, len(p.contributions),
+        p.after_contributions,
+        tuple(JackpotAward(a.bet, a.seat, a.category.key, a.amount, a.from_pool, a.from_house)
+              for a in p.awards), p.reset, p.end)
 
 
 def pool_steps(p: PoolRound) -> list[Step]:
