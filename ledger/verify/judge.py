@@ -110,6 +110,9 @@ def judge_rounds(rounds: Iterable[Round], judge: RoundJudge | None = None) -> It
 
 
 _last: list[tuple[Round, Any, Judged, Any]] = []
+_live: dict[str, tuple[Any, RoundJudge]] = {}
+"""Per game, the state :func:`judge_in_context` last returned and the judge standing there:
+a view that hands that very state back (the same object, unchanged) resumes without reloading."""
 
 
 def judge_in_context(rnd: Round, state: dict[str, Any] | None) -> tuple[Judged, Any]:
@@ -124,10 +127,16 @@ def judge_in_context(rnd: Round, state: dict[str, Any] | None) -> tuple[Judged, 
     """
     if _last and _last[0][0] is rnd and _last[0][1] == state:
         return _last[0][2], _last[0][3]
-    judge = RoundJudge()
-    if state is not None:
-        judge.load_game_state(rnd.game, state)
+    live = _live.get(rnd.game)
+    if live is not None and state is not None and live[0] is state:
+        judge = live[1]
+    else:
+        judge = RoundJudge()
+        if state is not None:
+            judge.load_game_state(rnd.game, state)
     judged = judge.judge_round(rnd)
     after = judge.game_state(rnd.game)
     _last[:] = [(rnd, state, judged, after)]
+    if after is not None:
+        _live[rnd.game] = (after, judge)
     return judged, after
