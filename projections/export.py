@@ -50,6 +50,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
+from itertools import takewhile
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,7 @@ from ledger.games import GAMES
 from ledger.games.money import money_of
 from ledger.round import Round
 from ledger.store import LedgerApp
-from ledger.verify.judge import Judged, RoundJudge
+from ledger.verify.judge import Judged, judge_rounds
 from projections.base import MemoryRows, closed_rounds
 from projections.beancount import journal, movements
 from projections.commission import CommissionView, commission_items, commission_report
@@ -131,18 +132,13 @@ def _in_range(day: date, first: date | None, last: date | None) -> bool:
 def judged_rounds(app: LedgerApp, cutoff_hour: int, first: date | None, last: date | None,
                   upto: int | None = None) -> Iterator[tuple[int, date, Judged]]:
     """The closed rounds of the selected gaming days up to log position ``upto``, each judged
-    in context (every earlier round of a game that follows rounds is judged too)."""
-    judge = RoundJudge()
-    for position, rnd in closed_rounds(app):
-        if upto is not None and position > upto:
-            return
-        day = day_of(rnd.opened_at, cutoff_hour)
-        mine = _in_range(day, first, last)
-        if not mine and not GAMES[rnd.game].follows_rounds:
-            continue
-        judgement = judge.judge_round(rnd)
-        if mine:
-            yield position, day, judgement
+    in context (``ledger.verify.judge.judge_rounds``)."""
+    def within(rnd: Round) -> bool:
+        return _in_range(day_of(rnd.opened_at, cutoff_hour), first, last)
+
+    stored = takewhile(lambda pair: upto is None or pair[0] <= upto, closed_rounds(app))
+    for position, judgement in judge_rounds(stored, wanted=within):
+        yield position, day_of(judgement.round.opened_at, cutoff_hour), judgement
 
 
 def _settled(rnd: Round) -> list[BetSettled]:

@@ -43,7 +43,7 @@ from ledger.games.money import money_of
 from ledger.round import Round
 from ledger.store import LedgerApp
 from ledger.verify.findings import Finding
-from ledger.verify.judge import Judged, RoundJudge
+from ledger.verify.judge import Judged, RoundJudge, judge_rounds
 from projections.base import closed_rounds
 from projections.gaming_day import check_cutoff, day_of, default_cutoff
 
@@ -126,13 +126,9 @@ def summarize_day(app: LedgerApp, day: date, cutoff_hour: int | None = None) -> 
     judge = RoundJudge()
     tables: dict[str, TableDay] = {}
     on_day: set[tuple[str, str]] = set()
-    for _, rnd in closed_rounds(app):
-        mine = day_of(rnd.opened_at, cutoff) == day
-        if not mine and not GAMES[rnd.game].follows_rounds:
-            continue  # judged alone, and not this day's: nothing to carry forward
-        judged = judge.judge_round(rnd)
-        if not mine:
-            continue
+    for _, judged in judge_rounds(closed_rounds(app), judge=judge,
+                                  wanted=lambda r: day_of(r.opened_at, cutoff) == day):
+        rnd = judged.round
         on_day.add((rnd.table, rnd.round))
         row = tables.setdefault(rnd.table, TableDay(rnd.table, rnd.game, rnd.opened.currency))
         add_round(row, judged)

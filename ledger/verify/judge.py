@@ -16,7 +16,7 @@ state of each game in one of its rows. Nothing else calls ``game.derive`` or
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,11 +102,23 @@ class RoundJudge:
         self._carrying.setdefault(key, set()).update(carries)
 
 
-def judge_rounds(rounds: Iterable[Round], judge: RoundJudge | None = None) -> Iterator[Judged]:
-    """Each round judged in context, in the order given (store order: by closing event)."""
+def judge_rounds(rounds: Iterable[tuple[int, Round]], *,
+                 wanted: Callable[[Round], bool] | None = None,
+                 judge: RoundJudge | None = None) -> Iterator[tuple[int, Judged]]:
+    """The per-round judgement of a pass over the store: ``rounds`` are ``(closing position,
+    round)`` in store order (``projections.base.closed_rounds``); yields those ``wanted``
+    accepts (all by default), each judged in context. Rounds not wanted are still judged when
+    their game follows rounds (a bank, a shoe, a pool, carried bets), so the wanted ones stand
+    where a full verify pass would put them; others are skipped. ``judge`` lets the caller read
+    :meth:`RoundJudge.finish` afterwards."""
     judge = judge if judge is not None else RoundJudge()
-    for rnd in rounds:
-        yield judge.judge_round(rnd)
+    for position, rnd in rounds:
+        mine = wanted is None or wanted(rnd)
+        if not mine and not GAMES[rnd.game].follows_rounds:
+            continue
+        judged = judge.judge_round(rnd)
+        if mine:
+            yield position, judged
 
 
 _last: list[tuple[Round, Any, Judged, Any]] = []
