@@ -27,7 +27,8 @@ carries key-value metadata: ``store_head``, ``checkpoint`` (the log position), `
 **CSV** is UTF-8 with a header row, exact decimal text and ISO dates. So that a spreadsheet
 opened by double-click does not turn a round id ``000123`` into the number 123 or a time into
 a reformatted local date, identifier cells (table, round, bet, player, seat, party) that a
-spreadsheet would read as a number or a date are written as a text formula ``="000123"``, and
+spreadsheet would change (leading zeros, 16+ digits, exponents, trailing decimal zeros, dates,
+times) are written as a text formula ``="000123"``, and
 times are written as ISO 8601 text (``2026-11-20T10:01:00+08:00``), which spreadsheets keep as
 text. A text cell that would start a formula (``= + - @``, tab, carriage return) coming from a
 feed is prefixed with ``'`` (formula injection). Tools that need typed data read the Parquet.
@@ -212,16 +213,20 @@ def _settlement_row(fact: Any, where: dict[str, Any], currency: str) -> dict[str
 
 # ---- CSV ---------------------------------------------------------------------------------
 
-_NUMBER_OR_DATE = re.compile(r"^\s*[-+]?(\d[\d,]*\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$|"
-                             r"^\d{1,4}[-/.]\d{1,2}([-/.]\d{1,4})?$|^\d+:\d+")
+_MANGLED = re.compile(r"^(0\d+(\.\d*)?|\d{16,}|\d+(\.\d+)?[eE][-+]?\d+|\d+\.\d*0"
+                      r"|\d{1,4}[-/.]\d{1,2}([-/.]\d{1,4})?|\d{1,2}:\d{2}(:\d{2})?)$")
+"""Text a spreadsheet would change on opening: leading zeros, more digits than it keeps,
+exponents, trailing decimal zeros, dates and times."""
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def csv_cell(value: Any, kind: str) -> str:
     """One CSV cell (see the module docstring for identifiers and formula starts).
 
-    >>> csv_cell("000123", "id"), csv_cell("R-1", "id"), csv_cell("=1+1", "str")
-    ('="000123"', 'R-1', "'=1+1")
+    >>> csv_cell("000123", "id"), csv_cell("R-1", "id"), csv_cell("7", "id")
+    ('="000123"', 'R-1', '7')
+    >>> csv_cell("1E5", "id"), csv_cell("11-20", "id"), csv_cell("=1+1", "str")
+    ('="1E5"', '="11-20"', "'=1+1")
     >>> csv_cell(Decimal("-3.5"), "money"), csv_cell(None, "money"), csv_cell(True, "bool")
     ('-3.50', '', 'true')
     """
@@ -237,7 +242,7 @@ def csv_cell(value: Any, kind: str) -> str:
     if kind in ("struct", "record"):
         return json.dumps(value, sort_keys=True, separators=(",", ":"))
     text = str(value)
-    if kind == "id" and _NUMBER_OR_DATE.match(text):
+    if kind == "id" and _MANGLED.match(text.strip()):
         return '="' + text.replace('"', '""') + '"'
     if kind in ("id", "str") and text.startswith(_FORMULA_START):
         return "'" + text
