@@ -120,6 +120,11 @@ def movements(house: Rows, *, cutoff_hour: int, day_from: date | None = None,
     return out
 
 
+def _quoted(text: str) -> str:
+    """Text safe inside a Beancount string (a table or pool code comes from a feed)."""
+    return re.sub(r'[\\"\x00-\x1f]', "?", text)
+
+
 def journal(moves: Iterable[Movement], *, title: str = "Ledger: house movements") -> str:
     """The Beancount text: options, account openings, one transaction per movement, and the
     balance assertions after each day."""
@@ -136,7 +141,7 @@ def journal(moves: Iterable[Movement], *, title: str = "Ledger: house movements"
         by_day[m.day].append(m)
     for day in sorted(by_day):
         for m in by_day[day]:
-            lines += [f'{day.isoformat()} * "{m.narration}" #gaming-day',
+            lines += [f'{day.isoformat()} * "{_quoted(m.narration)}" #gaming-day',
                       f"  {m.debit:<44} {money_text(m.amount):>14} {m.currency}",
                       f"  {m.credit:<44} {money_text(-m.amount):>14} {m.currency}", ""]
             balances[(m.debit, m.currency)] += m.amount
