@@ -21,6 +21,7 @@ from projections.commission import (
     commission_report,
     money_text,
 )
+from projections.export import csv_cell
 from projections.gaming_day import CUTOFF_SETTING, check_cutoff, default_cutoff
 
 
@@ -79,12 +80,21 @@ def commission(
 
 
 def _print_csv(report: CommissionReport) -> None:
-    fields = ["gaming_day", "group", "currency", "rounds", "items", "recorded", "due",
+    """CSV for spreadsheets: the grouping's own column name (``table``, ``game``, ``player``;
+    none for ``--by day``), a line per gaming day and group, then one ``total`` line per
+    currency. Player ids and table codes go through the export's spreadsheet-safe cells."""
+    group = [] if report.by == "day" else [report.by]
+    fields = ["gaming_day", *group, "currency", "rounds", "items", "recorded", "due",
               "difference", "unjudged_recorded", "unjudged_items"]
-    writer = csv.DictWriter(sys.stdout, fieldnames=fields, lineterminator="\n")
-    writer.writeheader()
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(fields)
     for line in report.lines:
-        writer.writerow(line.to_json())
+        row = line.to_json()
+        writer.writerow([row["gaming_day"], *[csv_cell(line.group, "id") for _ in group],
+                         *[row[f] for f in fields[1 + len(group):]]])
+    for total in report.totals:
+        row = total.to_json()
+        writer.writerow(["total", *["" for _ in group], *[row[f] for f in fields[1 + len(group):]]])
 
 
 def _print_text(report: CommissionReport) -> None:

@@ -1,9 +1,12 @@
 """The Super Pan 9 bank per table: banker runs, capital posted, each layer's result, carry-over
 and every breach, folded from closed rounds in store order.
 
-Each closed (or voided) SP9 round goes through ``ledger.games.super_pan9.session.advance`` —
-the same pure function verify's SP9 session uses — with the table's bank state kept in the
-table row, so the view and verify agree on every run, carried capital and finding.
+Each closed (or voided) SP9 round is judged as ``ledger verify`` judges it
+(``projections.judged``: the SP9 session with every earlier round's bank), and its breaches
+are that judgement's error findings; the layers, runs and carry come from
+``ledger.games.super_pan9.session.advance`` — the pure function the session itself runs — with
+the table's bank state kept in the table row, so the view and verify agree on every run,
+carried capital and finding.
 
 Rows (decimals as strings):
 
@@ -24,12 +27,11 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, ClassVar
 
-from ledger.games import GAMES
 from ledger.games.super_pan9.feed import BankSettled
 from ledger.games.super_pan9.session import TableBank, advance
 from ledger.round import Round
-from ledger.verify.checks import check_round
 from projections.base import Row, Rows, View
+from projections.judged import judged as judged_round
 
 ZERO = Decimal(0)
 
@@ -60,7 +62,7 @@ class BankView(View):
     """Banker runs, capital, layer results, carry-over and breaches of every SP9 table."""
 
     name: ClassVar[str] = "bank"
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
 
     def apply(self, rnd: Round, rows: Rows) -> None:
         """Fold one closed SP9 round (other games are ignored)."""
@@ -69,8 +71,8 @@ class BankView(View):
         key = table_key(rnd.table)
         summary = dict(rows.get(key) or new_table(rnd.table, rnd.opened.currency))
         before = TableBank.from_json(summary["state"]) if summary["state"] else None
-        judged = advance(before, rnd)
-        findings = check_round(rnd, GAMES["SP9"], derivation=judged.derivation)
+        findings = judged_round(rnd, rows).findings
+        judged = advance(before, rnd)  # the bank's facts, by the function the judgement used
         bank = judged.bank
         summary["rounds"] += 1
         n = summary["rounds"]

@@ -1,17 +1,20 @@
 """Commission reconciliation: what the tables took against what the rules say was due.
 
-Every closed or voided round contributes *items*, each a commission recorded by the table and
+Every closed or voided round is judged exactly as ``ledger verify`` judges it — through its
+game's session, with the bank, shoe, carried bets and jackpot pool of every earlier round
+(``projections.judged``, ``ledger.verify.judge``) — and contributes *items*, each a commission
+recorded by the table (the game's money hook ``charges``, ``ledger.games.<game>.money``) and
 the commission due under the round's stored rulebook:
 
 - one item per bet: recorded = the ``commission`` of its (first) ``bet_settled``; due = the
-  commission of the settlement ``game.derive(round)`` says it is due (3CB art. 10, SP9 art. 9,
+  commission of the settlement the judgement says it is due (3CB art. 10, SP9 art. 9,
   RULES §8 S9 …; 0 for games without commission, RL and FPC);
 - one item per commission outside bets (``Derivation.commissions``): SP9 bank layers
   (SP9 art. 9, RULES §8 S8) and Mah-Jong table fees (MJ art. 8, RULES §4.10).
 
 Recorded amounts are facts, so they are always counted. When the rules cannot say what was due
-— the game's rules have not landed (``derive`` is None), or the round has no outcome to judge a
-bet by — the item is **unjudged**: its recorded commission is shown apart, never compared with
+— the game's rules have not landed, or the round has no outcome to judge a bet by — the item
+is **unjudged**: its recorded commission is shown apart, never compared with
 a due of 0. The difference (recorded − due) is taken over judged items only.
 
 :class:`CommissionView` folds the items into rows per Macau hour, table, currency and player
@@ -31,26 +34,26 @@ from datetime import date
 from decimal import Decimal
 from typing import Any, ClassVar, Literal
 
-from ledger.feed.envelope import BetPlaced
 from ledger.games import GAMES
-from ledger.games.base import Derivation
+from ledger.games.money import bet_player, money_of
 from ledger.round import Round
+from ledger.verify.judge import Judged
 from projections.base import Row, Rows, View
 from projections.gaming_day import gaming_day, hour_of
+from projections.judged import judged
 
 ZERO = Decimal(0)
 CENT = Decimal("0.01")
 Grouping = Literal["day", "table", "game", "player"]
 GROUPINGS: tuple[Grouping, ...] = ("day", "table", "game", "player")
-NO_PLAYER = "-"
-"""The player of a bet placed with neither ``player`` nor ``seat``."""
 
-_VIEW_BASE_VERSION = 1
+_VIEW_BASE_VERSION = 2
 
 
 def rules_mask() -> int:
     """A bit per game (in ``GAMES`` order) whose per-round rules exist."""
-    return sum(1 << i for i, g in enumerate(GAMES.values()) if g.derive is not None)
+    return sum(1 << i for i, g in enumerate(GAMES.values())
+               if g.derive is not None or g.session is not None)
 
 
 @dataclass(frozen=True)
@@ -63,56 +66,21 @@ class Item:
     rule: str
 
 
-def bet_player(bet: BetPlaced) -> str:
-    """Who a bet belongs to: its ``player``, else ``seat:N``, else ``-``."""
-    if bet.player:
-        return bet.player
-    return f"seat:{bet.seat}" if bet.seat is not None else NO_PLAYER
-
-
-def _party_player(rnd: Round, party: str) -> str:
-    """A commission party as a player: a Mah-Jong wind names its player; a bank layer is
-    ``bank:<party>``."""
-    players = getattr(rnd.opened, "players", None)
-    if isinstance(players, dict) and party in players:
-        return str(players[party])
-    return f"bank:{party}" if rnd.game == "SP9" else f"seat:{party}"
-
-
-def _recorded_outside(rnd: Round) -> list[tuple[str, Decimal]]:
-    """Commission the table recorded outside bets: ``bank_settled`` and ``commission_charged``."""
-    out: list[tuple[str, Decimal]] = []
-    for fact in rnd.events:
-        if fact.type == "bank_settled":
-            out.append((str(getattr(fact, "party", "?")), Decimal(getattr(fact, "commission", 0))))
-        elif fact.type == "commission_charged":
-            out.append((str(getattr(fact, "seat", "?")), Decimal(getattr(fact, "amount", 0))))
-    return out
-
-
-def derivation_of(rnd: Round) -> Derivation | None:
-    """The game's per-round derivation, or ``None`` when its rules have not landed or fail."""
-    game = GAMES.get(rnd.game)
-    if game is None or game.derive is None:
-        return None
-    try:
-        return game.derive(rnd)
-    except Exception:  # a rules bug must not stop the finance views; verify reports the round
-        return None
-
-
-def commission_items(rnd: Round) -> list[Item]:
-    """Every commission item of one ended round (see the module docstring)."""
-    derivation = derivation_of(rnd)
+def commission_items(judgement: Judged) -> list[Item]:
+    """Every commission item of one ended round, from its judgement (module docstring)."""
+    rnd = judgement.round
+    derivation = judgement.derivation if judgement.derived else None
+    money = money_of(GAMES[rnd.game])
+    charges = money.charges(rnd)
     items: list[Item] = []
-    for bet_id, settled in sorted(rnd.settlements.items()):
-        bet = rnd.bets.get(bet_id)
-        player = bet_player(bet) if bet is not None else NO_PLAYER
-        due_settlement = derivation.expected.get(bet_id) if derivation else None
+    for charge in charges:
+        if charge.kind != "bet" or charge.bet is None:
+            continue
+        due_settlement = derivation.expected.get(charge.bet) if derivation else None
         if due_settlement is None:
-            items.append(Item(player, settled[0].commission, None, "unjudged"))
+            items.append(Item(charge.payer, charge.amount, None, "unjudged"))
         else:
-            items.append(Item(player, settled[0].commission, due_settlement.commission,
+            items.append(Item(charge.payer, charge.amount, due_settlement.commission,
                               due_settlement.rule))
     for bet_id, bet in sorted(rnd.bets.items()):
         if bet_id in rnd.settlements:
@@ -120,18 +88,17 @@ def commission_items(rnd: Round) -> list[Item]:
         due_settlement = derivation.expected.get(bet_id) if derivation else None
         if due_settlement is not None and due_settlement.commission:
             items.append(Item(bet_player(bet), ZERO, due_settlement.commission, due_settlement.rule))
-    raw = _recorded_outside(rnd)
-    raw_total = sum((amount for _, amount in raw), ZERO)
+    outside = [c for c in charges if c.kind != "bet"]
     if derivation is not None and derivation.commissions:
         for c in derivation.commissions:
-            items.append(Item(_party_player(rnd, c.party), c.recorded or ZERO, c.due, c.rule))
-        unmatched = raw_total - sum((c.recorded or ZERO for c in derivation.commissions), ZERO)
+            items.append(Item(money.payer(rnd, c.party), c.recorded or ZERO, c.due, c.rule))
+        unmatched = (sum((c.amount for c in outside), ZERO)
+                     - sum((c.recorded or ZERO for c in derivation.commissions), ZERO))
         if unmatched:  # recorded by the table but not paired by the rules: keep it, unjudged
-            items.append(Item("bank:unmatched" if rnd.game == "SP9" else "unmatched", unmatched,
-                              None, "unjudged"))
+            items.append(Item(money.payer(rnd, "unmatched"), unmatched, None, "unjudged"))
     else:
-        for party, amount in raw:
-            items.append(Item(_party_player(rnd, party), amount, None, "unjudged"))
+        for charge in outside:
+            items.append(Item(charge.payer, charge.amount, None, "unjudged"))
     return items
 
 
@@ -159,6 +126,7 @@ class CommissionView(View):
 
     def apply(self, rnd: Round, rows: Rows) -> None:
         """Add the round's items to its rows (see the module docstring)."""
+        items = commission_items(judged(rnd, rows))
         hour = hour_of(rnd.opened_at)
         tkey = f"r|{hour}|{rnd.table}|{rnd.opened.currency}"
         trow = rows.get(tkey) or {"hour": hour, "table": rnd.table, "game": rnd.game,
@@ -168,7 +136,7 @@ class CommissionView(View):
         trow["voided"] += 1 if rnd.is_voided else 0
         rows.put(tkey, trow)
         seen: set[str] = set()
-        for item in commission_items(rnd):
+        for item in items:
             key = f"c|{hour}|{rnd.table}|{rnd.opened.currency}|{item.player}"
             row = dict(rows.get(key) or {
                 "hour": hour, "table": rnd.table, "game": rnd.game,

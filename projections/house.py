@@ -1,17 +1,22 @@
-"""The house's own movements besides commission: jackpot contributions and awards, and the
-casino's share of SP9 bank results — the figures the Beancount journal books per gaming day.
+"""The house's books per table and hour: turnover, hold, commission recorded, and each jackpot
+pool's movements — the figures the day report, the exports and the Beancount journal book.
 
-- **Jackpot contribution** (RULES §8.6 P4, STUD art. 10): the round's ``jackpot.contribution_rate``
-  times the stake of each jackpot bet the table settled ``win`` or ``lose`` (a ``void`` or
-  ``carry`` bet is not settled yet and contributes nothing), rounded per the round's rulebook
-  (RULES §8 G1). Booked to the round's ``jackpot.pool``.
-- **Jackpot award**: each ``jackpot_paid`` amount, as the table paid it (FEED §7).
-- **Casino bank result** (SP9 art. 5(5), RULES §1.6–1.7): the signed ``result`` of the
-  ``bank_settled`` line of the ``casino`` layer, before commission (the casino's layer pays none).
+Every closed (or voided) round is judged as ``ledger verify`` judges it
+(``projections.judged``), and each figure comes from the round's game's money hooks
+(``ledger.games.<game>.money``), never from a branch on a game or an event type here:
 
-Rows per Macau hour: ``j|<hour>|<table>|<currency>|<pool>`` (``contributions``, ``awards``,
-``hits``) and ``b|<hour>|<table>|<currency>`` (``casino_result``, ``rounds``). Amounts are the
-recorded facts, not re-derived awards: ``ledger verify`` is where awards are judged.
+- ``t|<hour>|<table>|<currency>`` — ``rounds``, ``turnover`` (what was staked, or paid between
+  Mah-Jong players), ``hold`` (the house's own result before commission: stakes kept less
+  prizes paid on house-banked games; the casino layer's share of an SP9 bank; nothing on
+  Mah-Jong; STUD jackpot awards are the pool's, below), ``commission`` (every commission
+  recorded) and its parts ``commission_bet`` (bet settlements), ``commission_bank`` (SP9 bank
+  layers), ``commission_fee`` (Mah-Jong fees);
+- ``j|<hour>|<table>|<currency>|<pool>`` — the round's jackpot movements as the pool's own
+  arithmetic derives them in context (RULES §6.6): ``seed`` (the pool opened here),
+  ``contributions``, ``from_pool`` (awards paid out of the pool), ``from_house`` (awards or
+  parts of them the house funded: an expense), ``resets`` (what the house added to restart an
+  emptied pool), ``hits``. ``seed + contributions − from_pool + resets`` summed over every row
+  of a pool is its balance in ``ledger jackpot``.
 """
 
 from __future__ import annotations
@@ -19,30 +24,17 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import ClassVar
 
-from ledger.money import round_money
+from ledger.games import GAMES
+from ledger.games.money import money_of
 from ledger.round import Round
 from projections.base import Row, Rows, View
 from projections.gaming_day import hour_of
+from projections.judged import judged
 
 ZERO = Decimal(0)
-CONTRIBUTING_RESULTS = frozenset({"win", "lose"})
-
-
-def jackpot_contributions(rnd: Round) -> Decimal:
-    """The round's contribution to its jackpot pool (0 without a jackpot)."""
-    book = rnd.rules.jackpot
-    if book is None:
-        return ZERO
-    total = ZERO
-    for bet_id, bet in rnd.bets.items():
-        if getattr(bet.spot, "kind", None) != "jackpot":
-            continue
-        settled = rnd.settlements.get(bet_id)
-        if not settled or settled[0].result not in CONTRIBUTING_RESULTS:
-            continue
-        total += round_money(rnd.stake(bet_id) * book.contribution_rate,
-                             mode=rnd.rules.rounding.mode, increment=rnd.rules.rounding.increment)
-    return total
+COMMISSION_KINDS = ("bet", "bank", "fee")
+"""``Charge.kind``: on bet settlements, SP9 bank layers, Mah-Jong fees."""
+JACKPOT_FIELDS = ("seed", "contributions", "from_pool", "from_house", "resets")
 
 
 def _add(row: Row, name: str, amount: Decimal) -> None:
@@ -50,33 +42,40 @@ def _add(row: Row, name: str, amount: Decimal) -> None:
 
 
 class HouseView(View):
-    """Jackpot contributions and awards per pool, and the casino's SP9 bank results, per hour."""
+    """Turnover, hold and commission per table and hour; jackpot movements per pool."""
 
     name: ClassVar[str] = "house"
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
 
     def apply(self, rnd: Round, rows: Rows) -> None:
-        """Book the round's jackpot and bank movements (see the module docstring)."""
+        """Book the round's figures (see the module docstring)."""
+        judgement = judged(rnd, rows)
+        money = money_of(GAMES[rnd.game])
         hour = hour_of(rnd.opened_at)
         where = f"{hour}|{rnd.table}|{rnd.opened.currency}"
         base: Row = {"hour": hour, "table": rnd.table, "game": rnd.game,
                      "currency": rnd.opened.currency}
-        contributed = jackpot_contributions(rnd)
-        awards = [Decimal(getattr(f, "amount", 0)) for f in rnd.events if f.type == "jackpot_paid"]
-        book = rnd.rules.jackpot
-        if book is not None and (contributed or awards):
-            key = f"j|{where}|{book.pool}"
-            row = dict(rows.get(key) or {**base, "pool": book.pool, "contributions": "0",
-                                         "awards": "0", "hits": 0})
-            _add(row, "contributions", contributed)
-            _add(row, "awards", sum(awards, ZERO))
-            row["hits"] += len(awards)
-            rows.put(key, row)
-        casino = [Decimal(getattr(f, "result", 0)) for f in rnd.events
-                  if f.type == "bank_settled" and getattr(f, "party", None) == "casino"]
-        if casino:
-            key = f"b|{where}"
-            row = dict(rows.get(key) or {**base, "casino_result": "0", "rounds": 0})
-            _add(row, "casino_result", sum(casino, ZERO))
-            row["rounds"] += 1
-            rows.put(key, row)
+        key = f"t|{where}"
+        row = dict(rows.get(key) or {**base, "rounds": 0, "turnover": "0", "hold": "0",
+                                     "commission": "0", **{f"commission_{k}": "0"
+                                                           for k in COMMISSION_KINDS}})
+        row["rounds"] += 1
+        _add(row, "turnover", money.turnover(rnd))
+        _add(row, "hold", money.house_result(rnd))
+        for charge in money.charges(rnd):
+            _add(row, "commission", charge.amount)
+            _add(row, f"commission_{charge.kind}", charge.amount)
+        rows.put(key, row)
+        moved = money.jackpot(rnd, judgement.derivation)
+        if moved is None:
+            return
+        key = f"j|{where}|{moved.pool}"
+        row = dict(rows.get(key) or {**base, "pool": moved.pool, "hits": 0,
+                                     **{f: "0" for f in JACKPOT_FIELDS}})
+        _add(row, "seed", moved.seed if moved.opened else ZERO)
+        _add(row, "contributions", moved.contributed)
+        _add(row, "from_pool", moved.from_pool)
+        _add(row, "from_house", moved.from_house)
+        _add(row, "resets", moved.reset)
+        row["hits"] += moved.hits
+        rows.put(key, row)

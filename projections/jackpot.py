@@ -1,10 +1,11 @@
 """The linked progressive jackpot: GLI-12-style meters per pool and a history of its rounds.
 
-Every closed STUD round whose rulebook names a ``jackpot.pool`` and that settled jackpot bets is
-folded, in store order, through ``ledger.games.stud_poker.pool.settle_pool`` — the same pure
-function verify's STUD session uses, so the view and verify agree on every balance
-(RULES §6.6, FEED §7 "order of record"). Voided rounds settle no jackpot bet (they are carried,
-STUD art. 11) and leave the pool alone.
+Every closed round is judged as ``ledger verify`` judges it (``projections.judged``: the STUD
+session with the pool where every earlier round left it, in store order, RULES §6.6, FEED §7
+"order of record"), and the round's jackpot movement — its game's money hook ``jackpot`` over
+that judgement — is folded into the pool's meters, so the view and verify agree on every
+balance. Voided rounds settle no jackpot bet (they are carried, STUD art. 11) and leave the
+pool alone.
 
 Rows (decimals as strings):
 
@@ -22,10 +23,12 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, ClassVar
 
-from ledger.games.stud_poker.pool import PoolRound, settle_pool
-from ledger.games.stud_poker.round import analyse
+from ledger.games import GAMES
+from ledger.games.base import JackpotMovement
+from ledger.games.money import money_of
 from ledger.round import Round
 from projections.base import Row, Rows, View
+from projections.judged import judged
 
 ZERO = Decimal(0)
 CATEGORIES = ("royal_flush", "straight_flush", "four_of_a_kind", "full_house", "flush")
@@ -60,53 +63,48 @@ class JackpotView(View):
     """Meters and history of every linked jackpot pool (RULES §6.6)."""
 
     name: ClassVar[str] = "jackpot"
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
 
     def apply(self, rnd: Round, rows: Rows) -> None:
         """Fold one ended round into its pool's meters and history (module docstring)."""
-        if rnd.game != "STUD" or not rnd.is_closed:
+        if not rnd.is_closed or rnd.rules.jackpot is None:
+            return  # no pool named: nothing to move (and nothing a later pool round needs)
+        moved = money_of(GAMES[rnd.game]).jackpot(rnd, judged(rnd, rows).derivation)
+        if moved is None:
             return
-        opts = rnd.rules.jackpot
-        if opts is None:
-            return
-        analysed = analyse(rnd)
-        if not analysed.stakes:
-            return
-        key = pool_key(opts.pool)
+        key = pool_key(moved.pool)
         existing = rows.get(key)
-        balance = None if existing is None else Decimal(existing["balance"])
-        pooled = settle_pool(balance, opts, rnd.rules.rounding, analysed.stakes, analysed.hits)
-        meters = _copy(existing or new_meters(opts.pool, opts.seed, rnd.opened.currency))
-        self._meter(meters, pooled)
+        meters = _copy(existing or new_meters(moved.pool, moved.seed, rnd.opened.currency))
+        self._meter(meters, moved)
         rows.put(key, meters)
-        rows.put(history_key(opts.pool, meters["rounds"]), self._history(rnd, pooled))
+        rows.put(history_key(moved.pool, meters["rounds"]), self._history(rnd, moved))
 
     @staticmethod
-    def _meter(m: Row, p: PoolRound) -> None:
+    def _meter(m: Row, p: JackpotMovement) -> None:
         m["rounds"] += 1
         _plus(m, "contributions", p.contributed)
-        m["contribution_bets"] += len(p.contributions)
+        m["contribution_bets"] += p.contribution_bets
         for a in p.awards:
-            cat = m["awards"][a.category.key]
+            cat = m["awards"][a.hand]
             cat["count"] += 1
             for field, amount in (("amount", a.amount), ("from_pool", a.from_pool),
                                   ("from_house", a.from_house)):
                 _plus(cat, field, amount)
-        _plus(m, "pool_awards", p.paid_from_pool)
-        _plus(m, "house_funded", p.paid_by_house)
+        _plus(m, "pool_awards", p.from_pool)
+        _plus(m, "house_funded", p.from_house)
         if p.reset:
             _plus(m, "resets", p.reset)
             m["reset_count"] += 1
         m["balance"] = str(p.end)
 
     @staticmethod
-    def _history(rnd: Round, p: PoolRound) -> Row:
+    def _history(rnd: Round, p: JackpotMovement) -> Row:
         return {
             "table": rnd.table, "round": rnd.round, "at": rnd.opened_at.isoformat(),
             "start": str(p.start), "contributions": str(p.contributed),
-            "contribution_bets": len(p.contributions),
+            "contribution_bets": p.contribution_bets,
             "after_contributions": str(p.after_contributions),
-            "awards": [{"bet": a.bet, "seat": a.seat, "hand": a.category.key,
+            "awards": [{"bet": a.bet, "seat": a.seat, "hand": a.hand,
                         "amount": str(a.amount), "from_pool": str(a.from_pool),
                         "from_house": str(a.from_house)} for a in p.awards],
             "reset": str(p.reset), "end": str(p.end),

@@ -8,6 +8,8 @@ Each game folder (``ledger/games/<name>/``) has the same files:
                     and the settlement a bet is due;
 - ``round.py``    — ``derive(round)``: folds a recorded round into a :class:`Derivation`
                     (games whose rules span rounds add a :class:`GameSession`);
+- ``money.py``    — ``MONEY``, the :class:`Money` hooks: what the round means for the house's
+                    books (commission recorded, house result, turnover, jackpot contribution);
 - ``simulate.py`` — plays realistic rounds for ``ledger simulate``, with injected errors;
 - ``__init__.py`` — ``GAME``, the :class:`Game` record below.
 
@@ -72,6 +74,52 @@ class Commission:
     rule: str
 
 
+@dataclass(frozen=True)
+class JackpotAward:
+    """One jackpot award the rules give: the bet, the place, the hand, how much, and who pays."""
+
+    bet: str
+    seat: int
+    hand: str
+    amount: Decimal
+    from_pool: Decimal
+    from_house: Decimal
+
+
+@dataclass(frozen=True)
+class JackpotMovement:
+    """What one round did to a linked jackpot pool, as the rules derive it (the pool's own
+    arithmetic lives in the game): the finance views and the journal book these amounts."""
+
+    pool: str
+    seed: Decimal
+    opened: bool
+    """The pool was created at its seed by this round (its first round in the ledger)."""
+    start: Decimal
+    contributed: Decimal
+    contribution_bets: int
+    after_contributions: Decimal
+    awards: tuple[JackpotAward, ...]
+    reset: Decimal
+    """What the house added to restart an emptied pool at its seed."""
+    end: Decimal
+
+    @property
+    def from_pool(self) -> Decimal:
+        """Awards paid out of the pool."""
+        return sum((a.from_pool for a in self.awards), Decimal(0))
+
+    @property
+    def from_house(self) -> Decimal:
+        """Awards (or parts of them) the house funded: an expense, not the pool's."""
+        return sum((a.from_house for a in self.awards), Decimal(0))
+
+    @property
+    def hits(self) -> int:
+        """How many awards."""
+        return len(self.awards)
+
+
 @dataclass
 class Derivation:
     """What the rules say about one recorded round.
@@ -87,10 +135,48 @@ class Derivation:
     findings: list[Finding] = field(default_factory=list)
     commissions: list[Commission] = field(default_factory=list)
     """Commission due outside bet settlements (SP9 bank layers, Mah-Jong fees)."""
+    jackpot: JackpotMovement | None = None
+    """The round's effect on its linked jackpot pool, when judged in context (STUD)."""
+
+
+@dataclass(frozen=True)
+class Charge:
+    """One commission the table recorded: who paid it (a player as finance names them), the
+    amount, and where it was recorded."""
+
+    payer: str
+    """The player (``P-88``), ``seat:N`` or ``-`` for a bet; ``bank:<party>`` for an SP9 bank
+    layer; the player at the wind for a Mah-Jong fee."""
+    party: str | None
+    """The rules' name of a commission outside bets (``Commission.party``), else ``None``."""
+    amount: Decimal
+    kind: str
+    """``bet`` (``bet_settled``), ``bank`` (SP9 ``bank_settled``), ``fee`` (``commission_charged``)."""
+    bet: str | None = None
+
+
+@dataclass(frozen=True)
+class Money:
+    """A game's money hooks (its ``money.py``): the one place that says what a round means for
+    the house's books. The views, the day report and the exports call these and never branch on
+    a game or an event type."""
+
+    charges: Callable[[Round], list[Charge]]
+    """Every commission the table recorded in the round (bets, bank layers, fees)."""
+    payer: Callable[[Round, str], str]
+    """The payer of a commission the rules say is due outside bets (``Commission.party``)."""
+    house_result: Callable[[Round], Decimal]
+    """The house's own result before commission, as recorded (hold)."""
+    turnover: Callable[[Round], Decimal]
+    """What was staked (or, between players, paid) in the round."""
+    jackpot: Callable[[Round, Derivation], JackpotMovement | None]
+    """The round's effect on a jackpot pool, from the round's judgement."""
+    banks_bets: bool = True
+    """Whether the house is the other side of every bet (not SP9, where a seat banks, nor
+    Mah-Jong, played between players): then a wrong payout moves the house's result."""
 
 
 Deriver = Callable[["Round"], Derivation]
-
 
 @dataclass(frozen=True)
 class Injected:
@@ -118,6 +204,15 @@ class GameSession(Protocol):
 
     def finish(self) -> list[Finding]:
         """Findings that only the end of the log reveals (nothing, for most games)."""
+        ...
+
+    def to_json(self) -> dict[str, Any]:
+        """The session's state as plain JSON (decimals as strings), so a projection can keep it
+        in a row and resume judging where it stopped."""
+        ...
+
+    def load(self, data: dict[str, Any]) -> None:
+        """Restore the state :meth:`to_json` gave."""
         ...
 
 
@@ -157,6 +252,8 @@ class Game:
     state shared across tables, such as a linked jackpot pool."""
     injectable: tuple[str, ...] = ()
     """The error kinds its simulator can inject (see ``ledger.simulate.ERROR_KINDS``)."""
+    money: Money | None = None
+    """Its money hooks (``money.py``); ``None`` only for a game whose money is not yet known."""
 
     @property
     def follows_rounds(self) -> bool:

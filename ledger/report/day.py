@@ -8,20 +8,24 @@ counts it (:mod:`projections.gaming_day`: Macau time, from the cut-off hour
 ``LEDGER_GAMING_DAY_CUTOFF``, default 06:00), so the day page and ``ledger commission`` always
 cover the same rounds. Rounds still in play are not counted.
 
-What the figures mean (all from what the table **recorded**, in the round's currency):
+What the figures mean (all from what the table **recorded**, in the round's currency). Each
+comes from the round's game's money hooks (``ledger.games.<game>.money``), the same the
+``house`` view and the exports use:
 
 - **turnover** — stakes placed: each ``bet_placed`` amount plus any ``bet_increased`` raise of a
   carried bet (a carried stake is not counted twice). Mah-Jong has no bets: its turnover is the
   sum of the ``payment_made`` amounts between players.
 - **hold** — the house's result before commission. House-banked games (RL, FPC, 3CB, STUD):
   stakes kept minus prizes paid, ``Σ (stake − returned − won)`` over settled bets; a ``carry``
-  settlement counts nothing until the carried bet is settled. SP9 is banked by a player seat:
-  the house's result is the casino layer's ``bank_settled.result`` (RULES §1.6). Mah-Jong is
-  played between players: the house holds nothing but commission.
+  settlement counts nothing until the carried bet is settled; a STUD jackpot award is paid by
+  the jackpot pool (or the house's jackpot expense), not out of hold. SP9 is banked by a player
+  seat: the house's result is the casino layer's ``bank_settled.result`` (RULES §1.6). Mah-Jong
+  is played between players: the house holds nothing but commission.
 - **commission** — ``bet_settled.commission`` + ``bank_settled.commission`` +
   ``commission_charged.amount``, kept apart from hold (RULES §0.3).
-- **hold Δ rules** — over the bets the rules settled (``Derivation.expected``), the hold the
-  table recorded minus the hold the rules derive: not zero means the table paid wrong.
+- **hold Δ rules** — over the bets the rules settled (``Derivation.expected``) of games where
+  the house is the other side of every bet, the hold the table recorded minus the hold the
+  rules derive: not zero means the table paid wrong.
 """
 
 from __future__ import annotations
@@ -35,15 +39,14 @@ from typing import Any
 from ledger.feed.envelope import BetPlaced
 from ledger.games import GAMES
 from ledger.games.base import Derivation
+from ledger.games.money import money_of
 from ledger.round import Round
 from ledger.store import LedgerApp
 from ledger.verify.findings import Finding
-from ledger.verify.judge import RoundJudge
+from ledger.verify.judge import Judged, RoundJudge, judge_rounds
 from projections.base import closed_rounds
 from projections.gaming_day import check_cutoff, day_of, default_cutoff
 
-HOUSE_BANKED = frozenset({"RL", "FPC", "3CB", "STUD"})
-"""Games where every bet is against the house (RULES §2, §3, §5, §6); SP9 and MJ are not."""
 ZERO = Decimal(0)
 
 
@@ -123,16 +126,12 @@ def summarize_day(app: LedgerApp, day: date, cutoff_hour: int | None = None) -> 
     judge = RoundJudge()
     tables: dict[str, TableDay] = {}
     on_day: set[tuple[str, str]] = set()
-    for _, rnd in closed_rounds(app):
-        mine = day_of(rnd.opened_at, cutoff) == day
-        if not mine and not GAMES[rnd.game].follows_rounds:
-            continue  # judged alone, and not this day's: nothing to carry forward
-        judged = judge.judge(list(rnd.events))
-        if not mine:
-            continue
+    for _, judged in judge_rounds(closed_rounds(app), judge=judge,
+                                  wanted=lambda r: day_of(r.opened_at, cutoff) == day):
+        rnd = judged.round
         on_day.add((rnd.table, rnd.round))
         row = tables.setdefault(rnd.table, TableDay(rnd.table, rnd.game, rnd.opened.currency))
-        add_round(row, rnd, judged.derivation)
+        add_round(row, judged)
         row.findings += judged.findings
     for finding in judge.finish():
         if (finding.table or "", finding.round or "") in on_day and finding.table in tables:
@@ -140,60 +139,22 @@ def summarize_day(app: LedgerApp, day: date, cutoff_hour: int | None = None) -> 
     return DaySummary(day, [tables[k] for k in sorted(tables)])
 
 
-def add_round(row: TableDay, rnd: Round, derivation: Derivation) -> None:
-    """Fold one round's recorded figures into its table's row."""
+def add_round(row: TableDay, judged: Judged) -> None:
+    """Fold one judged round's figures into its table's row (the game's money hooks)."""
+    rnd = judged.round
+    money = money_of(GAMES[rnd.game])
     row.rounds += 1
     row.voided += rnd.is_voided
     row.bets += sum(1 for e in rnd.events if isinstance(e, BetPlaced))
-    row.turnover += turnover(rnd)
-    row.hold += hold(rnd)
-    row.commission += commission(rnd)
-    row.hold_delta += hold_delta(rnd, derivation)
-
-
-def turnover(rnd: Round) -> Decimal:
-    """Stakes placed in the round, raises of carried bets included; MJ: payments made."""
-    if rnd.game == "MJ":
-        return sum((_money(e, "amount") for e in rnd.events if e.type == "payment_made"), ZERO)
-    total = sum((e.amount for e in rnd.events if isinstance(e, BetPlaced)), ZERO)
-    for bet_id, raises in rnd.increases.items():
-        bet = rnd.bets.get(bet_id)
-        if bet is not None:
-            total += max(ZERO, raises[-1].amount - bet.amount)
-    return total
-
-
-def hold(rnd: Round) -> Decimal:
-    """The house's result before commission, as recorded (see the module docstring)."""
-    if rnd.game == "SP9":
-        return sum((_money(e, "result") for e in rnd.events
-                    if e.type == "bank_settled" and getattr(e, "party", None) == "casino"), ZERO)
-    if rnd.game not in HOUSE_BANKED:
-        return ZERO
-    total = ZERO
-    for bet_id in rnd.bets:
-        settled = rnd.settlements.get(bet_id)
-        if settled and settled[0].result != "carry":
-            s = settled[0]
-            total += rnd.stake(bet_id) - s.returned - s.won
-    return total
-
-
-def commission(rnd: Round) -> Decimal:
-    """Every commission the table recorded in the round."""
-    total = sum((s[0].commission for s in rnd.settlements.values() if s), ZERO)
-    for e in rnd.events:
-        if e.type == "bank_settled":
-            total += _money(e, "commission")
-        elif e.type == "commission_charged":
-            total += _money(e, "amount")
-    return total
+    row.turnover += money.turnover(rnd)
+    row.hold += money.house_result(rnd)
+    row.commission += sum((c.amount for c in money.charges(rnd)), ZERO)
+    if money.banks_bets:
+        row.hold_delta += hold_delta(rnd, judged.derivation)
 
 
 def hold_delta(rnd: Round, derivation: Derivation) -> Decimal:
     """Recorded minus derived hold, over the house-banked bets the rules settled."""
-    if rnd.game not in HOUSE_BANKED:
-        return ZERO
     delta = ZERO
     for bet_id, due in derivation.expected.items():
         settled = rnd.settlements.get(bet_id)
@@ -204,9 +165,3 @@ def hold_delta(rnd: Round, derivation: Derivation) -> Decimal:
         derived = ZERO if due.result == "carry" else stake - due.returned - due.won
         delta += recorded - derived
     return delta
-
-
-def _money(event: object, name: str) -> Decimal:
-    value = getattr(event, name, None)
-    return value if isinstance(value, Decimal) else ZERO
-

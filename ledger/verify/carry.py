@@ -17,9 +17,10 @@ A carried bet that the table *paid* in the round it tied is the game's business
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from ledger.round import Round
 from ledger.verify.findings import Finding
@@ -53,6 +54,18 @@ class CarryTracker:
         }
         self._pending[rnd.table] = (rnd.round, carries)
         return findings
+
+    def to_json(self, tables: Callable[[str], bool] = lambda _: True) -> dict[str, Any]:
+        """What each table (those ``tables`` accepts) carries into its next round, as JSON."""
+        return {table: {"round": rnd, "bets": {b: [c.round, str(c.amount)]
+                                               for b, c in sorted(carries.items())}}
+                for table, (rnd, carries) in sorted(self._pending.items()) if tables(table)}
+
+    def load(self, data: dict[str, Any]) -> None:
+        """Add the tables :meth:`to_json` gave (replacing what they carried)."""
+        for table, pending in data.items():
+            self._pending[table] = (pending["round"], {
+                b: Carry(b, c[0], Decimal(c[1])) for b, c in pending["bets"].items()})
 
     def outstanding(self) -> list[Finding]:
         """At the end of the log: every carried bet no later round has restated yet — stakes

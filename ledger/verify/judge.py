@@ -4,12 +4,21 @@ Most games judge a round on its own (``game.derive``). Some rules reach across r
 carried into the table's next round, an SP9 bank's capital and runs, a STUD jackpot pool linked
 across tables. :class:`RoundJudge` keeps that state for one pass over the store: a
 :class:`~ledger.verify.carry.CarryTracker` and one :class:`~ledger.games.base.GameSession` per
-game that has one. Verify and replay both go through it, so they always agree.
+game that has one.
+
+This is the **one judging path** of the ledger: verify, replay, the day report, the finance
+projections and the exports all get their per-round judgement from here —
+:meth:`RoundJudge.judge_round` for a pass over the store (:func:`judge_rounds`), and
+:func:`judge_in_context` for a projection that folds rounds a batch at a time and keeps the
+state of each game in one of its rows. Nothing else calls ``game.derive`` or
+``check_round`` to decide what a round was due, so no figure can disagree with verify.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from ledger.feed.envelope import FeedEvent
 from ledger.games import GAMES
@@ -22,11 +31,15 @@ from ledger.verify.findings import Finding
 
 @dataclass
 class Judged:
-    """One round with its derivation and every finding about it."""
+    """One round with its derivation and every finding about it.
+
+    ``derived`` is false when the game's rules could not judge the round at all (no rules
+    installed): its derivation is then empty, and nothing it recorded can be called wrong."""
 
     round: Round
     derivation: Derivation
     findings: list[Finding]
+    derived: bool = True
 
 
 class RoundJudge:
@@ -35,10 +48,15 @@ class RoundJudge:
     def __init__(self) -> None:
         self._sessions: dict[str, GameSession] = {}
         self._carries = CarryTracker()
+        self._carrying: dict[str, set[str]] = {}
+        """The tables of each game that carries bets, as seen so far."""
 
     def judge(self, facts: list[FeedEvent], *, is_newest: bool = False) -> Judged:
         """Replay one round from its facts and judge it against the rules and earlier rounds."""
-        rnd = Round.replay(facts)
+        return self.judge_round(Round.replay(facts), is_newest=is_newest)
+
+    def judge_round(self, rnd: Round, *, is_newest: bool = False) -> Judged:
+        """Judge one replayed round against the rules and earlier rounds."""
         game = GAMES[rnd.game]
         derivation: Derivation | None = None
         if is_newest and rnd.ended_by is None:
@@ -47,19 +65,95 @@ class RoundJudge:
             # duplicate ids, limits) is, and the round itself is information.
             derivation = Derivation()
         elif game.session is not None:
-            session = self._sessions.get(game.key)
-            if session is None:
-                session = self._sessions[game.key] = game.session()
-            derivation = session.derive(rnd)
+            derivation = self._session(game.key).derive(rnd)
         elif game.derive is not None:
             derivation = game.derive(rnd)
         findings = check_round(rnd, game, is_newest=is_newest, derivation=derivation)
         if game.carries_bets:
+            self._carrying.setdefault(game.key, set()).add(rnd.table)
             findings += self._carries.follow(rnd)
-        return Judged(rnd, derivation or Derivation(), findings)
+        return Judged(rnd, derivation or Derivation(), findings, derivation is not None)
 
     def finish(self) -> list[Finding]:
         """Findings only the end of the log reveals: carried bets still in play, and those of
         every game session."""
         return self._carries.outstanding() + [
             f for session in self._sessions.values() for f in session.finish()]
+
+    def _session(self, key: str) -> GameSession:
+        session = self._sessions.get(key)
+        if session is None:
+            factory = GAMES[key].session
+            assert factory is not None
+            session = self._sessions[key] = factory()
+        return session
+
+    def game_state(self, key: str) -> dict[str, Any] | None:
+        """The state one game's rounds leave for its next round (``None``: the game's rounds
+        are judged alone), as plain JSON: its session's, and what its tables carry."""
+        game = GAMES[key]
+        if not game.follows_rounds:
+            return None
+        tables = self._carrying.get(key, set())
+        return {"session": self._session(key).to_json() if game.session is not None else None,
+                "carries": self._carries.to_json(lambda t: t in tables)}
+
+    def load_game_state(self, key: str, state: dict[str, Any]) -> None:
+        """Resume one game from :meth:`game_state`."""
+        if state.get("session") is not None:
+            self._session(key).load(state["session"])
+        carries = state.get("carries") or {}
+        self._carries.load(carries)
+        self._carrying.setdefault(key, set()).update(carries)
+
+
+def judge_rounds(rounds: Iterable[tuple[int, Round]], *,
+                 wanted: Callable[[Round], bool] | None = None,
+                 judge: RoundJudge | None = None) -> Iterator[tuple[int, Judged]]:
+    """The per-round judgement of a pass over the store: ``rounds`` are ``(closing position,
+    round)`` in store order (``projections.base.closed_rounds``); yields those ``wanted``
+    accepts (all by default), each judged in context. Rounds not wanted are still judged when
+    their game follows rounds (a bank, a shoe, a pool, carried bets), so the wanted ones stand
+    where a full verify pass would put them; others are skipped. ``judge`` lets the caller read
+    :meth:`RoundJudge.finish` afterwards."""
+    judge = judge if judge is not None else RoundJudge()
+    for position, rnd in rounds:
+        mine = wanted is None or wanted(rnd)
+        if not mine and not GAMES[rnd.game].follows_rounds:
+            continue
+        judged = judge.judge_round(rnd)
+        if mine:
+            yield position, judged
+
+
+_last: list[tuple[Round, Any, Judged, Any]] = []
+_live: dict[str, tuple[Any, RoundJudge]] = {}
+"""Per game, the state :func:`judge_in_context` last returned and the judge standing there:
+a view that hands that very state back (the same object, unchanged) resumes without reloading."""
+
+
+def judge_in_context(rnd: Round, state: dict[str, Any] | None) -> tuple[Judged, Any]:
+    """Judge one closed round given the state its game's earlier rounds left (``state``, from
+    a previous call; ``None`` before the game's first round). Returns the judgement — the same
+    :class:`Judged` a verify pass gives this round — and the game's state after it (``None``
+    for games judged alone).
+
+    Projections fold rounds in store order a batch at a time and keep ``state`` in a row of
+    their own, so an updater that resumes mid-log judges exactly as a single verify pass does.
+    Several views folding the same round from the same state share one judgement.
+    """
+    if _last and _last[0][0] is rnd and _last[0][1] == state:
+        return _last[0][2], _last[0][3]
+    live = _live.get(rnd.game)
+    if live is not None and state is not None and live[0] is state:
+        judge = live[1]
+    else:
+        judge = RoundJudge()
+        if state is not None:
+            judge.load_game_state(rnd.game, state)
+    judged = judge.judge_round(rnd)
+    after = judge.game_state(rnd.game)
+    _last[:] = [(rnd, state, judged, after)]
+    if after is not None:
+        _live[rnd.game] = (after, judge)
+    return judged, after

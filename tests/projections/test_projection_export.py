@@ -62,6 +62,7 @@ def test_export_writes_every_table_with_a_matching_manifest(
     # bets and SP9 bank layers; the Mah-Jong fee (MOP) is a commission_charged, not a settlement
     assert recorded == hkd.recorded == Decimal("102.50")
     assert mop.recorded == Decimal("10")
+    assert commission == hkd.recorded + mop.recorded  # rounds.commission includes every kind
 
 
 def test_the_same_store_exports_byte_identical_files(
@@ -80,18 +81,21 @@ def test_the_beancount_journal_passes_bean_check_with_the_projection_balances(
     check = subprocess.run([str(BEAN_CHECK), str(journal)], capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
     text = journal.read_text()
-    assert "2026-11-21 balance Income:Commission:3CB" in text
+    assert "2026-11-21 balance Income:Commission:Bets:3CB-01" in text
     balances = {" ".join(line.split()[2:3]) + " " + line.split()[-1]: Decimal(line.split()[-2])
                 for line in text.splitlines() if " balance " in line}
-    report = commission_report(view_rows(app, CommissionView()), by="game")
+    report = commission_report(view_rows(app, CommissionView()), by="table")
     for line in report.lines:
-        if line.recorded:
-            assert balances[f"Income:Commission:{line.group} {line.currency}"] == -line.recorded
-    contributions = sum((Decimal(r["contributions"]) - Decimal(r["awards"])
-                         for _, r in view_rows(app, HouseView()).scan("j|")), Decimal(0))
+        booked = sum((balances.get(f"Income:Commission:{k}:{line.group} {line.currency}",
+                                   Decimal(0)) for k in ("Bets", "BankLayers", "Fees")),
+                     Decimal(0))
+        assert booked == -line.recorded, line.group
+    house = view_rows(app, HouseView())
+    pool = sum((Decimal(r["seed"]) + Decimal(r["contributions"]) - Decimal(r["from_pool"])
+                + Decimal(r["resets"]) for _, r in house.scan("j|")), Decimal(0))
     pools = sum((v for k, v in balances.items() if k.startswith("Liabilities:Jackpot:")),
                 Decimal(0))
-    assert pools == -contributions != 0
+    assert pools == -pool != 0
 
 
 def test_a_tampered_journal_fails_bean_check(app: LedgerApp, examples: Path,
@@ -100,9 +104,9 @@ def test_a_tampered_journal_fails_bean_check(app: LedgerApp, examples: Path,
     export(app, tmp_path, formats=["beancount"])
     journal = tmp_path / "house.beancount"
     text = journal.read_text()
-    journal.write_text(text.replace("-37.50 HKD\n\n", "-38.50 HKD\n\n", 1).replace(
-        "  Assets:Cage                                     37.50 HKD",
-        "  Assets:Cage                                     38.50 HKD", 1))
+    head, _, rest = text.partition('"commission 3CB-01 (bet)"')
+    rest = rest.replace("37.50 HKD", "38.50 HKD", 2)  # both legs: balanced, but not the view's
+    journal.write_text(head + '"commission 3CB-01 (bet)"' + rest)
     assert text != journal.read_text()
     check = subprocess.run([str(BEAN_CHECK), str(journal)], capture_output=True, text=True)
     assert check.returncode != 0
@@ -137,7 +141,12 @@ def test_cli_commission_projections_and_export(db_url: str, examples: Path,
     assert {t["currency"]: t["recorded"] for t in body["totals"]} == {"HKD": "102.50",
                                                                      "MOP": "10.00"}
     csv_out = runner.invoke(cli_app, ["commission", "--db", db_url, "--csv"])
-    assert csv_out.output.splitlines()[0].startswith("gaming_day,group,currency")
+    assert csv_out.output.splitlines()[0].startswith("gaming_day,currency,rounds")
+    by_game = runner.invoke(cli_app, ["commission", "--db", db_url, "--csv", "--by", "game"])
+    lines = by_game.output.splitlines()
+    assert lines[0].startswith("gaming_day,game,currency,rounds,items,recorded")
+    assert lines[-2:] == ["total,,HKD,16,85,102.50,102.50,0.00,0.00,0",
+                          "total,,MOP,6,31,10.00,10.00,0.00,0.00,0"]
     rebuilt = runner.invoke(cli_app, ["projections", "rebuild", "--db", db_url, "commission"])
     assert rebuilt.exit_code == 0 and "rebuild equals incremental" in rebuilt.output
     assert runner.invoke(cli_app, ["commission", "--db", db_url, "--by", "nope"]).exit_code == 2

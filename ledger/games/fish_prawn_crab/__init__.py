@@ -7,6 +7,7 @@ settlement of each spot in ``rules.py``, the round's derivation (cocked dice, vo
 
 from ledger.games.base import Game
 from ledger.games.fish_prawn_crab.feed import EVENTS
+from ledger.games.fish_prawn_crab.money import MONEY
 from ledger.games.fish_prawn_crab.round import derive
 from ledger.games.fish_prawn_crab.simulate import INJECTABLE, simulate_round
 
@@ -15,6 +16,7 @@ GAME = Game(
     name="Fish-Prawn-Crab",
     regulation="Portaria 21/96/M",
     events=EVENTS,
+    money=MONEY,
     closes_betting=frozenset({"dice_shown", "die_cocked"}),
     derive=derive,
     simulate_round=simulate_round,

@@ -11,6 +11,7 @@ no event closes betting.
 
 from ledger.games.base import Game
 from ledger.games.mahjong.feed import EVENTS
+from ledger.games.mahjong.money import MONEY
 from ledger.games.mahjong.round import derive
 from ledger.games.mahjong.simulate import INJECTABLE, simulate_round
 
@@ -19,6 +20,7 @@ GAME = Game(
     name="Mah-Jong",
     regulation="Portaria 135/91/M",
     events=EVENTS,
+    money=MONEY,
     closes_betting=frozenset(),
     derive=derive,
     simulate_round=simulate_round,

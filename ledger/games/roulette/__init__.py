@@ -2,6 +2,7 @@
 
 from ledger.games.base import Game
 from ledger.games.roulette.feed import EVENTS
+from ledger.games.roulette.money import MONEY
 from ledger.games.roulette.round import derive
 from ledger.games.roulette.simulate import simulate_round
 from ledger.simulate import COMMON_KINDS
@@ -11,6 +12,7 @@ GAME = Game(
     name="Roulette",
     regulation="DRE 60/2004",
     events=EVENTS,
+    money=MONEY,
     closes_betting=frozenset({"spin_result", "spin_voided"}),
     derive=derive,
     simulate_round=simulate_round,

@@ -8,6 +8,7 @@ rounds by the verify session in ``session.py``; the simulator in ``simulate.py``
 
 from ledger.games.base import Game
 from ledger.games.stud_poker.feed import EVENTS, is_raise
+from ledger.games.stud_poker.money import MONEY
 from ledger.games.stud_poker.round import derive
 from ledger.games.stud_poker.session import StudSession
 from ledger.games.stud_poker.simulate import INJECTABLE, finish_feed, simulate_round
@@ -17,6 +18,7 @@ GAME = Game(
     name="Stud Poker",
     regulation="DRE 61/2004",
     events=EVENTS,
+    money=MONEY,
     closes_betting=frozenset({"card_burned", "card_dealt"}),
     allowed_after_close=is_raise,
     derive=derive,

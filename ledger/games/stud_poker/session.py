@@ -19,8 +19,9 @@ does not shift every later award.
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
-from ledger.games.base import Derivation, Settlement, Step
+from ledger.games.base import Derivation, JackpotAward, JackpotMovement, Settlement, Step
 from ledger.games.stud_poker.feed import JackpotPaid
 from ledger.games.stud_poker.pool import CONTRIBUTION_RULE, RESET_RULE, PoolRound, settle_pool
 from ledger.games.stud_poker.round import StudRound, analyse
@@ -46,6 +47,8 @@ class StudSession:
         self.check_settings(rnd, analysed.derivation)
         pooled = self.settle(rnd, analysed)
         check_awards(rnd, analysed, pooled)
+        if pooled is not None:
+            analysed.derivation.jackpot = movement(pooled)
         return analysed.derivation
 
     def check_settings(self, rnd: Round, derivation: Derivation) -> None:
@@ -76,6 +79,16 @@ class StudSession:
     def finish(self) -> list[Finding]:
         """Nothing is left to judge at the end of the log."""
         return []
+
+    def to_json(self) -> dict[str, Any]:
+        """Each pool's balance and first settings, as plain JSON."""
+        return {"balances": {p: str(b) for p, b in sorted(self.balances.items())},
+                "settings": {p: list(s) for p, s in sorted(self.settings.items())}}
+
+    def load(self, data: dict[str, Any]) -> None:
+        """Restore :meth:`to_json`."""
+        self.balances = {p: Decimal(b) for p, b in data.get("balances", {}).items()}
+        self.settings = {p: (s[0], s[1]) for p, s in data.get("settings", {}).items()}
 
 
 def check_awards(rnd: Round, analysed: StudRound, pooled: PoolRound | None) -> None:
@@ -111,6 +124,15 @@ def check_awards(rnd: Round, analysed: StudRound, pooled: PoolRound | None) -> N
                 rnd, due.bet, f"no jackpot_paid for the {due.category.key} of place "
                 f"{due.seat}: {due.amount} is due ({due.reason})", rule=due.rule,
                 expected={"hand": due.category.key, "amount": str(due.amount)}))
+
+
+def movement(p: PoolRound) -> JackpotMovement:
+    """A pool round as the generic jackpot movement the finance views book."""
+    return JackpotMovement(
+        p.pool, p.seed, p.opened, p.start, p.contributed, len(p.contributions),
+        p.after_contributions,
+        tuple(JackpotAward(a.bet, a.seat, a.category.key, a.amount, a.from_pool, a.from_house)
+              for a in p.awards), p.reset, p.end)
 
 
 def pool_steps(p: PoolRound) -> list[Step]:

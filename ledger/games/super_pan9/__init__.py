@@ -10,6 +10,7 @@ that span rounds (bank runs, carried capital, refusals) in ``session.py``; the s
 
 from ledger.games.base import Game
 from ledger.games.super_pan9.feed import EVENTS
+from ledger.games.super_pan9.money import MONEY
 from ledger.games.super_pan9.round import derive
 from ledger.games.super_pan9.session import BankSession
 from ledger.games.super_pan9.simulate import EXTRA_KINDS, INJECTABLE, simulate_round
@@ -19,6 +20,7 @@ GAME = Game(
     name="Super Pan 9",
     regulation="Portaria 261/96/M",
     events=EVENTS,
+    money=MONEY,
     closes_betting=frozenset({"dice_thrown"}),
     derive=derive,
     session=BankSession,

@@ -145,6 +145,14 @@ class BankSession:
         """Nothing: every bank rule is decided when its round is judged."""
         return []
 
+    def to_json(self) -> dict[str, Any]:
+        """Each table's bank, as plain JSON."""
+        return {table: bank.to_json() for table, bank in sorted(self.tables.items())}
+
+    def load(self, data: dict[str, Any]) -> None:
+        """Restore :meth:`to_json`."""
+        self.tables = {table: TableBank.from_json(bank) for table, bank in data.items()}
+
 
 def _nth(n: int) -> str:
     return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"

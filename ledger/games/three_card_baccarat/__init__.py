@@ -9,6 +9,7 @@ into the table's next round (``carries_bets``, RULES §3.7).
 
 from ledger.games.base import Game
 from ledger.games.three_card_baccarat.feed import EVENTS
+from ledger.games.three_card_baccarat.money import MONEY
 from ledger.games.three_card_baccarat.round import ThreeCardSession, derive
 from ledger.games.three_card_baccarat.simulate import INJECTABLE, simulate_round
 
@@ -17,6 +18,7 @@ GAME = Game(
     name="3-Card Baccarat",
     regulation="Portaria 22/96/M",
     events=EVENTS,
+    money=MONEY,
     closes_betting=frozenset({"card_burned", "card_dealt"}),
     derive=derive,
     session=ThreeCardSession,

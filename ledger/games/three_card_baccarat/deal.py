@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from ledger.equipment import Card
 from ledger.feed.cards import CardBurned, DeckShuffled
@@ -78,6 +78,24 @@ class Shoe:
     def size(self) -> int:
         """Cards in the shoe."""
         return CARDS_PER_DECK * self.decks
+
+
+def shoe_to_json(shoe: Shoe) -> dict[str, Any]:
+    """A shoe as plain JSON (cards in FEED notation), for projection rows."""
+    return {"decks": shoe.decks, "opened_in": shoe.opened_in,
+            "marker_from_end": shoe.marker_from_end,
+            "seen": dict(sorted((str(card), n) for card, n in shoe.seen.items())),
+            "drawn": shoe.drawn, "rounds": shoe.rounds, "last_round": shoe.last_round,
+            "closed_in": shoe.closed_in}
+
+
+def shoe_from_json(data: dict[str, Any]) -> Shoe:
+    """Inverse of :func:`shoe_to_json`."""
+    return Shoe(decks=int(data["decks"]), opened_in=data["opened_in"],
+                marker_from_end=data["marker_from_end"],
+                seen=Counter({Card.parse(c): int(n) for c, n in data["seen"].items()}),
+                drawn=int(data["drawn"]), rounds=int(data["rounds"]),
+                last_round=data["last_round"], closed_in=data["closed_in"])
 
 
 @dataclass

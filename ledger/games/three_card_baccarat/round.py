@@ -38,9 +38,19 @@ Round-level choices:
 
 from __future__ import annotations
 
+from typing import Any
+
 from ledger.feed.envelope import BetIncreased, BetPlaced
 from ledger.games.base import Derivation, Settlement, Step
-from ledger.games.three_card_baccarat.deal import BANKER, Deal, Place, Shoe, read_deal
+from ledger.games.three_card_baccarat.deal import (
+    BANKER,
+    Deal,
+    Place,
+    Shoe,
+    read_deal,
+    shoe_from_json,
+    shoe_to_json,
+)
 from ledger.games.three_card_baccarat.feed import HandSpot, TieSpot
 from ledger.games.three_card_baccarat.rules import (
     HandValue,
@@ -73,16 +83,32 @@ class ThreeCardSession:
 
     def __init__(self) -> None:
         self._shoes: dict[str, Shoe | None] = {}
+        self._json: dict[str, dict[str, Any] | None] = {}
+        """Each table's shoe as JSON, kept until the table's next round moves it."""
 
     def derive(self, rnd: Round) -> Derivation:
         """Judge ``rnd`` against its table's shoe, then move the shoe past it."""
         deal, shoe = read_deal(rnd, self._shoes.get(rnd.table))
         self._shoes[rnd.table] = shoe
+        self._json.pop(rnd.table, None)
         return judge(rnd, deal)
 
     def finish(self) -> list[Finding]:
         """Nothing: an open carried bet at the end of the log is a liability, not an error."""
         return []
+
+    def to_json(self) -> dict[str, Any]:
+        """Each table's shoe, as plain JSON."""
+        for table, shoe in self._shoes.items():
+            if table not in self._json:
+                self._json[table] = None if shoe is None else shoe_to_json(shoe)
+        return dict(sorted(self._json.items()))
+
+    def load(self, data: dict[str, Any]) -> None:
+        """Restore :meth:`to_json`."""
+        self._shoes = {table: None if shoe is None else shoe_from_json(shoe)
+                       for table, shoe in data.items()}
+        self._json = dict(data)
 
 
 def derive(rnd: Round) -> Derivation:
