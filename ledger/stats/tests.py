@@ -238,11 +238,20 @@ class SerialPairs:
             return
         x = value - self._mu
         if self._last is not None:
-            self.pairs += 1
-            self.centred += self._last * x
-            self.null_mean -= self._var / (self._size - 1)
-            self.var_sum += self._var * self._var
+            self.pair(self._last, x, self._size, self._var)
         self._last = x
+
+    def gap(self) -> None:
+        """A value of the shoe that was not recorded: the next value starts no pair."""
+        self._last = None
+
+    def pair(self, a: float, b: float, size: int, var: float) -> None:
+        """One successive pair of centred values from a shoe of ``size`` values of variance
+        ``var`` (for callers that keep the shoe's state themselves)."""
+        self.pairs += 1
+        self.centred += a * b
+        self.null_mean -= var / (size - 1)
+        self.var_sum += var * var
 
     def merge(self, other: SerialPairs) -> None:
         """Add another period's pairs."""
