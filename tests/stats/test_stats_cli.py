@@ -121,3 +121,16 @@ def test_bias_leaves_fair_tables_byte_for_byte_the_same(tmp_path: Path) -> None:
 
     assert table(plain, "RL-01") == table(biased, "RL-01")
     assert table(plain, "RL-02") != table(biased, "RL-02")
+
+
+def test_the_day_report_shows_flagged_equipment_and_the_ranking(biased_store: str,
+                                                                tmp_path: Path) -> None:
+    page = tmp_path / "day.html"
+    result = ledger("report", "--day", "2026-11-20", "--html", str(page), "--db", biased_store)
+    assert result.exit_code == 1, result.output  # the injected errors are findings
+    html = page.read_text()
+    section = html[html.index("<h2>Surveillance</h2>"):]
+    assert "<td>RL-01</td><td>wheel</td><td>pockets</td>" in section
+    assert "<td>FPC-02</td><td>shaker</td><td>die1</td>" in section
+    assert "RL-01 pockets" in section and "observed vs expected" in section
+    assert "by croupier" in section and "D-RL-" in section
