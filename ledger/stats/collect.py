@@ -162,10 +162,10 @@ class TableWatch:
         for event in rnd.events:
             kind = event.type
             if kind == "spin_result":
-                _spin(tally, int(_field(event, "number")))
+                spin(tally, int(_field(event, "number")))
             elif kind == "dice_shown" or (kind == "dice_thrown" and rnd.game == "SP9"
                                           and _field(event, "valid") is not False):
-                _dice(tally, list(_field(event, "dice")), runs=rnd.game == "FPC")
+                dice(tally, list(_field(event, "dice")), runs=rnd.game == "FPC")
             elif kind == "deck_shuffled":
                 self.shoe_size, self.last_rank = CARD_KINDS * int(_field(event, "decks")), None
             elif kind == "shoe_closed":
@@ -202,17 +202,19 @@ class TableWatch:
         self.last_rank = rank
 
 
-def _spin(tally: Tally, number: int) -> None:
+def spin(tally: Tally, number: int) -> None:
+    """One roulette result: its pocket, and its colour for the runs test (zero breaks no run)."""
     tally.count("pockets", POCKETS, number)
     if number:
         tally.run("colour_runs").add(number in RED_NUMBERS)
 
 
-def _dice(tally: Tally, dice: list[int], *, runs: bool) -> None:
-    for i, face in enumerate(dice):
+def dice(tally: Tally, faces: list[int], *, runs: bool) -> None:
+    """One throw: each die's face; with ``runs``, small or big for the runs test (FPC)."""
+    for i, face in enumerate(faces):
         tally.count(f"die{i + 1}", FACES, int(face) - 1)
     if runs:
-        tally.run("small_big_runs").add(sum(dice) <= SMALL_MAX)
+        tally.run("small_big_runs").add(sum(faces) <= SMALL_MAX)
 
 
 def _field(event: object, name: str) -> Any:

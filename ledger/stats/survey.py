@@ -24,6 +24,7 @@ payment; an SP9 bank layer's result) above or below what the rules give; ``commi
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal, InvalidOperation
@@ -233,8 +234,8 @@ def survey(app: LedgerApp, query: StatsQuery) -> StatsReport:
         if finding.severity == "error" and finding.table in tables:
             tables[finding.table].add(finding, currencies[finding.table])
     for table in sorted(tallies):
-        report.entries += _entries(table, games[table], tallies[table])
-    _correct(report.entries, query.alpha)
+        report.entries += entries_for(table, games[table], tallies[table])
+    correct(report.entries, query.alpha)
     report.tables = _ranked(tables)
     report.croupiers = _ranked(croupiers)
     return report
@@ -252,8 +253,9 @@ def _ranked(rates: dict[str, ErrorRate]) -> list[ErrorRate]:
     return sorted(rates.values(), key=lambda r: (-r.per_1000, -r.findings, r.key))
 
 
-def _entries(table: str, game: str, by_day: dict[date, Tally]) -> list[Entry]:
-    """The period's tests, then each day's when there is more than one day."""
+def entries_for(table: str, game: str, by_day: Mapping[date, Tally]) -> list[Entry]:
+    """The tests of one table: the period's, then each day's when there is more than one day
+    (``by_day`` may be keyed by any ordered day labels)."""
     period = Tally()
     for day in sorted(by_day):
         period.merge(by_day[day])
@@ -268,7 +270,7 @@ def _entries(table: str, game: str, by_day: dict[date, Tally]) -> list[Entry]:
     return out
 
 
-def _correct(entries: list[Entry], alpha: float) -> None:
+def correct(entries: list[Entry], alpha: float) -> None:
     """Holm within each piece of equipment's family of valid tests; flag below ``alpha``."""
     families: dict[tuple[str, str], list[Entry]] = {}
     for e in entries:
