@@ -15,6 +15,7 @@ from ledger.replay import replay_round
 from ledger.report.day import summarize_day
 from ledger.report.html_day import render_day
 from ledger.report.html_round import render_round
+from ledger.report.surveillance import day_surveillance
 
 
 def report(
@@ -74,8 +75,9 @@ def _day(text: str, html: Path | None, as_json: bool, db: str | None,
         raise  # unreachable: _usage exits
     with opened(db) as app, working(f"summarising {day.isoformat()}"):
         summary = summarize_day(app, day, cutoff_hour)
+        watch = day_surveillance(app, day, cutoff_hour) if html is not None else None
     if html is not None:
-        _write(html, render_day(summary))
+        _write(html, render_day(summary, watch))
     if as_json:
         print_json(summary.to_json())
     elif html is not None:

@@ -9,6 +9,7 @@ import typer
 from cli.render import err
 from ledger.games import GAMES
 from ledger.games.stud_poker.simulate import force_plan
+from ledger.simulate import parse_bias
 from ledger.simulate import simulate as run_simulation
 
 
@@ -38,15 +39,25 @@ def simulate(
     force: Annotated[list[str], typer.Option(
         "--force", help="Force a STUD hand for a demo: TABLE/ROUND:SEAT=HAND, e.g. "
                         "STUD-01/000010:3=royal_flush (repeatable).")] = [],  # noqa: B006
+    bias: Annotated[list[str], typer.Option(
+        "--bias", help="Unfair equipment for surveillance demos: TABLE:SPEC[,SPEC], SPEC one of "
+                       "N=W (pocket or face N W times as likely, e.g. RL-01:17=1.5), dK.F=W (die "
+                       "K only, e.g. FPC-01:d2.6=2) or missing=CARD (e.g. STUD-01:missing=AS); "
+                       "repeatable.")] = [],  # noqa: B006
 ) -> None:
     """Write a seeded feed of every game (or --game); injected errors are listed in OUT.errors.json."""
     keys = simulated_games(game)
     try:
         state = {"STUD": force_plan(force)} if force else None
+        biased = parse_bias(bias)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
+    names = {f"{k}-{t:02d}" for k in keys for t in range(1, tables + 1)}
+    unknown = sorted(set(biased) - names)
+    if unknown:
+        raise typer.BadParameter(f"--bias names no simulated table: {', '.join(unknown)}")
     sim = run_simulation([GAMES[k] for k in keys], rounds=rounds, tables=tables, seed=seed,
-                         error_rate=error_rate, game_state=state)
+                         error_rate=error_rate, game_state=state, bias=biased)
     sidecar = sim.write(out)
     err.print(f"wrote {len(sim.lines)} lines ({sim.rounds} rounds of {', '.join(keys)}) to {out}; "
               f"{len(sim.injected)} injected errors listed in {sidecar}")

@@ -5,6 +5,11 @@ tables of many games side by side, interleaves their lines in time order as a li
 and injects errors at a given rate. Every injected error is returned as an
 :class:`~ledger.games.base.Injected` — the finding verify must report — so tests can check that
 verify finds exactly those and nothing else. The same seed gives the same feed, byte for byte.
+
+For surveillance (``ledger stats``) every ``round_opened`` names the table's ``croupier`` (a
+rota of one-hour shifts, derived from the table and the time, so it draws nothing from the
+random stream), and ``bias`` can give chosen tables unfair equipment (:class:`TableBias`): a
+wheel pocket or a die face made more or less likely, or a card missing from every shoe.
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ledger.games.base import Game, Injected
+
+SHIFT = timedelta(hours=1)
+"""A croupier's turn at a table before the rota moves on."""
 
 ERROR_KINDS: dict[str, str] = {
     "wrong_payout": "settlement_mismatch",
@@ -52,6 +60,10 @@ class RoundBuilder:
     """Kept from round to round of one table (a 3CB carried tie, an SP9 bank's run)."""
     game_state: dict[str, Any] = field(default_factory=dict)
     """Shared by every table of the game in one simulation."""
+    croupier: str | None = None
+    """Written on ``round_opened`` when set."""
+    bias: TableBias | None = None
+    """Unfair equipment of this table, if any (``ledger simulate --bias``)."""
     _bets: int = 0
 
     def add(self, type_: str, **fields: Any) -> dict[str, Any]:
@@ -60,6 +72,8 @@ class RoundBuilder:
         at = self.start + self.step * (seq - 1)
         line = {"v": 1, "table": self.table, "game": self.game, "round": self.round,
                 "seq": seq, "at": at.isoformat(), "type": type_, **fields}
+        if type_ == "round_opened" and self.croupier is not None:
+            line["croupier"] = self.croupier
         self.lines.append(line)
         return line
 
@@ -104,6 +118,7 @@ def simulate(
     round_interval: timedelta = timedelta(seconds=90),
     rounds_for: dict[str, int] | None = None,
     game_state: dict[str, dict[str, Any]] | None = None,
+    bias: dict[str, TableBias] | None = None,
 ) -> Simulation:
     """Play ``rounds`` rounds on each of ``tables`` tables of every game in ``games``.
 
@@ -113,6 +128,8 @@ def simulate(
 
     Each round gets an injected error with probability ``error_rate`` (one error per round at
     most, of a kind the game supports), so the sidecar lists exactly what verify must find.
+    ``bias`` gives tables (by code) unfair equipment; a fair table's feed is the same with or
+    without it.
     """
     if not 0.0 <= error_rate <= 1.0:
         raise ValueError("error_rate is a probability, from 0 to 1")
@@ -137,7 +154,9 @@ def simulate(
                 if game.injectable and table_rng.random() < error_rate:
                     kind = table_rng.choice(game.injectable)
                 builder = RoundBuilder(table, game.key, f"{r:06d}", start + interval * r,
-                                       table_state=table_state, game_state=shared)
+                                       table_state=table_state, game_state=shared,
+                                       croupier=croupier_on_duty(game.key, t, tables, interval * r),
+                                       bias=(bias or {}).get(table))
                 injected += game.simulate_round(builder, table_rng, kind)
                 stream += builder.lines
             streams.append(stream)
@@ -153,3 +172,81 @@ def _merge_by_time(streams: list[list[dict[str, Any]]]) -> Iterator[dict[str, An
     keyed = [[(line["at"], i, n, line) for n, line in enumerate(s)] for i, s in enumerate(streams)]
     for _, _, _, line in heapq.merge(*keyed):
         yield line
+
+
+def croupier_on_duty(game: str, table: int, tables: int, elapsed: timedelta) -> str:
+    """The croupier running table number ``table`` after ``elapsed`` of play: a rota of one-hour
+    shifts over ``tables + 2`` croupiers per game, so no two tables share one at a time."""
+    pool = tables + 2
+    return f"D-{game}-{(table - 1 + int(elapsed / SHIFT)) % pool + 1:02d}"
+
+
+@dataclass
+class TableBias:
+    """Unfair equipment for one simulated table (``ledger simulate --bias``).
+
+    ``weights`` makes an outcome (a roulette pocket, a face of every die) that many times as
+    likely as the others; ``die_weights`` does it for one die only (``(die, face)``, from 1);
+    ``missing`` names cards taken out of every shoe or deck.
+    """
+
+    weights: dict[int, float] = field(default_factory=dict)
+    die_weights: dict[tuple[int, int], float] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+
+    def pocket(self, rng: random.Random) -> int:
+        """A roulette number 0–36 from this wheel."""
+        if not self.weights:
+            return rng.randint(0, 36)
+        return rng.choices(range(37), [self.weights.get(n, 1.0) for n in range(37)])[0]
+
+    def die(self, rng: random.Random, die: int) -> int:
+        """A face 1–6 of die number ``die`` (from 1) of this shaker."""
+        weights = [self.die_weights.get((die, f), self.weights.get(f, 1.0)) for f in range(1, 7)]
+        if all(w == 1.0 for w in weights):
+            return rng.randint(1, 6)
+        return rng.choices(range(1, 7), weights)[0]
+
+
+def parse_bias(specs: Sequence[str]) -> dict[str, TableBias]:
+    """``TABLE:SPEC[,SPEC…]`` values of ``--bias``, by table. A SPEC is ``N=W`` (pocket or face
+    ``N`` is ``W`` times as likely), ``dK.F=W`` (face ``F`` of die ``K`` only) or ``missing=CARD``
+    (the card is not in the shoe); a :class:`ValueError` says what is wrong."""
+    out: dict[str, TableBias] = {}
+    for spec in specs:
+        table, sep, rest = spec.partition(":")
+        if not sep or not table or not rest:
+            raise ValueError(f"--bias {spec!r}: expected TABLE:SPEC, e.g. RL-01:17=1.5")
+        bias = out.setdefault(table, TableBias())
+        for part in rest.split(","):
+            _bias_part(bias, spec, part.strip())
+    return out
+
+
+def _bias_part(bias: TableBias, spec: str, part: str) -> None:
+    key, sep, value = part.partition("=")
+    if not sep:
+        raise ValueError(f"--bias {spec!r}: {part!r} is not KEY=VALUE")
+    if key == "missing":
+        if len(value) != 2 or value[0] not in "A23456789TJQK" or value[1] not in "SHCD":
+            raise ValueError(f"--bias {spec!r}: {value!r} is not a card like AS")
+        bias.missing.append(value)
+        return
+    try:
+        weight = float(value)
+    except ValueError:
+        raise ValueError(f"--bias {spec!r}: weight {value!r} is not a number") from None
+    if not 0 < weight < 1000:
+        raise ValueError(f"--bias {spec!r}: weight {value!r} must be above 0 (and below 1000)")
+    die, dot, face = key.partition(".")
+    try:
+        if dot and die.startswith("d") and die[1:].isdigit() and 1 <= int(die[1:]) <= 4 \
+                and 1 <= int(face) <= 6:
+            bias.die_weights[(int(die[1:]), int(face))] = weight
+        elif not dot and 0 <= int(key) <= 36:
+            bias.weights[int(key)] = weight
+        else:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"--bias {spec!r}: {key!r} is not a pocket 0-36, a face 1-6 or "
+                         "dK.F (die K, face F)") from None

@@ -64,6 +64,8 @@ class RoundOpened(FeedEvent):
     type: Literal["round_opened"]
     currency: Literal["MOP", "HKD"]
     rulebook: dict[str, Any] | None = None
+    croupier: Code | None = None
+    """Optional: who ran the table for this round (an extension of FEED v1, docs/FEED.md)."""
     # Derived at ingest, stored with the round, never sent by a table:
     rules: Rulebook | None = None
     rules_hash: str | None = None

@@ -18,8 +18,9 @@ MAX_FINDINGS = 500
 """The page lists at most this many findings; ``ledger verify`` lists them all."""
 
 
-def render_day(summary: DaySummary) -> str:
-    """The whole page of one day."""
+def render_day(summary: DaySummary, surveillance: Markup | None = None) -> str:
+    """The whole page of one day; ``surveillance`` is the equipment section
+    (:mod:`ledger.report.surveillance`), placed after the findings."""
     errors = [f for t in summary.tables for f in t.errors]
     badge = (el("span", f"{len(errors)} finding{'s' if len(errors) != 1 else ''}",
                 class_="badge bad") if errors
@@ -35,6 +36,7 @@ def render_day(summary: DaySummary) -> str:
         el("h2", "Per table"), day_table(summary),
         el("h2", "Hold and commission"), charts(summary),
         el("h2", "Findings"), findings_table(listed, with_round=True), more,
+        surveillance,
         el("footer", f"ledger report --day {summary.day.isoformat()} — one round: "
                      "ledger report TABLE/ROUND --html FILE"),
     ]))

@@ -30,7 +30,7 @@ from ledger.games.fish_prawn_crab.tables import COLOURS
 
 if TYPE_CHECKING:
     # Only for typing: ledger.simulate imports the game registry, which imports this module.
-    from ledger.simulate import RoundBuilder
+    from ledger.simulate import RoundBuilder, TableBias
 
 LIMITS: Final[dict[str, dict[str, str]]] = {
     "small": {"min": "50", "max": "20000"},
@@ -84,7 +84,9 @@ def _place_bet(b: RoundBuilder, rng: random.Random) -> _Bet:
     return bet
 
 
-def _throw(rng: random.Random) -> Dice:
+def _throw(rng: random.Random, bias: TableBias | None = None) -> Dice:
+    if bias is not None:
+        return (bias.die(rng, 1), bias.die(rng, 2), bias.die(rng, 3))
     return (rng.randint(1, 6), rng.randint(1, 6), rng.randint(1, 6))
 
 
@@ -121,7 +123,7 @@ def simulate_round(b: RoundBuilder, rng: random.Random, inject: str | None) -> l
     if rng.random() < COCKED_DIE_RATE:
         b.add("die_cocked")
         b.add("dice_pressed")
-    dice = _throw(rng)
+    dice = _throw(rng, b.bias)
     b.add("dice_shown", dice=list(dice))
     if inject == "late_bet":
         bets.append(_place_bet(b, rng))

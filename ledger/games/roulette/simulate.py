@@ -70,7 +70,7 @@ def simulate_round(b: RoundBuilder, rng: random.Random, inject: str | None) -> l
     b.add("betting_closed")
     if rng.random() < VOID_SPIN_RATE:
         b.add("spin_voided", reason=rng.choice(VOID_REASONS))
-    number = rng.randint(0, 36)
+    number = b.bias.pocket(rng) if b.bias is not None else rng.randint(0, 36)
     b.add("spin_result", number=number)
     injected: list[Injected] = []
     if inject == "late_bet":

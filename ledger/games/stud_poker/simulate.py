@@ -28,6 +28,7 @@ amount, refused, ``invalid_bet``) and ``wrong_jackpot`` (a flush is forced and i
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any, Final
 
@@ -148,7 +149,7 @@ def simulate_round(b: RoundBuilder, rng: random.Random, inject: str | None) -> l
     b.add("betting_closed")
     method = rng.choice(("hand", "machine"))
     b.add("deck_shuffled", decks=1, method=method)
-    dealer = _deal_cards(rng, seats, forced)
+    dealer = _deal_cards(rng, seats, forced, b.bias.missing if b.bias is not None else ())
     void_reason = None
     if inject is None and rng.random() < VOID_RATE:
         void_reason = "shuffler failed during the deal" if method == "machine" else (
@@ -170,8 +171,8 @@ def simulate_round(b: RoundBuilder, rng: random.Random, inject: str | None) -> l
 
 
 def _deal_cards(rng: random.Random, seats: list[_Seat],
-                forced: dict[int, Category]) -> list[int]:
-    deck = list(range(52))
+                forced: dict[int, Category], missing: Sequence[str] = ()) -> list[int]:
+    deck = [c for c in range(52) if card_text(c) not in missing]
     rng.shuffle(deck)
     for s in seats:
         if s.seat in forced:

@@ -161,7 +161,8 @@ def simulate_round(b: RoundBuilder, rng: random.Random, inject: str | None) -> l
         b.add("dice_adjustment_declared", points=k)
     if rng.random() < 0.08:
         b.add("dice_thrown", dice=[rng.randint(1, 6) for _ in range(4)], valid=False)
-    dice = [rng.randint(1, 6) for _ in range(4)]
+    dice = ([b.bias.die(rng, i) for i in range(1, 5)] if b.bias is not None
+            else [rng.randint(1, 6) for _ in range(4)])
     b.add("dice_thrown", dice=dice, valid=True)
     if inject == "late_bet":
         victim_bet = _Bet(b.next_bet(), rng.choice(players), rng.choice(players),
@@ -174,7 +175,7 @@ def simulate_round(b: RoundBuilder, rng: random.Random, inject: str | None) -> l
     seats = [banker, *players]
     first = first_seat(sum(dice) + k, banker=banker, seats=seats)
     order = dealing_order(first, banker=banker, seats=seats)
-    cards = list(DECK)
+    cards = [c for c in DECK if b.bias is None or str(c) not in b.bias.missing]
     rng.shuffle(cards)
     hands: dict[int, list[Card]] = {}
     dealt_to = list(order)

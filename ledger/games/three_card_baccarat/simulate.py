@@ -224,6 +224,9 @@ def _shoe_for_round(b: RoundBuilder, rng: random.Random, state: TableState) -> S
     burns = 1
     if shoe is None or shoe.finished:
         cards = [Card(rank, suit) for _ in range(state.decks) for suit in Suit for rank in Rank]
+        if b.bias is not None:
+            for gone in b.bias.missing:  # one copy of each missing card leaves the shoe
+                cards.remove(Card.parse(gone))
         rng.shuffle(cards)
         marker = rng.randint(30, 40) if state.decks > 1 else None
         shoe = state.shoe = SimShoe(state.decks, cards, marker)

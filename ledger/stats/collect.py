@@ -1,0 +1,221 @@
+"""What each piece of equipment contributes to the surveillance tests, round by round.
+
+A :class:`Tally` holds the counters of one table over one stretch of time (a gaming day):
+counts per cell for each goodness-of-fit test, a :class:`~ledger.stats.tests.RunsCounter` per
+runs test, and the :class:`~ledger.stats.tests.SerialPairs` of its shoe. Tallies of several
+days merge into the period's. A :class:`TableWatch` reads a table's rounds in order and keeps
+what spans rounds (the shoe in play). Memory depends on the number of tables, days and
+positions, never on the number of rounds.
+
+The tests, by equipment (test names are stable; they appear in ``ledger stats --json``):
+
+| game | equipment | test | outcomes | fair distribution |
+|---|---|---|---|---|
+| RL | wheel | ``pockets`` | every ``spin_result`` | 37 pockets, 1/37 each |
+| RL | wheel | ``colour_runs`` | red/black of each non-zero result, in order | runs test |
+| FPC | shaker | ``die1`` … ``die3`` | each die of every ``dice_shown`` | 6 faces, 1/6 each |
+| FPC | shaker | ``small_big_runs`` | total ≤ 10 (small) or ≥ 11 (big), in order | runs test |
+| SP9 | shaker | ``die1`` … ``die4`` | each die of every valid ``dice_thrown`` | 6 faces |
+| SP9, 3CB, STUD | shoe | ``cards`` | every card dealt | 52 cards, 1/52 each |
+| SP9, 3CB, STUD | shoe | ``cards:<hand>#<k>`` | k-th card to a hand (``banker#1``) | 52 cards |
+| SP9, 3CB, STUD | shoe | ``serial`` | successive cards of one shoe, burns too | lag-1 correlation |
+| MJ | wall | ``tiles:<seat>`` | the tiles a seat draws from the wall in the deal | 34 kinds (28 in MJ-S) |
+
+Every card kind is equally likely at any position of a shuffled shoe of full decks, whatever the
+number of decks; the pooled ``cards`` test is the one that finds a missing card soonest. Rounds
+whose deal was cancelled or corrected (3CB ``cards_cancelled`` / ``deal_corrected``) give no
+card outcome.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from ledger.games.mahjong.tiles import CODES as TILE_CODES
+from ledger.games.mahjong.tiles import KINDS as TILE_KINDS
+from ledger.games.mahjong.tiles import SIMPLIFIED_KINDS
+from ledger.games.roulette.tables import RED_NUMBERS
+from ledger.round import Round
+from ledger.stats.tests import RunsCounter, SerialPairs, TestResult, chi_square_gof
+
+RANKS = "A23456789TJQK"
+SUITS = "SHCD"
+CARD_KINDS = 52
+RANK_MEAN = 7.0
+"""Mean rank (A = 1 … K = 13) of a full deck."""
+RANK_VARIANCE = 14.0
+"""Variance of the rank over a full deck: (13² − 1) / 12."""
+POCKETS = 37
+FACES = 6
+SMALL_MAX = 10
+"""A dice total of 10 or less is small (three dice: 3–10), 11 or more big."""
+
+EQUIPMENT: dict[str, str] = {"RL": "wheel", "FPC": "shaker", "SP9": "shoe", "3CB": "shoe",
+                             "STUD": "shoe", "MJ": "wall"}
+"""The equipment name of each game's card, dice or tile tests (SP9's dice: ``shaker``)."""
+
+_TILE_INDEX = {code: i for i, code in enumerate(TILE_CODES)}
+_SIMPLIFIED = frozenset(SIMPLIFIED_KINDS)
+_DEAL_OVER = frozenset({"tile_discarded", "meld_claimed", "kong_declared", "win_declared",
+                        "game_drawn"})
+_CANCELLED = frozenset({"cards_cancelled", "deal_corrected"})
+
+
+def card_index(text: str) -> int:
+    """0–51 for a card in FEED notation (rank major, suit minor)."""
+    return RANKS.index(text[0]) * 4 + SUITS.index(text[1])
+
+
+def cell_probabilities(test: str) -> list[float]:
+    """The fair distribution over the cells of a goodness-of-fit test, by its name."""
+    if test == "pockets":
+        return [1 / POCKETS] * POCKETS
+    if test.startswith("die"):
+        return [1 / FACES] * FACES
+    if test == "cards" or test.startswith("cards:"):
+        return [1 / CARD_KINDS] * CARD_KINDS
+    if test.startswith("tiles:"):
+        if test.endswith(":simplified"):
+            return [1 / len(_SIMPLIFIED) if i in _SIMPLIFIED else 0.0 for i in range(TILE_KINDS)]
+        return [1 / TILE_KINDS] * TILE_KINDS
+    raise ValueError(f"no goodness-of-fit test called {test!r}")
+
+
+def cell_labels(test: str) -> list[str]:
+    """What each cell of a goodness-of-fit test is (for plots)."""
+    if test == "pockets":
+        return [str(n) for n in range(POCKETS)]
+    if test.startswith("die"):
+        return [str(f) for f in range(1, FACES + 1)]
+    if test.startswith("tiles:"):
+        return list(TILE_CODES)
+    return [r + s for r in RANKS for s in SUITS]
+
+
+def equipment_of(game: str, test: str) -> str:
+    """The piece of equipment a test is about."""
+    return "shaker" if test.startswith("die") or test == "small_big_runs" else EQUIPMENT[game]
+
+
+@dataclass
+class Tally:
+    """The counters of one table over one stretch of time."""
+
+    counts: dict[str, list[int]] = field(default_factory=dict)
+    runs: dict[str, RunsCounter] = field(default_factory=dict)
+    serial: SerialPairs = field(default_factory=SerialPairs)
+    rounds: int = 0
+
+    def count(self, test: str, cells: int, cell: int) -> None:
+        """One outcome falling in ``cell`` of the test ``test``."""
+        counts = self.counts.get(test)
+        if counts is None:
+            counts = self.counts[test] = [0] * cells
+        counts[cell] += 1
+
+    def run(self, test: str) -> RunsCounter:
+        """The runs counter of ``test``."""
+        counter = self.runs.get(test)
+        if counter is None:
+            counter = self.runs[test] = RunsCounter()
+        return counter
+
+    def merge(self, other: Tally) -> None:
+        """Add a later stretch of time (tallies are merged in day order)."""
+        self.rounds += other.rounds
+        for test, counts in other.counts.items():
+            mine = self.counts.setdefault(test, [0] * len(counts))
+            for i, c in enumerate(counts):
+                mine[i] += c
+        for test, counter in other.runs.items():
+            self.run(test).merge(counter)
+        self.serial.merge(other.serial)
+
+    def results(self) -> dict[str, TestResult]:
+        """Every test this tally can run, by name."""
+        out = {test: chi_square_gof(counts, cell_probabilities(test))
+               for test, counts in sorted(self.counts.items())}
+        out.update({test: counter.test() for test, counter in sorted(self.runs.items())})
+        if self.serial.pairs:
+            out["serial"] = self.serial.test()
+        return out
+
+
+@dataclass
+class TableWatch:
+    """Reads one table's rounds in order into the tally of each round's day."""
+
+    table: str
+    game: str
+    shoe_size: int = 0
+    last_rank: float | None = None
+
+    def observe(self, rnd: Round, tally: Tally) -> None:
+        """Fold one round's outcomes into ``tally``."""
+        tally.rounds += 1
+        cancelled = any(e.type in _CANCELLED for e in rnd.events)
+        simplified = getattr(rnd.opened, "variant", None) == "simplified"
+        per_hand: Counter[str] = Counter()
+        dealing = True
+        for event in rnd.events:
+            kind = event.type
+            if kind == "spin_result":
+                spin(tally, int(_field(event, "number")))
+            elif kind == "dice_shown" or (kind == "dice_thrown" and rnd.game == "SP9"
+                                          and _field(event, "valid") is not False):
+                dice(tally, list(_field(event, "dice")), runs=rnd.game == "FPC")
+            elif kind == "deck_shuffled":
+                self.shoe_size, self.last_rank = CARD_KINDS * int(_field(event, "decks")), None
+            elif kind == "shoe_closed":
+                self.shoe_size, self.last_rank = 0, None
+            elif kind == "card_burned":
+                self._card(tally, _field(event, "card"))
+            elif kind == "card_dealt":
+                if cancelled:
+                    self.last_rank = None
+                    continue
+                card = str(_field(event, "card"))
+                hand = str(_field(event, "to"))
+                per_hand[hand] += 1
+                tally.count(f"cards:{hand}#{per_hand[hand]}", CARD_KINDS, card_index(card))
+                tally.count("cards", CARD_KINDS, card_index(card))
+                self._card(tally, card)
+            elif rnd.game == "MJ":
+                if kind in _DEAL_OVER:
+                    dealing = False
+                elif dealing and kind == "tile_drawn" and _field(event, "from_") == "wall":
+                    name = f"tiles:{_field(event, 'seat')}" + (":simplified" if simplified else "")
+                    tally.count(name, TILE_KINDS, _TILE_INDEX[str(_field(event, "tile"))])
+
+    def _card(self, tally: Tally, card: Any) -> None:
+        """The next card out of the shoe, for the serial test (``None``: not recorded)."""
+        if self.shoe_size < 2:
+            return
+        if card is None:
+            self.last_rank = None
+            return
+        rank = RANKS.index(str(card)[0]) + 1 - RANK_MEAN
+        if self.last_rank is not None:
+            tally.serial.pair(self.last_rank, rank, self.shoe_size, RANK_VARIANCE)
+        self.last_rank = rank
+
+
+def spin(tally: Tally, number: int) -> None:
+    """One roulette result: its pocket, and its colour for the runs test (zero breaks no run)."""
+    tally.count("pockets", POCKETS, number)
+    if number:
+        tally.run("colour_runs").add(number in RED_NUMBERS)
+
+
+def dice(tally: Tally, faces: list[int], *, runs: bool) -> None:
+    """One throw: each die's face; with ``runs``, small or big for the runs test (FPC)."""
+    for i, face in enumerate(faces):
+        tally.count(f"die{i + 1}", FACES, int(face) - 1)
+    if runs:
+        tally.run("small_big_runs").add(sum(faces) <= SMALL_MAX)
+
+
+def _field(event: object, name: str) -> Any:
+    return getattr(event, name, None)
