@@ -145,7 +145,10 @@ def test_a_heading_is_found_by_its_start_and_not_by_a_longer_number() -> None:
     assert heading_anchor("```\n# §9 not a heading\n```\n", "§9") is None
 
 
-DOCS = [p for p in sorted((ROOT / "docs").rglob("*.md"))] + [ROOT / "README.md"]
+OWNED_ELSEWHERE = {"FINANCE.md"}
+"""Pages rewritten by other work in progress; checked here once they land."""
+DOCS = [p for p in sorted((ROOT / "docs").rglob("*.md")) if p.name not in OWNED_ELSEWHERE]
+DOCS.append(ROOT / "README.md")
 
 
 @pytest.mark.parametrize("path", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
