@@ -79,7 +79,7 @@ table.counts { margin-bottom: 4px; }
 .card .pip { align-self: flex-end; font-size: 22px; line-height: 1; }
 .tone-red { color: var(--red); } .tone-black { color: var(--black); }
 .tone-green { color: var(--green); } .tone-blue { color: var(--blue); }
-.die { font-size: 40px; line-height: 1; }
+.die { font-size: 40px; line-height: 1.15; }
 .fpc { display: inline-flex; flex-direction: column; align-items: center; min-width: 76px;
        border: 2px solid currentColor; border-radius: 8px; background: #fff; padding: 3px; }
 .fpc small { font-size: 11px; white-space: nowrap; }

@@ -27,7 +27,8 @@ ROUNDS = {"RL-01": "000001 000002 000003 000004 000005", "FPC-01": "000001 00000
           "STUD-01": "000001 000002 000003 000004", "MJ-01": "g1"}
 ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "span", "div",
                 "small", "table", "thead", "tbody", "tr", "th", "td", "ol", "li", "code", "footer",
-                "svg", "g", "rect", "line", "text", "ellipse", "circle", "path"}
+                "svg", "g", "rect", "line", "text", "ellipse", "circle", "path", "header",
+                "section", "figure", "details", "summary", "dl", "dt", "dd", "b", "i"}
 XSS = "<script>alert('x')</script>"
 
 
@@ -129,5 +130,6 @@ def test_the_day_page_has_a_row_per_table_and_a_chart_per_currency(
     for table in ROUNDS:
         assert f"<td>{table}</td>" in page
     assert page.count("<svg") == 2  # HKD and MOP
-    assert "<title>RL-01 hold: 330 HKD</title>" in page
-    assert "<title>3CB-01 commission: 37.5 HKD</title>" in page
+    assert "<title>RL-01 hold: 330.00 HKD</title>" in page
+    assert "<title>3CB-01 commission: 37.50 HKD</title>" in page
+    assert '<td class="num">1,350.00</td>' in page  # 3CB turnover, thousands and decimals
