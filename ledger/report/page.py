@@ -111,7 +111,7 @@ code.digest { overflow-wrap: anywhere; }
 @media print {
   body { background: #fff; padding: 0; font-size: 10.5px; }
   h1 { font-size: 17px; } h2 { font-size: 13px; margin: 14px 0 5px; break-after: avoid; }
-  th, td { padding: 2px 5px; }
+  th, td { padding: 2px 5px; } .rule, code, td.side, .fld i { font-size: 9px; }
   .keep, table.bets, table.money, table.counts, .glance, figure, .line { break-inside: avoid; }
   tr, .fld, summary { break-inside: avoid; } thead { display: table-header-group; }
   details { border: 0; padding: 0; } summary { list-style: none; font-weight: 700; }

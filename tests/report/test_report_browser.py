@@ -236,7 +236,11 @@ def test_the_day_page_reads_at_a_glance(browser: Any, faulty_day: LedgerApp) -> 
                             "document.querySelector(q)); return s.backgroundColor + s.color "
                             "+ s.boxShadow; })")
     footer = page.inner_text("footer")
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    page.screenshot(path=str(SHOTS / "day-findings-unfolded.png"), full_page=True)
+    unfolded = page.evaluate(CLIPPED)
     _assert_clean(seen)
+    assert unfolded == []
     assert heads.index("hold %") == heads.index("hold") + 1
     amount = re.compile(r"^(−?\d{1,3}(,\d{3})*(\.\d\d)?( %)?|—|\d+( \+\d+ info)?)$")
     assert [n for n in numbers if not amount.match(n)] == []
