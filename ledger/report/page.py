@@ -109,9 +109,11 @@ code { font-family: "DejaVu Sans Mono", monospace; font-size: 12px; }
 code.digest { overflow-wrap: anywhere; }
 @page { size: A4; margin: 12mm 10mm; }
 @media print {
-  body { background: #fff; padding: 0; font-size: 10.5px; }
+  body { background: #fff; padding: 0; font-size: 10px; line-height: 1.3; }
   h1 { font-size: 17px; } h2 { font-size: 13px; margin: 14px 0 5px; break-after: avoid; }
-  th, td { padding: 2px 5px; } .rule, code, td.side, .fld i { font-size: 9px; }
+  th, td { padding: 1px 4px; } .rule, code, td.side, .fld i { font-size: 8.5px; }
+  td.why { min-width: 0; } .settlement { gap: 0 5px; } .sub { margin-bottom: 6px; }
+  .outcome { gap: 6px 12px; } .line { padding: 4px 8px; } footer { margin-top: 12px; font-size: 8.5px; }
   .keep, table.bets, table.money, table.counts, .glance, figure, .line { break-inside: avoid; }
   tr, .fld, summary { break-inside: avoid; } thead { display: table-header-group; }
   details { border: 0; padding: 0; } summary { list-style: none; font-weight: 700; }

@@ -165,7 +165,7 @@ def test_round_pages_load_clean_in_chromium(browser: Any, examples_ledger: Ledge
     if table == "FPC-01":
         assert seen["svg_boxes"] == [40, 40, 40]
     assert all(b == "avoid" for b in seen["print_break"])  # a bets table is never split
-    most = {"MJ-01": 4, "STUD-01": 3}.get(table, 2)  # MJ has 70 events, STUD 37
+    most = 3 if table == "MJ-01" else 2  # MJ has 70 events; measured: RL 1, MJ 3, others 2
     assert seen["pdf_pages"] <= most, seen["pdf_pages"]
 
 
