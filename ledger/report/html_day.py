@@ -20,9 +20,12 @@ from ledger.report.markup import Markup, el, join
 from ledger.report.numbers import amount, count, percent
 from ledger.report.page import page
 from ledger.report.provenance import Provenance, footer
-from ledger.report.svg import BarGroup, bar_chart
+from ledger.report.svg import BarGroup, bar_chart, hbar_chart
 from ledger.verify.findings import FINDING_CODES, Finding
 
+UPRIGHT_CHART_TABLES = 10
+"""Up to this many tables a currency's chart has upright bars; more, and it lies on its side,
+one row per table, so that it grows downwards instead of out of the page."""
 MAX_FINDINGS = 500
 """The page details at most this many findings per table and code; the counts are all there,
 and ``ledger verify --json`` lists every one."""
@@ -125,8 +128,9 @@ def charts(summary: DaySummary) -> Markup:
     for currency in sorted({t.currency for t in summary.tables}):
         groups = [BarGroup(t.table, (t.hold, t.commission))
                   for t in summary.tables if t.currency == currency]
-        out.append(el("figure", bar_chart(f"Hold and commission per table ({currency})",
-                                          ("hold", "commission"), groups, unit=currency),
+        chart = bar_chart if len(groups) <= UPRIGHT_CHART_TABLES else hbar_chart
+        out.append(el("figure", chart(f"Hold and commission per table ({currency})",
+                                      ("hold", "commission"), groups, unit=currency),
                       class_="chart-box"))
     return el("div", out, class_="charts")
 
@@ -141,7 +145,7 @@ def findings_block(summary: DaySummary) -> Markup:
     rows = []
     for t in tables:
         for (code, severity), n in _counts(t.findings):
-            rows.append(el("tr", el("td", t.table), el("td", el("code", code)),
+            rows.append(el("tr", el("td", t.table), el("td", el("code", code, class_="code")),
                            el("td", el("span", severity, class_=f"sev {severity}")),
                            el("td", count(n), class_="num"),
                            el("td", FINDING_CODES.get(code, ""), class_="meaning"),

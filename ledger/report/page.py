@@ -45,7 +45,8 @@ tr.total td { font-weight: 700; border-top: 2px solid var(--ink); }
              font-weight: 700; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .glance dd .pct { font-size: 13px; font-weight: 400; }
 .charts { display: flex; flex-wrap: wrap; gap: 16px; } figure.chart-box { margin: 0; }
-.chart { background: #fff; border: 1px solid var(--line); display: block; }
+.chart { background: #fff; border: 1px solid var(--line); display: block; max-width: 100%;
+         height: auto; }
 .chart .axis { stroke: var(--ink); stroke-width: 1; }
 .chart .grid { stroke: #e3e7ee; stroke-width: 1; }
 .chart text { font-size: 11px; fill: var(--ink); } .chart .tick { text-anchor: end;

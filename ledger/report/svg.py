@@ -61,7 +61,7 @@ def bar_chart(title: str, series: Sequence[str], groups: Sequence[BarGroup], uni
     values = [v for g in groups for v in g.values] or [Decimal(0)]
     ticks = nice_ticks(min(values), max(values))
     labels = [amount(t, 0) if t == t.to_integral_value() else amount(t) for t in ticks]
-    bar, gap, top, bottom = 22, 18, 40, 58
+    bar, gap, top, bottom = 22, 18, 46, 58
     left = int(max(len(x) for x in [*labels, unit]) * CHAR) + 18
     slots = [max(len(series) * bar, int(len(g.label) * CHAR) + 6) for g in groups]
     legend = sum(int(len(name) * CHAR) + 40 for name in series)
@@ -75,7 +75,7 @@ def bar_chart(title: str, series: Sequence[str], groups: Sequence[BarGroup], uni
 
     parts: list[Markup] = [el("title", title),
                            el("text", title, x=8, y=16, class_="chart-title"),
-                           el("text", unit, x=left - 8, y=top - 12, class_="tick")]
+                           el("text", unit, x=left - 8, y=top - 14, class_="tick")]
     for tick, text in zip(ticks, labels, strict=True):
         ty = f"{y(tick):.1f}"
         parts.append(el("line", x1=left, x2=width - 8, y1=ty, y2=ty,
@@ -93,6 +93,52 @@ def bar_chart(title: str, series: Sequence[str], groups: Sequence[BarGroup], uni
         parts.append(el("text", group.label, x=x0 + slot // 2, y=height - bottom + 18,
                         class_="label"))
         x0 += slot + gap
+    lx = left
+    for j, name in enumerate(series):
+        parts.append(el("rect", x=lx, y=height - 20, width=12, height=12,
+                        fill=SERIES_COLOURS[j % len(SERIES_COLOURS)]))
+        parts.append(el("text", name, x=lx + 16, y=height - 10, class_="legend"))
+        lx += int(len(name) * CHAR) + 40
+    return el("svg", parts, xmlns="http://www.w3.org/2000/svg", width=width, height=height,
+              viewBox=f"0 0 {width} {height}", role="img", class_="chart")
+
+
+def hbar_chart(title: str, series: Sequence[str], groups: Sequence[BarGroup], unit: str = "",
+               width: int = 560) -> Markup:
+    """The same chart on its side, for many groups: one row per group (its label on the left),
+    the values along a gridded axis at the top; it grows downwards, never sideways."""
+    values = [v for g in groups for v in g.values] or [Decimal(0)]
+    ticks = nice_ticks(min(values), max(values), count=4)
+    labels = [amount(t, 0) if t == t.to_integral_value() else amount(t) for t in ticks]
+    bar, gap, top, bottom = 9, 8, 58, 30
+    left = int(max([len(g.label) for g in groups] + [4]) * CHAR) + 16
+    right = int(len(labels[-1]) * CHAR / 2) + 12
+    row = len(series) * bar + gap
+    height = top + row * len(groups) + bottom
+    width = max(width, left + right + 60 * len(ticks), int(len(title) * 8) + 16)
+    low, high = ticks[0], ticks[-1]
+    span = width - left - right
+
+    def x(v: Decimal) -> float:
+        return left + float((v - low) / (high - low)) * span
+
+    parts: list[Markup] = [el("title", title),
+                           el("text", title, x=8, y=16, class_="chart-title")]
+    for tick, text in zip(ticks, labels, strict=True):
+        tx = f"{x(tick):.1f}"
+        parts.append(el("line", x1=tx, x2=tx, y1=top - 4, y2=height - bottom,
+                        class_="axis" if tick == 0 else "grid"))
+        parts.append(el("text", text, x=tx, y=top - 12, class_="label"))
+    for i, group in enumerate(groups):
+        y0 = top + i * row + gap // 2
+        for j, value in enumerate(group.values):
+            x1, x2 = sorted((x(value), x(Decimal(0))))
+            parts.append(el(
+                "rect", el("title", f"{group.label} {series[j]}: {amount(value)} {unit}".strip()),
+                x=f"{x1:.1f}", y=y0 + j * bar, width=f"{max(x2 - x1, 1):.1f}", height=bar - 1,
+                fill=SERIES_COLOURS[j % len(SERIES_COLOURS)]))
+        parts.append(el("text", group.label, x=left - 8, y=y0 + len(series) * bar // 2 + 4,
+                        class_="tick"))
     lx = left
     for j, name in enumerate(series):
         parts.append(el("rect", x=lx, y=height - 20, width=12, height=12,

@@ -16,13 +16,14 @@ import os
 import re
 from collections.abc import Iterator
 from datetime import date
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ledger.replay import replay_round
-from ledger.report.day import summarize_day
+from ledger.report.day import DaySummary, TableDay, summarize_day
 from ledger.report.html_day import render_day
 from ledger.report.html_round import render_round
 from ledger.report.provenance import provenance
@@ -87,11 +88,17 @@ CLIPPED = """() => {
   }
   for (const svg of document.querySelectorAll('svg')) {
     const box = svg.viewBox.baseVal;
+    const seen = [];
     for (const t of svg.querySelectorAll('text')) {
       const b = t.getBBox();
       if (b.x < box.x - 0.5 || b.y < box.y - 0.5 || b.x + b.width > box.x + box.width + 0.5
           || b.y + b.height > box.y + box.height + 0.5)
         out.push('svg text out of its drawing: ' + t.textContent);
+      for (const [o, other] of seen)
+        if (b.width && o.width && b.x < o.x + o.width - 1 && o.x < b.x + b.width - 1
+            && b.y < o.y + o.height - 1 && o.y < b.y + b.height - 1)
+          out.push('svg texts overlap: ' + other + ' / ' + t.textContent);
+      seen.push([b, t.textContent]);
     }
   }
   if (document.documentElement.scrollWidth > window.innerWidth)
@@ -250,6 +257,18 @@ def test_the_day_page_reads_at_a_glance(browser: Any, faulty_day: LedgerApp) -> 
     assert summaries == ["1 carry_outstanding info", "3 settlement_mismatch error"]  # count first
     assert len(set(colours)) == 4  # errors and information never look alike
     assert faulty_day.head() in footer and "generated" in footer
+
+
+def test_a_day_of_many_tables_grows_downwards_never_sideways(browser: Any) -> None:
+    tables = [TableDay(f"{game}-{n:02d}", game, "HKD", rounds=40, bets=400,
+                       turnover=Decimal(123_456 + 1000 * n), hold=Decimal(8_000 - 977 * n),
+                       commission=Decimal("512.50"))
+              for game in ("RL", "3CB", "STUD", "SP9") for n in range(1, 9)]
+    seen = _open(browser, render_day(DaySummary(DAY, tables)), "day-many-tables")
+    page = seen["page"]
+    rows = page.evaluate("document.querySelector('svg.chart').querySelectorAll('rect').length")
+    _assert_clean(seen)  # nothing clipped, no overlapping label, no sideways scrolling
+    assert rows == 2 * 32 + 2  # two bars per table, two legend swatches
 
 
 def test_a_day_with_no_finding_says_so(browser: Any, examples_ledger: LedgerApp) -> None:
