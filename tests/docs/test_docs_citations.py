@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger.citations import CITED, Ref, citations_in, heading_anchor, resolve
+from ledger.citations import CITED, Ref, citations_in, heading_anchor, headings, resolve, slug
 from ledger.games import GAMES
 from ledger.ingest import Ingestor, numbered_lines
 from ledger.simulate import simulate
@@ -157,12 +157,28 @@ def test_no_document_points_outside_the_repository(path: Path) -> None:
     assert not re.search(r"\.\./shared|/work/|shared/(examples|FEED|RULES)", text)
 
 
+def anchors(markdown: str) -> set[str]:
+    """Every heading anchor of a Markdown text, as GitHub numbers repeated ones."""
+    seen: dict[str, int] = {}
+    out = set()
+    for text in headings(markdown):
+        base = slug(text)
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        out.add(base if n == 0 else f"{base}-{n}")
+    return out
+
+
 @pytest.mark.parametrize("path", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_relative_link_of_the_documents_exists(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
-    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+    for target, anchor in re.findall(r"\]\(([^)#\s]*)(?:#([^)\s]*))?\)", text):
         if "://" in target or target.startswith("mailto:"):
             continue
-        if target == "docs/CLI.md" or target.endswith("/CLI.md") or target == "CLI.md":
+        if target.endswith("CLI.md"):
             continue  # written by the command-reference work, linked ahead of it
-        assert (path.parent / target).exists(), f"{path.name}: {target}"
+        file = (path.parent / target) if target else path
+        assert file.exists(), f"{path.name}: {target}"
+        if anchor and file.suffix == ".md":
+            assert anchor in anchors(file.read_text(encoding="utf-8")), \
+                f"{path.name}: {target}#{anchor}"
