@@ -15,7 +15,9 @@ from ledger.replay import replay_round
 from ledger.report.day import summarize_day
 from ledger.report.html_day import render_day
 from ledger.report.html_round import render_round
+from ledger.report.provenance import provenance
 from ledger.report.surveillance import day_surveillance
+from ledger.seal import Checkpoint, SealError, read_checkpoint
 
 
 def report(
@@ -31,6 +33,10 @@ def report(
         "--cutoff-hour", min=0, max=23, help="Gaming day cut-off hour, Macau time (default: "
                                              "LEDGER_GAMING_DAY_CUTOFF or 6), as for "
                                              "ledger commission.")] = None,
+    checkpoint: Annotated[Path | None, typer.Option(
+        "--checkpoint", metavar="FILE", help="A signed checkpoint (ledger seal) to name in the "
+                                             "page's footer, with whether the store holds it.")
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Write an inspector's report: one round (`ledger report TABLE/ROUND --html FILE`) or a
@@ -43,31 +49,43 @@ def report(
         _usage("give either TABLE/ROUND or --day YYYY-MM-DD")
     if html is None and not (as_json and day):
         _usage("give --html FILE" + (" or --json" if day else ""))
+    sealed = _checkpoint(checkpoint)
     if target is not None:
-        _round(target, html, db)
+        _round(target, html, db, sealed)
     assert day is not None
-    _day(day, html, as_json, db, cutoff_hour)
+    _day(day, html, as_json, db, cutoff_hour, sealed)
+
+
+def _checkpoint(path: Path | None) -> Checkpoint | None:
+    if path is None:
+        return None
+    try:
+        return read_checkpoint(str(path))
+    except SealError as exc:
+        _usage(str(exc))
+        raise  # unreachable: _usage exits
 
 
 def _usage(message: str) -> None:
     fail(f"{message}")
 
 
-def _round(target: str, html: Path | None, db: str | None) -> None:
+def _round(target: str, html: Path | None, db: str | None, sealed: Checkpoint | None) -> None:
     table, round_ = round_target(target)
     with opened(db) as app:
         result = replay_round(app, table, round_)
+        made_from = provenance(app, sealed)
     if result is None:
         _usage(f"no round {table}/{round_} in the store")
     assert result is not None and html is not None
-    _write(html, render_round(result))
+    _write(html, render_round(result, made_from))
     out.print(f"wrote {html}: {result.round.game} round {table}/{round_}, "
               f"{len(result.errors)} finding(s)", markup=False)
     raise typer.Exit(code=1 if result.errors else 0)
 
 
 def _day(text: str, html: Path | None, as_json: bool, db: str | None,
-         cutoff_hour: int | None = None) -> None:
+         cutoff_hour: int | None = None, sealed: Checkpoint | None = None) -> None:
     try:
         day = date.fromisoformat(text)
     except ValueError:
@@ -76,8 +94,9 @@ def _day(text: str, html: Path | None, as_json: bool, db: str | None,
     with opened(db) as app, working(f"summarising {day.isoformat()}"):
         summary = summarize_day(app, day, cutoff_hour)
         watch = day_surveillance(app, day, cutoff_hour) if html is not None else None
+        made_from = provenance(app, sealed)
     if html is not None:
-        _write(html, render_day(summary, watch))
+        _write(html, render_day(summary, made_from, [watch] if watch is not None else []))
     if as_json:
         print_json(summary.to_json())
     elif html is not None:

@@ -9,13 +9,17 @@ break the page. Everything from the feed is escaped (:mod:`ledger.report.markup`
 
 from __future__ import annotations
 
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ledger.games import GAMES
 from ledger.replay import RoundReplay
 from ledger.report.glyphs import Glyph, OutcomeLine, outcome_lines
 from ledger.report.markup import Markup, el, join
+from ledger.report.money import MoneyTable, Pair, money_tables
+from ledger.report.numbers import amount
 from ledger.report.page import page
+from ledger.report.provenance import Provenance, footer
 from ledger.report.recall import state
 from ledger.report.svg import fpc_figure
 
@@ -24,24 +28,30 @@ NOTABLE = frozenset({"irregularity", "round_voided", "die_cocked", "spin_voided"
 """Event types highlighted in the events table: what an inspector looks for first."""
 
 
-def render_round(replay: RoundReplay) -> str:
+def render_round(replay: RoundReplay, provenance: Provenance | None = None) -> str:
     """The whole page of one round."""
     rnd = replay.round
     game = GAMES.get(rnd.game)
     title = f"{rnd.game} round {rnd.table}/{rnd.round}"
     return page(title, join([
-        el("h1", f"{game.name if game else rnd.game} — round {rnd.table}/{rnd.round}"),
-        el("p", f"{game.regulation if game else ''} · {rnd.opened.currency} · opened "
-                f"{rnd.opened_at.isoformat()} · {state(replay)} · rulebook "
-                f"{(rnd.opened.rules_hash or '')[:16]}", class_="sub"),
-        verdict(replay),
-        el("h2", "Outcome"), outcome_block(outcome_lines(rnd)),
-        el("h2", "Bets: derived against recorded"), bets_table(replay),
-        el("h2", "Derivation"), steps_block(replay),
-        el("h2", "Findings"), findings_table([f.to_json() for f in replay.findings]),
-        el("h2", "Events"), events_table(replay),
-        el("footer", f"ledger report {rnd.table}/{rnd.round} — the same round in the terminal: "
-                     f"ledger replay {rnd.table}/{rnd.round}"),
+        el("header",
+           el("h1", f"{game.name if game else rnd.game} — round {rnd.table}/{rnd.round}"),
+           el("p", f"{game.regulation if game else ''} · {rnd.opened.currency} · opened "
+                   f"{rnd.opened_at.isoformat()} · {state(replay)} · rulebook "
+                   f"{(rnd.opened.rules_hash or '')[:16]}", class_="sub"),
+           verdict(replay)),
+        el("section", el("h2", "Outcome"), outcome_block(outcome_lines(rnd)), class_="keep"),
+        None if rnd.game == "MJ" and not rnd.bets else
+        el("section", el("h2", "Bets: derived against recorded"), bets_table(replay),
+           class_="keep"),
+        join(el("section", el("h2", t.title), money_table(t), class_="keep")
+             for t in money_tables(rnd, replay.derivation)),
+        el("section", el("h2", "Derivation"), steps_block(replay)),
+        el("section", el("h2", "Findings"),
+           findings_table([f.to_json() for f in replay.findings]), class_="keep"),
+        el("section", el("h2", "Events"), events_table(replay)),
+        footer(provenance, f"ledger report {rnd.table}/{rnd.round} · the same round in the "
+                           f"terminal: ledger replay {rnd.table}/{rnd.round}"),
     ]))
 
 
@@ -97,8 +107,12 @@ def tile_face(code: str) -> tuple[str, str]:
     return code[0], TILE_CAPTIONS.get(code[1:], code[1:])
 
 
+SETTLEMENT_FIELDS = ("result", "returned", "won", "commission")
+
+
 def bets_table(replay: RoundReplay) -> Markup:
-    """Each bet: stake, the settlement the rules give, the one the table recorded, and why."""
+    """Each bet: stake, the settlement the rules give, the one the table recorded, and why; in
+    a mismatch only the differing fields are marked."""
     data = replay.to_json()
     if not data["bets"]:
         return el("p", "No bets in this round.", class_="sub")
@@ -107,16 +121,42 @@ def bets_table(replay: RoundReplay) -> Markup:
               el("th", "derived"), el("th", "recorded"), el("th", "why"))
     rows = []
     for bet in data["bets"]:
-        derived = bet["derived"]
-        why = [derived["reason"], " ", el("span", derived["rule"], class_="rule")] if derived else "-"
+        derived, recorded = bet["derived"], bet["recorded"]
+        differs = {f for f in SETTLEMENT_FIELDS if _differs(derived, recorded, f)}
+        why = ([derived["reason"], " ", el("span", derived["rule"], class_="rule")]
+               if derived else "-")
         rows.append(el(
             "tr", el("td", "✓" if bet["agrees"] else "✗", class_="ok" if bet["agrees"] else "bad"),
             el("td", bet["bet"]), el("td", bet["player"] or ""), el("td", bet["spot"]),
-            el("td", bet["amount"], class_="num"), el("td", settlement_text(derived)),
-            el("td", settlement_text(bet["recorded"]),
-               class_=None if bet["agrees"] else "bad"),
-            el("td", why)))
-    return el("table", el("thead", head), el("tbody", rows))
+            el("td", _money(bet["amount"]), class_="num"),
+            el("td", settlement_cell(derived, differs, "want")),
+            el("td", settlement_cell(recorded, differs, "diff")),
+            el("td", why, class_="why"), class_=None if bet["agrees"] else "mismatch"))
+    return el("table", el("thead", head), el("tbody", rows), class_="bets")
+
+
+def _differs(derived: dict[str, Any] | None, recorded: dict[str, Any] | None, name: str) -> bool:
+    if not derived or not recorded:
+        return derived is not None or recorded is not None
+    a, b = derived.get(name), recorded.get(name)
+    try:
+        return Decimal(str(a)).compare(Decimal(str(b))) != 0
+    except InvalidOperation:
+        return bool(a != b)
+
+
+def settlement_cell(s: dict[str, Any] | None, differs: set[str], mark: str) -> Markup:
+    """``win · returned 100.00 · won 3,500.00 · commission 0.00``, the differing fields in
+    ``mark`` (``diff`` on the recorded side, ``want`` on the derived side)."""
+    if not s:
+        return el("span", "—", class_=f"fld {mark}" if differs else "fld")
+    parts: list[Markup] = []
+    for name in SETTLEMENT_FIELDS:
+        value = s[name] if name == "result" else _money(s[name])
+        label = None if name == "result" else el("i", name + " ")
+        parts.append(el("span", label, value,
+                        class_=f"fld {mark}" if name in differs else "fld"))
+    return el("span", parts, class_="settlement")
 
 
 def settlement_text(s: dict[str, Any] | None) -> str:
@@ -125,6 +165,32 @@ def settlement_text(s: dict[str, Any] | None) -> str:
         return "-"
     return (f"{s['result']}: returned {s['returned']}, won {s['won']}, "
             f"commission {s['commission']}")
+
+
+def _money(text: str | None) -> str:
+    try:
+        return amount(Decimal(str(text)))
+    except InvalidOperation:
+        return str(text)
+
+
+def money_table(table: MoneyTable) -> Markup:
+    """Derived against recorded for money not tied to a bet, the differing fields marked."""
+    head = el("tr", [el("th", w) for w in table.who], el("th", ""), el("th", ""),
+              [el("th", f, class_="num") for f in table.fields])
+    rows = []
+    for row in table.rows:
+        rows.append(el("tr", [el("td", w, rowspan=2) for w in row.who],
+                       el("td", "✓" if row.agrees else "✗", rowspan=2,
+                          class_="ok" if row.agrees else "bad"),
+                       el("td", "derived", class_="side"),
+                       [el("td", Pair.text(p.derived), class_="num want" if p.differs else "num")
+                        for p in row.fields], class_="derived-row"))
+        rows.append(el("tr", el("td", "recorded", class_="side"),
+                       [el("td", Pair.text(p.recorded), class_="num diff" if p.differs else "num")
+                        for p in row.fields], class_="recorded-row"))
+    return join([el("table", el("thead", head), el("tbody", rows), class_="money"),
+                 el("p", el("span", table.rule, class_="rule"), class_="sub")])
 
 
 def steps_block(replay: RoundReplay) -> Markup:
@@ -138,31 +204,51 @@ def steps_block(replay: RoundReplay) -> Markup:
 
 
 def findings_table(findings: list[dict[str, Any]], with_round: bool = False) -> Markup:
-    """Findings with code, bet, message, article, expected against recorded."""
+    """Findings with code, bet, message, article, expected against recorded (the differing
+    fields marked), each row coloured by its severity."""
     if not findings:
         return el("p", "None.", class_="sub")
     cols = (["round"] if with_round else []) + ["code", "bet", "message", "rule", "expected",
                                                  "recorded"]
     rows = []
     for f in findings:
-        cells = [f"{f['table']}/{f['round']}"] if with_round else []
-        cells += [f["code"], f.get("bet") or "", f["message"], f.get("rule") or "",
-                  _fields(f.get("expected")), _fields(f.get("recorded"))]
-        rows.append(el("tr", [el("td", c) for c in cells],
-                       class_="bad" if f.get("severity") == "error" else None))
-    return el("table", el("thead", el("tr", [el("th", c) for c in cols])), el("tbody", rows))
+        expected, recorded = f.get("expected"), f.get("recorded")
+        differs = {k for k in {*(expected or {}), *(recorded or {})}
+                   if expected and recorded and _field_differs(expected.get(k), recorded.get(k))}
+        cells = [el("td", f"{f['table']}/{f['round']}", class_="nowrap")] if with_round else []
+        cells += [el("td", el("code", f["code"], class_="code")), el("td", f.get("bet") or ""),
+                  el("td", f["message"]), el("td", f.get("rule") or "", class_="rule"),
+                  el("td", _field_spans(expected, differs, "want")),
+                  el("td", _field_spans(recorded, differs, "diff"))]
+        severity = f.get("severity") or "error"
+        rows.append(el("tr", cells, class_=f"sev-{severity}"))
+    return el("table", el("thead", el("tr", [el("th", c) for c in cols])), el("tbody", rows),
+              class_="findings")
+
+
+def _field_differs(a: object, b: object) -> bool:
+    try:
+        return Decimal(str(a)).compare(Decimal(str(b))) != 0
+    except InvalidOperation:
+        return a != b
+
+
+def _field_spans(d: dict[str, Any] | None, differs: set[str], mark: str) -> Markup:
+    if not d:
+        return el("span", "")
+    return el("span", [el("span", el("i", f"{k} "), "—" if v is None else str(v),
+                          class_=f"fld {mark}" if k in differs else "fld")
+                       for k, v in d.items()], class_="settlement")
 
 
 def events_table(replay: RoundReplay) -> Markup:
     """Every stored event, in ``seq`` order; unknown types are plain rows of their fields."""
-    rows = [el("tr", el("td", e["seq"], class_="num"), el("td", e["at"]), el("td", e["type"]),
+    rows = [el("tr", el("td", e["seq"], class_="num"), el("td", e["at"], class_="at"),
+               el("td", e["type"]),
                el("td", el("code", e["summary"])),
                class_="irregular" if e["type"] in NOTABLE else None)
             for e in replay.to_json()["events"]]
     head = el("tr", el("th", "seq", class_="num"), el("th", "at"), el("th", "type"),
               el("th", "fields"))
-    return el("table", el("thead", head), el("tbody", rows))
+    return el("table", el("thead", head), el("tbody", rows), class_="events")
 
-
-def _fields(d: dict[str, Any] | None) -> str:
-    return " ".join(f"{k}={v}" for k, v in d.items()) if d else ""

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from ledger.report.markup import Markup, el
+from ledger.report.numbers import amount
 
 SERIES_COLOURS = ("#1f6f8b", "#c9822b", "#6a4c93", "#3a7d44")
 
@@ -24,43 +25,126 @@ class BarGroup:
     values: Sequence[Decimal]
 
 
+CHAR = 7.2
+"""The width of one character of the chart's 11px text, generously: labels are laid out from
+it, so they never run out of the drawing."""
+
+
+def nice_ticks(low: Decimal, high: Decimal, count: int = 5) -> list[Decimal]:
+    """Round tick values from at most ``low`` to at least ``high``, 0 always among them.
+
+    >>> [str(t) for t in nice_ticks(Decimal(-240), Decimal(330))]
+    ['-400', '-200', '0', '200', '400']
+    >>> [str(t) for t in nice_ticks(Decimal(0), Decimal("37.5"))]
+    ['0', '10', '20', '30', '40']
+    >>> [str(t) for t in nice_ticks(Decimal(0), Decimal(0))]
+    ['0', '1']
+    """
+    low, high = min(low, Decimal(0)), max(high, Decimal(0))
+    span = (high - low) or Decimal(count)
+    raw = span / count
+    magnitude = Decimal(1).scaleb(raw.adjusted())
+    step = next(m * magnitude for m in (Decimal(1), Decimal(2), Decimal("2.5"), Decimal(5),
+                                        Decimal(10)) if m * magnitude >= raw)
+    first = (low / step).to_integral_value(rounding="ROUND_FLOOR") * step
+    ticks = [first]
+    while ticks[-1] < high or len(ticks) < 2:
+        ticks.append(ticks[-1] + step)
+    return [Decimal(int(t)) if t == t.to_integral_value() else t.normalize() for t in ticks]
+
+
 def bar_chart(title: str, series: Sequence[str], groups: Sequence[BarGroup], unit: str = "",
-              height: int = 240) -> Markup:
-    """A grouped bar chart with a zero line; negative values hang below it."""
-    bar, gap, left, top, bottom = 22, 18, 70, 28, 46
-    width = max(left + max(1, len(groups)) * (len(series) * bar + gap) + gap,
-                len(title) * 7 + left, left + len(series) * 130)
+              height: int = 260) -> Markup:
+    """A grouped bar chart with gridlines at round values, a zero line, tick labels with
+    thousands separators sized to fit, and group labels that never overlap; negative values
+    hang below the zero line."""
     values = [v for g in groups for v in g.values] or [Decimal(0)]
-    high, low = max(max(values), Decimal(0)), min(min(values), Decimal(0))
-    span = (high - low) or Decimal(1)
+    ticks = nice_ticks(min(values), max(values))
+    labels = [amount(t, 0) if t == t.to_integral_value() else amount(t) for t in ticks]
+    bar, gap, top, bottom = 22, 18, 46, 58
+    left = int(max(len(x) for x in [*labels, unit]) * CHAR) + 18
+    slots = [max(len(series) * bar, int(len(g.label) * CHAR) + 6) for g in groups]
+    legend = sum(int(len(name) * CHAR) + 40 for name in series)
+    width = max(left + sum(slots) + gap * (len(slots) + 1) + 8, int(len(title) * 8) + 16,
+                left + legend)
+    low, high = ticks[0], ticks[-1]
     plot = height - top - bottom
 
     def y(v: Decimal) -> float:
-        return top + float((high - v) / span) * plot
+        return top + float((high - v) / (high - low)) * plot
 
-    parts: list[Markup] = [
-        el("title", title),
-        el("text", title, x=left, y=16, class_="chart-title"),
-        el("line", x1=left - 4, x2=width - 4, y1=f"{y(Decimal(0)):.1f}", y2=f"{y(Decimal(0)):.1f}",
-           class_="axis"),
-        el("text", f"{high} {unit}".strip(), x=left - 8, y=top + 4, class_="tick"),
-        el("text", f"{low} {unit}".strip(), x=left - 8, y=top + plot + 4, class_="tick"),
-    ]
-    for i, group in enumerate(groups):
-        x0 = left + gap + i * (len(series) * bar + gap)
+    parts: list[Markup] = [el("title", title),
+                           el("text", title, x=8, y=16, class_="chart-title"),
+                           el("text", unit, x=left - 8, y=top - 14, class_="tick")]
+    for tick, text in zip(ticks, labels, strict=True):
+        ty = f"{y(tick):.1f}"
+        parts.append(el("line", x1=left, x2=width - 8, y1=ty, y2=ty,
+                        class_="axis" if tick == 0 else "grid"))
+        parts.append(el("text", text, x=left - 8, y=f"{y(tick) + 4:.1f}", class_="tick"))
+    x0 = left + gap
+    for group, slot in zip(groups, slots, strict=True):
+        bars_x = x0 + (slot - len(series) * bar) // 2
         for j, value in enumerate(group.values):
             y1, y2 = sorted((y(value), y(Decimal(0))))
             parts.append(el(
-                "rect", el("title", f"{group.label} {series[j]}: {value} {unit}".strip()),
-                x=x0 + j * bar, y=f"{y1:.1f}", width=bar - 3, height=f"{max(y2 - y1, 1):.1f}",
-                fill=SERIES_COLOURS[j % len(SERIES_COLOURS)]))
-        parts.append(el("text", group.label, x=x0 + len(series) * bar // 2, y=height - bottom + 16,
+                "rect", el("title", f"{group.label} {series[j]}: {amount(value)} {unit}".strip()),
+                x=bars_x + j * bar, y=f"{y1:.1f}", width=bar - 3,
+                height=f"{max(y2 - y1, 1):.1f}", fill=SERIES_COLOURS[j % len(SERIES_COLOURS)]))
+        parts.append(el("text", group.label, x=x0 + slot // 2, y=height - bottom + 18,
                         class_="label"))
+        x0 += slot + gap
+    lx = left
     for j, name in enumerate(series):
-        lx = left + j * 130
-        parts.append(el("rect", x=lx, y=height - 18, width=12, height=12,
+        parts.append(el("rect", x=lx, y=height - 20, width=12, height=12,
                         fill=SERIES_COLOURS[j % len(SERIES_COLOURS)]))
-        parts.append(el("text", name, x=lx + 16, y=height - 8, class_="legend"))
+        parts.append(el("text", name, x=lx + 16, y=height - 10, class_="legend"))
+        lx += int(len(name) * CHAR) + 40
+    return el("svg", parts, xmlns="http://www.w3.org/2000/svg", width=width, height=height,
+              viewBox=f"0 0 {width} {height}", role="img", class_="chart")
+
+
+def hbar_chart(title: str, series: Sequence[str], groups: Sequence[BarGroup], unit: str = "",
+               width: int = 560) -> Markup:
+    """The same chart on its side, for many groups: one row per group (its label on the left),
+    the values along a gridded axis at the top; it grows downwards, never sideways."""
+    values = [v for g in groups for v in g.values] or [Decimal(0)]
+    ticks = nice_ticks(min(values), max(values), count=4)
+    labels = [amount(t, 0) if t == t.to_integral_value() else amount(t) for t in ticks]
+    bar, gap, top, bottom = 9, 8, 58, 30
+    left = int(max([len(g.label) for g in groups] + [4]) * CHAR) + 16
+    right = int(len(labels[-1]) * CHAR / 2) + 12
+    row = len(series) * bar + gap
+    height = top + row * len(groups) + bottom
+    width = max(width, left + right + 60 * len(ticks), int(len(title) * 8) + 16)
+    low, high = ticks[0], ticks[-1]
+    span = width - left - right
+
+    def x(v: Decimal) -> float:
+        return left + float((v - low) / (high - low)) * span
+
+    parts: list[Markup] = [el("title", title),
+                           el("text", title, x=8, y=16, class_="chart-title")]
+    for tick, text in zip(ticks, labels, strict=True):
+        tx = f"{x(tick):.1f}"
+        parts.append(el("line", x1=tx, x2=tx, y1=top - 4, y2=height - bottom,
+                        class_="axis" if tick == 0 else "grid"))
+        parts.append(el("text", text, x=tx, y=top - 12, class_="label"))
+    for i, group in enumerate(groups):
+        y0 = top + i * row + gap // 2
+        for j, value in enumerate(group.values):
+            x1, x2 = sorted((x(value), x(Decimal(0))))
+            parts.append(el(
+                "rect", el("title", f"{group.label} {series[j]}: {amount(value)} {unit}".strip()),
+                x=f"{x1:.1f}", y=y0 + j * bar, width=f"{max(x2 - x1, 1):.1f}", height=bar - 1,
+                fill=SERIES_COLOURS[j % len(SERIES_COLOURS)]))
+        parts.append(el("text", group.label, x=left - 8, y=y0 + len(series) * bar // 2 + 4,
+                        class_="tick"))
+    lx = left
+    for j, name in enumerate(series):
+        parts.append(el("rect", x=lx, y=height - 20, width=12, height=12,
+                        fill=SERIES_COLOURS[j % len(SERIES_COLOURS)]))
+        parts.append(el("text", name, x=lx + 16, y=height - 10, class_="legend"))
+        lx += int(len(name) * CHAR) + 40
     return el("svg", parts, xmlns="http://www.w3.org/2000/svg", width=width, height=height,
               viewBox=f"0 0 {width} {height}", role="img", class_="chart")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,18 @@ from ledger.store import LedgerApp, open_ledger
 
 EXAMPLES = Path(os.environ["LEDGER_EXAMPLES"])  # set by tests/conftest.py
 EXAMPLE_FILES = ("3cb", "fpc", "mj", "rl", "sp9", "stud")
+SCREENSHOTS = Path(os.environ.get("LEDGER_SCREENSHOTS",
+                                  Path(__file__).resolve().parents[2] / "screenshots"))
+"""Where the browser tests write their screenshots (test_report_browser.py)."""
+_STARTED = time.time()
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say where this run's screenshots are, for a person to look at."""
+    shots = sorted(p.name for p in SCREENSHOTS.glob("*.png") if p.stat().st_mtime >= _STARTED)
+    if shots:
+        terminalreporter.write_line(f"browser screenshots ({len(shots)}): {SCREENSHOTS}/ "
+                                    f"e.g. {', '.join(shots[:4])}")
 
 
 class Feeds:
@@ -66,7 +79,7 @@ class Feeds:
                 for i, e in enumerate(body, start=1)]
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def feeds() -> type[Feeds]:
     """The report tests' feed helpers."""
     return Feeds

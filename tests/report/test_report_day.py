@@ -4,6 +4,7 @@ wrong payout seen as findings and as a hold difference, days split by the table'
 from __future__ import annotations
 
 import json
+import re
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -120,3 +121,33 @@ def test_cli_day_report(tmp_path: Path, feeds) -> None:
                 ["report", "RL-01/404", "--html", str(one), "--db", db],
                 ["report", "--day", "20-11-2026", "--html", str(one), "--db", db]):
         assert runner.invoke(cli, bad).exit_code == 2, bad
+
+
+def test_cli_pages_name_the_store_head_and_the_checkpoint(tmp_path: Path, feeds) -> None:
+    db, other = f"sqlite:///{tmp_path / 'l.db'}", f"sqlite:///{tmp_path / 'o.db'}"
+    feed = tmp_path / "feed.jsonl"
+    feed.write_text("\n".join(feeds.example("rl")) + "\n")
+    key, cp, stranger = tmp_path / "seal.key", tmp_path / "cp.json", tmp_path / "other.json"
+    assert runner.invoke(cli, ["ingest", str(feed), "--db", db]).exit_code == 0
+    assert runner.invoke(cli, ["keygen", "--out", str(key)]).exit_code == 0
+    assert runner.invoke(cli, ["seal", "--key", str(key), "--out", str(cp), "--db", db]).exit_code == 0
+    other_feed = tmp_path / "other.jsonl"
+    other_feed.write_text("\n".join(feeds.example("fpc")) + "\n")
+    assert runner.invoke(cli, ["ingest", str(other_feed), "--db", other]).exit_code == 0
+    assert runner.invoke(cli, ["seal", "--key", str(key), "--out", str(stranger),
+                               "--db", other]).exit_code == 0
+    head = json.loads(runner.invoke(cli, ["verify", "--json", "--db", db]).stdout)["head"]
+    page = tmp_path / "day.html"
+    for args in (["--day", "2026-11-20"], ["RL-01/000001"]):
+        result = runner.invoke(cli, ["report", *args, "--html", str(page), "--db", db,
+                                     "--checkpoint", str(cp)])
+        assert result.exit_code == 0, result.output
+        footer = page.read_text()[page.read_text().index("<footer"):]
+        assert head in footer and "the store holds it" in footer
+        assert "signature valid" in footer and re.search(r"<b>ledger </b>\d", footer)
+    result = runner.invoke(cli, ["report", "RL-01/000001", "--html", str(page), "--db", db,
+                                 "--checkpoint", str(stranger)])
+    assert result.exit_code == 0 and "the store does NOT hold it" in page.read_text()
+    (tmp_path / "junk.json").write_text("not a checkpoint")
+    assert runner.invoke(cli, ["report", "RL-01/000001", "--html", str(page), "--db", db,
+                               "--checkpoint", str(tmp_path / "junk.json")]).exit_code == 2

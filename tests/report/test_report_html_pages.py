@@ -27,7 +27,8 @@ ROUNDS = {"RL-01": "000001 000002 000003 000004 000005", "FPC-01": "000001 00000
           "STUD-01": "000001 000002 000003 000004", "MJ-01": "g1"}
 ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "span", "div",
                 "small", "table", "thead", "tbody", "tr", "th", "td", "ol", "li", "code", "footer",
-                "svg", "g", "rect", "line", "text", "ellipse", "circle", "path"}
+                "svg", "g", "rect", "line", "text", "ellipse", "circle", "path", "header",
+                "section", "figure", "details", "summary", "dl", "dt", "dd", "b", "i"}
 XSS = "<script>alert('x')</script>"
 
 
@@ -129,5 +130,36 @@ def test_the_day_page_has_a_row_per_table_and_a_chart_per_currency(
     for table in ROUNDS:
         assert f"<td>{table}</td>" in page
     assert page.count("<svg") == 2  # HKD and MOP
-    assert "<title>RL-01 hold: 330 HKD</title>" in page
-    assert "<title>3CB-01 commission: 37.5 HKD</title>" in page
+    assert "<title>RL-01 hold: 330.00 HKD</title>" in page
+    assert "<title>3CB-01 commission: 37.50 HKD</title>" in page
+    assert '<td class="num">1,350.00</td>' in page  # 3CB turnover, thousands and decimals
+
+
+def _cells(page: str, table_class: str, mark: str) -> list[str]:
+    """The text of the cells marked ``mark`` in the page's tables of class ``table_class``."""
+    found = []
+    for table in page.split(f'<table class="{table_class}">')[1:]:
+        body = table.split("</table>")[0]
+        found += [cell.split("</td>")[0] for cell in body.split(f'<td class="num {mark}">')[1:]]
+    return found
+
+
+def test_a_wrong_bank_layer_marks_only_its_wrong_field(app: LedgerApp, feeds) -> None:
+    feeds.ingest(app, [line.replace('"result":"650","commission":"32.5"',
+                                    '"result":"600","commission":"32.5"')
+                       for line in feeds.example("sp9")])
+    page = _page(app, "SP9-01", "000001")
+    assert "Bank layers: derived against recorded" in page
+    assert _cells(page, "money", "diff") == ["600.00"]  # the share, not the commission
+    assert _cells(page, "money", "want") == ["650.00"]
+
+
+def test_a_wrong_mahjong_payment_marks_only_its_wrong_field(app: LedgerApp, feeds) -> None:
+    feeds.ingest(app, [line.replace('"from":"E","to":"N","amount":"50"',
+                                    '"from":"E","to":"N","amount":"40"')
+                       for line in feeds.example("mj")])
+    page = _page(app, "MJ-01", "g1")
+    assert "Payments: derived against recorded" in page
+    assert "Commission: derived against recorded" in page
+    assert _cells(page, "money", "diff") == ["40.00"] and _cells(page, "money", "want") == ["50.00"]
+    assert "No bets in this round." not in page  # Mah-Jong has no bets table

@@ -1,0 +1,34 @@
+"""How the pages write numbers: amounts with thousands separators and two decimals, counts with
+separators, percentages with two decimals. Amounts stay :class:`~decimal.Decimal` to the end.
+
+>>> amount(Decimal("1350")), amount(Decimal("-240.5")), amount(Decimal("1234567.891"))
+('1,350.00', '−240.50', '1,234,567.89')
+>>> count(4650), percent(Decimal("330"), Decimal("2090")), percent(Decimal(1), Decimal(0))
+('4,650', '15.79 %', '—')
+"""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
+
+MINUS = "−"
+"""A true minus sign: as wide as a digit, so columns of signed amounts line up."""
+
+
+def amount(value: Decimal, places: int = 2) -> str:
+    """``1,350.00``: thousands separators, ``places`` decimals, a minus sign for negatives."""
+    quantum = Decimal(1).scaleb(-places)
+    text = f"{abs(value).quantize(quantum, rounding=ROUND_HALF_UP):,.{places}f}"
+    return f"{MINUS}{text}" if value < 0 and text.strip("0.,") else text
+
+
+def count(value: int) -> str:
+    """``4,650``."""
+    return f"{value:,}"
+
+
+def percent(part: Decimal, whole: Decimal) -> str:
+    """``part`` as a percentage of ``whole`` with two decimals, or ``—`` when ``whole`` is 0."""
+    if not whole:
+        return "—"
+    return f"{amount(part * 100 / whole)} %"
