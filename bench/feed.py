@@ -19,6 +19,7 @@ from typing import Any
 from ledger.games import GAMES
 from ledger.games.base import Game
 from ledger.simulate import DEFAULT_START, simulate
+from ledger.simulators import SIMULATORS
 
 CHUNK_ROUNDS = 20_000
 ROUND_INTERVAL = timedelta(seconds=90)
@@ -38,7 +39,7 @@ class FeedFile:
 
 def simulated_games(keys: list[str] | None = None) -> list[Game]:
     """Every registered game that has a simulator today (or those of ``keys`` among them)."""
-    games = [g for g in GAMES.values() if g.simulate_round is not None]
+    games = [g for g in GAMES.values() if g.key in SIMULATORS]
     if keys:
         unknown = set(keys) - {g.key for g in games}
         if unknown:

@@ -12,16 +12,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 
 from cli.contract import fail
 from ledger.errors import StoreError
 from ledger.store import LedgerApp, open_ledger
-
-if TYPE_CHECKING:
-    from projections.base import MemoryRows, View
+from projections.base import MemoryRows, View
+from projections.updater import read_views
 
 T = TypeVar("T")
 
@@ -95,8 +94,6 @@ def current_view(app: LedgerApp, view: View, *, note: bool = True) -> MemoryRows
     are added in memory and, with ``note`` (text output), a line on stderr says how many
     (``ledger projections update`` stores them; ``projections status --json`` reports the
     lag to machines). Nothing is written."""
-    from projections.updater import read_views
-
     got = read_views(app, [view])[0]
     if got.behind and note:
         where = ("not stored yet" if got.stored_position is None

@@ -22,9 +22,10 @@ every error it detects; exceptions it does not catch are mapped by :class:`cli.m
 
 from __future__ import annotations
 
+import json
 import os
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 
@@ -79,6 +80,15 @@ def debug() -> bool:
     return state.debug_flag or os.environ.get(DEBUG_ENV, "") not in ("", "0", "no", "false")
 
 
+def print_json(obj: dict[str, Any]) -> None:
+    """One JSON object on standard output, ``"schema_version"`` first."""
+    body = {"schema_version": SCHEMA_VERSION, **{k: v for k, v in obj.items()
+                                                 if k != "schema_version"}}
+    sys.stdout.write(json.dumps(body, indent=1, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+    state.json_printed = True
+
+
 def error_object(message: str, code: int) -> dict[str, object]:
     """The JSON printed on an error exit (docs/schemas/error.json)."""
     return {"error": message, "exit_code": code}
@@ -89,8 +99,6 @@ def report_error(message: str, code: int = EXIT_USAGE, *, prefix: str = "error")
     sys.stderr.write(f"{prefix}: {message}\n")
     sys.stderr.flush()
     if wants_json() and not state.json_printed:
-        from cli.render import print_json
-
         print_json(error_object(message, code))
 
 

@@ -17,6 +17,7 @@ from ledger.db_admin import (
     install_append_only,
     roles_sql,
 )
+from projections.updater import ViewStore
 
 
 def init(
@@ -58,8 +59,6 @@ def init(
                 typer.echo(statement + ";")
             return
         install_append_only(app)
-        from projections.updater import ViewStore
-
         ViewStore(app).close()  # the view tables exist before any grant on them
         if roles:
             create_roles(app, ingest_role, auditor_role, password)

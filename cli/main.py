@@ -17,13 +17,26 @@ import pkgutil
 import sys
 import traceback
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any
 
 import typer
+from eventsourcing.persistence import InterfaceError, OperationalError, ProgrammingError
+from typer import _click
 from typer.core import TyperGroup
 
 import cli
-from cli.contract import EXIT_CODES, EXIT_INTERNAL, EXIT_USAGE, begin, debug, report_error, state
+from cli.contract import (
+    EXIT_CODES,
+    EXIT_INTERNAL,
+    EXIT_USAGE,
+    begin,
+    debug,
+    error_object,
+    print_json,
+    report_error,
+    state,
+)
 from ledger.errors import LedgerError
 
 
@@ -60,13 +73,8 @@ class LedgerGroup(TyperGroup):
             report_error(str(exc), EXIT_USAGE)
             raise typer.Exit(code=EXIT_USAGE) from None
         except Exception as exc:
-            from typer import _click
-
             if isinstance(exc, _click.ClickException):  # bad option: typer prints it
                 if state.argv and "--json" in state.argv:
-                    from cli.contract import error_object
-                    from cli.render import print_json
-
                     print_json(error_object(exc.format_message(), exc.exit_code))
                 raise
             store = _store_problem(exc)
@@ -116,8 +124,6 @@ def _store_problem(exc: BaseException) -> str | None:
         import psycopg
     except ImportError:  # pragma: no cover - psycopg is a dependency
         psycopg = None  # type: ignore[assignment]
-    from eventsourcing.persistence import InterfaceError, OperationalError, ProgrammingError
-
     text = _one_line(exc)
     if (psycopg is not None and isinstance(exc, psycopg.errors.InsufficientPrivilege)) or (
             isinstance(exc, ProgrammingError) and "permission denied" in text):
@@ -144,8 +150,6 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        from importlib.metadata import PackageNotFoundError, version
-
         try:
             number = version("ledger")
         except PackageNotFoundError:  # pragma: no cover - running from a source tree

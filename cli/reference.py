@@ -12,6 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import typer
+
+from cli.contract import EXIT_CODES
+
 DOC = Path(__file__).resolve().parents[1] / "docs" / "CLI.md"
 
 _INTRO = """\
@@ -74,8 +78,6 @@ missing rounds in memory; in text output a note on standard error says by how ma
 
 
 def _exit_codes() -> str:
-    from cli.contract import EXIT_CODES
-
     rows = "\n".join(f"| {code} | {text} |" for code, text in EXIT_CODES.items())
     return ("## Exit codes\n\nEach code means one thing, for every command:\n\n"
             "| code | meaning |\n|---|---|\n" + rows + "\n\nAn unexpected exception is one line "
@@ -108,8 +110,6 @@ def _help(param: Any) -> str:
 
 
 def _command(path: list[str], cmd: Any, parent: Any) -> list[str]:
-    import typer
-
     ctx = typer.Context(cmd, info_name=path[-1], parent=parent)
     lines = [f"### `{' '.join(path)}`", ""]
     usage = " ".join(cmd.collect_usage_pieces(ctx))
@@ -132,9 +132,7 @@ def _command(path: list[str], cmd: Any, parent: Any) -> list[str]:
 
 def render() -> str:
     """docs/CLI.md as the commands describe themselves."""
-    import typer
-
-    from cli.main import app
+    from cli.main import app  # cli.main discovers every cli module, this one included
 
     root = typer.main.get_command(app)
     ctx = typer.Context(root, info_name="ledger")

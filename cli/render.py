@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,22 +10,12 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
+from cli.contract import print_json as print_json
+from ledger.findings import Finding
 from ledger.verify.engine import VerifyReport
-from ledger.verify.findings import Finding
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False)
-
-
-def print_json(obj: dict[str, Any]) -> None:
-    """One JSON object on standard output, ``"schema_version"`` first (cli.contract)."""
-    from cli.contract import SCHEMA_VERSION, state
-
-    body = {"schema_version": SCHEMA_VERSION, **{k: v for k, v in obj.items()
-                                                 if k != "schema_version"}}
-    sys.stdout.write(json.dumps(body, indent=1, ensure_ascii=False) + "\n")
-    sys.stdout.flush()
-    state.json_printed = True
 
 
 def progress_bar(total: int | None, what: str) -> Progress | None:

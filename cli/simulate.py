@@ -11,6 +11,7 @@ from ledger.games import GAMES
 from ledger.games.stud_poker.simulate import force_plan
 from ledger.simulate import parse_bias
 from ledger.simulate import simulate as run_simulation
+from ledger.simulators import SIMULATORS
 
 
 def simulated_games(names: list[str]) -> list[str]:
@@ -18,11 +19,11 @@ def simulated_games(names: list[str]) -> list[str]:
     when none is given."""
     keys = [k.strip().upper() for n in names for k in n.split(",") if k.strip()]
     if not keys:
-        return [k for k, g in GAMES.items() if g.simulate_round is not None]
+        return [k for k in GAMES if k in SIMULATORS]
     for key in keys:
         if key not in GAMES:
             raise typer.BadParameter(f"unknown game {key}; one of {' '.join(GAMES)}")
-        if GAMES[key].simulate_round is None:
+        if key not in SIMULATORS:
             raise typer.BadParameter(f"{key} cannot be simulated yet")
     return keys
 

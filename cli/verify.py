@@ -12,6 +12,7 @@ from cli.context import DbOption, open_app
 from cli.contract import fail
 from cli.render import out, print_json, print_verify, progress_bar
 from ledger.feed.types import GAME_KEYS
+from ledger.findings import Finding
 from ledger.seal import (
     Checkpoint,
     SealError,
@@ -20,8 +21,10 @@ from ledger.seal import (
     load_public_key,
     read_checkpoint,
 )
-from ledger.store import LedgerApp
+from ledger.store import LedgerApp, database_url
 from ledger.verify.engine import Selection, VerifyReport, verify_store
+from ledger.verify.partition import verify_parallel
+from projections.check import check_projections
 
 
 def verify(
@@ -134,8 +137,6 @@ def _check_checkpoint(app: LedgerApp, sealed: Checkpoint, report: VerifyReport) 
 
 def _check_projections(app: LedgerApp, report: VerifyReport) -> None:
     """Rebuild equals incremental, for every view the updater has stored (issue 6)."""
-    from projections.check import check_projections
-
     report.findings += check_projections(app)
 
 
@@ -148,8 +149,6 @@ def _run(app: LedgerApp, selection: Selection, expect_head: str | None, *, jobs:
     except (OperationalError, InterfaceError) as exc:  # the server went away: not tampering
         fail(f"the store cannot be reached: {exc}")
     except Exception as exc:  # e.g. "database disk image is malformed" on a damaged file
-        from ledger.verify.findings import Finding
-
         report = VerifyReport(integrity_ok=False)
         report.findings.append(Finding("chain_broken", None, None, rule="integrity",
                                        message=f"the store cannot be read: {exc}"))
@@ -174,9 +173,6 @@ def _run_one(app: LedgerApp, selection: Selection, expect_head: str | None) -> V
 def _run_parallel(selection: Selection, expect_head: str | None, jobs: int,
                   db: str | None) -> VerifyReport:
     """``--jobs N``: each worker opens the store itself (no progress bar)."""
-    from ledger.store import database_url
-    from ledger.verify.partition import verify_parallel
-
     return verify_parallel(database_url(db), selection, jobs=jobs, expect_head=expect_head)
 
 ORDER = 20

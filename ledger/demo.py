@@ -12,9 +12,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ledger.games import GAMES
 from ledger.ingest import IngestReport, ingest_file
 from ledger.simulate import Simulation, simulate
+from ledger.simulators import simulated_games
 from ledger.store import open_ledger
 from ledger.verify.engine import VerifyReport, verify_store
 
@@ -45,7 +45,7 @@ def run_demo(workdir: Path, *, db: str | None = None, rounds: int = 300, tables:
              seed: int = 2026, error_rate: float = 0.02) -> DemoReport:
     """Run the demo in ``workdir`` (a fresh SQLite file there unless ``db`` is given)."""
     started = time.perf_counter()
-    games = [g for g in GAMES.values() if g.simulate_round is not None]
+    games = simulated_games()
     sim = simulate(games, rounds=rounds, tables=tables, seed=seed, error_rate=error_rate,
                    rounds_for={"MJ": max(1, rounds // DEMO_MJ_SHARE)})
     feed = workdir / "demo-feed.jsonl"

@@ -10,7 +10,7 @@
 
 Rejected feed lines are not exceptions: they are values (``ledger.feed.parse.Rejection``) with
 a stable code, collected into the rejects file. Findings are values too
-(``ledger.verify.findings.Finding``).
+(``ledger.findings.Finding``).
 """
 
 

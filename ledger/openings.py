@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from ledger.feed.envelope import RoundOpened
+from ledger.feed.parse import parse_line
 from ledger.feed.types import Timestamp
 from ledger.feed.window import outside_window
 
@@ -135,8 +136,6 @@ class OpeningParser:
 
     def parse(self, text: str | bytes, line_no: int) -> Any:
         """The parsed event or rejection, as ``parse_line`` gives it."""
-        from ledger.feed.parse import parse_line
-
         if len(text) <= self.max_bytes:
             raw = text if isinstance(text, bytes) else text.encode("utf-8")
             if b'"type":"round_opened"' in raw[:200]:

@@ -6,12 +6,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ledger.feed.envelope import BetPlaced, FeedEvent
+from ledger.findings import Finding
 from ledger.games import GAMES
 from ledger.games.base import Derivation
 from ledger.round import Round
 from ledger.store import LedgerApp
 from ledger.verify.checks import check_round
-from ledger.verify.findings import Finding
+from ledger.verify.engine import Selection, verify_store
+from ledger.verify.judge import Judged
 
 _ENVELOPE = {"v", "table", "game", "round", "seq", "at", "type", "rules", "rules_hash"}
 
@@ -81,9 +83,6 @@ def replay_round(app: LedgerApp, table: str, round: str) -> RoundReplay | None:
 def _replay_in_context(app: LedgerApp, table: str, round: str) -> RoundReplay | None:
     """A round of a game whose rules span rounds (carried bets, bank, jackpot pool): judged in a
     pass over the store, exactly as verify judges it."""
-    from ledger.verify.engine import Selection, verify_store
-    from ledger.verify.judge import Judged
-
     seen: list[Judged] = []
     verify_store(app, Selection(table=table, round=round), on_judged=seen.append)
     if not seen:

@@ -38,8 +38,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from ledger.chain import CHAIN_ID, CHAIN_TOPIC, Linked
+from ledger.findings import Finding
 from ledger.store import LedgerApp, Recorded
-from ledger.verify.findings import Finding
 from ledger.verify.integrity import ChainVerifier
 
 CHECKPOINT_FORMAT = "ledger-checkpoint-v1"

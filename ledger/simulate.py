@@ -3,7 +3,7 @@
 Each game's ``simulate.py`` plays one round into a :class:`RoundBuilder`; this module runs many
 tables of many games side by side, interleaves their lines in time order as a live feed would,
 and injects errors at a given rate. Every injected error is returned as an
-:class:`~ledger.games.base.Injected` — the finding verify must report — so tests can check that
+:class:`~ledger.builder.Injected` — the finding verify must report — so tests can check that
 verify finds exactly those and nothing else. The same seed gives the same feed, byte for byte.
 
 For surveillance (``ledger stats``) every ``round_opened`` names the table's ``croupier`` (a
@@ -18,73 +18,22 @@ import heapq
 import json
 import random
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ledger.games.base import Game, Injected
+from ledger.builder import COMMON_KINDS, ERROR_KINDS, Injected, RoundBuilder, TableBias
+from ledger.games.base import Game
+from ledger.simulators import SIMULATORS
+
+__all__ = ["COMMON_KINDS", "DEFAULT_START", "ERROR_KINDS", "Injected", "RoundBuilder", "Simulation",
+           "TableBias", "croupier_on_duty", "parse_bias", "simulate"]
 
 SHIFT = timedelta(hours=1)
 """A croupier's turn at a table before the rota moves on."""
 
-ERROR_KINDS: dict[str, str] = {
-    "wrong_payout": "settlement_mismatch",
-    "late_bet": "bet_after_close",
-    "missing_settlement": "missing_settlement",
-    "wrong_commission": "commission_mismatch",
-    "mj_wrong_fan": "payment_mismatch",
-    "mj_liability_ignored": "payment_mismatch",
-    "mj_missing_commission": "commission_mismatch",
-}
-"""Error kinds a simulator may inject, and the finding code each must produce."""
-
-COMMON_KINDS: tuple[str, ...] = ("wrong_payout", "late_bet", "missing_settlement",
-                                 "wrong_commission")
-"""The kinds every game with bets and settlements can inject; games add their own."""
-
 MACAU = timezone(timedelta(hours=8))
 DEFAULT_START = datetime(2026, 11, 20, 10, 0, tzinfo=MACAU)
-
-
-@dataclass
-class RoundBuilder:
-    """Collects one round's feed lines, numbering ``seq`` and advancing the clock."""
-
-    table: str
-    game: str
-    round: str
-    start: datetime
-    lines: list[dict[str, Any]] = field(default_factory=list)
-    step: timedelta = timedelta(seconds=2)
-    table_state: dict[str, Any] = field(default_factory=dict)
-    """Kept from round to round of one table (a 3CB carried tie, an SP9 bank's run)."""
-    game_state: dict[str, Any] = field(default_factory=dict)
-    """Shared by every table of the game in one simulation."""
-    croupier: str | None = None
-    """Written on ``round_opened`` when set."""
-    bias: TableBias | None = None
-    """Unfair equipment of this table, if any (``ledger simulate --bias``)."""
-    _bets: int = 0
-
-    def add(self, type_: str, **fields: Any) -> dict[str, Any]:
-        """Append one line of ``type_`` with the given fields; returns it for later edits."""
-        seq = len(self.lines) + 1
-        at = self.start + self.step * (seq - 1)
-        line = {"v": 1, "table": self.table, "game": self.game, "round": self.round,
-                "seq": seq, "at": at.isoformat(), "type": type_, **fields}
-        if type_ == "round_opened" and self.croupier is not None:
-            line["croupier"] = self.croupier
-        self.lines.append(line)
-        return line
-
-    def next_bet(self) -> str:
-        """A fresh bet id for this round: ``b1``, ``b2``, …"""
-        self._bets += 1
-        return f"b{self._bets}"
-
-    def injected(self, kind: str, bet: str | None) -> Injected:
-        """Record that ``kind`` was injected here, as the finding verify must report."""
-        return Injected(ERROR_KINDS[kind], self.table, self.round, bet)
 
 
 @dataclass
@@ -138,7 +87,8 @@ def simulate(
     injected: list[Injected] = []
     total = 0
     for game in games:
-        if game.simulate_round is None:
+        simulator = SIMULATORS.get(game.key)
+        if simulator is None:
             raise ValueError(f"{game.key} has no simulator yet")
         game_rounds = (rounds_for or {}).get(game.key, rounds)
         total += game_rounds * tables
@@ -151,19 +101,20 @@ def simulate(
             stream: list[dict[str, Any]] = []
             for r in range(1, game_rounds + 1):
                 kind = None
-                if game.injectable and table_rng.random() < error_rate:
-                    kind = table_rng.choice(game.injectable)
+                if simulator.injectable and table_rng.random() < error_rate:
+                    kind = table_rng.choice(simulator.injectable)
                 builder = RoundBuilder(table, game.key, f"{r:06d}", start + interval * r,
                                        table_state=table_state, game_state=shared,
                                        croupier=croupier_on_duty(game.key, t, tables, interval * r),
                                        bias=(bias or {}).get(table))
-                injected += game.simulate_round(builder, table_rng, kind)
+                injected += simulator.simulate_round(builder, table_rng, kind)
                 stream += builder.lines
             streams.append(stream)
     lines = list(_merge_by_time(streams))
     for game in games:
-        if game.finish_feed is not None:
-            injected = game.finish_feed(lines, injected)
+        finish_feed = SIMULATORS[game.key].finish_feed
+        if finish_feed is not None:
+            injected = finish_feed(lines, injected)
     return Simulation(lines, injected, total)
 
 
@@ -179,33 +130,6 @@ def croupier_on_duty(game: str, table: int, tables: int, elapsed: timedelta) -> 
     shifts over ``tables + 2`` croupiers per game, so no two tables share one at a time."""
     pool = tables + 2
     return f"D-{game}-{(table - 1 + int(elapsed / SHIFT)) % pool + 1:02d}"
-
-
-@dataclass
-class TableBias:
-    """Unfair equipment for one simulated table (``ledger simulate --bias``).
-
-    ``weights`` makes an outcome (a roulette pocket, a face of every die) that many times as
-    likely as the others; ``die_weights`` does it for one die only (``(die, face)``, from 1);
-    ``missing`` names cards taken out of every shoe or deck.
-    """
-
-    weights: dict[int, float] = field(default_factory=dict)
-    die_weights: dict[tuple[int, int], float] = field(default_factory=dict)
-    missing: list[str] = field(default_factory=list)
-
-    def pocket(self, rng: random.Random) -> int:
-        """A roulette number 0–36 from this wheel."""
-        if not self.weights:
-            return rng.randint(0, 36)
-        return rng.choices(range(37), [self.weights.get(n, 1.0) for n in range(37)])[0]
-
-    def die(self, rng: random.Random, die: int) -> int:
-        """A face 1–6 of die number ``die`` (from 1) of this shaker."""
-        weights = [self.die_weights.get((die, f), self.weights.get(f, 1.0)) for f in range(1, 7)]
-        if all(w == 1.0 for w in weights):
-            return rng.randint(1, 6)
-        return rng.choices(range(1, 7), weights)[0]
 
 
 def parse_bias(specs: Sequence[str]) -> dict[str, TableBias]:

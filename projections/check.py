@@ -12,27 +12,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from ledger.findings import Finding
 from ledger.store import LedgerApp
-from ledger.verify.findings import Finding
 from projections.base import MemoryRows, View, closed_rounds, fold_views
+from projections.diff import Difference, compare, encode_row
+from projections.registry import registered_views
 from projections.sealed_rows import ViewKeyError, ViewTampered
-from projections.updater import ViewStore, encode_row
+from projections.updater import ViewStore
 
 RULE = "rebuild equals incremental (projections)"
 SHOWN_MAX = 20
 """Differing keys reported per view; the rest are counted in the last finding."""
-
-
-@dataclass(frozen=True)
-class Difference:
-    """One key whose stored row differs from the rebuilt one (``None``: absent)."""
-
-    view: str
-    key: str
-    stored: dict[str, object] | None
-    rebuilt: dict[str, object] | None
 
 
 def fold_upto(app: LedgerApp, view: View, position: int) -> MemoryRows:
@@ -43,18 +34,6 @@ def fold_upto(app: LedgerApp, view: View, position: int) -> MemoryRows:
             break
         view.apply(rnd, rows)
     return rows
-
-
-def compare(view: str, stored: MemoryRows, rebuilt: MemoryRows) -> list[Difference]:
-    """Keys whose rows differ (compared as canonical JSON text)."""
-    keys = sorted(set(stored.rows) | set(rebuilt.rows))
-    out = []
-    for key in keys:
-        a, b = stored.rows.get(key), rebuilt.rows.get(key)
-        if (a is None) != (b is None) or (a is not None and b is not None
-                                          and encode_row(a) != encode_row(b)):
-            out.append(Difference(view, key, a, b))
-    return out
 
 
 def differences(app: LedgerApp, view: View, store: ViewStore) -> tuple[int | None, list[Difference]]:
@@ -71,8 +50,6 @@ def check_projections(app: LedgerApp, views: Sequence[View] | None = None) -> li
 
     Every view is snapshotted first, then all are rebuilt in **one** pass over the log
     (``projections.base.fold_views``), each up to its own stored position."""
-    from projections.registry import registered_views
-
     chosen = list(views) if views is not None else registered_views()
     findings: list[Finding] = []
     compared: list[tuple[View, int, MemoryRows]] = []

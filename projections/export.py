@@ -64,7 +64,12 @@ from ledger.store import LedgerApp
 from ledger.verify.judge import Judged, judge_rounds
 from projections.base import MemoryRows, closed_rounds
 from projections.beancount import journal, movements
-from projections.commission import CommissionView, commission_items, commission_report
+from projections.commission import (
+    CommissionView,
+    commission_items,
+    commission_report,
+    money_text,
+)
 from projections.gaming_day import day_of
 from projections.house import COMMISSION_KINDS, HouseView
 from projections.registry import registered_views
@@ -233,7 +238,6 @@ def csv_cell(value: Any, kind: str) -> str:
     if value is None:
         return ""
     if kind == "money":
-        from projections.commission import money_text
         return money_text(Decimal(value))
     if isinstance(value, bool):
         return "true" if value else "false"

@@ -52,6 +52,8 @@ from ledger.games import GAMES
 from ledger.round import Round
 from ledger.store import LedgerApp
 from projections.base import MemoryRows, Row, View, closed_rounds
+from projections.diff import compare, encode_row
+from projections.registry import registered_views
 from projections.sealed_rows import META_KEY, RowCodec
 
 ROWS_TABLE = "ledger_view_rows"
@@ -71,11 +73,6 @@ class ProjectionError(StoreError):
 
 class _Moved(Exception):
     """The tracked position moved during a batch: roll back and redo it."""
-
-
-def encode_row(row: Row) -> str:
-    """A row's stored text: canonical JSON (sorted keys). Decimals must already be strings."""
-    return json.dumps(row, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -700,8 +697,6 @@ def catch_up(app: LedgerApp, views: Sequence[View] | None = None, *,
              batch_rounds: int = BATCH_ROUNDS, store: ViewStore | None = None) -> dict[str, int]:
     """Bring every view (the registry's by default) up to the end of the log in shared passes
     over the log (:func:`catch_up_targets`); return their positions by name."""
-    from projections.registry import registered_views
-
     chosen = list(views) if views is not None else registered_views()
     with _store_of(app, store) as own:
         return catch_up_targets(app, own, [Target(v, v.name) for v in chosen],
@@ -806,8 +801,6 @@ def closings_after(app: LedgerApp, position: int, page: int = 1000) -> int:
 
 def status(app: LedgerApp, views: Sequence[View] | None = None) -> list[ViewStatus]:
     """Each view's stored position, version and lag, without updating anything."""
-    from projections.registry import registered_views
-
     chosen = list(views) if views is not None else registered_views()
     head = app.recorder.max_notification_id() or 0
     counted: dict[int, int] = {}  # views at the same position share one count
@@ -853,9 +846,6 @@ def rebuild_all(app: LedgerApp, views: Sequence[View] | None = None, *, replace:
     """:func:`rebuild` for several views (the registry's by default) with shared passes: one
     catch-up of the live views, then one rebuild pass for all the scratch views, each stopping
     at its live view's position."""
-    from projections.check import compare
-    from projections.registry import registered_views
-
     chosen = list({v.name: v for v in (views if views is not None else registered_views())}
                   .values())
     scratch = {v.name: f"{v.name}~rebuild" for v in chosen}

@@ -10,7 +10,9 @@ Each game folder (``ledger/games/<name>/``) has the same files:
                     (games whose rules span rounds add a :class:`GameSession`);
 - ``money.py``    — ``MONEY``, the :class:`Money` hooks: what the round means for the house's
                     books (commission recorded, house result, turnover, jackpot contribution);
-- ``simulate.py`` — plays realistic rounds for ``ledger simulate``, with injected errors;
+- ``simulate.py`` — plays realistic rounds for ``ledger simulate``, with injected errors
+                    (registered in ``ledger/simulators.py``, not here: production code never
+                    imports a simulator);
 - ``__init__.py`` — ``GAME``, the :class:`Game` record below.
 
 Games whose rules have not landed yet have ``derive=None``: their feeds are validated and
@@ -19,7 +21,6 @@ stored, and verify runs only the generic life-cycle checks on them.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -27,11 +28,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ledger.feed.envelope import BetPlaced, FeedEvent, Result
 from ledger.feed.types import GameKey
-from ledger.verify.findings import Finding
+from ledger.findings import Finding
 
 if TYPE_CHECKING:
     from ledger.round import Round
-    from ledger.simulate import RoundBuilder
 
 
 @dataclass(frozen=True)
@@ -178,20 +178,6 @@ class Money:
 
 Deriver = Callable[["Round"], Derivation]
 
-@dataclass(frozen=True)
-class Injected:
-    """An error a simulator put into a feed on purpose: the finding verify must report."""
-
-    code: str
-    table: str
-    round: str
-    bet: str | None
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON form for the sidecar file."""
-        return {"code": self.code, "table": self.table, "round": self.round, "bet": self.bet}
-
-
 class GameSession(Protocol):
     """A game's state across rounds during one verify run: carried bets, the SP9 bank's runs, a
     linked jackpot pool. Verify creates one per run and feeds it **every** round of the game in
@@ -216,14 +202,6 @@ class GameSession(Protocol):
         ...
 
 
-RoundSimulator = Callable[["RoundBuilder", random.Random, "str | None"], list[Injected]]
-"""Plays one round into a builder; the third argument names the error to inject, if any."""
-
-
-FeedFinisher = Callable[[list[dict[str, Any]], list[Injected]], list[Injected]]
-"""Edits the merged feed lines in place; takes and returns the list of injected errors."""
-
-
 def never_after_close(bet: BetPlaced) -> bool:
     """No bet is allowed after betting closes (every game but STUD)."""
     return False
@@ -246,12 +224,6 @@ class Game:
     """Rules that need earlier rounds (bank runs, jackpot pool); replaces ``derive`` in verify."""
     carries_bets: bool = False
     """Bets may be settled ``carry`` and restated in the table's next round (3CB, STUD)."""
-    simulate_round: RoundSimulator | None = None
-    finish_feed: FeedFinisher | None = None
-    """Run once over the merged, time-ordered feed (the order the ledger will store it), for
-    state shared across tables, such as a linked jackpot pool."""
-    injectable: tuple[str, ...] = ()
-    """The error kinds its simulator can inject (see ``ledger.simulate.ERROR_KINDS``)."""
     money: Money | None = None
     """Its money hooks (``money.py``); ``None`` only for a game whose money is not yet known."""
 

@@ -37,12 +37,12 @@ from decimal import Decimal
 from typing import Any
 
 from ledger.feed.envelope import BetPlaced
+from ledger.findings import Finding
 from ledger.games import GAMES
 from ledger.games.base import Derivation
 from ledger.games.money import money_of
 from ledger.round import Round
 from ledger.store import LedgerApp
-from ledger.verify.findings import Finding
 from ledger.verify.judge import Judged, RoundJudge, judge_rounds
 from projections.base import closed_rounds
 from projections.gaming_day import check_cutoff, day_of, default_cutoff

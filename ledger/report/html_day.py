@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from ledger.findings import FINDING_CODES, Finding
 from ledger.report.day import DaySummary, TableDay
 from ledger.report.html_round import findings_table
 from ledger.report.markup import Markup, el, join
@@ -21,7 +22,6 @@ from ledger.report.numbers import amount, count, percent
 from ledger.report.page import page
 from ledger.report.provenance import Provenance, footer
 from ledger.report.svg import BarGroup, bar_chart, hbar_chart
-from ledger.verify.findings import FINDING_CODES, Finding
 
 UPRIGHT_CHART_TABLES = 10
 """Up to this many tables a currency's chart has upright bars; more, and it lies on its side,

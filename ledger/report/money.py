@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from ledger.games.base import Derivation
+from ledger.games.mahjong.round import outcome
+from ledger.games.super_pan9.round import analyse
+from ledger.games.super_pan9.tables import SPLIT_RULE
 from ledger.money import same_amount
 from ledger.report.numbers import amount
 from ledger.round import Round
@@ -81,9 +84,6 @@ def money_tables(rnd: Round, derivation: Derivation) -> list[MoneyTable]:
 
 
 def _bank_layers(rnd: Round) -> MoneyTable:
-    from ledger.games.super_pan9.round import analyse
-    from ledger.games.super_pan9.tables import SPLIT_RULE
-
     bank = analyse(rnd).bank
     table = MoneyTable("Bank layers: derived against recorded", ["layer", "capital"],
                        ["share of W", "commission"], SPLIT_RULE)
@@ -106,8 +106,6 @@ def _bank_layers(rnd: Round) -> MoneyTable:
 
 
 def _payments(rnd: Round) -> MoneyTable:
-    from ledger.games.mahjong.round import outcome
-
     table = MoneyTable("Payments: derived against recorded", ["from", "to"],
                        ["amount", "reason", "shortfall"], "MJ arts. 7, 10; RULES §4.7–4.9")
     if rnd.ended_by is None:

@@ -17,6 +17,8 @@ from ledger.games import GAMES
 from ledger.replay import RoundReplay, event_data, replay_round
 from ledger.report.glyphs import outcome_lines
 from ledger.store import LedgerApp
+from ledger.verify.engine import Selection, verify_store
+from ledger.verify.judge import Judged
 
 DEFAULT_LAST = 10
 
@@ -80,9 +82,6 @@ def recall(app: LedgerApp, table: str, last: int = DEFAULT_LAST) -> Recall | Non
 def _judged_in_one_pass(app: LedgerApp, table: str, rounds: set[str]) -> dict[str, RoundReplay]:
     """Judge the table's rounds in one verify pass and keep the wanted ones (the way
     ``replay_round`` judges a single one of them)."""
-    from ledger.verify.engine import Selection, verify_store
-    from ledger.verify.judge import Judged
-
     found: dict[str, RoundReplay] = {}
 
     def keep(judged: Judged) -> None:

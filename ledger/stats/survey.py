@@ -30,12 +30,12 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from ledger.findings import Finding
 from ledger.games import GAMES
 from ledger.round import Round
 from ledger.stats.collect import TableWatch, Tally, cell_labels, cell_probabilities, equipment_of
 from ledger.stats.tests import TestResult, holm
 from ledger.store import LedgerApp
-from ledger.verify.findings import Finding
 from ledger.verify.judge import RoundJudge
 from projections.base import closed_rounds
 from projections.gaming_day import day_of

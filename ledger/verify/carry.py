@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from ledger.findings import Finding
 from ledger.round import Round
-from ledger.verify.findings import Finding
 
 CARRY_RULE = "FEED §5 (carry-over); RULES §3.7, §6.7"
 

@@ -11,12 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ledger.feed.envelope import BetPlaced, BetSettled, FeedEvent
+from ledger.findings import BETTING_CLOSED_RULE, Finding
 from ledger.games.base import Derivation, Game, Settlement
 from ledger.money import same_amount
 from ledger.round import Round
-from ledger.verify.findings import Finding
-
-BETTING_CLOSED_RULE = "FEED §10 (betting closes)"
 
 
 def check_round(rnd: Round, game: Game, *, is_newest: bool = False,

@@ -25,11 +25,11 @@ from pydantic import ValidationError
 
 from ledger.chain import CHAIN_TOPIC, FrameError
 from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent
+from ledger.findings import Finding
 from ledger.games import GAMES
 from ledger.openings import OpeningDecoder
 from ledger.store import TOPICS, LedgerApp, LedgerMapper, RawRow
 from ledger.table import TABLE_TOPIC, RoundStarted
-from ledger.verify.findings import Finding
 from ledger.verify.integrity import ChainVerifier
 from ledger.verify.judge import Judged, RoundJudge
 

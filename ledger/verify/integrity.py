@@ -19,8 +19,8 @@ from uuid import UUID
 
 from ledger.chain import CHAIN_ID, CHAIN_TOPIC, FrameError, Linked, genesis, next_digest
 from ledger.feed.envelope import TERMINAL_TYPES
+from ledger.findings import Finding
 from ledger.store import LedgerMapper
-from ledger.verify.findings import Finding
 
 MAX_CHAIN_FINDINGS = 1000
 _TERMINAL_SUFFIXES = tuple("/" + t for t in TERMINAL_TYPES)

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ledger.feed.envelope import FeedEvent
+from ledger.findings import Finding
 from ledger.games import GAMES
 from ledger.games.base import Derivation, GameSession
 from ledger.round import Round
 from ledger.verify.carry import CarryTracker
 from ledger.verify.checks import check_round
-from ledger.verify.findings import Finding
 
 
 @dataclass

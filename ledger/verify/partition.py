@@ -32,11 +32,11 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from ledger.chain import FrameError
+from ledger.findings import Finding
 from ledger.games import GAMES
 from ledger.store import LedgerApp, open_ledger
 from ledger.table import TABLE_TOPIC, table_id
 from ledger.verify.engine import Keyed, Selection, VerifyPass, VerifyReport, verify_store
-from ledger.verify.findings import Finding
 from ledger.verify.integrity import ChainVerifier
 
 CHAIN_US_PER_ROW = 3.5

@@ -16,7 +16,7 @@ from cli.main import app
 from cli.schema import schema_text
 from ledger.feed.parse import REJECT_CODES
 from ledger.feed.schema import event_tables_markdown, feed_line_schema
-from ledger.verify.findings import FINDING_CODES
+from ledger.findings import FINDING_CODES
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"

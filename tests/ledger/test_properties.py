@@ -23,11 +23,12 @@ from ledger.feed.envelope import BetSettled
 from ledger.games import GAMES
 from ledger.ingest import ingest_file
 from ledger.simulate import Simulation, simulate
+from ledger.simulators import SIMULATORS
 from ledger.store import LedgerApp, open_ledger
 from ledger.verify.engine import verify_store
 from ledger.verify.judge import Judged
 
-SIMULATED = sorted(k for k, g in GAMES.items() if g.simulate_round is not None)
+SIMULATED = sorted(SIMULATORS)
 SETTINGS = settings(max_examples=15, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 

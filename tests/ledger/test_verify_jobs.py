@@ -9,9 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app as cli
-from ledger.games import GAMES
 from ledger.ingest import Ingestor, numbered_lines
 from ledger.simulate import simulate
+from ledger.simulators import simulated_games
 from ledger.store import LedgerApp, open_ledger
 from ledger.verify.engine import Selection, verify_store
 from ledger.verify.partition import assign, verify_parallel
@@ -23,7 +23,7 @@ def _ingest(app: LedgerApp, lines: list[str]) -> None:
 
 
 def _simulated(error_rate: float, rounds: int = 12, tables: int = 3) -> list[str]:
-    games = [g for g in GAMES.values() if g.simulate_round is not None]
+    games = simulated_games()
     sim = simulate(games, rounds=rounds, tables=tables, seed=7, error_rate=error_rate)
     return [json.dumps(line, separators=(",", ":")) for line in sim.lines]
 

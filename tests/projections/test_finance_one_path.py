@@ -16,6 +16,7 @@ from ledger.games import GAMES
 from ledger.ingest import ingest_file
 from ledger.report.day import summarize_day
 from ledger.simulate import simulate
+from ledger.simulators import SIMULATORS
 from ledger.store import LedgerApp, open_ledger
 from ledger.verify.engine import verify_store
 from ledger.verify.judge import Judged
@@ -26,7 +27,7 @@ from projections.gaming_day import day_of
 from projections.house import HouseView
 
 ZERO = Decimal(0)
-SIMULATED = sorted(k for k, g in GAMES.items() if g.simulate_round is not None)
+SIMULATED = sorted(SIMULATORS)
 SETTINGS = settings(max_examples=8, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 

@@ -23,11 +23,11 @@ from beancount.core import data as bean
 from typer.testing import CliRunner
 
 from cli.main import app as cli_app
-from ledger.games import GAMES
 from ledger.games.stud_poker.simulate import force_plan
 from ledger.ingest import ingest_file
 from ledger.report.day import summarize_day
 from ledger.simulate import simulate
+from ledger.simulators import simulated_games
 from ledger.store import LedgerApp
 from projections.beancount import account_part
 from projections.export import export
@@ -44,7 +44,7 @@ DAY = date(2026, 11, 20)
 def simulated_day(folder: Path) -> Path:
     """The deterministic finance day: every game, 12 rounds on 2 tables, 10 % dealer errors,
     three forced jackpot hands (the royal flush empties the pool, which is reset)."""
-    sim = simulate([g for g in GAMES.values() if g.simulate_round is not None], rounds=12,
+    sim = simulate(simulated_games(), rounds=12,
                    tables=2, seed=16, error_rate=0.1, game_state={"STUD": force_plan(FORCED)})
     feed = folder / "day.jsonl"
     sim.write(str(feed))

@@ -9,7 +9,6 @@ from ledger.games.base import Game
 from ledger.games.fish_prawn_crab.feed import EVENTS
 from ledger.games.fish_prawn_crab.money import MONEY
 from ledger.games.fish_prawn_crab.round import derive
-from ledger.games.fish_prawn_crab.simulate import INJECTABLE, simulate_round
 
 GAME = Game(
     key="FPC",
@@ -19,6 +18,4 @@ GAME = Game(
     money=MONEY,
     closes_betting=frozenset({"dice_shown", "die_cocked"}),
     derive=derive,
-    simulate_round=simulate_round,
-    injectable=INJECTABLE,
 )

@@ -15,11 +15,11 @@
 from __future__ import annotations
 
 from ledger.feed.envelope import BetPlaced
+from ledger.findings import Finding
 from ledger.games.base import Derivation, Settlement, Step
 from ledger.games.fish_prawn_crab.feed import DiceShown, DieCocked, FishPrawnCrabBetPlaced, Spot
 from ledger.games.fish_prawn_crab.rules import describe, label, settle, void
 from ledger.round import Round
-from ledger.verify.findings import Finding
 
 COCKED_DIE_RULE = "FPC art. 3 C) [S]; RULES §8.2 F2 [I]"
 ROUND_VOIDED_RULE = "FEED §2 (round_voided)"

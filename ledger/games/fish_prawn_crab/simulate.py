@@ -13,9 +13,9 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-from ledger.games.base import Injected
+from ledger.builder import Injected, RoundBuilder, TableBias
 from ledger.games.fish_prawn_crab.feed import (
     AnySpot,
     ColourSpot,
@@ -27,10 +27,6 @@ from ledger.games.fish_prawn_crab.feed import (
 )
 from ledger.games.fish_prawn_crab.rules import settle
 from ledger.games.fish_prawn_crab.tables import COLOURS
-
-if TYPE_CHECKING:
-    # Only for typing: ledger.simulate imports the game registry, which imports this module.
-    from ledger.simulate import RoundBuilder, TableBias
 
 LIMITS: Final[dict[str, dict[str, str]]] = {
     "small": {"min": "50", "max": "20000"},

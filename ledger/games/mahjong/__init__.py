@@ -13,7 +13,6 @@ from ledger.games.base import Game
 from ledger.games.mahjong.feed import EVENTS
 from ledger.games.mahjong.money import MONEY
 from ledger.games.mahjong.round import derive
-from ledger.games.mahjong.simulate import INJECTABLE, simulate_round
 
 GAME = Game(
     key="MJ",
@@ -23,6 +22,4 @@ GAME = Game(
     money=MONEY,
     closes_betting=frozenset(),
     derive=derive,
-    simulate_round=simulate_round,
-    injectable=INJECTABLE,
 )

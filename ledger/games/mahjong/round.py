@@ -20,6 +20,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from decimal import Decimal
 
+from ledger.findings import Finding
 from ledger.games.base import Commission, Derivation, Step
 from ledger.games.mahjong.feed import (
     CommissionCharged,
@@ -38,7 +39,6 @@ from ledger.games.mahjong.state import GameState, replay
 from ledger.games.mahjong.tables import NO_COMMISSION_RULE
 from ledger.money import ZERO, same_amount
 from ledger.round import Round
-from ledger.verify.findings import Finding
 
 MIN_CAPITAL_RULE = "RULES §8.4 M6 (mj.min_capital)"
 LOG_CHUNK = 24

@@ -25,12 +25,14 @@ import json
 import random
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-from ledger.games.base import Injected
+from ledger.builder import Injected, RoundBuilder
+from ledger.feed.parse import Rejection, parse_line
 from ledger.games.mahjong.feed import STAKE_ROWS
 from ledger.games.mahjong.hands import is_complete
 from ledger.games.mahjong.payments import Due, win_payments
+from ledger.games.mahjong.round import outcome
 from ledger.games.mahjong.tables import COMMISSION, LAYOUTS, deal_order
 from ledger.games.mahjong.tiles import (
     KINDS,
@@ -41,9 +43,7 @@ from ledger.games.mahjong.tiles import (
     next_seat,
     tile_set,
 )
-
-if TYPE_CHECKING:
-    from ledger.simulate import RoundBuilder
+from ledger.round import Round
 
 INJECTABLE: Final = ("mj_wrong_fan", "mj_liability_ignored", "mj_missing_commission")
 """The error kinds this simulator injects (keys of ``ledger.simulate.ERROR_KINDS``)."""
@@ -322,9 +322,6 @@ def _meld(t: _Table, p: _Player, frm: str, kind: str, own: list[int], tile: int)
 
 def _settle(b: RoundBuilder, inject: str | None) -> tuple[list[Injected], str | None]:
     """Pay what the rules derive; spoil it as ``inject`` says and report what verify must find."""
-    from ledger.feed.parse import Rejection, parse_line
-    from ledger.games.mahjong.round import outcome
-    from ledger.round import Round
 
     events = []
     for n, line in enumerate(b.lines, 1):

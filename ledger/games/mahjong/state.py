@@ -27,6 +27,7 @@ from typing import Literal
 
 from ledger.feed.envelope import FeedEvent
 from ledger.feed.types import Wind
+from ledger.findings import Finding
 from ledger.games.mahjong.feed import (
     CapitalToppedUp,
     ClaimCorrected,
@@ -57,7 +58,6 @@ from ledger.games.mahjong.tiles import (
     next_seat,
     show,
 )
-from ledger.verify.findings import Finding
 
 Phase = Literal["deal", "turn", "discarded", "replacement", "robbable", "ended"]
 

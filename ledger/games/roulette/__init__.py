@@ -4,8 +4,6 @@ from ledger.games.base import Game
 from ledger.games.roulette.feed import EVENTS
 from ledger.games.roulette.money import MONEY
 from ledger.games.roulette.round import derive
-from ledger.games.roulette.simulate import simulate_round
-from ledger.simulate import COMMON_KINDS
 
 GAME = Game(
     key="RL",
@@ -15,6 +13,4 @@ GAME = Game(
     money=MONEY,
     closes_betting=frozenset({"spin_result", "spin_voided"}),
     derive=derive,
-    simulate_round=simulate_round,
-    injectable=COMMON_KINDS,
 )

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ledger.feed.envelope import BetPlaced, FeedEvent, RoundVoided
+from ledger.findings import Finding
 from ledger.games.base import Derivation, Settlement, Step
 from ledger.games.roulette.feed import GroupSpot, NumbersSpot, OutsideSpot, SpinResult, SpinVoided
 from ledger.games.roulette.rules import (
@@ -40,7 +41,6 @@ from ledger.games.roulette.rules import (
     void,
 )
 from ledger.round import Round
-from ledger.verify.findings import Finding
 
 VOID_SPIN_RULE = "RL art. 2 / RULES §5.6"
 VOID_ROUND_RULE = "FEED §2 (round_voided)"

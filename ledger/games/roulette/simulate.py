@@ -24,11 +24,10 @@ from decimal import Decimal
 from types import MappingProxyType
 from typing import Any, Final
 
-from ledger.games.base import Injected
+from ledger.builder import Injected, RoundBuilder
 from ledger.games.roulette.feed import GroupSpot, NumbersSpot, OutsideSpot
 from ledger.games.roulette.rules import Spot, settle
 from ledger.games.roulette.tables import LAYOUT_SPOTS, PAYOUTS, BetKind, LayoutKind
-from ledger.simulate import RoundBuilder
 
 LIMITS: Final[dict[BetKind, tuple[int, int]]] = {
     "straight": (10, 500), "split": (10, 1000), "street": (10, 1500), "corner": (10, 2000),

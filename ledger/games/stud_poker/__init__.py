@@ -11,7 +11,6 @@ from ledger.games.stud_poker.feed import EVENTS, is_raise
 from ledger.games.stud_poker.money import MONEY
 from ledger.games.stud_poker.round import derive
 from ledger.games.stud_poker.session import StudSession
-from ledger.games.stud_poker.simulate import INJECTABLE, finish_feed, simulate_round
 
 GAME = Game(
     key="STUD",
@@ -24,7 +23,4 @@ GAME = Game(
     derive=derive,
     session=StudSession,
     carries_bets=True,
-    simulate_round=simulate_round,
-    finish_feed=finish_feed,
-    injectable=INJECTABLE,
 )

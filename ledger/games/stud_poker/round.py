@@ -38,6 +38,7 @@ from decimal import Decimal
 
 from ledger.feed.cards import DeckShuffled
 from ledger.feed.envelope import BetPlaced, FeedEvent, Irregularity, RoundVoided
+from ledger.findings import Finding
 from ledger.games.base import Derivation, Settlement, Step
 from ledger.games.stud_poker.feed import (
     AnteSpot,
@@ -63,7 +64,6 @@ from ledger.games.stud_poker.rules import (
 )
 from ledger.games.stud_poker.tables import JACKPOT_HANDS, Category
 from ledger.round import Round
-from ledger.verify.findings import Finding
 
 DEAL_RULE = "STUD art. 7"
 VOID_RULE = "STUD art. 11(1), (4); FEED §2 (round_voided)"

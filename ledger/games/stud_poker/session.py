@@ -21,13 +21,13 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from ledger.findings import Finding
 from ledger.games.base import Derivation, JackpotAward, JackpotMovement, Settlement, Step
 from ledger.games.stud_poker.feed import JackpotPaid
 from ledger.games.stud_poker.pool import CONTRIBUTION_RULE, RESET_RULE, PoolRound, settle_pool
 from ledger.games.stud_poker.round import StudRound, analyse
 from ledger.money import ZERO, same_amount
 from ledger.round import Round
-from ledger.verify.findings import Finding
 
 AWARD_RULE = "STUD art. 10; RULES §6.6, §8.6 P8"
 SETTINGS_RULE = "FEED Appendix A (one pool, one set of jackpot settings); RULES §6.6"

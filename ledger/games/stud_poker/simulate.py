@@ -32,8 +32,11 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any, Final
 
-from ledger.games.base import Injected
+from ledger.builder import ERROR_KINDS, Injected, RoundBuilder
+from ledger.feed.envelope import FeedEvent
+from ledger.feed.parse import parse_object
 from ledger.games.stud_poker.hands import HandValue, card_text, decide, evaluate
+from ledger.games.stud_poker.round import analyse
 from ledger.games.stud_poker.rules import (
     cap_prizes,
     dealer_qualifies,
@@ -41,9 +44,10 @@ from ledger.games.stud_poker.rules import (
     settle_ante,
     settle_raise,
 )
+from ledger.games.stud_poker.session import StudSession
 from ledger.games.stud_poker.tables import JACKPOT_HANDS, RANK_LETTERS, Category
+from ledger.round import Round
 from ledger.rulebook import complete_rulebook
-from ledger.simulate import ERROR_KINDS, RoundBuilder
 
 POOL: Final = "PJ-1"
 JACKPOT: Final[dict[str, Any]] = {
@@ -355,11 +359,6 @@ def finish_feed(lines: list[dict[str, Any]], injected: list[Injected]) -> list[I
     """Fill in every ``jackpot_paid`` amount and winning jackpot bet's ``won`` from the pool,
     walking the merged feed in the order the ledger will store it (FEED §7); spoil the awards
     of ``wrong_jackpot`` rounds. Lines are edited in place."""
-    from ledger.feed.envelope import FeedEvent
-    from ledger.feed.parse import parse_object
-    from ledger.games.stud_poker.round import analyse
-    from ledger.games.stud_poker.session import StudSession
-    from ledger.round import Round
 
     spoiled = {(i.table, i.round, i.bet) for i in injected if i.code == "jackpot_mismatch"}
     session = StudSession()

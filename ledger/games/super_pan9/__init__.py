@@ -13,7 +13,6 @@ from ledger.games.super_pan9.feed import EVENTS
 from ledger.games.super_pan9.money import MONEY
 from ledger.games.super_pan9.round import derive
 from ledger.games.super_pan9.session import BankSession
-from ledger.games.super_pan9.simulate import EXTRA_KINDS, INJECTABLE, simulate_round
 
 GAME = Game(
     key="SP9",
@@ -24,6 +23,4 @@ GAME = Game(
     closes_betting=frozenset({"dice_thrown"}),
     derive=derive,
     session=BankSession,
-    simulate_round=simulate_round,
-    injectable=(*INJECTABLE, *EXTRA_KINDS),
 )

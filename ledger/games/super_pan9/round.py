@@ -39,6 +39,7 @@ from decimal import Decimal
 
 from ledger.equipment import Card
 from ledger.feed.envelope import BetPlaced, BetSettled
+from ledger.findings import Finding
 from ledger.games.base import Commission, Derivation, Settlement, Step
 from ledger.games.super_pan9.bank import (
     Layer,
@@ -88,7 +89,6 @@ from ledger.games.super_pan9.tables import (
 )
 from ledger.money import ZERO, same_amount
 from ledger.round import Round
-from ledger.verify.findings import Finding
 
 VOID_ROUND_RULE = "FEED §2 (round_voided)"
 BANK_RULE = "SP9 art. 5(1), 5(3); FEED §6 (bank_taken)"

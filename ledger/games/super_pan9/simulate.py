@@ -23,10 +23,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
+from ledger.builder import Injected, RoundBuilder
 from ledger.equipment import Card, Rank, Suit
-from ledger.games.base import Injected
 from ledger.games.super_pan9.bank import (
     Layer,
     Play,
@@ -37,9 +37,6 @@ from ledger.games.super_pan9.bank import (
 )
 from ledger.games.super_pan9.rules import compare, dealing_order, first_seat, settlement_seats
 from ledger.money import ZERO
-
-if TYPE_CHECKING:
-    from ledger.simulate import RoundBuilder
 
 INJECTABLE: Final = ("wrong_payout", "late_bet", "missing_settlement", "wrong_commission")
 """The generic error kinds this simulator injects (keys of ``ledger.simulate.ERROR_KINDS``)."""

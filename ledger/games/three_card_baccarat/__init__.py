@@ -11,7 +11,6 @@ from ledger.games.base import Game
 from ledger.games.three_card_baccarat.feed import EVENTS
 from ledger.games.three_card_baccarat.money import MONEY
 from ledger.games.three_card_baccarat.round import ThreeCardSession, derive
-from ledger.games.three_card_baccarat.simulate import INJECTABLE, simulate_round
 
 GAME = Game(
     key="3CB",
@@ -23,6 +22,4 @@ GAME = Game(
     derive=derive,
     session=ThreeCardSession,
     carries_bets=True,
-    simulate_round=simulate_round,
-    injectable=INJECTABLE,
 )

@@ -41,6 +41,7 @@ from __future__ import annotations
 from typing import Any
 
 from ledger.feed.envelope import BetIncreased, BetPlaced
+from ledger.findings import BETTING_CLOSED_RULE, Finding
 from ledger.games.base import Derivation, Settlement, Step
 from ledger.games.three_card_baccarat.deal import (
     BANKER,
@@ -69,8 +70,6 @@ from ledger.games.three_card_baccarat.tables import (
     TIE_BET_RULE,
 )
 from ledger.round import Round
-from ledger.verify.checks import BETTING_CLOSED_RULE
-from ledger.verify.findings import Finding
 
 VOID_ROUND_RULE = "FEED §2 (round_voided); RULES §3.7"
 OUTCOME_RULE = "3CB art. 2(2); FEED §5 (card_dealt)"

@@ -32,10 +32,11 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
+from ledger.builder import Injected, RoundBuilder
 from ledger.equipment import Card, Rank, Suit
-from ledger.games.base import Injected, Settlement
+from ledger.games.base import Settlement
 from ledger.games.three_card_baccarat.deal import BANKER, Place, dealing_order
 from ledger.games.three_card_baccarat.feed import (
     HandSpot,
@@ -46,9 +47,6 @@ from ledger.games.three_card_baccarat.feed import (
 )
 from ledger.games.three_card_baccarat.rules import HandValue, Spot, evaluate, settle
 from ledger.games.three_card_baccarat.tables import CARDS_PER_DECK, FIGURES, PRIZES, SpotKind
-
-if TYPE_CHECKING:
-    from ledger.simulate import RoundBuilder
 
 INJECTABLE: Final[tuple[str, ...]] = (
     "wrong_payout", "late_bet", "missing_settlement", "wrong_commission",

@@ -16,6 +16,7 @@ import pytest
 
 from ledger.feed.envelope import FeedEvent
 from ledger.feed.parse import Rejection, parse_line
+from ledger.findings import Finding
 from ledger.games.fish_prawn_crab import GAME
 from ledger.games.fish_prawn_crab.feed import (
     AnySpot,
@@ -29,7 +30,6 @@ from ledger.games.fish_prawn_crab.round import derive
 from ledger.games.fish_prawn_crab.rules import describe, settle
 from ledger.round import Round
 from ledger.verify.checks import check_round
-from ledger.verify.findings import Finding
 
 EXAMPLE_DIRS = [Path(os.environ["LEDGER_EXAMPLES"])]
 """Where FEED's examples are (found by tests/conftest.py)."""

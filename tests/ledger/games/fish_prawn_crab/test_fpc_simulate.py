@@ -19,6 +19,7 @@ from ledger.games.fish_prawn_crab import GAME
 from ledger.games.fish_prawn_crab.simulate import INJECTABLE, LIMITS, simulate_round
 from ledger.round import Round
 from ledger.simulate import COMMON_KINDS, ERROR_KINDS, RoundBuilder, simulate
+from ledger.simulators import SIMULATORS
 from ledger.verify.checks import check_round
 
 START = datetime(2026, 11, 21, 20, 0, tzinfo=timezone(timedelta(hours=8)))
@@ -43,8 +44,8 @@ def verify(lines: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
 
 
 def test_the_game_injects_every_error_kind() -> None:
-    assert set(GAME.injectable) == set(INJECTABLE) == set(COMMON_KINDS)
-    assert GAME.simulate_round is simulate_round
+    assert set(SIMULATORS["FPC"].injectable) == set(INJECTABLE) == set(COMMON_KINDS)
+    assert SIMULATORS["FPC"].simulate_round is simulate_round
 
 
 def test_the_same_seed_gives_the_same_lines() -> None:

@@ -17,6 +17,7 @@ from ledger.games.mahjong.round import outcome
 from ledger.games.mahjong.simulate import INJECTABLE, simulate_round
 from ledger.round import Round
 from ledger.simulate import ERROR_KINDS, RoundBuilder, simulate
+from ledger.simulators import SIMULATORS
 from ledger.verify.checks import check_round
 
 START = datetime(2026, 11, 21, 20, 0, tzinfo=timezone(timedelta(hours=8)))
@@ -51,7 +52,7 @@ def found(lines: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
 
 
 def test_the_game_registers_its_simulator_and_kinds() -> None:
-    assert GAME.simulate_round is simulate_round and GAME.injectable == INJECTABLE
+    assert SIMULATORS["MJ"].simulate_round is simulate_round and SIMULATORS["MJ"].injectable == INJECTABLE
     assert {ERROR_KINDS[k] for k in INJECTABLE} == {"payment_mismatch", "commission_mismatch"}
 
 

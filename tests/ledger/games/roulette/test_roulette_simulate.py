@@ -13,16 +13,17 @@ from typing import Any
 
 import pytest
 
+from ledger.builder import Injected
 from ledger.feed.envelope import FeedEvent
 from ledger.feed.parse import Rejection, parse_line
-from ledger.games.base import Injected
+from ledger.findings import Finding
 from ledger.games.roulette import GAME
 from ledger.games.roulette.round import derive
 from ledger.games.roulette.simulate import LIMITS, simulate_round
 from ledger.round import Round
 from ledger.simulate import COMMON_KINDS, DEFAULT_START, ERROR_KINDS, RoundBuilder, simulate
+from ledger.simulators import SIMULATORS
 from ledger.verify.checks import check_round
-from ledger.verify.findings import Finding
 
 SEEDS = range(40)
 Key = tuple[str, str | None, str | None, str | None]
@@ -52,8 +53,8 @@ def injected_keys(injected: list[Injected]) -> list[Key]:
 
 def test_the_game_record_wires_the_rules_and_the_simulator() -> None:
     assert GAME.derive is derive
-    assert GAME.simulate_round is simulate_round
-    assert GAME.injectable == COMMON_KINDS
+    assert SIMULATORS["RL"].simulate_round is simulate_round
+    assert SIMULATORS["RL"].injectable == COMMON_KINDS
     assert (GAME.key, GAME.regulation) == ("RL", "DRE 60/2004")
 
 

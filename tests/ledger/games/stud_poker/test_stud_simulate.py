@@ -14,14 +14,15 @@ from ledger.games.stud_poker import GAME
 from ledger.games.stud_poker.simulate import INJECTABLE, STUD_ERRORS
 from ledger.ingest import Ingestor, numbered_lines
 from ledger.simulate import simulate
+from ledger.simulators import SIMULATORS
 from ledger.store import LedgerApp, open_ledger
 from ledger.verify.engine import verify_store
 
 
 def test_the_game_record_wires_rules_session_and_simulator() -> None:
     assert GAME.session is not None and GAME.derive is not None and GAME.carries_bets
-    assert GAME.finish_feed is not None and GAME.simulate_round is not None
-    assert set(GAME.injectable) == set(INJECTABLE) == set(STUD_ERRORS)
+    assert SIMULATORS["STUD"].finish_feed is not None and SIMULATORS["STUD"].simulate_round is not None
+    assert set(SIMULATORS["STUD"].injectable) == set(INJECTABLE) == set(STUD_ERRORS)
 
 
 def test_same_seed_same_feed() -> None:

@@ -14,16 +14,17 @@ from typing import Any
 
 import pytest
 
+from ledger.builder import Injected
 from ledger.feed.envelope import FeedEvent
 from ledger.feed.parse import Rejection, parse_line
+from ledger.findings import Finding
 from ledger.games import GAMES
-from ledger.games.base import Injected
 from ledger.games.super_pan9.session import BankSession
 from ledger.games.super_pan9.simulate import EXTRA_KINDS, INJECTABLE, simulate_round
 from ledger.round import Round
 from ledger.simulate import DEFAULT_START, ERROR_KINDS, RoundBuilder, simulate
+from ledger.simulators import SIMULATORS
 from ledger.verify.checks import check_round
-from ledger.verify.findings import Finding
 
 GAME = GAMES["SP9"]
 Key = tuple[str, str, str, str]
@@ -56,8 +57,8 @@ def ikeys(injected: list[Injected]) -> list[Key]:
 
 def test_the_game_record_wires_rules_session_and_simulator() -> None:
     assert GAME.session is BankSession and GAME.derive is not None
-    assert GAME.simulate_round is simulate_round
-    assert set(GAME.injectable) == set(INJECTABLE) | set(EXTRA_KINDS)
+    assert SIMULATORS["SP9"].simulate_round is simulate_round
+    assert set(SIMULATORS["SP9"].injectable) == set(INJECTABLE) | set(EXTRA_KINDS)
     assert set(INJECTABLE) <= set(ERROR_KINDS)
     assert not set(EXTRA_KINDS) & set(ERROR_KINDS)
 

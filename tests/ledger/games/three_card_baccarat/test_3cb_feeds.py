@@ -37,6 +37,7 @@ import pytest
 
 from ledger.feed.envelope import FeedEvent
 from ledger.feed.parse import Rejection, parse_line
+from ledger.findings import Finding
 from ledger.games.three_card_baccarat.deal import Shoe, read_deal
 from ledger.games.three_card_baccarat.round import derive
 from ledger.ingest import Ingestor, ingest_file, numbered_lines
@@ -44,7 +45,6 @@ from ledger.replay import replay_round
 from ledger.round import Round
 from ledger.store import LedgerApp
 from ledger.verify.engine import verify_store
-from ledger.verify.findings import Finding
 
 TABLE = "3CB-T1"
 START = datetime(2026, 11, 21, 20, 0, tzinfo=timezone(timedelta(hours=8)))

@@ -16,19 +16,20 @@ from typing import Any
 
 import pytest
 
+from ledger.builder import Injected
 from ledger.feed.envelope import FeedEvent
 from ledger.feed.parse import Rejection, parse_line
-from ledger.games.base import Injected
+from ledger.findings import Finding
 from ledger.games.three_card_baccarat import GAME
 from ledger.games.three_card_baccarat.round import ThreeCardSession, derive
 from ledger.games.three_card_baccarat.simulate import INJECTABLE, LIMITS, simulate_round
 from ledger.ingest import Ingestor, numbered_lines
 from ledger.round import Round
 from ledger.simulate import DEFAULT_START, ERROR_KINDS, RoundBuilder, Simulation, simulate
+from ledger.simulators import SIMULATORS
 from ledger.store import LedgerApp
 from ledger.verify.checks import check_round
 from ledger.verify.engine import verify_store
-from ledger.verify.findings import Finding
 from ledger.verify.judge import RoundJudge
 
 SEEDS = range(30)
@@ -77,8 +78,8 @@ def test_the_game_record_wires_rules_session_carries_and_simulator() -> None:
     assert GAME.derive is derive
     assert GAME.session is ThreeCardSession
     assert GAME.carries_bets and GAME.follows_rounds
-    assert GAME.simulate_round is simulate_round
-    assert GAME.injectable == INJECTABLE
+    assert SIMULATORS["3CB"].simulate_round is simulate_round
+    assert SIMULATORS["3CB"].injectable == INJECTABLE
     assert set(INJECTABLE) == {"wrong_payout", "late_bet", "missing_settlement",
                                "wrong_commission"} <= set(ERROR_KINDS)
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+BETTING_CLOSED_RULE = "FEED §10 (betting closes)"
+"""The rule a ``bet_after_close`` finding cites (FEED §10)."""
+
 Severity = Literal["error", "warning", "info"]
 """Only ``error`` findings make ``ledger verify`` exit 1; ``warning`` and ``info`` leave the
 exit code at 0 (they are reported in the JSON with their severity)."""
