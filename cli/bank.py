@@ -11,7 +11,7 @@ import typer
 from cli.context import DbOption, current_view, one_format, only, opened
 from cli.render import out, print_json
 from ledger.store import LedgerApp
-from projections.bank import BankView
+from projections.bank import BankView, bank_rounds, bank_runs, bank_tables
 from projections.base import Row
 
 
@@ -35,10 +35,9 @@ def bank(
     one_format(as_json, as_csv)
     with opened(db) as app:
         rows = _bank_rows(app, note=not (as_json or as_csv))
-    ordered = sorted(rows.items())
-    tables = only({r["table"]: r for k, r in ordered if k.count(":") == 1}, table, "SP9 table")
-    rounds = {t: [r for k, r in ordered if k.startswith(f"table:{t}:round:")] for t in tables}
-    runs = {t: [r for k, r in ordered if k.startswith(f"table:{t}:run:")] for t in tables}
+    tables = only(bank_tables(rows), table, "SP9 table")
+    rounds = {t: bank_rounds(rows, t) for t in tables}
+    runs = {t: bank_runs(rows, t) for t in tables}
     if as_json:
         print_json({"tables": [{**{k: v for k, v in s.items() if k != "state"},
                                 "runs": runs[t], "rounds": rounds[t]}

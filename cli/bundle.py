@@ -11,8 +11,9 @@ import typer
 from cli.context import DbOption, open_app
 from cli.contract import fail
 from cli.render import err, print_json
-from ledger.bundle import BundleError, check_bundle, export_round, parse_bundle
-from ledger.seal import Checkpoint, SealError, key_id, load_public_key, read_checkpoint
+from ledger.bundle import check_bundle, export_round, parse_bundle
+from ledger.errors import BundleError, SealError
+from ledger.seal import Checkpoint, key_id, load_public_key, read_checkpoint
 
 
 def export_round_command(

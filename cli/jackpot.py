@@ -12,7 +12,7 @@ from cli.context import DbOption, current_view, one_format, only, opened
 from cli.render import out, print_json
 from ledger.store import LedgerApp
 from projections.base import Row
-from projections.jackpot import CATEGORIES, JackpotView
+from projections.jackpot import CATEGORIES, JackpotView, pool_history, pool_meters
 
 
 def _jackpot_rows(app: LedgerApp, note: bool = True) -> dict[str, Row]:
@@ -37,9 +37,8 @@ def jackpot(
     one_format(as_json, as_csv)
     with opened(db) as app:
         rows = _jackpot_rows(app, note=not (as_json or as_csv))
-    ordered = sorted(rows.items())
-    pools = only({r["pool"]: r for k, r in ordered if k.count(":") == 1}, pool, "jackpot pool")
-    hist = {p: [r for k, r in ordered if k.startswith(f"pool:{p}:history:")] for p in pools}
+    pools = only(pool_meters(rows), pool, "jackpot pool")
+    hist = {p: pool_history(rows, p) for p in pools}
     if as_json:
         print_json({"pools": [{**m, **({"history": hist[p]} if history else {})}
                               for p, m in pools.items()]})

@@ -11,11 +11,10 @@ from eventsourcing.persistence import InterfaceError, OperationalError
 from cli.context import DbOption, open_app
 from cli.contract import fail
 from cli.render import out, print_json, print_verify, progress_bar
+from ledger.errors import SealError
 from ledger.feed.types import GAME_KEYS
-from ledger.findings import Finding
 from ledger.seal import (
     Checkpoint,
-    SealError,
     checkpoint_findings,
     key_id,
     load_public_key,
@@ -23,6 +22,7 @@ from ledger.seal import (
 )
 from ledger.store import LedgerApp, database_url
 from ledger.verify.engine import Selection, VerifyReport, verify_store
+from ledger.verify.integrity import unreadable_store
 from ledger.verify.partition import verify_parallel
 from projections.check import check_projections
 
@@ -149,10 +149,7 @@ def _run(app: LedgerApp, selection: Selection, expect_head: str | None, *, jobs:
     except (OperationalError, InterfaceError) as exc:  # the server went away: not tampering
         fail(f"the store cannot be reached: {exc}")
     except Exception as exc:  # e.g. "database disk image is malformed" on a damaged file
-        report = VerifyReport(integrity_ok=False)
-        report.findings.append(Finding("chain_broken", None, None, rule="integrity",
-                                       message=f"the store cannot be read: {exc}"))
-        return report
+        return VerifyReport(integrity_ok=False, findings=[unreadable_store(exc)])
 
 
 def _run_one(app: LedgerApp, selection: Selection, expect_head: str | None) -> VerifyReport:

@@ -28,16 +28,14 @@ from uuid import UUID
 from pydantic import ValidationError
 
 from ledger.chain import CHAIN_ID, Linked, genesis, next_digest
+from ledger.errors import BundleError as BundleError  # raised here; defined in the error tree
+from ledger.errors import SealError
 from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent
 from ledger.round import round_id
-from ledger.seal import Checkpoint, SealError, chain_links
+from ledger.seal import Checkpoint, chain_links
 from ledger.store import TOPICS, LedgerApp, Recorded
 
 BUNDLE_FORMAT = "ledger-bundle-v1"
-
-
-class BundleError(Exception):
-    """A round that cannot be exported, or a file that is not a bundle."""
 
 
 def export_round(app: LedgerApp, table: str, round: str,

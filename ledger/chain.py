@@ -23,7 +23,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 from pydantic import Field, StrictInt
 
-from ledger.errors import StoreError
+from ledger.errors import FrameError as FrameError  # raised here; defined in the error tree
 from ledger.feed.envelope import FeedModel
 from ledger.feed.types import Timestamp
 
@@ -37,12 +37,6 @@ FRAME_MID = b'","fact":'
 FRAME_TAIL = b"}"
 _DIGEST_END = len(FRAME_HEAD) + 64
 _CONTENT_START = _DIGEST_END + len(FRAME_MID)
-
-
-class FrameError(ValueError, StoreError):
-    """Stored bytes that are not a framed fact (changed, not written by this ledger, or
-    encrypted under another key). A :class:`~ledger.errors.StoreError` too, so a command that
-    meets one ends with one line and exit 2, never a traceback."""
 
 
 def genesis(aggregate_id: UUID) -> str:

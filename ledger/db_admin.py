@@ -25,6 +25,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ledger.sql import Dialect, DialectName, dialect_of
+from ledger.sql import literal as _literal
+from ledger.sql import quote as _quote
 from ledger.store import LOCK_FUNCTION, LedgerApp
 
 INGEST_ROLE = "ledger_ingest"
@@ -40,29 +43,20 @@ WRITER_COLUMNS = ("originator_id", "originator_version", "topic", "state")
 class EventsTable:
     """Where one application's events are stored."""
 
-    backend: str  # "sqlite" or "postgres"
+    backend: DialectName
     schema: str
     table: str
 
     def qualified(self) -> str:
         """The quoted, schema-qualified table name (SQLite: just the table)."""
-        if self.backend == "sqlite":
-            return _quote(self.table)
-        return f"{_quote(self.schema)}.{_quote(self.table)}"
-
-
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+        return Dialect(self.backend, self.schema).qualified(self.table)
 
 
 def events_table(app: LedgerApp) -> EventsTable:
     """The events table of an open ledger."""
-    recorder = app.recorder
-    name: str = getattr(recorder, "events_table_name", "stored_events")
-    schema = getattr(recorder.datastore, "schema", None)  # type: ignore[attr-defined]
-    if schema is None:
-        return EventsTable("sqlite", "", name)
-    return EventsTable("postgres", str(schema) or "public", name)
+    dialect = dialect_of(app)
+    name: str = getattr(app.recorder, "events_table_name", "stored_events")
+    return EventsTable(dialect.name, dialect.schema, name)
 
 
 def append_only_sql(where: EventsTable) -> list[str]:
@@ -137,10 +131,6 @@ def view_grants_sql(where: EventsTable, ingest: str, auditor: str) -> list[str]:
         statements += [f"GRANT SELECT, INSERT, UPDATE, DELETE ON {table} TO {_quote(ingest)}",
                        f"GRANT SELECT ON {table} TO {_quote(auditor)}"]
     return statements
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def execute(app: LedgerApp, statements: list[str]) -> None:

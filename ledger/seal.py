@@ -38,6 +38,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from ledger.chain import CHAIN_ID, CHAIN_TOPIC, Linked
+from ledger.errors import SealError as SealError  # raised here; defined in the error tree
 from ledger.findings import Finding
 from ledger.store import LedgerApp, Recorded
 from ledger.verify.integrity import ChainVerifier
@@ -47,10 +48,6 @@ SEAL_KEY_ENV = "LEDGER_SEAL_KEY"
 """Environment variable holding the sealing (private) key: PEM text or base64 of 32 raw bytes."""
 
 _CHAIN_PAGE = 500
-
-
-class SealError(Exception):
-    """A key or checkpoint that cannot be used (unreadable, wrong format, bad signature)."""
 
 
 # -- keys ------------------------------------------------------------------------------------

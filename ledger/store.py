@@ -30,6 +30,7 @@ from ledger.errors import StoreError, StoreMissing, StoreUnreachable
 from ledger.feed.envelope import FeedEvent, FeedModel
 from ledger.games import GAMES
 from ledger.round import Round, round_id
+from ledger.sql import Dialect, dialect_of, quote, read_rows
 from ledger.table import TABLE_TOPIC, RoundStarted, Table, table_id
 
 RawRow = tuple[int, str, int, str, bytes]
@@ -224,33 +225,14 @@ class LedgerApp(Application[UUID]):
         """The newest stored event of each aggregate that has one, in one query."""
         if not aggregates:
             return {}
-        table = self.recorder.events_table_name  # type: ignore[attr-defined]
-        if self._is_sqlite():
-            marks = ",".join("?" * len(aggregates))
-            statement: Any = (f"SELECT originator_id, originator_version, topic, state FROM {table} e "
-                         f"WHERE originator_id IN ({marks}) AND originator_version = (SELECT "
-                         f"MAX(originator_version) FROM {table} m "
-                         f"WHERE m.originator_id = e.originator_id)")
-            with self.recorder.datastore.transaction(commit=False) as curs:  # type: ignore[attr-defined]
-                cursor = curs.sqlite_cursor
-                cursor.row_factory = None
-                cursor.execute(statement, [a.hex for a in aggregates])
-                found = cursor.fetchall()
-        else:
-            from psycopg import sql
-            from psycopg.rows import tuple_row
-
-            statement = sql.SQL(
-                "SELECT originator_id, originator_version, topic, state FROM {schema}.{table} e "
-                "WHERE originator_id = ANY(%s) AND originator_version = (SELECT "
-                "MAX(originator_version) FROM {schema}.{table} m "
-                "WHERE m.originator_id = e.originator_id)").format(
-                schema=sql.Identifier(self.recorder.datastore.schema),  # type: ignore[attr-defined]
-                table=sql.Identifier(table))
-            with self.recorder.datastore.get_connection() as conn, conn.cursor(  # type: ignore[attr-defined]
-                    row_factory=tuple_row) as curs:
-                curs.execute(statement, (list(aggregates),))
-                found = curs.fetchall()
+        d = self.dialect
+        table = d.qualified(self.recorder.events_table_name)  # type: ignore[attr-defined]
+        ids = [a.hex for a in aggregates] if d.is_sqlite else list(aggregates)
+        among, params = d.one_of("originator_id", ids)
+        found = read_rows(self, f"SELECT originator_id, originator_version, topic, state "
+                                f"FROM {table} e WHERE {among} AND originator_version = (SELECT "
+                                f"MAX(originator_version) FROM {table} m "
+                                f"WHERE m.originator_id = e.originator_id)", params)
         heads: dict[UUID, Recorded] = {}
         for oid, version, topic, state in found:
             rec = self.ledger_mapper.to_domain_event(
@@ -261,43 +243,25 @@ class LedgerApp(Application[UUID]):
 
     def topic_counts(self) -> dict[str, int]:
         """How many stored events each topic has (one aggregate query)."""
-        table = self.recorder.events_table_name  # type: ignore[attr-defined]
-        if self._is_sqlite():
-            with self.recorder.datastore.transaction(commit=False) as curs:  # type: ignore[attr-defined]
-                cursor = curs.sqlite_cursor
-                cursor.row_factory = None
-                cursor.execute(f"SELECT topic, COUNT(*) FROM {table} GROUP BY topic")
-                return dict(cursor.fetchall())
-        from psycopg import sql
-        from psycopg.rows import tuple_row
+        table = self.dialect.qualified(self.recorder.events_table_name)  # type: ignore[attr-defined]
+        return dict(read_rows(self, f"SELECT topic, COUNT(*) FROM {table} GROUP BY topic"))
 
-        statement = sql.SQL("SELECT topic, COUNT(*) FROM {schema}.{table} GROUP BY topic").format(
-            schema=sql.Identifier(self.recorder.datastore.schema),  # type: ignore[attr-defined]
-            table=sql.Identifier(table))
-        with self.recorder.datastore.get_connection() as conn, conn.cursor(  # type: ignore[attr-defined]
-                row_factory=tuple_row) as curs:
-            curs.execute(statement)
-            return dict(curs.fetchall())
+    @property
+    def dialect(self) -> Dialect:
+        """SQLite or PostgreSQL (``ledger.sql``)."""
+        return dialect_of(self)
 
-    def _is_sqlite(self) -> bool:
-        return type(self.recorder).__module__ == "eventsourcing.sqlite"
-
-    def _rows_statement(self, topics: int = 0) -> tuple[Any, bool]:
-        table = self.recorder.events_table_name  # type: ignore[attr-defined]
-        if self._is_sqlite():
+    def _rows_statement(self, topics: int = 0) -> tuple[str, bool]:
+        d = self.dialect
+        table = d.qualified(self.recorder.events_table_name)  # type: ignore[attr-defined]
+        if d.is_sqlite:
             where = f" AND topic IN ({','.join('?' * topics)})" if topics else ""
             return (f"SELECT rowid, originator_id, originator_version, topic, state FROM {table} "
                     f"WHERE rowid >= ?{where} ORDER BY rowid LIMIT ?"), True
-        from psycopg import sql
-
-        return sql.SQL(
-            "SELECT notification_id, replace(originator_id::text, '-', ''), originator_version, "
-            "topic, state "
-            "FROM {schema}.{table} WHERE notification_id >= %s" + (" AND topic = ANY(%s)"
-                                                                  if topics else "")
-            + " ORDER BY notification_id LIMIT %s").format(
-            schema=sql.Identifier(self.recorder.datastore.schema),  # type: ignore[attr-defined]
-            table=sql.Identifier(table)), False
+        return ("SELECT notification_id, replace(originator_id::text, '-', ''), "
+                f"originator_version, topic, state FROM {table} WHERE notification_id >= %s"
+                + (" AND topic = ANY(%s)" if topics else "")
+                + " ORDER BY notification_id LIMIT %s"), False
 
 
 class _NoTranscoder(Transcoder):
@@ -431,7 +395,7 @@ def _postgres_exists(url: str, env: dict[str, str]) -> bool:
     try:
         with _pg_connect(env) as conn:
             if schema is not None:
-                table = '"' + schema.replace('"', '""') + '".' + EVENTS_TABLE_POSTGRES
+                table = quote(schema) + "." + EVENTS_TABLE_POSTGRES
             else:
                 table = EVENTS_TABLE_POSTGRES
             found = conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()
@@ -489,7 +453,7 @@ def _use_lock_function(app: LedgerApp) -> None:
 
     recorder: Any = app.recorder
     schema = recorder.datastore.schema or "public"
-    function = f"{_quote_ident(schema)}.{_quote_ident(LOCK_FUNCTION)}()"
+    function = f"{quote(schema)}.{quote(LOCK_FUNCTION)}()"
     with recorder.datastore.get_connection() as conn:
         found = conn.execute(
             "SELECT to_regprocedure(%s) IS NOT NULL AND has_function_privilege("
@@ -498,10 +462,6 @@ def _use_lock_function(app: LedgerApp) -> None:
     if usable and len(recorder.lock_table_statements) == 2:
         recorder.lock_table_statements[1] = sql.SQL("SELECT {}.{}()").format(
             sql.Identifier(schema), sql.Identifier(LOCK_FUNCTION))
-
-
-def _quote_ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 class _CreationLock:

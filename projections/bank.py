@@ -24,6 +24,7 @@ Rows (decimals as strings):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any, ClassVar
 
@@ -135,3 +136,24 @@ class BankView(View):
         run["net"] = str(Decimal(run["net"]) + net)
         run["extended"] = run["extended"] or after.run > 2
         rows.put(run_key(row["table"], summary["runs"]), run)
+
+
+# --- reading the view (its keys are this module's business) --------------------------------
+
+def bank_tables(rows: Mapping[str, Row]) -> dict[str, Row]:
+    """Each SP9 table's summary row, by table code, in key order."""
+    return {r["table"]: r for k, r in sorted(rows.items()) if k == table_key(str(r.get("table")))}
+
+
+def bank_rounds(rows: Mapping[str, Row], table: str) -> list[Row]:
+    """The table's round rows, oldest first."""
+    return _under(rows, f"{table_key(table)}:round:")
+
+
+def bank_runs(rows: Mapping[str, Row], table: str) -> list[Row]:
+    """The table's banker-run rows, oldest first."""
+    return _under(rows, f"{table_key(table)}:run:")
+
+
+def _under(rows: Mapping[str, Row], prefix: str) -> list[Row]:
+    return [r for k, r in sorted(rows.items()) if k.startswith(prefix)]

@@ -20,6 +20,7 @@ Rows (decimals as strings):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any, ClassVar
 
@@ -122,3 +123,16 @@ def conservation_gap(meters: Row) -> Decimal:
     expected = (Decimal(meters["seed"]) + Decimal(meters["contributions"])
                 - Decimal(meters["pool_awards"]) + Decimal(meters["resets"]))
     return Decimal(meters["balance"]) - expected
+
+
+# --- reading the view (its keys are this module's business) --------------------------------
+
+def pool_meters(rows: Mapping[str, Row]) -> dict[str, Row]:
+    """Each pool's meters row, by pool id, in key order."""
+    return {r["pool"]: r for k, r in sorted(rows.items()) if k == pool_key(str(r.get("pool")))}
+
+
+def pool_history(rows: Mapping[str, Row], pool: str) -> list[Row]:
+    """The pool's history rows (one per round that moved it), oldest first."""
+    prefix = f"{pool_key(pool)}:history:"
+    return [r for k, r in sorted(rows.items()) if k.startswith(prefix)]

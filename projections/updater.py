@@ -1,11 +1,8 @@
-"""The projection updater: views kept in the store's own database, updated exactly once.
+"""The projection updater: the catch-up algorithm that keeps stored views exactly once.
 
-Each view (``projections.base.View``) lives in two tables beside the store's events, in the same
-SQLite file or PostgreSQL schema:
-
-- ``ledger_view_rows (view, key, row)``: the view's rows, JSON text, keyed by ``(view, key)``;
-- ``ledger_view_tracking (view, position, version)``: the notification id of the last closing
-  event folded into the view, and the view version that folded it.
+The rows live in the store's own database (``projections.view_store``: the repository; SQL
+dialect from ``ledger.sql``); during a batch a view reads and writes them through a cache
+(``projections.row_cache``). This module decides what to fold and when to commit.
 
 :func:`catch_up` runs batches until the views reach the end of the log. All the views of one
 call share each batch (:func:`catch_up_targets`): it reads the closed rounds once
@@ -21,13 +18,8 @@ moved any of the positions meanwhile, the transaction is rolled back and the bat
 the new positions (optimistic concurrency, the library's tracking contract: positions only move
 forward). This is the catch-up loop of EVENTSOURCING.md §6 (hazard 3: SQLite cannot subscribe,
 so both stores pull, through one code path; hazard 2: the library's DB functions are never used
-here).
-
-Between batches of one run the updater keeps the rows it has read and written (:class:`Known`,
-bounded by ``KNOWN_ROWS_MAX``), valid only while the view's tracking record is still the one
-it committed: a view rebuilt from 0 is never read back, and a row is never read just to be
-overwritten. (Like the rows read within one batch, this cannot see ``rebuild --replace``
-rewriting a view's rows *at the same position* while the run is going on.)
+here). (Like the rows read within one batch, the cache kept between batches cannot see
+``rebuild --replace`` rewriting a view's rows *at the same position* while the run is going on.)
 
 A view whose stored version differs from its class's ``version`` is rebuilt from position 0:
 the old rows are deleted in the same transaction as the first batch of the rebuild.
@@ -35,29 +27,26 @@ the old rows are deleted in the same transaction as the first batch of the rebui
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from eventsourcing.persistence import IntegrityError
-from eventsourcing.postgres import PostgresDatastore
-from eventsourcing.sqlite import SQLiteDatastore
-
-from ledger.errors import StoreError
 from ledger.feed.envelope import TERMINAL_TYPES
 from ledger.games import GAMES
 from ledger.round import Round
 from ledger.store import LedgerApp
-from projections.base import MemoryRows, Row, View, closed_rounds
+from projections.base import MemoryRows, View, closed_rounds
 from projections.diff import compare, encode_row
 from projections.registry import registered_views
-from projections.sealed_rows import META_KEY, RowCodec
+from projections.row_cache import BatchRows, Known
+from projections.view_store import Moved, Pending, ProjectionError, Tracking, ViewStore
 
-ROWS_TABLE = "ledger_view_rows"
-TRACKING_TABLE = "ledger_view_tracking"
+__all__ = ["BATCH_ROUNDS", "ProjectionError", "Rebuilt", "Target", "ViewRead", "ViewStatus",
+           "ViewStore", "catch_up", "catch_up_targets", "catch_up_view", "encode_row",
+           "read_view", "read_views", "rebuild", "rebuild_all", "status", "view_rows"]
+"""Also re-exported for the CLI: the repository (``projections.view_store``) and the row text."""
+
 BATCH_ROUNDS = 500
 """Rounds per batch (one transaction each); small enough to keep a transaction short."""
 RETRIES_MAX = 20
@@ -65,478 +54,6 @@ RETRIES_MAX = 20
 
 Hook = Callable[[str, int], None]
 """Test hook: called with (view name, batch number)."""
-
-
-class ProjectionError(StoreError):
-    """The view tables cannot be read or written, or updaters kept conflicting."""
-
-
-class _Moved(Exception):
-    """The tracked position moved during a batch: roll back and redo it."""
-
-
-@dataclass(frozen=True)
-class Tracking:
-    """Where a stored view stands."""
-
-    view: str
-    position: int
-    version: int
-
-
-@dataclass(frozen=True)
-class Pending:
-    """One view's share of a batch: its changed rows and the position they bring it to, to be
-    written only if its stored position is still ``base``."""
-
-    view: str
-    version: int
-    base: Tracking | None
-    position: int
-    changed: dict[str, str]
-    reset: bool
-    on_write: Callable[[], None] | None = None
-
-
-class _Backend:
-    """What differs between SQLite and PostgreSQL: connections, placeholders, table names."""
-
-    p = "?"
-    lock = ""
-    rows: str = ROWS_TABLE
-    tracking: str = TRACKING_TABLE
-
-    def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        raise NotImplementedError
-
-    @contextmanager
-    def write(self) -> Iterator[Any]:
-        raise NotImplementedError
-        yield
-
-    def exists(self) -> bool:
-        raise NotImplementedError
-
-    @contextmanager
-    def reading(self) -> Iterator[Any]:
-        """A read-only transaction (one consistent snapshot; no write lock, no write grant)."""
-        raise NotImplementedError
-        yield
-
-    def close(self) -> None:
-        """Release connections this backend opened itself."""
-
-
-class _SQLite(_Backend):
-    """The store's SQLite file, through a connection of our own (``BEGIN IMMEDIATE`` writes)."""
-
-    def __init__(self, path: str, timeout_s: float) -> None:
-        if ":memory:" in path or "mode=memory" in path:
-            raise ProjectionError("projections need a SQLite file, not an in-memory database")
-        self.conn = sqlite3.connect(path, timeout=timeout_s, isolation_level=None,
-                                    check_same_thread=False)
-
-    def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return list(self.conn.execute(sql, tuple(params)).fetchall())
-
-    @contextmanager
-    def write(self) -> Iterator[Any]:
-        cur = self.conn.cursor()
-        cur.execute("BEGIN IMMEDIATE")  # take the write lock before reading the position
-        try:
-            yield cur
-        except BaseException:
-            self.conn.rollback()
-            raise
-        self.conn.commit()
-
-    def exists(self) -> bool:
-        return bool(self.read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                              (TRACKING_TABLE,)))
-
-    @contextmanager
-    def reading(self) -> Iterator[Any]:
-        cur = self.conn.cursor()
-        cur.execute("BEGIN")  # deferred: a snapshot from the first read, no write lock
-        try:
-            yield cur
-        finally:
-            self.conn.rollback()
-
-    def close(self) -> None:
-        self.conn.close()
-
-
-class _Postgres(_Backend):
-    """The store's PostgreSQL schema, through the library's connection pool."""
-
-    p = "%s"
-    lock = " FOR UPDATE"
-
-    def __init__(self, datastore: PostgresDatastore) -> None:
-        self.datastore = datastore
-        self.schema = datastore.schema
-        self.rows = f'"{self.schema}".{ROWS_TABLE}'
-        self.tracking = f'"{self.schema}".{TRACKING_TABLE}'
-
-    def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self.datastore.transaction(commit=False) as cur:
-            cur.execute(sql, tuple(params))
-            return [tuple(r.values()) if isinstance(r, dict) else tuple(r) for r in cur.fetchall()]
-
-    @contextmanager
-    def write(self) -> Iterator[Any]:
-        with self.datastore.transaction(commit=True) as cur:
-            yield _TupleCursor(cur)
-
-    @contextmanager
-    def reading(self) -> Iterator[Any]:
-        with self.datastore.transaction(commit=False) as cur:
-            cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            yield _TupleCursor(cur)
-
-    def exists(self) -> bool:
-        found = self.read("SELECT to_regclass(%s)", (f'"{self.schema}".{TRACKING_TABLE}',))
-        return bool(found and found[0][0] is not None)
-
-
-class _TupleCursor:
-    """A psycopg dict-row cursor that fetches tuples, like sqlite3's."""
-
-    def __init__(self, cur: Any) -> None:
-        self.cur = cur
-
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
-        self.cur.execute(sql, tuple(params))
-
-    def executemany(self, sql: str, params: Sequence[Sequence[Any]]) -> None:
-        self.cur.executemany(sql, [tuple(p) for p in params])
-
-    def fetchone(self) -> tuple[Any, ...] | None:
-        r = self.cur.fetchone()
-        if r is None:
-            return None
-        return tuple(r.values()) if isinstance(r, dict) else tuple(r)
-
-
-class ViewStore:
-    """The view tables of one ledger database (see the module docstring)."""
-
-    def __init__(self, app: LedgerApp, *, create: bool = True) -> None:
-        datastore = getattr(app.recorder, "datastore", None)
-        if isinstance(datastore, SQLiteDatastore):
-            timeout = float(app.env.get("SQLITE_LOCK_TIMEOUT") or 30)
-            self.backend: _Backend = _SQLite(datastore.pool.db_name, timeout)
-        elif isinstance(datastore, PostgresDatastore):
-            self.backend = _Postgres(datastore)
-        else:
-            raise ProjectionError("projections need a SQLite or PostgreSQL store "
-                                  f"(not {type(app.recorder).__name__})")
-        self.codec = RowCodec(app.factory.cipher(), app.env.get("CIPHER_KEY"))
-        self.exists = self.backend.exists()
-        if create and not self.exists:
-            self._create()
-            self.exists = True
-
-    def close(self) -> None:
-        """Close connections opened for the view tables."""
-        self.backend.close()
-
-    def __enter__(self) -> ViewStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _create(self) -> None:
-        b = self.backend
-        collate = ' COLLATE "C"' if isinstance(b, _Postgres) else ""
-        statements = [
-            f"CREATE TABLE IF NOT EXISTS {b.rows} (view TEXT NOT NULL, key TEXT{collate} NOT NULL,"
-            f" row TEXT NOT NULL, PRIMARY KEY (view, key))",
-            f"CREATE TABLE IF NOT EXISTS {b.tracking} (view TEXT PRIMARY KEY,"
-            f" position BIGINT NOT NULL, version BIGINT NOT NULL)",
-        ]
-        for attempt in range(3):
-            try:
-                with b.write() as cur:
-                    for statement in statements:
-                        cur.execute(statement)
-                return
-            except Exception:  # two processes creating at once (EVENTSOURCING.md hazard 4)
-                if attempt == 2:
-                    raise
-
-    # --- reading -------------------------------------------------------------------------
-
-    def _meta_sql(self, one: bool) -> str:
-        b = self.backend
-        return (f"SELECT view, row FROM {b.rows} WHERE substr(key, 1, {len(META_KEY)}) = "
-                f"{b.p}" + (f" AND view = {b.p}" if one else ""))
-
-    def _checked(self, view: str, position: Any, version: Any, meta: Any) -> Tracking:
-        """A tracking record as read, checked against its written-position row (raises
-        ``ViewTampered`` if they disagree; a missing row makes the view stale)."""
-        return Tracking(view, int(position), self.codec.checked(
-            view, int(position), int(version), None if meta is None else str(meta)))
-
-    def tracking(self, view: str) -> Tracking | None:
-        """The stored position and version of a view, or ``None`` if it was never written."""
-        if not self.exists:
-            return None
-        b = self.backend
-        found = b.read(f"SELECT position, version FROM {b.tracking} WHERE view = {b.p}", (view,))
-        if not found:
-            return None
-        meta = {str(v): r for v, r in b.read(self._meta_sql(True), (META_KEY, view))}
-        return self._checked(view, found[0][0], found[0][1], meta.get(view))
-
-    def trackings(self) -> list[Tracking]:
-        """Every stored view's tracking record (checked as :meth:`tracking` checks it)."""
-        if not self.exists:
-            return []
-        b = self.backend
-        meta = {str(v): r for v, r in b.read(self._meta_sql(False), (META_KEY,))}
-        return [self._checked(str(v), p, n, meta.get(str(v))) for v, p, n in
-                b.read(f"SELECT view, position, version FROM {b.tracking} ORDER BY view")]
-
-    def get(self, view: str, key: str) -> str | None:
-        """One row's text."""
-        b = self.backend
-        stored = self.codec.stored_key(key)
-        found = b.read(f"SELECT row FROM {b.rows} WHERE view = {b.p} AND key = {b.p}",
-                       (view, stored))
-        return self.codec.open(view, stored, str(found[0][0]))[1] if found else None
-
-    def scan(self, view: str, prefix: str = "") -> list[tuple[str, str]]:
-        """``(key, text)`` of the rows whose key starts with ``prefix`` (unordered)."""
-        b = self.backend
-        sql_prefix = self.codec.sql_prefix(prefix)
-        if not sql_prefix:
-            sql = f"SELECT key, row FROM {b.rows} WHERE view = {b.p}"
-            found = b.read(sql, (view,))
-        else:
-            sql = (f"SELECT key, row FROM {b.rows} WHERE view = {b.p} "
-                   f"AND substr(key, 1, {len(sql_prefix)}) = {b.p}")
-            found = b.read(sql, (view, sql_prefix))
-        return self._opened(view, found, prefix)
-
-    def _opened(self, view: str, found: Sequence[tuple[Any, ...]],
-                prefix: str = "") -> list[tuple[str, str]]:
-        out = []
-        for stored_key, stored in found:
-            if str(stored_key).startswith(META_KEY):
-                continue
-            key, text = self.codec.open(view, str(stored_key), str(stored))
-            if key.startswith(prefix):
-                out.append((key, text))
-        return out
-
-    def snapshot(self, view: str) -> tuple[Tracking | None, MemoryRows]:
-        """The tracking record and every row of a view, read in one transaction."""
-        if not self.exists:
-            return None, MemoryRows()
-        b = self.backend
-        with b.reading() as cur:  # one consistent snapshot on both, and no write needed
-            cur.execute(f"SELECT position, version FROM {b.tracking} WHERE view = {b.p}", (view,))
-            found = cur.fetchone()
-            cur.execute(f"SELECT key, row FROM {b.rows} WHERE view = {b.p}", (view,))
-            rows = _fetchall(cur)
-        meta = next((r for k, r in rows if str(k).startswith(META_KEY)), None)
-        tracking = self._checked(view, found[0], found[1], meta) if found else None
-        return tracking, MemoryRows({k: json.loads(t) for k, t in self._opened(view, rows)})
-
-    # --- writing -------------------------------------------------------------------------
-
-    def commit(self, view: str, version: int, base: Tracking | None, position: int,
-               changed: dict[str, str], *, reset: bool,
-               on_write: Callable[[], None] | None = None) -> None:
-        """Write changed rows and the new position in one transaction, if the position is still
-        ``base``; raise :class:`_Moved` (rolled back) otherwise."""
-        self.commit_all([Pending(view, version, base, position, changed, reset, on_write)])
-
-    def commit_all(self, batch: Sequence[Pending]) -> None:
-        """Write each view's changed rows and new position in **one** transaction, if every
-        view's position is still its ``base``; raise :class:`_Moved` (all rolled back)
-        otherwise. Views are locked in name order, so two updaters cannot deadlock."""
-        b = self.backend
-        upsert = (f"INSERT INTO {b.rows} (view, key, row) VALUES ({b.p}, {b.p}, {b.p}) "
-                  "ON CONFLICT (view, key) DO UPDATE SET row = excluded.row")
-        try:
-            with b.write() as cur:
-                for item in sorted(batch, key=lambda i: i.view):
-                    view = item.view
-                    cur.execute(f"SELECT position, version FROM {b.tracking} "
-                                f"WHERE view = {b.p}{b.lock}", (view,))
-                    found = cur.fetchone()
-                    now = None
-                    if found:
-                        cur.execute(self._meta_sql(True), (META_KEY, view))
-                        meta = cur.fetchone()
-                        now = self._checked(view, found[0], found[1],
-                                            None if meta is None else meta[1])
-                    if now != item.base:
-                        raise _Moved
-                    if item.reset:
-                        cur.execute(f"DELETE FROM {b.rows} WHERE view = {b.p}", (view,))
-                    seal = self.codec
-                    cur.executemany(upsert, [(view, *seal.meta(item.position, item.version))] + [
-                        (view, seal.stored_key(k), seal.seal(k, text))
-                        for k, text in sorted(item.changed.items())])
-                    if item.on_write is not None:
-                        item.on_write()
-                    if found is None:
-                        cur.execute(f"INSERT INTO {b.tracking} (view, position, version) "
-                                    f"VALUES ({b.p}, {b.p}, {b.p})",
-                                    (view, item.position, item.version))
-                    else:
-                        cur.execute(f"UPDATE {b.tracking} SET position = {b.p}, version = {b.p} "
-                                    f"WHERE view = {b.p}", (item.position, item.version, view))
-        except IntegrityError:  # another updater inserted the first tracking row meanwhile
-            raise _Moved from None
-        except sqlite3.IntegrityError:
-            raise _Moved from None
-
-    def replace(self, view: str, source: str) -> None:
-        """Make ``view`` a copy of ``source`` (rows and tracking), in one transaction."""
-        b = self.backend
-        with b.write() as cur:
-            cur.execute(f"DELETE FROM {b.rows} WHERE view = {b.p}", (view,))
-            cur.execute(f"INSERT INTO {b.rows} (view, key, row) SELECT {b.p}, key, row "
-                        f"FROM {b.rows} WHERE view = {b.p}", (view, source))
-            cur.execute(f"DELETE FROM {b.tracking} WHERE view = {b.p}", (view,))
-            cur.execute(f"INSERT INTO {b.tracking} (view, position, version) SELECT {b.p}, "
-                        f"position, version FROM {b.tracking} WHERE view = {b.p}", (view, source))
-
-    def drop(self, view: str) -> None:
-        """Delete a view's rows and tracking record."""
-        if not self.exists:
-            return
-        b = self.backend
-        with b.write() as cur:
-            cur.execute(f"DELETE FROM {b.rows} WHERE view = {b.p}", (view,))
-            cur.execute(f"DELETE FROM {b.tracking} WHERE view = {b.p}", (view,))
-
-
-def _fetchall(cur: Any) -> list[tuple[Any, ...]]:
-    if isinstance(cur, _TupleCursor):
-        return [tuple(r.values()) if isinstance(r, dict) else tuple(r) for r in cur.cur.fetchall()]
-    return list(cur.fetchall())
-
-
-class Known:
-    """Row texts of one stored view as they stand at ``tracking``, kept by the updater from one
-    batch to the next so rows it has just written are not read back.
-
-    ``complete``: every row of the view is here (the view was rebuilt from 0 in this run), so a
-    key not here is known to be absent; otherwise a key not here must be read from the table.
-    ``None`` as a text means known to be absent. Valid only while the stored tracking record
-    still equals ``tracking`` (positions only move forward, and rows move with them)."""
-
-    def __init__(self, tracking: Tracking | None, *, complete: bool,
-                 rows: dict[str, str | None] | None = None) -> None:
-        self.tracking = tracking
-        self.complete = complete
-        self.rows: dict[str, str | None] = rows if rows is not None else {}
-
-    def text(self, key: str) -> str | _Unknown | None:
-        """The key's text, ``None`` if known absent, ``UNKNOWN`` if it must be read."""
-        if key in self.rows:
-            return self.rows[key]
-        return None if self.complete else UNKNOWN
-
-
-class _Unknown:
-    """Marks a row whose stored text was not read (it is written whatever it holds)."""
-
-
-UNKNOWN = _Unknown()
-KNOWN_ROWS_MAX = 100_000
-"""Row texts kept per view between batches; beyond it only the last batch's rows are kept."""
-
-
-class BatchRows:
-    """The rows a view sees during one batch: read from the view table on first use (or taken
-    from what the updater already knows, :class:`Known`), kept in memory, and compared with
-    what the table held when the batch commits (so a row changed in place, without ``put``, is
-    still written). A row ``put`` without being read first is written whatever the table
-    held: it is never read just to be compared."""
-
-    def __init__(self, store: ViewStore, view: str, *, reset: bool,
-                 known: Known | None = None) -> None:
-        self._store = store
-        self._view = view
-        self._reset = reset
-        self._known = Known(None, complete=True) if reset else known
-        self._rows: dict[str, Row | None] = {}
-        self._read: dict[str, str | _Unknown | None] = {}
-        self._scanned: set[str] = set()
-        self._texts: dict[str, str | None] = {}
-
-    def _cached(self, key: str) -> str | _Unknown | None:
-        return UNKNOWN if self._known is None else self._known.text(key)
-
-    def get(self, key: str) -> Row | None:
-        """The row under ``key``, or ``None``."""
-        if key not in self._rows:
-            text = self._read.get(key, UNKNOWN)
-            if isinstance(text, _Unknown):
-                text = self._cached(key)
-            if isinstance(text, _Unknown):
-                text = self._store.get(self._view, key)
-            self._read[key] = text
-            self._rows[key] = json.loads(text) if text is not None else None
-        return self._rows[key]
-
-    def put(self, key: str, row: Row) -> None:
-        """Create or replace the row under ``key``."""
-        if key not in self._read:
-            self._read[key] = self._cached(key)
-        self._rows[key] = row
-
-    def scan(self, prefix: str = "") -> Iterator[tuple[str, Row]]:
-        """Rows whose key starts with ``prefix``, in key order."""
-        if not any(prefix.startswith(s) for s in self._scanned):
-            if self._known is not None and self._known.complete:
-                found = [(k, t) for k, t in self._known.rows.items()
-                         if t is not None and k.startswith(prefix)]
-            else:
-                found = self._store.scan(self._view, prefix)
-            for key, text in found:
-                if key not in self._rows:
-                    self._read[key] = text
-                    self._rows[key] = json.loads(text)
-            self._scanned.add(prefix)
-        for key in sorted(self._rows):
-            row = self._rows[key]
-            if row is not None and key.startswith(prefix):
-                yield key, row
-
-    def changed(self) -> dict[str, str]:
-        """The rows whose text differs from what the view table held."""
-        out: dict[str, str] = {}
-        self._texts = {}
-        for key, row in self._rows.items():
-            if row is None:
-                read = self._read.get(key)
-                if not isinstance(read, _Unknown):
-                    self._texts[key] = read
-                continue
-            text = encode_row(row)
-            self._texts[key] = text
-            if text != self._read.get(key):
-                out[key] = text
-        return out
-
-    def known_after(self, tracking: Tracking) -> Known:
-        """What is known of the view once this batch's :meth:`changed` rows are committed at
-        ``tracking``: the rows known before, updated with this batch's."""
-        known = self._known
-        if known is None or len(known.rows) + len(self._texts) > KNOWN_ROWS_MAX:
-            return Known(tracking, complete=False, rows=dict(self._texts))
-        known.rows.update(self._texts)
-        known.tracking = tracking
-        return known
 
 
 @dataclass(frozen=True)
@@ -649,7 +166,7 @@ def catch_up_targets(app: LedgerApp, store: ViewStore, targets: Sequence[Target]
             for s in moving:
                 name = s.target.name
                 known[name] = s.rows.known_after(Tracking(name, s.position, s.target.view.version))
-        except _Moved:
+        except Moved:
             retries += 1
             if retries > RETRIES_MAX:
                 names = ", ".join(s.target.name for s in moving)

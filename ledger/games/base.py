@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ledger.feed.envelope import BetPlaced, FeedEvent, Result
 from ledger.feed.types import GameKey
 from ledger.findings import Finding
+from ledger.money import ZERO
 
 if TYPE_CHECKING:
     from ledger.round import Round
@@ -44,6 +45,23 @@ class Settlement:
     commission: Decimal
     rule: str
     reason: str
+
+    @classmethod
+    def lose(cls, rule: str, reason: str) -> Settlement:
+        """A lost bet: the stake goes to the house, nothing is returned (RULES §0.3)."""
+        return cls("lose", ZERO, ZERO, ZERO, rule, reason)
+
+    @classmethod
+    def void(cls, stake: Decimal, rule: str, reason: str) -> Settlement:
+        """A bet cancelled (with its round, or refused by a rule): the stake returned, nothing
+        won (FEED §2 ``void``)."""
+        return cls("void", stake, ZERO, ZERO, rule, reason)
+
+    @classmethod
+    def carry(cls, rule: str, reason: str) -> Settlement:
+        """A bet carried into the table's next round: nothing paid, nothing returned, all three
+        ``0`` (FEED §2 ``carry``; 3CB RULES §3.7, STUD art. 11)."""
+        return cls("carry", ZERO, ZERO, ZERO, rule, reason)
 
     def as_dict(self) -> dict[str, str]:
         """The four compared fields as FEED strings."""

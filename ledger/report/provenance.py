@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 
+from ledger.errors import SealError
 from ledger.report.markup import Markup, el, join
-from ledger.seal import Checkpoint, SealError, checkpoint_findings
+from ledger.seal import Checkpoint, checkpoint_findings
 from ledger.store import LedgerApp
 
 

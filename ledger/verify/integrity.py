@@ -176,3 +176,10 @@ def _where(content: bytes | None) -> dict[str, Any]:
     except ValueError:
         return {}
     return obj if isinstance(obj, dict) else {}
+
+
+def unreadable_store(exc: BaseException) -> Finding:
+    """The finding when the store itself cannot be read (a damaged SQLite file, say): the chain
+    cannot be shown intact, so it counts as broken."""
+    return Finding("chain_broken", None, None, rule="integrity",
+                   message=f"the store cannot be read: {exc}")

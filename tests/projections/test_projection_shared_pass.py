@@ -186,9 +186,9 @@ def test_rebuild_all_shares_its_passes_and_equals_rebuild_one_by_one(
     catch_up(app)
     key = next(k for k in _stored(app, "house")[1])
     with ViewStore(app) as store:
-        b = store.backend
-        with b.write() as cur:
-            cur.execute(f"UPDATE {b.rows} SET row = {b.p} WHERE view = {b.p} AND key = {b.p}",
+        b = store
+        with b.db.write() as cur:
+            cur.execute(f"UPDATE {b.rows_table} SET row = {b.p} WHERE view = {b.p} AND key = {b.p}",
                         ('{"tampered": true}', "house", key))
     passes.starts.clear()
     results = rebuild_all(app)
@@ -214,10 +214,10 @@ def test_check_folds_every_view_once_each_at_its_own_position(
     assert check_projections(app, [CommissionView(), HouseView()]) == []
     assert passes.starts == [0]
     with ViewStore(app) as store:
-        b = store.backend
-        with b.write() as cur:
-            cur.execute(f"DELETE FROM {b.rows} WHERE view = {b.p} AND key IN "
-                        f"(SELECT key FROM {b.rows} WHERE view = {b.p} ORDER BY key LIMIT 1)",
+        b = store
+        with b.db.write() as cur:
+            cur.execute(f"DELETE FROM {b.rows_table} WHERE view = {b.p} AND key IN "
+                        f"(SELECT key FROM {b.rows_table} WHERE view = {b.p} ORDER BY key LIMIT 1)",
                         ("commission", "commission"))
     [finding] = check_projections(app, [CommissionView(), HouseView()])
     assert (finding.code, finding.extra["view"]) == ("projection_mismatch", "commission")

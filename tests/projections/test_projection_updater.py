@@ -124,9 +124,9 @@ def test_a_view_stored_under_another_version_is_rebuilt(app: LedgerApp, examples
 
     catch_up_view(app, CommissionView())
     with ViewStore(app) as store:
-        b = store.backend
-        with b.write() as cur:  # a row the old version wrote and the new one never would
-            cur.execute(f"INSERT INTO {b.rows} (view, key, row) VALUES ({b.p}, {b.p}, {b.p})",
+        b = store
+        with b.db.write() as cur:  # a row the old version wrote and the new one never would
+            cur.execute(f"INSERT INTO {b.rows_table} (view, key, row) VALUES ({b.p}, {b.p}, {b.p})",
                         ("commission", "old|row", "{}"))
     assert status(app, [NextVersion()])[0].state == "stale"
     catch_up_view(app, NextVersion())
@@ -152,9 +152,9 @@ def test_check_reports_a_tampered_row_with_its_view_and_key(
     assert check_projections(app, [CommissionView(), HouseView()]) == []
     key = next(k for k in _stored(app, "commission")[1] if k.startswith("c|") and "SP9" in k)
     with ViewStore(app) as store:
-        b = store.backend
-        with b.write() as cur:
-            cur.execute(f"UPDATE {b.rows} SET row = {b.p} WHERE view = {b.p} AND key = {b.p}",
+        b = store
+        with b.db.write() as cur:
+            cur.execute(f"UPDATE {b.rows_table} SET row = {b.p} WHERE view = {b.p} AND key = {b.p}",
                         ('{"recorded": "999"}', "commission", key))
     [finding] = check_projections(app, [CommissionView(), HouseView()])
     assert (finding.code, finding.extra["view"], finding.extra["key"]) == (

@@ -18,7 +18,7 @@ from ledger.feed.envelope import BetPlaced
 from ledger.findings import Finding
 from ledger.games.base import Derivation, Settlement, Step
 from ledger.games.fish_prawn_crab.feed import DiceShown, DieCocked, FishPrawnCrabBetPlaced, Spot
-from ledger.games.fish_prawn_crab.rules import describe, label, settle, void
+from ledger.games.fish_prawn_crab.rules import describe, label, settle
 from ledger.round import Round
 
 COCKED_DIE_RULE = "FPC art. 3 C) [S]; RULES §8.2 F2 [I]"
@@ -69,7 +69,7 @@ def spot_of(bet: BetPlaced) -> Spot:
 def _void_all(rnd: Round, rule: str, reason: str) -> Derivation:
     derivation = Derivation(steps=[Step(reason, rule)])
     for bet in rnd.bets.values():
-        derivation.expected[bet.bet] = void(bet.amount, rule, reason)
+        derivation.expected[bet.bet] = Settlement.void(bet.amount, rule, reason)
     return derivation
 
 

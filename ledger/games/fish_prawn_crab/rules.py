@@ -187,7 +187,3 @@ def settle(spot: Spot, amount: Decimal, dice: Dice) -> Settlement:
     return Settlement("win", amount, amount * verdict.prize.odds, ZERO, verdict.rule,
                       verdict.reason)
 
-
-def void(amount: Decimal, rule: str, reason: str) -> Settlement:
-    """A bet cancelled with its round: the stake returned, nothing won (FEED §2 ``void``)."""
-    return Settlement("void", amount, ZERO, ZERO, rule, reason)

@@ -38,7 +38,6 @@ from ledger.games.roulette.rules import (
     describe_number,
     settle,
     spot_issue,
-    void,
 )
 from ledger.round import Round
 
@@ -106,12 +105,12 @@ def _due(rnd: Round, bet: BetPlaced, spot: Spot | None, issue: SpotIssue | None,
          number: int | None) -> Settlement | None:
     """The settlement due, or ``None`` when there is no valid spin to judge it by."""
     if rnd.is_voided:
-        return void(bet.amount, VOID_ROUND_RULE, "the round was voided: stake returned")
+        return Settlement.void(bet.amount, VOID_ROUND_RULE, "the round was voided: stake returned")
     if number is None:
         return None
     if spot is None or issue is not None:
         why = issue or NOT_A_SPOT
-        return void(bet.amount, why.rule, f"invalid bet ({why.message}): refused, stake returned")
+        return Settlement.void(bet.amount, why.rule, f"invalid bet ({why.message}): refused, stake returned")
     return settle(spot, bet.amount, number)
 
 

@@ -147,23 +147,15 @@ def settle(spot: Spot, amount: Decimal, number: int) -> Settlement:
     """
     desc = describe_spot(spot)
     if number == 0 and not _is_straight_zero(spot):
-        return lose(ZERO_RULE, f"0: only a straight-up on 0 wins; {desc} loses")
+        return Settlement.lose(ZERO_RULE, f"0: only a straight-up on 0 wins; {desc} loses")
     if number not in covered_numbers(spot):
-        return lose(PRIZE_RULE, f"{number} is not covered by {desc}")
+        return Settlement.lose(PRIZE_RULE, f"{number} is not covered by {desc}")
     odds = PAYOUTS[spot.kind]
     rule = ZERO_RULE if number == 0 else odds.rule
     return Settlement("win", amount, odds.prize(amount), ZERO, rule,
                       f"{desc} pays {odds.to_win} to 1")
 
 
-def lose(rule: str, reason: str) -> Settlement:
-    """A lost bet: the stake goes to the house, nothing is returned (RULES §0.3)."""
-    return Settlement("lose", ZERO, ZERO, ZERO, rule, reason)
-
-
-def void(amount: Decimal, rule: str, reason: str) -> Settlement:
-    """A void bet: cancelled, its stake returned, no prize (FEED §2 ``bet_settled``)."""
-    return Settlement("void", amount, ZERO, ZERO, rule, reason)
 
 
 def _is_straight_zero(spot: Spot) -> bool:

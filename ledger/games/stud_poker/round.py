@@ -54,13 +54,10 @@ from ledger.games.stud_poker.pool import Hit
 from ledger.games.stud_poker.rules import (
     FOLD_RULE,
     cap_prizes,
-    carry,
     dealer_qualifies,
-    lose,
     raise_prize,
     settle_ante,
     settle_raise,
-    void,
 )
 from ledger.games.stud_poker.tables import JACKPOT_HANDS, Category
 from ledger.round import Round
@@ -116,13 +113,13 @@ def analyse(rnd: Round) -> StudRound:
     d = out.derivation
     places, refused = _places(rnd, d)
     for bet, issue in refused.items():
-        d.expected[bet] = void(rnd.bets[bet].amount, issue[0], f"refused: {issue[1]}")
+        d.expected[bet] = Settlement.void(rnd.bets[bet].amount, issue[0], f"refused: {issue[1]}")
     closed_at = _first_card_seq(rnd)
     for place in places.values():
         jp = place.jackpot
         if jp is not None and closed_at is not None and jp.seq > closed_at and (
                 jp.bet not in rnd.carried):
-            d.expected[jp.bet] = void(jp.amount, "FEED §10 (betting closes); STUD art. 6(3)",
+            d.expected[jp.bet] = Settlement.void(jp.amount, "FEED §10 (betting closes); STUD art. 6(3)",
                                       "jackpot bet placed after the first card: refused")
             place.jackpot = None
     if rnd.is_voided:
@@ -234,9 +231,9 @@ def _voided(rnd: Round, places: dict[int, Place], out: StudRound) -> None:
     for place in places.values():
         for bet in (place.ante, place.raised):
             if bet is not None:
-                d.expected[bet.bet] = void(bet.amount, rule, "round voided: stake returned")
+                d.expected[bet.bet] = Settlement.void(bet.amount, rule, "round voided: stake returned")
         if place.jackpot is not None:
-            d.expected[place.jackpot.bet] = carry(
+            d.expected[place.jackpot.bet] = Settlement.carry(
                 rule, "round voided: the jackpot bet carries to the table's next round")
 
 
@@ -358,14 +355,14 @@ def _settle(rnd: Round, places: dict[int, Place], dealer: HandValue, out: StudRo
                                                qualified=qualified, player_wins=wins, why=hand))
         else:
             why = "folded" if p.folded else "neither raised nor folded: treated as a fold"
-            _due(d, ante.bet, lose(FOLD_RULE, f"place {p.seat} {why}: the ante is collected"))
+            _due(d, ante.bet, Settlement.lose(FOLD_RULE, f"place {p.seat} {why}: the ante is collected"))
         jp = p.jackpot
         if jp is None:
             continue
         out.seats[jp.bet] = p.seat
         out.stakes.append((jp.bet, jp.amount))
         if p not in playing:
-            _due(d, jp.bet, lose(JACKPOT_FOLD_RULE, f"place {p.seat} folded: the jackpot bet is "
+            _due(d, jp.bet, Settlement.lose(JACKPOT_FOLD_RULE, f"place {p.seat} folded: the jackpot bet is "
                                                     "forfeited"))
         elif _cat(p) in JACKPOT_HANDS:
             out.hits.append(Hit(jp.bet, p.seat, _cat(p)))
@@ -373,7 +370,7 @@ def _settle(rnd: Round, places: dict[int, Place], dealer: HandValue, out: StudRo
                                 f"{_cat(p).label.split(' (')[0]} wins a jackpot award",
                                 "STUD art. 10(2)"))
         else:
-            _due(d, jp.bet, lose(JACKPOT_LOSE_RULE,
+            _due(d, jp.bet, Settlement.lose(JACKPOT_LOSE_RULE,
                                  f"{_cat(p).label.split(' (')[0]} is not a jackpot hand"))
 
 

@@ -37,13 +37,10 @@ FOLD_RULE = "STUD art. 6(5)–(7)"
 __all__ = [
     "DEFAULT_RULEBOOK",
     "cap_prizes",
-    "carry",
     "dealer_qualifies",
-    "lose",
     "raise_prize",
     "settle_ante",
     "settle_raise",
-    "void",
 ]
 
 
@@ -98,7 +95,7 @@ def settle_ante(stake: Decimal, *, qualified: bool, player_wins: bool, why: str)
     if player_wins:
         return Settlement("win", stake, stake, ZERO, PLAYER_WINS_RULE,
                           f"player's hand higher: ante paid 1 to 1 ({why})")
-    return lose(DEALER_WINS_RULE, f"dealer's hand higher: ante collected ({why})")
+    return Settlement.lose(DEALER_WINS_RULE, f"dealer's hand higher: ante collected ({why})")
 
 
 def settle_raise(stake: Decimal, prize: Decimal, full: Decimal, category: Category, *,
@@ -109,7 +106,7 @@ def settle_raise(stake: Decimal, prize: Decimal, full: Decimal, category: Catego
         return Settlement("push", stake, ZERO, ZERO, NOT_QUALIFIED_RULE,
                           "dealer does not qualify: the raise is returned")
     if not player_wins:
-        return lose(DEALER_WINS_RULE, f"dealer's hand higher: raise collected ({why})")
+        return Settlement.lose(DEALER_WINS_RULE, f"dealer's hand higher: raise collected ({why})")
     pay = RAISE_PAYS[category]
     to_win = (full / stake) if stake else Decimal(pay.to_win)
     reason = f"{category.label.split(' (')[0]} pays {to_win.normalize():f} to 1"
@@ -119,17 +116,4 @@ def settle_raise(stake: Decimal, prize: Decimal, full: Decimal, category: Catego
     return Settlement("win", stake, prize, ZERO, pay.rule, reason)
 
 
-def lose(rule: str, reason: str) -> Settlement:
-    """A lost bet: the stake goes to the house (RULES §0.3)."""
-    return Settlement("lose", ZERO, ZERO, ZERO, rule, reason)
 
-
-def void(stake: Decimal, rule: str, reason: str) -> Settlement:
-    """A void bet: cancelled, its stake returned (FEED §2)."""
-    return Settlement("void", stake, ZERO, ZERO, rule, reason)
-
-
-def carry(rule: str, reason: str) -> Settlement:
-    """A jackpot bet carried to the table's next round: nothing paid, nothing returned
-    (STUD art. 11(1), (4); FEED §2)."""
-    return Settlement("carry", ZERO, ZERO, ZERO, rule, reason)

@@ -177,7 +177,7 @@ class _Analyser:
             self.step("round voided: every bet void, stake returned; the bank moves no money",
                       VOID_ROUND_RULE)
             for bet in rnd.bets.values():
-                self.out.expected[bet.bet] = _void(bet.amount, VOID_ROUND_RULE,
+                self.out.expected[bet.bet] = Settlement.void(bet.amount, VOID_ROUND_RULE,
                                                    "the round was voided: stake returned")
             return RoundAnalysis(self.out, self.bank)
         if self.bank.banker is None:
@@ -330,39 +330,38 @@ class _Analyser:
                     seats: list[int], first: int) -> None:
         banker = self.bank.banker
         assert banker is not None
-        problems: list[str] = []
+        problems: list[tuple[str, str]] = []  # (rule, what is wrong)
         decks = [e for e in self.rnd.events if e.type == "deck_shuffled"]
         if any(getattr(d, "decks", 1) != 1 for d in decks):
-            problems.append("SP9 deals from one 52-card deck per round (art. 1(1)), "
-                            f"the round shuffled {max(getattr(d, 'decks', 1) for d in decks)}")
+            problems.append((DECK_RULE, "SP9 deals from one 52-card deck per round (art. 1(1)), "
+                            f"the round shuffled {max(getattr(d, 'decks', 1) for d in decks)}"))
         if len(seats) > self.opts.max_hands:
-            problems.append(f"{len(seats)} hands in play, the table allows "
-                            f"{self.opts.max_hands} (RULES §8.1 S14)")
+            problems.append((DECK_RULE, f"{len(seats)} hands in play, the table allows "
+                            f"{self.opts.max_hands} (RULES §8.1 S14)"))
         dupes = [str(c) for c, n in Counter(c.card for c in cards).items() if n > 1]
         if dupes:
-            problems.append(f"card{'s' if len(dupes) > 1 else ''} {', '.join(dupes)} dealt "
-                            "twice from one deck")
+            problems.append((DECK_RULE, f"card{'s' if len(dupes) > 1 else ''} {', '.join(dupes)} dealt "
+                            "twice from one deck"))
         if banker not in dealt:
-            problems.append(f"the banker's seat {banker} was dealt no cards")
+            problems.append((DECK_RULE, f"the banker's seat {banker} was dealt no cards"))
         wrong = {s: len(h) for s, h in dealt.items() if len(h) != 2}
         if wrong:
-            problems.append("a hand has two cards; " + ", ".join(
-                f"seat {s} got {n}" for s, n in sorted(wrong.items())))
+            problems.append((DECK_RULE, "a hand has two cards; " + ", ".join(
+                f"seat {s} got {n}" for s, n in sorted(wrong.items()))))
         empty = sorted({_target(b) for b in self.rnd.bets.values()} - set(dealt) - {banker})
         if empty:
-            problems.append("bets stand on seat" + ("s " if len(empty) > 1 else " ")
-                            + ", ".join(map(str, empty)) + " but no cards were dealt there")
+            problems.append((DECK_RULE, "bets stand on seat" + ("s " if len(empty) > 1 else " ")
+                            + ", ".join(map(str, empty)) + " but no cards were dealt there"))
         expected = dealing_order(first, banker=banker, seats=seats)
         actual = [c.to for c in cards]
         if not problems and actual != expected:
             at = next((i for i, (a, e) in enumerate(zip(actual, expected, strict=False))
                        if a != e), min(len(actual), len(expected)))
-            problems.append(f"the dealing order should be {_seq(expected)} (two consecutive "
+            problems.append((DEAL_RULE, f"the dealing order should be {_seq(expected)} (two consecutive "
                             f"cards per seat counter-clockwise from seat {first}), the table "
-                            f"dealt {_seq(actual)}; card {at + 1} differs")
-        for problem in problems:
-            self.find("invalid_deal", DEAL_RULE if "order" in problem else DECK_RULE,
-                      problem)
+                            f"dealt {_seq(actual)}; card {at + 1} differs"))
+        for rule, problem in problems:
+            self.find("invalid_deal", rule, problem)
         if not problems:
             self.step(f"dealt {_seq(actual)}: two consecutive cards per seat, "
                       "counter-clockwise", DEAL_RULE)
@@ -398,7 +397,7 @@ class _Analyser:
                 self.find("invalid_bet", BANKER_SEAT_BET_RULE,
                           f"bet {bet.bet} stands on the banker's seat {banker}: only co-banking "
                           "sides with the bank; the bet is void", bet=bet.bet, seq=bet.seq)
-                self.out.expected[bet.bet] = _void(bet.amount, BANKER_SEAT_BET_RULE,
+                self.out.expected[bet.bet] = Settlement.void(bet.amount, BANKER_SEAT_BET_RULE,
                                                    "a bet on the banker's seat is void")
                 continue
             if own is not None and (own in cobankers or own == banker):
@@ -529,9 +528,6 @@ def _target(bet: BetPlaced) -> int:
         raise TypeError(f"bet {bet.bet} is not an SP9 bet: {type(bet).__name__}")
     return bet.spot.seat
 
-
-def _void(amount: Decimal, rule: str, reason: str) -> Settlement:
-    return Settlement("void", amount, ZERO, ZERO, rule, reason)
 
 
 def _seq(seats: list[int]) -> str:

@@ -2,15 +2,16 @@
 
 The feed (FEED §5) is in ``feed.py``; the card points, the 31-level ranking and the prizes in
 ``tables.py``; the ranking formula and the settlement of each spot in ``rules.py``; the shoe's
-life cycle and the deal in ``deal.py``; the round's derivation and the per-table shoe session in
-``round.py``; the simulator in ``simulate.py``. Ties and odd/even on three figures are carried
-into the table's next round (``carries_bets``, RULES §3.7).
+life cycle and the deal in ``deal.py``; the round's derivation in ``round.py``; the per-table
+shoe session in ``session.py``; the simulator in ``simulate.py``. Ties and odd/even on three
+figures are carried into the table's next round (``carries_bets``, RULES §3.7).
 """
 
 from ledger.games.base import Game
 from ledger.games.three_card_baccarat.feed import EVENTS
 from ledger.games.three_card_baccarat.money import MONEY
-from ledger.games.three_card_baccarat.round import ThreeCardSession, derive
+from ledger.games.three_card_baccarat.round import derive
+from ledger.games.three_card_baccarat.session import ThreeCardSession
 
 GAME = Game(
     key="3CB",

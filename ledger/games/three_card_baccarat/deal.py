@@ -2,7 +2,7 @@
 
 A shoe spans rounds (RULES §3.3), so :func:`read_deal` takes the table's :class:`Shoe` as it
 stood after the table's previous round and returns it as it stands after this one; the game's
-session (``round.ThreeCardSession``) keeps one per table. What is checked, each with its article
+session (``session.ThreeCardSession``) keeps one per table. What is checked, each with its article
 (every problem is an ``invalid_deal``):
 
 - **Shoe.** ``deck_shuffled`` opens a shoe of ``decks`` decks. With more than one deck the

@@ -1,8 +1,8 @@
 """3-Card Baccarat: what the rules say about one recorded round (RULES §3.3–§3.8).
 
-:class:`ThreeCardSession` is the game's verify-wide state: each table's shoe, which spans rounds
-(``deal.read_deal``). Verify feeds it every 3CB round in store order; :func:`derive` judges one
-round on its own (a fresh session: only the round's own shoe events count).
+The game's verify-wide state, each table's shoe across rounds, is ``session.ThreeCardSession``;
+:func:`derive` derives one round on its own (only the round's own shoe events count), and
+:func:`derive_dealt` one round whose deal the session has read against its table's shoe.
 
 A round's derivation, each step with its article:
 
@@ -38,8 +38,6 @@ Round-level choices:
 
 from __future__ import annotations
 
-from typing import Any
-
 from ledger.feed.envelope import BetIncreased, BetPlaced
 from ledger.findings import BETTING_CLOSED_RULE, Finding
 from ledger.games.base import Derivation, Settlement, Step
@@ -47,20 +45,15 @@ from ledger.games.three_card_baccarat.deal import (
     BANKER,
     Deal,
     Place,
-    Shoe,
     read_deal,
-    shoe_from_json,
-    shoe_to_json,
 )
 from ledger.games.three_card_baccarat.feed import HandSpot, TieSpot
 from ledger.games.three_card_baccarat.rules import (
     HandValue,
     Spot,
-    carry,
     describe_spot,
     evaluate,
     settle,
-    void,
 )
 from ledger.games.three_card_baccarat.tables import (
     CARRY_RULE,
@@ -77,45 +70,13 @@ LIMIT_RULE = "RULES §8 G3"
 CLOSERS = frozenset({"betting_closed", "card_burned", "card_dealt"})
 
 
-class ThreeCardSession:
-    """Each table's shoe across rounds, for one verify run (``ledger.games.base.GameSession``)."""
-
-    def __init__(self) -> None:
-        self._shoes: dict[str, Shoe | None] = {}
-        self._json: dict[str, dict[str, Any] | None] = {}
-        """Each table's shoe as JSON, kept until the table's next round moves it."""
-
-    def derive(self, rnd: Round) -> Derivation:
-        """Judge ``rnd`` against its table's shoe, then move the shoe past it."""
-        deal, shoe = read_deal(rnd, self._shoes.get(rnd.table))
-        self._shoes[rnd.table] = shoe
-        self._json.pop(rnd.table, None)
-        return judge(rnd, deal)
-
-    def finish(self) -> list[Finding]:
-        """Nothing: an open carried bet at the end of the log is a liability, not an error."""
-        return []
-
-    def to_json(self) -> dict[str, Any]:
-        """Each table's shoe, as plain JSON."""
-        for table, shoe in self._shoes.items():
-            if table not in self._json:
-                self._json[table] = None if shoe is None else shoe_to_json(shoe)
-        return dict(sorted(self._json.items()))
-
-    def load(self, data: dict[str, Any]) -> None:
-        """Restore :meth:`to_json`."""
-        self._shoes = {table: None if shoe is None else shoe_from_json(shoe)
-                       for table, shoe in data.items()}
-        self._json = dict(data)
-
-
 def derive(rnd: Round) -> Derivation:
     """What the rules say about ``rnd`` taken alone (see the module docstring)."""
-    return ThreeCardSession().derive(rnd)
+    deal, _ = read_deal(rnd, None)  # a shoe of its own: only the round's shoe events count
+    return derive_dealt(rnd, deal)
 
 
-def judge(rnd: Round, deal: Deal) -> Derivation:
+def derive_dealt(rnd: Round, deal: Deal) -> Derivation:
     """The steps, the due settlements and the findings of a round whose deal has been read."""
     out = Derivation(steps=list(deal.steps))
     out.findings += [Finding("invalid_deal", rnd.table, rnd.round, p.message, rule=p.rule,
@@ -187,7 +148,7 @@ def _judge_bet(rnd: Round, bet: BetPlaced, values: dict[Place, HandValue],
                    "against the banker")
         out.findings.append(Finding("invalid_bet", rnd.table, rnd.round, message,
                                     rule=TIE_BET_RULE, bet=bet.bet, seq=bet.seq))
-        _expect(out, bet, void(stake, TIE_BET_RULE, f"{message}: refused, stake returned"),
+        _expect(out, bet, Settlement.void(stake, TIE_BET_RULE, f"{message}: refused, stake returned"),
                 label)
         return
     banker = values.get(BANKER)
@@ -215,10 +176,10 @@ def _return_all(rnd: Round, out: Derivation, rule: str, why: str) -> None:
     for bet in rnd.bets.values():
         label = f"{bet.bet} {describe_spot(bet.spot)} ({rnd.stake(bet.bet)})"  # type: ignore[arg-type]
         if bet.bet in rnd.carried:
-            due = carry(CARRY_RULE, f"{why}; a carried bet is closed only by a win or a loss: "
+            due = Settlement.carry(CARRY_RULE, f"{why}; a carried bet is closed only by a win or a loss: "
                                     "carried again")
         else:
-            due = void(rnd.stake(bet.bet), rule, f"{why}: stake returned")
+            due = Settlement.void(rnd.stake(bet.bet), rule, f"{why}: stake returned")
         _expect(out, bet, due, label)
 
 

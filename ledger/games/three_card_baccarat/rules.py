@@ -158,7 +158,7 @@ def settle(spot: Spot, stake: Decimal, banker: HandValue, place: HandValue | Non
     if isinstance(spot, ThreeFiguresSpot):
         if banker.three_figures:
             return win("three_figures", stake, rules, "the banker holds three figures")
-        return lose(PRIZES["three_figures"].rule,
+        return Settlement.lose(PRIZES["three_figures"].rule,
                     f"the banker holds {banker.level.name}, not three figures")
     return _settle_points(spot, stake, banker, rules)
 
@@ -171,25 +171,25 @@ def _settle_against(spot: HandSpot | TieSpot, stake: Decimal, banker: HandValue,
     if spot.kind == "tie":
         if outcome == "tie":
             return win("tie", stake, rules, f"{versus}: a tie pays 20 to 1")
-        return lose(PRIZES["tie"].rule, f"{versus}: no tie")
+        return Settlement.lose(PRIZES["tie"].rule, f"{versus}: no tie")
     if outcome == "win":
         return win("hand", stake, rules, f"{versus}: the place wins 1 to 1 less 5%")
     if outcome == "tie":
-        return carry(CARRY_RULE, f"{versus}: a tie, the main bet is carried over to the "
+        return Settlement.carry(CARRY_RULE, f"{versus}: a tie, the main bet is carried over to the "
                                  "table's next round")
-    return lose(PRIZES["hand"].rule, f"{versus}: the banker wins")
+    return Settlement.lose(PRIZES["hand"].rule, f"{versus}: the banker wins")
 
 
 def _settle_parity(spot: ParitySpot, stake: Decimal, banker: HandValue,
                    rules: Rulebook) -> Settlement:
     if banker.three_figures:
-        return carry(PARITY_CARRY_RULE, f"the banker holds three figures: {spot.kind} is "
+        return Settlement.carry(PARITY_CARRY_RULE, f"the banker holds three figures: {spot.kind} is "
                                         "carried over to the table's next round")
     parity = "odd" if banker.points % 2 else "even"
     if parity == spot.kind:
         return win(spot.kind, stake, rules, f"the banker's {banker.points} is {parity}: "
                                             "1 to 1 less 5%")
-    return lose(PRIZES[spot.kind].rule, f"the banker's {banker.points} is {parity}")
+    return Settlement.lose(PRIZES[spot.kind].rule, f"the banker's {banker.points} is {parity}")
 
 
 def _settle_points(spot: PointsSpot, stake: Decimal, banker: HandValue,
@@ -203,13 +203,13 @@ def _settle_points(spot: PointsSpot, stake: Decimal, banker: HandValue,
         if option == "push":
             return Settlement("push", stake, ZERO, ZERO, POINTS_ON_THREE_FIGURES_RULE,
                               f"{why}: stake returned")
-        return lose(POINTS_ON_THREE_FIGURES_RULE, f"{why}: three figures is its own category")
+        return Settlement.lose(POINTS_ON_THREE_FIGURES_RULE, f"{why}: three figures is its own category")
     if banker.three_figures:
-        return lose(PRIZES["points"].rule, f"the banker holds three figures, not {spot.points}")
+        return Settlement.lose(PRIZES["points"].rule, f"the banker holds three figures, not {spot.points}")
     if banker.points == spot.points:
         return win("points", stake, rules, f"the banker has {banker.points} points: "
                                            "pays 8 to 1")
-    return lose(PRIZES["points"].rule, f"the banker has {banker.points} points, "
+    return Settlement.lose(PRIZES["points"].rule, f"the banker has {banker.points} points, "
                                        f"not {spot.points}")
 
 
@@ -230,20 +230,7 @@ def win(kind: Literal["hand", "tie", "odd", "even", "three_figures", "points"], 
                       odds.rule, reason)
 
 
-def lose(rule: str, reason: str) -> Settlement:
-    """A lost bet: the stake goes to the house (RULES §0.3)."""
-    return Settlement("lose", ZERO, ZERO, ZERO, rule, reason)
 
-
-def carry(rule: str, reason: str) -> Settlement:
-    """A carried bet: the stake stays in play into the table's next round, all three ``0``
-    (FEED §2 ``carry``, RULES §3.7)."""
-    return Settlement("carry", ZERO, ZERO, ZERO, rule, reason)
-
-
-def void(stake: Decimal, rule: str, reason: str) -> Settlement:
-    """A bet cancelled by a rule: the stake is returned (FEED §2 ``void``)."""
-    return Settlement("void", stake, ZERO, ZERO, rule, reason)
 
 
 def describe_spot(spot: Spot) -> str:
@@ -256,7 +243,7 @@ def describe_spot(spot: Spot) -> str:
 
 
 __all__ = [
-    "RANKING_RULE", "HandValue", "Spot", "card_points", "carry", "commission", "compare",
+    "RANKING_RULE", "HandValue", "Spot", "card_points", "commission", "compare",
     "describe_spot", "evaluate", "is_figure", "is_three_figures", "level_number", "level_of",
-    "lose", "settle", "void", "win",
+    "settle", "win",
 ]

@@ -21,7 +21,8 @@ from ledger.feed.envelope import FeedEvent
 from ledger.feed.parse import Rejection, parse_line
 from ledger.findings import Finding
 from ledger.games.three_card_baccarat import GAME
-from ledger.games.three_card_baccarat.round import ThreeCardSession, derive
+from ledger.games.three_card_baccarat.round import derive
+from ledger.games.three_card_baccarat.session import ThreeCardSession
 from ledger.games.three_card_baccarat.simulate import INJECTABLE, LIMITS, simulate_round
 from ledger.ingest import Ingestor, numbered_lines
 from ledger.round import Round
