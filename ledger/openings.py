@@ -125,21 +125,69 @@ def _or_none(cls: Any, probe: bytes) -> Any:
         return None
 
 
+_CANONICAL = re.compile(
+    rb'\{"v":1,"table":"[^"\\]*","game":"([^"\\]*)","round":"[^"\\]*","seq":[0-9]+,'
+    rb'"at":"[^"\\]*","type":"([^"\\]*)",')
+"""The envelope as the ledger writes it (values are validated by the model, not here)."""
+
+
 class OpeningParser:
-    """``parse(text, line_no)`` equals ``ledger.feed.parse.parse_line`` for feed lines."""
+    """``parse(text, line_no)`` equals ``ledger.feed.parse.parse_line`` for feed lines.
+
+    Besides the ``round_opened`` templates it has a second shortcut, for **canonical** lines:
+    a line whose bytes are exactly what the ledger stores for it (pydantic's JSON of the
+    validated fact: keys in declaration order, no spaces, no escape it would not write, no
+    duplicate key, no absent default). Such a line is validated straight from its bytes
+    (``model_validate_json``: no ``json.loads``, no Python dict), and its bytes *are* its
+    stored content, so it is not serialised a second time. The shortcut is taken only when
+    serialising the validated fact gives back the very same bytes; a line with a duplicated
+    key (serialised once, so shorter), another key order or spelling, or any validation error
+    takes the full path of ``parse_line`` — the one place a duplicate-key check needs to sit —
+    so every rejection is unchanged.
+    """
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self._templates = _Templates()
+        self.canonical = 0
 
     def parse(self, text: str | bytes, line_no: int) -> Any:
         """The parsed event or rejection, as ``parse_line`` gives it."""
+        return self.parse_with_content(text, line_no)[0]
+
+    def parse_with_content(self, text: str | bytes, line_no: int) -> tuple[Any, bytes | None]:
+        """``(parse(text, line_no), content)``: ``content`` is the fact's stored bytes when the
+        line was canonical (the line itself), else ``None`` (serialise the fact)."""
         from ledger.feed.parse import parse_line
 
         if len(text) <= self.max_bytes:
             raw = text if isinstance(text, bytes) else text.encode("utf-8")
-            if b'"type":"round_opened"' in raw[:200]:
+            match = _CANONICAL.match(raw)
+            if match is not None and match.group(2) != b"round_opened":
+                fact = _canonical(match, raw)
+                if fact is not None:
+                    self.canonical += 1
+                    return fact, raw
+            elif b'"type":"round_opened"' in raw[:200]:
                 fact = self._templates.fill("line", raw, lambda probe: parse_line(probe, 0))
                 if fact is not None:
-                    return fact
-        return parse_line(text, line_no, max_bytes=self.max_bytes)
+                    return fact, None
+        return parse_line(text, line_no, max_bytes=self.max_bytes), None
+
+
+def _canonical(match: re.Match[bytes], raw: bytes) -> Any:
+    """The fact of a canonical line, or ``None`` (take the full path)."""
+    from ledger.games import GAMES
+
+    game = GAMES.get(match.group(1).decode("ascii", errors="replace"))
+    cls = (game.event_class(match.group(2).decode("ascii", errors="replace"))
+           if game is not None else None)
+    if cls is None:
+        return None
+    try:
+        fact = cls.model_validate_json(raw)
+    except (ValidationError, ValueError):
+        return None
+    if fact.model_dump_json(exclude_none=True).encode() != raw:
+        return None
+    return fact

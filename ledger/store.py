@@ -269,7 +269,9 @@ class LedgerApp(Application[UUID]):
             return dict(curs.fetchall())
 
     def _is_sqlite(self) -> bool:
-        return type(self.recorder).__module__ == "eventsourcing.sqlite"
+        from eventsourcing.sqlite import SQLiteApplicationRecorder
+
+        return isinstance(self.recorder, SQLiteApplicationRecorder)
 
     def _rows_statement(self, topics: int = 0) -> tuple[Any, bool]:
         table = self.recorder.events_table_name  # type: ignore[attr-defined]
@@ -356,12 +358,20 @@ def open_ledger(url: str | None = None, *, extra_env: dict[str, str] | None = No
     env = environment_for(database_url(url))
     if "POSTGRES_SCHEMA" in env:
         _create_schema(env)
+    env["APPLICATION_RECORDER_TOPIC"] = bulk_recorder_topic(env)
     env.update(cipher_environment())
     env.update(extra_env or {})
     try:
         return LedgerApp(env=env)
     except Exception as exc:
         raise StoreError(f"cannot open {redact(database_url(url))}: {exc}") from None
+
+
+def bulk_recorder_topic(env: dict[str, str]) -> str:
+    """The library recorder that writes a save in one statement (``ledger.bulk``)."""
+    from ledger.bulk import POSTGRES_TOPIC, SQLITE_TOPIC
+
+    return SQLITE_TOPIC if env["PERSISTENCE_MODULE"] == "eventsourcing.sqlite" else POSTGRES_TOPIC
 
 
 def redact(url: str) -> str:
