@@ -280,7 +280,9 @@ class LedgerApp(Application[UUID]):
             return dict(curs.fetchall())
 
     def _is_sqlite(self) -> bool:
-        return type(self.recorder).__module__ == "eventsourcing.sqlite"
+        from eventsourcing.sqlite import SQLiteApplicationRecorder
+
+        return isinstance(self.recorder, SQLiteApplicationRecorder)
 
     def _rows_statement(self, topics: int = 0) -> tuple[Any, bool]:
         table = self.recorder.events_table_name  # type: ignore[attr-defined]
@@ -381,6 +383,7 @@ def open_ledger(url: str | None = None, *, extra_env: dict[str, str] | None = No
         env["CREATE_TABLE"] = "n"
     elif not create:
         raise StoreMissing(missing_message(full, env))
+    env["APPLICATION_RECORDER_TOPIC"] = bulk_recorder_topic(env)
     env.update(cipher_environment())
     env.update(extra_env or {})
     try:
@@ -542,6 +545,13 @@ class _CreationLock:
         if self.conn is not None:
             self.conn.close()  # releases the advisory lock
             self.conn = None
+
+
+def bulk_recorder_topic(env: dict[str, str]) -> str:
+    """The library recorder that writes a save in one statement (``ledger.bulk``)."""
+    from ledger.bulk import POSTGRES_TOPIC, SQLITE_TOPIC
+
+    return SQLITE_TOPIC if env["PERSISTENCE_MODULE"] == "eventsourcing.sqlite" else POSTGRES_TOPIC
 
 
 def redact(url: str) -> str:
