@@ -28,6 +28,7 @@ from ledger.feed.envelope import RoundOpened
 from ledger.feed.parse import parse_line
 from ledger.feed.types import Timestamp
 from ledger.feed.window import outside_window
+from ledger.games import GAMES
 
 _OPENING = re.compile(
     rb'\{"v":1,"table":"([A-Za-z0-9._-]{1,40})","game":"([A-Z0-9]{1,8})","round":'
@@ -127,20 +128,111 @@ def _or_none(cls: Any, probe: bytes) -> Any:
         return None
 
 
+_CANONICAL = re.compile(
+    rb'\{"v":1,"table":"[A-Za-z0-9._-]{1,40}","game":"([A-Z0-9]{1,8})","round":'
+    rb'"[A-Za-z0-9._-]{1,40}","seq":[1-9][0-9]{0,6},"at":"([^"\\]{1,64})",'
+    rb'"type":"([a-z_]{1,40})",')
+"""The envelope as the ledger writes it: every value but ``at`` in the one form pydantic
+writes it (codes need no escape, ``seq`` has no leading zero); ``at`` is checked apart."""
+MAX_BODIES = 1 << 14
+"""Canonical bodies remembered (the bytes after the envelope)."""
+
+
 class OpeningParser:
-    """``parse(text, line_no)`` equals ``ledger.feed.parse.parse_line`` for feed lines."""
+    """``parse(text, line_no)`` equals ``ledger.feed.parse.parse_line`` for feed lines.
+
+    Besides the ``round_opened`` templates it has a second shortcut, for **canonical** lines:
+    a line whose bytes are exactly what the ledger stores for it (pydantic's JSON of the
+    validated fact: keys in declaration order, no spaces, no escape it would not write, no
+    duplicate key, no absent default). Such a line is validated straight from its bytes
+    (``model_validate_json``: no ``json.loads``, no Python dict), and its bytes *are* its
+    stored content, so it is not serialised a second time. The shortcut is taken only when
+    serialising the validated fact gives back the very same bytes; a line with a duplicated
+    key (serialised once, so shorter), another key order or spelling, or any validation error
+    takes the full path of ``parse_line`` — the one place a duplicate-key check needs to sit —
+    so every rejection is unchanged.
+    """
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self._templates = _Templates()
+        self._bodies: set[tuple[type, bytes]] = set()
+        self.canonical = 0
 
     def parse(self, text: str | bytes, line_no: int) -> Any:
         """The parsed event or rejection, as ``parse_line`` gives it."""
+        return self.parse_with_content(text, line_no)[0]
+
+    def parse_with_content(self, text: str | bytes, line_no: int) -> tuple[Any, bytes | None]:
+        """``(parse(text, line_no), content)``: ``content`` is the fact's stored bytes when the
+        line was canonical (the line itself), else ``None`` (serialise the fact)."""
         if len(text) <= self.max_bytes:
             raw = text if isinstance(text, bytes) else text.encode("utf-8")
-            if b'"type":"round_opened"' in raw[:200]:
+            match = _CANONICAL.match(raw)
+            if match is not None and match.group(3) != b"round_opened":
+                fact = self._canonical(match, raw)
+                if fact is not None and outside_window(fact.at) is None:
+                    self.canonical += 1
+                    return fact, raw
+            elif b'"type":"round_opened"' in raw[:200]:
                 fact = self._templates.fill(
                     "line", raw, lambda probe: parse_line(probe, 0, window=False))
                 if fact is not None and outside_window(fact.at) is None:
-                    return fact
-        return parse_line(text, line_no, max_bytes=self.max_bytes)
+                    return fact, None
+        return parse_line(text, line_no, max_bytes=self.max_bytes), None
+
+
+    def _canonical(self, match: re.Match[bytes], raw: bytes) -> Any:
+        """The fact of a canonical line, or ``None`` (take the full path).
+
+        Serialising the fact to compare (about a third of the cost) is needed once per
+        distinct *body* (the bytes after the envelope) and class: a body seen in a canonical
+        line before serialises to the same bytes again, and an envelope matching
+        :data:`_CANONICAL` serialises to itself once ``at`` is written as the fact writes it.
+        """
+        cls = _feed_classes().get((match.group(1), match.group(3)))
+        if cls is None:
+            return None
+        try:
+            fact = cls.model_validate_json(raw)
+        except (ValidationError, ValueError):
+            return None
+        body = (cls, raw[match.end():])
+        if body in self._bodies:  # only classes whose validators cannot see the envelope
+            if fact.at.isoformat().encode("ascii") == match.group(2):
+                return fact
+            return None
+        if fact.model_dump_json(exclude_none=True).encode() != raw:
+            return None
+        if _self_contained(cls):
+            if len(self._bodies) >= MAX_BODIES:
+                self._bodies.clear()
+            self._bodies.add(body)
+        return fact
+
+
+_CLASSES: dict[tuple[bytes, bytes], Any] = {}
+
+
+def _feed_classes() -> dict[tuple[bytes, bytes], Any]:
+    """``(game, type)`` as bytes → the feed model (what ``parse_object`` looks up)."""
+    if not _CLASSES:
+        for key, game in GAMES.items():
+            for cls in game.events:
+                _CLASSES[(key.encode("ascii"), cls.TYPE.encode("ascii"))] = cls
+    return _CLASSES
+
+
+_SELF_CONTAINED: dict[type, bool] = {}
+
+
+def _self_contained(cls: type) -> bool:
+    """Whether ``cls`` validates its body without looking at other fields: no model validator
+    and no field validator (either may read the envelope and change a body value)."""
+    known = _SELF_CONTAINED.get(cls)
+    if known is None:
+        decorators = getattr(cls, "__pydantic_decorators__", None)
+        known = _SELF_CONTAINED[cls] = (decorators is not None
+                                        and not decorators.model_validators
+                                        and not decorators.field_validators)
+    return known

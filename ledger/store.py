@@ -345,6 +345,7 @@ def open_ledger(url: str | None = None, *, extra_env: dict[str, str] | None = No
         env["CREATE_TABLE"] = "n"
     elif not create:
         raise StoreMissing(missing_message(full, env))
+    env["APPLICATION_RECORDER_TOPIC"] = bulk_recorder_topic(env)
     env.update(cipher_environment())
     env.update(extra_env or {})
     try:
@@ -502,6 +503,13 @@ class _CreationLock:
         if self.conn is not None:
             self.conn.close()  # releases the advisory lock
             self.conn = None
+
+
+def bulk_recorder_topic(env: dict[str, str]) -> str:
+    """The library recorder that writes a save in one statement (``ledger.bulk``)."""
+    from ledger.bulk import POSTGRES_TOPIC, SQLITE_TOPIC
+
+    return SQLITE_TOPIC if env["PERSISTENCE_MODULE"] == "eventsourcing.sqlite" else POSTGRES_TOPIC
 
 
 def redact(url: str) -> str:
