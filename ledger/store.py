@@ -25,6 +25,7 @@ from uuid import UUID
 from eventsourcing.application import Application
 from eventsourcing.persistence import Mapper, StoredEvent, Transcoder
 
+from ledger.bulk import POSTGRES_TOPIC, SQLITE_TOPIC
 from ledger.chain import CHAIN_ID, CHAIN_TOPIC, FrameError, Linked, frame, unframe
 from ledger.errors import StoreError, StoreMissing, StoreUnreachable
 from ledger.feed.envelope import FeedEvent, FeedModel
@@ -507,8 +508,6 @@ class _CreationLock:
 
 def bulk_recorder_topic(env: dict[str, str]) -> str:
     """The library recorder that writes a save in one statement (``ledger.bulk``)."""
-    from ledger.bulk import POSTGRES_TOPIC, SQLITE_TOPIC
-
     return SQLITE_TOPIC if env["PERSISTENCE_MODULE"] == "eventsourcing.sqlite" else POSTGRES_TOPIC
 
 
