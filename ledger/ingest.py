@@ -19,6 +19,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from enum import Enum
 from functools import lru_cache
 from typing import Any, BinaryIO
 from uuid import UUID
@@ -69,6 +70,15 @@ def _round_id(table: str, round: str) -> UUID:
 @lru_cache(maxsize=1 << 12)
 def _table_id(code: str) -> UUID:
     return _fast_id(table_id(code))
+
+
+class Accepted(Enum):
+    """What became of a valid feed line that was not rejected."""
+
+    STORED = "stored"
+    """Added to the batch: it is stored when the batch is saved."""
+    DUPLICATE = "duplicate"
+    """Already stored with the same content: nothing to do (ingest is idempotent)."""
 
 
 @dataclass
@@ -168,7 +178,7 @@ class Ingestor:
             outcome = self._accept(line_no, text, parsed, content)
             if isinstance(outcome, Rejection):
                 self._reject(report, outcome, text, on_reject)
-            elif outcome == "duplicate":
+            elif outcome is Accepted.DUPLICATE:
                 report.duplicates += 1
             if self._batch.feed_events >= self.batch_events:
                 self._flush(report, on_reject)
@@ -202,8 +212,9 @@ class Ingestor:
     # -- deciding one line ------------------------------------------------------------------
 
     def _accept(self, line_no: int, text: str | bytes, event: FeedEvent,
-                content: bytes | None = None) -> Rejection | str:
-        """Add one valid event to the batch, or say why not; ``"duplicate"`` if already stored.
+                content: bytes | None = None) -> Rejection | Accepted:
+        """Add one valid event to the batch, or say why not; :attr:`Accepted.DUPLICATE` if it is
+        already stored.
 
         ``content``, if given, is the event's stored bytes (the parser found the line canonical).
         """
@@ -230,15 +241,15 @@ class Ingestor:
         self._batch.lines.append((line_no, text, event))
         if isinstance(event, RoundOpened):
             self._start_round(event)
-        return "stored"
+        return Accepted.STORED
 
-    def _duplicate(self, line_no: int, oid: UUID, event: FeedEvent) -> Rejection | str:
+    def _duplicate(self, line_no: int, oid: UUID, event: FeedEvent) -> Rejection | Accepted:
         stored = self._batch.pending.get(event.key)
         if stored is None:
             found = self.app.stored(oid, gt=event.seq - 1, lte=event.seq)
             stored = found[0].fact if found else None  # type: ignore[assignment]
         if stored is not None and stored.feed_fields() == event.feed_fields():
-            return "duplicate"
+            return Accepted.DUPLICATE
         return Rejection(line_no, "conflicting_duplicate",
                          f"{event.table}/{event.round} seq {event.seq} is already stored with "
                          f"other content; the stored event stays", "seq")
@@ -302,7 +313,7 @@ class Ingestor:
                     outcome = self._accept(line_no, text, event)
                     if isinstance(outcome, Rejection):
                         self._reject(report, outcome, text, on_reject)
-                    elif outcome == "duplicate":
+                    elif outcome is Accepted.DUPLICATE:
                         report.duplicates += 1
                 time.sleep(0.01 * attempt)
                 continue

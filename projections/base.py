@@ -21,15 +21,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, Protocol
-from uuid import UUID
 
-from pydantic import ValidationError
-
-from ledger.chain import CHAIN_TOPIC, FrameError
+from ledger.chain import FrameError
 from ledger.errors import StoreError
-from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent
 from ledger.round import Round
-from ledger.store import TOPICS, LedgerApp
+from ledger.store import LedgerApp
+from ledger.stream import RoundStream
 
 Row = dict[str, Any]
 """One view row: a JSON object, decimals as strings."""
@@ -89,53 +86,28 @@ def closed_rounds(app: LedgerApp, after: int = 0, page: int = 1000) -> Iterator[
     """Every round whose closing event is stored after notification ``after``, with that event's
     notification id, in store order. Rounds still in play are not yielded.
 
-    Facts are gathered from the log as it streams; a round that opened at or before ``after``
-    (the updater resumes mid-round) is loaded from the store when it closes. Undecodable rows
-    are skipped here: verify is the one place that reports a broken store.
+    The log is read through :class:`ledger.stream.RoundStream`; a round that opened at or
+    before ``after`` (the updater resumes mid-round) is loaded from the store when it closes.
+    Undecodable rows are skipped here: verify is the one place that reports a broken store.
     """
-    gathering: dict[UUID, list[FeedEvent]] = {}
-    start = after
-    opened_one = False
-    while True:
-        rows = app.recorder.select_notifications(start, page, inclusive_of_start=False)
-        if not rows:
-            return
-        for row in rows:
-            start = row.id
-            cls = TOPICS.get(row.topic)
-            if cls is None or row.topic == CHAIN_TOPIC:
-                continue
-            try:
-                _, content = app.ledger_mapper.open_state(row.state)
-            except FrameError as exc:
-                if not opened_one:  # the very first row: a key problem, not one damaged row
-                    raise StoreError(f"cannot read the stored events ({exc}): is "
-                                     "LEDGER_CIPHER_KEY missing or not the store's key? "
-                                     "(`ledger verify` reports damage)") from None
-                continue
-            opened_one = True
-            try:
-                fact = cls.model_validate_json(content)
-            except (ValidationError, ValueError):
-                continue
-            if not isinstance(fact, FeedEvent):
-                continue  # table and chain aggregates
-            oid = row.originator_id if isinstance(row.originator_id, UUID) else UUID(
-                str(row.originator_id))
-            if fact.type == "round_opened":
-                gathering[oid] = [fact]
-                continue
-            facts = gathering.get(oid)
-            if facts is not None:
-                facts.append(fact)
-            if fact.type in TERMINAL_TYPES:
-                gathering.pop(oid, None)
-                if facts is not None and facts[0].seq == 1:
-                    yield row.id, Round.replay(facts)
-                else:
-                    rnd = app.load_round(fact.table, fact.round)
-                    if rnd is not None:
-                        yield row.id, rnd
+
+    def unreadable(nid: int, oid: str, version: int, topic: str, why: Exception) -> None:
+        if isinstance(why, FrameError) and stream.opened == 0:
+            # the very first row: a key problem, not one damaged row
+            raise StoreError(f"cannot read the stored events ({why}): is "
+                             "LEDGER_CIPHER_KEY missing or not the store's key? "
+                             "(`ledger verify` reports damage)") from None
+
+    stream = RoundStream(app.ledger_mapper, on_unreadable=unreadable)
+    for rows in app.rows(page, after=after):
+        for closed in stream.closed(rows):
+            if closed.complete:
+                yield closed.position, Round.replay(closed.facts)
+            else:
+                last = closed.facts[-1]
+                rnd = app.load_round(last.table, last.round)
+                if rnd is not None:
+                    yield closed.position, rnd
 
 
 def fold_store(app: LedgerApp, view: View, rows: MemoryRows | None = None) -> MemoryRows:

@@ -24,17 +24,16 @@ from uuid import UUID
 from pydantic import ValidationError
 
 from ledger.chain import CHAIN_TOPIC, FrameError
-from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent, RoundOpened
+from ledger.feed.envelope import FeedEvent
 from ledger.findings import Finding
 from ledger.games import GAMES
 from ledger.openings import OpeningDecoder
 from ledger.store import TOPICS, LedgerApp, LedgerMapper, RawRow
+from ledger.stream import KINDS, OPENING_SUFFIX, TERMINAL_SUFFIXES
 from ledger.table import TABLE_TOPIC, RoundStarted
 from ledger.verify.integrity import ChainVerifier
 from ledger.verify.judge import Judged, RoundJudge
 
-_TERMINAL_SUFFIXES = tuple("/" + t for t in TERMINAL_TYPES)
-_OPENING_SUFFIX = "/round_opened"
 _PAIR_WHAT = {"opened": "round_opened event", "started": "table round-start event"}
 
 
@@ -155,7 +154,7 @@ class VerifyPass:
         chain = self.chain
         open_rounds = self._open
         owns = self.owns
-        kinds = _KINDS
+        kinds = KINDS
         for nid, oid, version, topic, state in rows:
             if chain is not None:
                 content = chain.check_raw(oid, version, topic, state)
@@ -196,7 +195,7 @@ class VerifyPass:
                     self._newest[started_round.table] = started_round.round
                     self._pair((started_round.table, started_round.round), nid, "started")
                 continue
-            is_opening = topic.endswith(_OPENING_SUFFIX)
+            is_opening = topic.endswith(OPENING_SUFFIX)
             if not is_opening and oid not in open_rounds:
                 continue
             if content is None:
@@ -217,7 +216,7 @@ class VerifyPass:
                     open_rounds[oid] = (nid, [fact])
                 continue
             open_rounds[oid][1].append(fact)
-            if topic.endswith(_TERMINAL_SUFFIXES):
+            if topic.endswith(TERMINAL_SUFFIXES):
                 facts = open_rounds.pop(oid)[1]
                 self._keep(self._judged(facts, nid), oid, (_DECODED, nid, 1))
 
@@ -303,25 +302,6 @@ class VerifyPass:
                 message=f"stored event {UUID(oid)} v{version} "
                         f"({topic}) cannot be decoded: {str(exc).splitlines()[0]}")]))
             return None
-
-
-def _kinds() -> dict[str, tuple[Callable[[bytes], Any], type, bool]]:
-    """Every feed topic but the openings: its decoder, its class, whether it ends a round.
-
-    The decoder is the model's own ``model_validate_json`` (what ``OpeningDecoder.decode``
-    does for every class but ``round_opened``); a failure goes through ``_decode``, which
-    reports it exactly as before.
-    """
-    kinds: dict[str, tuple[Callable[[bytes], Any], type, bool]] = {}
-    for topic, cls in TOPICS.items():
-        if (topic in (TABLE_TOPIC, CHAIN_TOPIC) or topic.endswith(_OPENING_SUFFIX)
-                or not issubclass(cls, FeedEvent) or issubclass(cls, RoundOpened)):
-            continue
-        kinds[topic] = (cls.model_validate_json, cls, topic.endswith(_TERMINAL_SUFFIXES))
-    return kinds
-
-
-_KINDS = _kinds()
 
 
 def _table_of(content: bytes) -> str:
