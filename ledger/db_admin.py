@@ -28,13 +28,12 @@ from dataclasses import dataclass
 from ledger.sql import Dialect, DialectName, dialect_of
 from ledger.sql import literal as _literal
 from ledger.sql import quote as _quote
-from ledger.store import LOCK_FUNCTION, LedgerApp
+from ledger.store import LOCK_FUNCTION, LedgerApp, positive_id_sql
 
 INGEST_ROLE = "ledger_ingest"
 AUDITOR_ROLE = "ledger_auditor"
 TRIGGER_FUNCTION = "ledger_refuse_change"
 APPEND_ONLY_MESSAGE = "ledger events are append-only"
-POSITIVE_ID_MESSAGE = "ledger row ids must be positive"
 WRITER_COLUMNS = ("originator_id", "originator_version", "topic", "state")
 """The only columns the ingest role may insert: the row id always comes from the sequence."""
 
@@ -68,8 +67,7 @@ def append_only_sql(where: EventsTable) -> list[str]:
             f"BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY_MESSAGE}: UPDATE refused'); END",
             f"CREATE TRIGGER IF NOT EXISTS ledger_no_delete BEFORE DELETE ON {table} "
             f"BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY_MESSAGE}: DELETE refused'); END",
-            f"CREATE TRIGGER IF NOT EXISTS ledger_positive_id AFTER INSERT ON {table} "
-            f"WHEN NEW.rowid <= 0 BEGIN SELECT RAISE(ABORT, '{POSITIVE_ID_MESSAGE}'); END",
+            *positive_id_sql("sqlite", table),
         ]
     function = f"{_quote(where.schema)}.{_quote(TRIGGER_FUNCTION)}"
     return [
@@ -82,8 +80,7 @@ def append_only_sql(where: EventsTable) -> list[str]:
         f"DROP TRIGGER IF EXISTS ledger_no_truncate ON {table}",
         f"CREATE TRIGGER ledger_no_truncate BEFORE TRUNCATE ON {table} "
         f"FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
-        f"ALTER TABLE {table} DROP CONSTRAINT IF EXISTS ledger_positive_id",
-        f"ALTER TABLE {table} ADD CONSTRAINT ledger_positive_id CHECK (notification_id > 0)",
+        *positive_id_sql("postgres", table),
     ]
 
 

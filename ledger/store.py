@@ -31,7 +31,7 @@ from ledger.errors import StoreError, StoreMissing, StoreUnreachable
 from ledger.feed.envelope import FeedEvent, FeedModel
 from ledger.games import GAMES
 from ledger.round import Round, round_id
-from ledger.sql import Dialect, dialect_of, quote, read_rows
+from ledger.sql import Dialect, dialect_of, literal, quote, read_rows
 from ledger.table import TABLE_TOPIC, RoundStarted, Table, table_id
 
 RawRow = tuple[int, str, int, str, bytes]
@@ -346,6 +346,7 @@ def open_ledger(url: str | None = None, *, extra_env: dict[str, str] | None = No
         env["CREATE_TABLE"] = "n"
     elif not create:
         raise StoreMissing(missing_message(full, env))
+    created = env.get("CREATE_TABLE") != "n"
     env["APPLICATION_RECORDER_TOPIC"] = bulk_recorder_topic(env)
     env.update(cipher_environment())
     env.update(extra_env or {})
@@ -353,13 +354,44 @@ def open_ledger(url: str | None = None, *, extra_env: dict[str, str] | None = No
         if env["PERSISTENCE_MODULE"] == "eventsourcing.postgres":
             with _CreationLock(env):
                 app = LedgerApp(env=env)
+                if created:
+                    _guard_row_ids(app)
             _use_lock_function(app)
             return app
-        return LedgerApp(env=env)
+        app = LedgerApp(env=env)
+        if created:
+            _guard_row_ids(app)
+        return app
     except StoreError:
         raise
     except Exception as exc:
         raise StoreError(f"cannot open {redact(full)}: {_first_line(exc)}") from None
+
+
+POSITIVE_ID_MESSAGE = "ledger row ids must be positive"
+
+
+def positive_id_sql(backend: str, table: str) -> list[str]:
+    """The statement that makes the events table ``table`` (quoted, qualified) refuse a row id
+    <= 0: an ``AFTER INSERT`` trigger on SQLite, ``CHECK (notification_id > 0)`` on PostgreSQL.
+    Idempotent; run by whoever creates the store, and again by ``ledger init``."""
+    if backend == "sqlite":
+        return [f"CREATE TRIGGER IF NOT EXISTS ledger_positive_id AFTER INSERT ON {table} "
+                f"WHEN NEW.rowid <= 0 BEGIN SELECT RAISE(ABORT, '{POSITIVE_ID_MESSAGE}'); END"]
+    return [f"DO $guard$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = "
+            f"'ledger_positive_id' AND conrelid = {literal(table)}::regclass) THEN ALTER TABLE {table} "
+            "ADD CONSTRAINT ledger_positive_id CHECK (notification_id > 0); END IF; END $guard$"]
+
+
+def _guard_row_ids(app: LedgerApp) -> None:
+    """A store this call created refuses row ids <= 0 from its first row on, with or without
+    ``ledger init`` (the integrity pass reads every row whatever its id in any case)."""
+    recorder: Any = app.recorder
+    d = app.dialect
+    statements = positive_id_sql(d.name, d.qualified(recorder.events_table_name))
+    with recorder.datastore.transaction(commit=True) as curs:
+        for statement in statements:
+            curs.execute(statement)
 
 
 EVENTS_TABLE_POSTGRES = "ledger_events"

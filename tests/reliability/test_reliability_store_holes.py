@@ -3,7 +3,8 @@ hostile insider plants outside the ledger.
 
 - a row with an id <= 0 (SQLite ``rowid``, PostgreSQL ``notification_id``) is read by verify,
   seal and the checkpoint check: ``chain_broken``, exit 3 — never "integrity ok";
-- after ``ledger init`` both stores refuse such a row (trigger / ``CHECK``);
+- both stores refuse such a row from the first row on, whoever created them (``ingest`` or
+  ``init``; trigger / ``CHECK``), and an owner who drops that guard is still caught by verify;
 - a round written with a consistent chain but no table round-start event is ``chain_broken``;
 - 4 writers starting together on a fresh PostgreSQL schema all store their feeds;
 - the PostgreSQL writer role inserts only the event columns and cannot take ``ACCESS
@@ -84,6 +85,7 @@ def test_a_row_with_an_id_at_or_below_zero_breaks_verify_seal_and_checkpoint(
     checkpoint = tmp_path / "cp.json"
     assert cli(["seal", "--db", db_url, "--key", str(key), "--out", str(checkpoint)]
                ).returncode == 0
+    _drop_guard(db_url)  # the owner of the file or schema can; verify must still see the row
     _plant_below_zero(db_url, examples, row_id)
     assert _sql(db_url, "SELECT COUNT(*) FROM {t} WHERE {id} <= 0") == [(1,)]
     done = cli(["verify", "--db", db_url, "--checkpoint", str(checkpoint), "--public-key",
@@ -93,6 +95,22 @@ def test_a_row_with_an_id_at_or_below_zero_breaks_verify_seal_and_checkpoint(
     done = cli(["seal", "--db", db_url, "--key", str(key), "--out", str(tmp_path / "cp2.json")])
     assert done.returncode != 0 and not (tmp_path / "cp2.json").exists()
     assert "Traceback" not in done.stderr
+
+
+def _drop_guard(db_url: str) -> None:
+    if db_url.startswith("sqlite"):
+        _sql(db_url, "DROP TRIGGER ledger_positive_id")
+    else:
+        _sql(db_url, "ALTER TABLE {t} DROP CONSTRAINT ledger_positive_id")
+
+
+def test_a_store_created_by_ingest_refuses_a_row_id_at_or_below_zero(
+        db_url: str, examples: Path) -> None:
+    _fill(db_url, examples)  # no `ledger init`: the store exists because ingest created it
+    for row_id in (0, -1):
+        with pytest.raises(Exception, match=r"positive|ledger_positive_id"):
+            _plant_below_zero(db_url, examples, row_id)
+    assert _sql(db_url, "SELECT COUNT(*) FROM {t} WHERE {id} <= 0") == [(0,)]
 
 
 def test_after_init_both_stores_refuse_a_row_id_at_or_below_zero(
