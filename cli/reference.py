@@ -68,10 +68,10 @@ When a command given `--json` cannot run (exit 2, 3 or 4) it still prints one ob
 standard error.
 
 Read commands (`verify`, `replay`, `recall`, `report`, `commission`, `jackpot`, `bank`,
-`export`, `seal`, `export-round`, `stats`, `reconcile`, `projections status`) never write to the store, so they run
-as a read-only database role. When the stored finance views are behind the log they add the
-missing rounds in memory; in text output a note on standard error says by how many
-(`ledger projections update` stores them).
+`export`, `seal`, `export-round`, `stats`, `reconcile`, `projections status`) never write to
+the store, so they run as a read-only database role. When the stored finance views are behind
+the log they add the missing rounds in memory; in text output a note on standard error says by
+how many (`ledger projections update` stores them).
 """
 
 

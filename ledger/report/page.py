@@ -10,8 +10,8 @@ from ledger.report.markup import Markup, el, esc
 
 CSS = """
 :root { --ink:#1d2430; --muted:#5b6577; --line:#d8dde6; --bad:#b3261e; --bad-bg:#fde7e4;
-        --good:#1b7f3b; --info:#1f5f99; --info-bg:#e6f0fa; --warn:#8a5a00; --warn-bg:#fdf1d8; --paper:#fbfaf7; --red:#c0392b;
-        --green:#2e8b57; --blue:#2c5aa0; --black:#1d2430; }
+        --good:#1b7f3b; --info:#1f5f99; --info-bg:#e6f0fa; --paper:#fbfaf7; --red:#c0392b;
+        --green:#2e8b57; --blue:#2c5aa0; --black:#1d2430; --warn:#8a5a00; --warn-bg:#fdf1d8; }
 * { box-sizing: border-box; }
 body { font: 14px/1.45 "DejaVu Sans", "Segoe UI", Helvetica, Arial, sans-serif; color: var(--ink);
        background: var(--paper); margin: 0; padding: 24px 32px 48px; }
