@@ -50,8 +50,6 @@ class LedgerGroup(TyperGroup):
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, SystemExit, KeyboardInterrupt):
             raise
-        except typer.BadParameter:
-            raise
         except BrokenPipeError:  # `ledger … | head`: the reader left; not an error of ours
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
@@ -62,8 +60,8 @@ class LedgerGroup(TyperGroup):
         except Exception as exc:
             from typer import _click
 
-            if isinstance(exc, _click.ClickException):  # bad option: typer prints it
-                if state.argv and "--json" in state.argv:
+            if isinstance(exc, _click.ClickException):  # bad option or value: typer prints it
+                if state.argv and "--json" in state.argv and not state.json_printed:
                     from cli.contract import error_object
                     from cli.render import print_json
 
