@@ -17,14 +17,16 @@ from ledger.db_admin import (
     install_append_only,
     roles_sql,
 )
+from ledger.store import LOCK_FUNCTION
 from projections.updater import ViewStore
 
 
 def init(
     db: DbOption = None,
     roles: Annotated[bool, typer.Option(
-        help="PostgreSQL: also create an ingest role (SELECT, INSERT; UPDATE only for the "
-             "library's table lock, refused by the trigger) and an auditor role (SELECT).")
+        help="PostgreSQL: also create an ingest role (SELECT; INSERT on the event columns "
+             "only; no UPDATE or DELETE; the insert lock through the SECURITY DEFINER function "
+             f"{LOCK_FUNCTION}(); writes to the views) and an auditor role (SELECT).")
     ] = False,
     ingest_role: Annotated[str, typer.Option(help="Name of the ingest role.")] = INGEST_ROLE,
     auditor_role: Annotated[str, typer.Option(help="Name of the auditor role.")] = AUDITOR_ROLE,

@@ -63,8 +63,6 @@ class LedgerGroup(TyperGroup):
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, SystemExit, KeyboardInterrupt):
             raise
-        except typer.BadParameter:
-            raise
         except BrokenPipeError:  # `ledger … | head`: the reader left; not an error of ours
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
@@ -73,8 +71,8 @@ class LedgerGroup(TyperGroup):
             report_error(str(exc), EXIT_USAGE)
             raise typer.Exit(code=EXIT_USAGE) from None
         except Exception as exc:
-            if isinstance(exc, _click.ClickException):  # bad option: typer prints it
-                if state.argv and "--json" in state.argv:
+            if isinstance(exc, _click.ClickException):  # bad option or value: typer prints it
+                if state.argv and "--json" in state.argv and not state.json_printed:
                     print_json(error_object(exc.format_message(), exc.exit_code))
                 raise
             store = _store_problem(exc)

@@ -10,6 +10,7 @@ import typer
 
 from cli.commission import cutoff_option
 from cli.context import DbOption, opened
+from cli.contract import fail
 from cli.render import out, print_json
 from projections.bank import BankView
 from projections.commission import CommissionView, money_text
@@ -32,21 +33,20 @@ def reconcile_command(
     bank commission and capital; jackpot balance, contributions and awards per pool) with the
     ledger's view at that point: matched, variance or unknown per line.
 
-    Exit code 0: no variance. 1: a variance. 2: the file cannot be read (line and field given)
-    or bad usage.
+    Exit code 0: no variance. 1: a variance. 2: the file cannot be read (line and field given),
+    has no meter line, or bad usage.
     """
     cutoff = cutoff_option(cutoff_hour)
     try:
         meters = read_meters(file.read_text(encoding="utf-8"))
     except OSError as exc:
-        typer.echo(f"error: cannot read {file}: {exc.strerror or exc}", err=True)
-        raise typer.Exit(code=2) from None
+        fail(f"cannot read {file}: {exc.strerror or exc}")
     except UnicodeDecodeError:
-        typer.echo(f"error: {file} is not UTF-8 text", err=True)
-        raise typer.Exit(code=2) from None
+        fail(f"{file} is not UTF-8 text")
     except MeterFileError as exc:
-        typer.echo(f"error: {file}: {exc}", err=True)
-        raise typer.Exit(code=2) from None
+        fail(f"{file}: {exc}")
+    if not meters:
+        fail(f"{file}: no meter line under the header: nothing to compare")
     with opened(db) as app:
         commission, house, jackpot, bank = (got.rows for got in read_views(
             app, [CommissionView(), HouseView(), JackpotView(), BankView()]))  # one pass, read-only

@@ -55,12 +55,14 @@ has a JSON Schema in [docs/schemas/](schemas/):
 | `projections status --json` | [projections-status.json](schemas/projections-status.json) |
 | `projections rebuild --json` | [projections-rebuild.json](schemas/projections-rebuild.json) |
 | `demo --json` | [demo.json](schemas/demo.json) |
+| `stats --json` | [stats.json](schemas/stats.json) |
+| `reconcile FILE --json` | [reconcile.json](schemas/reconcile.json) |
 | any command that cannot run | [error.json](schemas/error.json) |
 
 A finding always has `code`, `table`, `round`, `bet`, `rule`, `expected`, `recorded`,
-`message`, `severity` (`error` or `info`), `seq` (the feed `seq` of the event it is about),
-`party` (a Super Pan 9 bank layer or a Mah-Jong party) and `seat` (a Three Card Baccarat
-place or a Mah-Jong seat); the last three are `null` when they do not apply.
+`message`, `severity` (`error`, `warning` or `info`), `seq` (the feed `seq` of the event it is
+about), `party` (a Super Pan 9 bank layer or a Mah-Jong party) and `seat` (a Three Card
+Baccarat place or a Mah-Jong seat); the last three are `null` when they do not apply.
 `verify --json` adds `checkpoint` (`null` without `--checkpoint`): the file, the link, events
 and head it covers, and the `key_id` its signature was checked with (`key_source`:
 `public_key` when `--public-key` was given, else `checkpoint`).
@@ -70,10 +72,10 @@ When a command given `--json` cannot run (exit 2, 3 or 4) it still prints one ob
 standard error.
 
 Read commands (`verify`, `replay`, `recall`, `report`, `commission`, `jackpot`, `bank`,
-`export`, `seal`, `export-round`, `projections status`) never write to the store, so they run
-as a read-only database role. When the stored finance views are behind the log they add the
-missing rounds in memory; in text output a note on standard error says by how many
-(`ledger projections update` stores them).
+`export`, `seal`, `export-round`, `stats`, `reconcile`, `projections status`) never write to
+the store, so they run as a read-only database role. When the stored finance views are behind
+the log they add the missing rounds in memory; in text output a note on standard error says by
+how many (`ledger projections update` stores them).
 """
 
 

@@ -59,15 +59,18 @@ def _fields(d: dict[str, Any] | None) -> str:
     return " ".join(f"{k}={v}" for k, v in d.items())
 
 
+SEVERITY_STYLE = {"error": "red", "warning": "yellow", "info": "yellow"}
+"""The colour of a finding's first line by severity (an unknown severity shows as an error)."""
+
+
 def print_verify(report: VerifyReport, *, findings: bool = True) -> None:
     """The readable form of a verify report (``findings=False``: the counts only)."""
     if not findings:
         for code, n in sorted(Counter(f.code for f in report.findings).items()):
             out.print(f"{n:>7}  {code}", markup=False)
     for f in report.findings if findings else []:
-        style = "yellow" if f.severity == "info" else "red"
         lines = finding_lines(f)
-        out.print(f"[{style}]{lines[0]}[/{style}]")
+        out.print(lines[0], style=SEVERITY_STYLE.get(f.severity, "red"), markup=False)
         for line in lines[1:]:
             out.print(line, markup=False)
         out.print()

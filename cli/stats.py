@@ -4,17 +4,16 @@ make the most errors (docs/SURVEILLANCE.md)."""
 from __future__ import annotations
 
 from datetime import date
-from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
+from cli.commission import cutoff_option
 from cli.context import DbOption, opened
-from cli.render import err, out, print_json
+from cli.contract import EXIT_USAGE, fail
+from cli.render import out, print_json
 from ledger.feed.types import GAME_KEYS
 from ledger.stats.survey import DEFAULT_ALPHA, StatsQuery, StatsReport, survey
-from ledger.store import database_url
-from projections.gaming_day import default_cutoff
 
 
 def stats(
@@ -47,9 +46,8 @@ def stats(
     first, last = _date(start, "--from"), _date(end, "--to")
     if first and last and first > last:
         _usage("--from is after --to")
-    _require_store(db)
     query = StatsQuery(table=table, game=game, start=first, end=last, alpha=alpha,
-                       cutoff_hour=default_cutoff() if cutoff_hour is None else cutoff_hour)
+                       cutoff_hour=cutoff_option(cutoff_hour))
     with opened(db) as app:
         report = survey(app, query)
     if report.rounds == 0:
@@ -61,9 +59,9 @@ def stats(
     raise typer.Exit(code=1 if report.flagged else 0)
 
 
-def _usage(message: str) -> None:
-    err.print(f"error: {message}", markup=False)
-    raise typer.Exit(code=2)
+def _usage(message: str) -> NoReturn:
+    """One line on stderr (and the error object under ``--json``), exit 2."""
+    fail(message, EXIT_USAGE)
 
 
 def _date(text: str | None, option: str) -> date | None:
@@ -73,16 +71,6 @@ def _date(text: str | None, option: str) -> date | None:
         return date.fromisoformat(text)
     except ValueError:
         _usage(f"{option} {text!r} is not a date like 2026-11-20")
-        raise  # unreachable
-
-
-def _require_store(db: str | None) -> None:
-    """A SQLite store must exist already: ``stats`` never creates an empty one."""
-    url = database_url(db)
-    if url.startswith("sqlite:///"):
-        path = url[len("sqlite:///"):].split("?", 1)[0]
-        if path and path != ":memory:" and not Path(path).exists():
-            _usage(f"no store at {path}")
 
 
 def _print(report: StatsReport) -> None:

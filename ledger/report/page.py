@@ -11,7 +11,7 @@ from ledger.report.markup import Markup, el, esc
 CSS = """
 :root { --ink:#1d2430; --muted:#5b6577; --line:#d8dde6; --bad:#b3261e; --bad-bg:#fde7e4;
         --good:#1b7f3b; --info:#1f5f99; --info-bg:#e6f0fa; --paper:#fbfaf7; --red:#c0392b;
-        --green:#2e8b57; --blue:#2c5aa0; --black:#1d2430; }
+        --green:#2e8b57; --blue:#2c5aa0; --black:#1d2430; --warn:#8a5a00; --warn-bg:#fdf1d8; }
 * { box-sizing: border-box; }
 body { font: 14px/1.45 "DejaVu Sans", "Segoe UI", Helvetica, Arial, sans-serif; color: var(--ink);
        background: var(--paper); margin: 0; padding: 24px 32px 48px; }
@@ -56,13 +56,16 @@ tr.total td { font-weight: 700; border-top: 2px solid var(--ink); }
        font-weight: 700; white-space: nowrap; }
 .sev.error { background: var(--bad-bg); color: var(--bad); }
 .sev.info { background: var(--info-bg); color: var(--info); }
+.sev.warning { background: var(--warn-bg); color: var(--warn); }
 tr.sev-error td:first-child { box-shadow: inset 3px 0 0 var(--bad); }
 tr.sev-info td:first-child { box-shadow: inset 3px 0 0 var(--info); }
+tr.sev-warning td:first-child { box-shadow: inset 3px 0 0 var(--warn); }
 tr.sev-info td { color: #33475e; }
 td.meaning { color: var(--muted); font-size: 12px; }
 .count { display: inline-block; min-width: 34px; padding: 0 6px; border-radius: 8px;
          text-align: center; font-weight: 700; color: #fff; font-variant-numeric: tabular-nums; }
 .count.error { background: var(--bad); } .count.info { background: var(--info); }
+.count.warning { background: var(--warn); }
 .folded { margin-top: 12px; }
 details { background: #fff; border: 1px solid var(--line); border-radius: 6px; margin: 6px 0;
           padding: 4px 10px; }

@@ -93,18 +93,18 @@ class Entry:
         return [n * p for p in cell_probabilities(self.test)]
 
     def to_json(self) -> dict[str, Any]:
-        """The entry as ``ledger stats --json`` prints it."""
+        """The entry as ``ledger stats --json`` prints it (fixed keys: ``note``, ``cells``,
+        ``observed`` and ``expected`` are ``null`` when they do not apply)."""
         r = self.result
         out: dict[str, Any] = {
             "table": self.table, "game": self.game, "equipment": self.equipment,
             "day": self.day.isoformat() if self.day else None, "test": self.test,
             "method": r.method, "statistic": _finite(r.statistic), "df": r.df, "n": r.n,
             "p_value": r.p_value, "p_adjusted": self.p_adjusted, "valid": r.valid,
-            "flagged": self.flagged,
+            "flagged": self.flagged, "note": r.note or None,
+            "cells": None, "observed": None, "expected": None,
         }
-        if r.note:
-            out["note"] = r.note
-        if self.observed is not None:
+        if self.observed is not None:  # a goodness-of-fit test: its counts per cell
             expected = self.expected() or []
             out["cells"] = cell_labels(self.test)[:len(self.observed)]
             out["observed"] = self.observed

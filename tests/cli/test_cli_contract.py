@@ -16,6 +16,11 @@ import pytest
 Store = tuple[str, Path]
 
 DAY = "2026-11-20"
+METERS = Path(__file__).resolve().parents[2] / "docs" / "examples" / "meters.csv"
+RECONCILE_DAY = ["simulate", "--rounds", "12", "--tables", "2", "--seed", "16", "--error-rate",
+                 "0.1", "--force", "STUD-01/000003:2=royal_flush", "--force",
+                 "STUD-02/000005:4=flush", "--force", "STUD-01/000007:1=straight_flush"]
+"""The simulated day docs/examples/meters.csv was written against (tests/projections)."""
 
 
 @pytest.fixture(scope="module")
@@ -83,12 +88,88 @@ def test_ingest_and_demo_json_match_their_schemas(tmp_path: Path, examples: Path
     json_schema(demo.json(), "demo")
 
 
+def _simulated_store(ledger_cli: Any, folder: Path, *simulate: str) -> str:
+    db = f"sqlite:///{folder / 'l.db'}"
+    feed = folder / "feed.jsonl"
+    made = ledger_cli(*simulate, "--out", str(feed))
+    assert made.code == 0, made.stderr
+    done = ledger_cli("ingest", str(feed), "--db", db)
+    assert done.code == 0, done.stderr
+    return db
+
+
+def test_stats_json_matches_its_schema_with_a_biased_table(
+        tmp_path: Path, ledger_cli: Any, json_schema: Any) -> None:
+    db = _simulated_store(ledger_cli, tmp_path, "simulate", "--game", "RL,FPC,3CB", "--rounds",
+                          "300", "--tables", "2", "--seed", "5", "--error-rate", "0.05",
+                          "--bias", "RL-01:17=4")
+    done = ledger_cli("stats", "--json", "--db", db)
+    assert done.code == 1, done.stderr  # the biased wheel is flagged
+    body = done.json()
+    json_schema(body, "stats")
+    assert {"table": "RL-01", "equipment": "wheel", "tests": ["pockets"]} in body["flagged"]
+    runs = [e for e in body["tests"] if e["method"] == "runs"]
+    fits = [e for e in body["tests"] if e["method"] == "chi_square"]
+    assert runs and fits and any(t["money"] for t in body["tables"])
+    assert all(e["observed"] is None and e["cells"] is None for e in runs)  # fixed keys
+    assert all(len(e["observed"]) == len(e["cells"]) == len(e["expected"]) for e in fits)
+    one_day = ledger_cli("stats", "--json", "--db", db, "--table", "RL-02", "--from", DAY,
+                         "--to", DAY)
+    assert one_day.code == 0, one_day.stderr
+    json_schema(one_day.json(), "stats")
+
+
+def test_reconcile_json_matches_its_schema(tmp_path: Path, ledger_cli: Any,
+                                           json_schema: Any) -> None:
+    db = _simulated_store(ledger_cli, tmp_path, *RECONCILE_DAY)
+    done = ledger_cli("reconcile", str(METERS), "--json", "--db", db)
+    assert done.code == 1, done.stderr  # the planted variances
+    body = done.json()
+    json_schema(body, "reconcile")
+    assert {line["status"] for line in body["lines"]} == {"matched", "variance", "unknown"}
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("what,where,when,amount,currency\nhold,RL-01,2026-11-20,x,HKD\n", "line 2, field 'amount'"),
+    ("what,where,when,amount,currency\n", "no meter line"),
+    (None, "cannot read"),
+])
+def test_reconcile_errors_are_one_line_and_an_error_object(
+        text: str | None, says: str, tmp_path: Path, ledger_cli: Any, json_schema: Any) -> None:
+    db = _simulated_store(ledger_cli, tmp_path, "simulate", "--game", "RL", "--rounds", "2",
+                          "--tables", "1")
+    meters = tmp_path / "meters.csv"
+    if text is not None:
+        meters.write_text(text)
+    done = ledger_cli("reconcile", str(meters), "--json", "--db", db)
+    assert done.code == 2
+    assert len(done.stderr.strip().splitlines()) == 1 and says in done.stderr
+    body = done.json()
+    json_schema(body, "error")
+    assert body["exit_code"] == 2 and says in body["error"]
+
+
+@pytest.mark.parametrize("args", [
+    ["stats", "--from", "yesterday"], ["stats", "--from", "2026-11-21", "--to", "2026-11-20"],
+    ["stats", "--game", "XX"], ["stats", "--table", "NOPE"], ["stats", "--alpha", "0.9"],
+])
+def test_stats_errors_are_one_line_and_an_error_object(
+        args: list[str], store: Store, ledger_cli: Any, json_schema: Any) -> None:
+    db, _ = store
+    done = ledger_cli(*args, "--json", "--db", db)
+    assert done.code == 2, (args, done.stdout, done.stderr)
+    assert done.stderr.strip()
+    json_schema(done.json(), "error")
+    assert done.json()["exit_code"] == 2
+
+
 @pytest.mark.parametrize("args", [
     ["verify", "--json"], ["commission", "--json"], ["jackpot", "--json"], ["bank", "--json"],
     ["replay", "RL-01/000001", "--json"], ["recall", "--table", "RL-01", "--json"],
     ["report", "--day", DAY, "--json"], ["projections", "status", "--json"],
     ["seal", "--out", "cp.json", "--key", "k.pem", "--json"],
-    ["export", "--out", "x", "--json"],
+    ["export", "--out", "x", "--json"], ["stats", "--json"],
+    ["reconcile", str(METERS), "--json"],
 ])
 def test_a_missing_store_is_exit_2_one_line_an_error_object_and_nothing_created(
         args: list[str], tmp_path: Path, ledger_cli: Any, json_schema: Any) -> None:
@@ -139,7 +220,8 @@ def test_selections_that_match_nothing_are_exit_2(store: Store, ledger_cli: Any)
     for args in (["verify", "--table", "NOPE"], ["verify", "--round", "999999"],
                  ["verify", "--game", "RL", "--table", "SP9-01"],
                  ["replay", "RL-01/999999"], ["recall", "--table", "NOPE"],
-                 ["jackpot", "--pool", "NOPE"], ["bank", "--table", "NOPE"]):
+                 ["jackpot", "--pool", "NOPE"], ["bank", "--table", "NOPE"],
+                 ["stats", "--table", "NOPE"], ["stats", "--from", "2030-01-01"]):
         done = ledger_cli(*args, "--db", db, "--json")
         assert done.code == 2, (args, done.stdout, done.stderr)
         assert done.json()["exit_code"] == 2
@@ -157,7 +239,8 @@ def test_read_commands_write_nothing(store: Store, ledger_cli: Any, tmp_path: Pa
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
     for args in (["commission"], ["jackpot"], ["bank"], ["verify"], ["replay", "RL-01/000001"],
                  ["recall", "--table", "RL-01"], ["report", "--day", DAY, "--json"],
-                 ["export", "--out", str(tmp_path / "e"), "--format", "csv"]):
+                 ["export", "--out", str(tmp_path / "e"), "--format", "csv"], ["stats"],
+                 ["reconcile", str(METERS)]):
         done = ledger_cli(*args, "--db", db)
         assert done.code in (0, 1), (args, done.stderr)
     assert _digest(path) == before

@@ -69,7 +69,7 @@ def test_stats_narrows_by_table_and_game_and_reads_as_text(biased_store: str) ->
 
 def test_stats_usage_errors_exit_2(biased_store: str, tmp_path: Path) -> None:
     missing = ledger("stats", "--db", f"sqlite:///{tmp_path / 'nowhere.db'}")
-    assert missing.exit_code == 2 and "no store" in missing.output
+    assert missing.exit_code == 2 and "no ledger at" in missing.output
     assert not (tmp_path / "nowhere.db").exists()
     none = ledger("stats", "--db", biased_store, "--table", "NOPE")
     assert none.exit_code == 2 and "no closed round" in none.output
