@@ -4,10 +4,10 @@ warnings (``timestamp_disorder``) and infos yellow; the line is printed as text,
 from __future__ import annotations
 
 import pytest
-from ledger.verify.findings import Finding
 from rich.console import Console
 
 import cli.render as render
+from ledger.findings import Finding
 from ledger.verify.engine import VerifyReport
 
 RED, YELLOW = "\x1b[31m", "\x1b[33m"
