@@ -93,14 +93,7 @@ def bar_chart(title: str, series: Sequence[str], groups: Sequence[BarGroup], uni
         parts.append(el("text", group.label, x=x0 + slot // 2, y=height - bottom + 18,
                         class_="label"))
         x0 += slot + gap
-    lx = left
-    for j, name in enumerate(series):
-        parts.append(el("rect", x=lx, y=height - 20, width=12, height=12,
-                        fill=SERIES_COLOURS[j % len(SERIES_COLOURS)]))
-        parts.append(el("text", name, x=lx + 16, y=height - 10, class_="legend"))
-        lx += int(len(name) * CHAR) + 40
-    return el("svg", parts, xmlns="http://www.w3.org/2000/svg", width=width, height=height,
-              viewBox=f"0 0 {width} {height}", role="img", class_="chart")
+    return _chart(parts, series, left, width, height)
 
 
 def hbar_chart(title: str, series: Sequence[str], groups: Sequence[BarGroup], unit: str = "",
@@ -139,6 +132,13 @@ def hbar_chart(title: str, series: Sequence[str], groups: Sequence[BarGroup], un
                 fill=SERIES_COLOURS[j % len(SERIES_COLOURS)]))
         parts.append(el("text", group.label, x=left - 8, y=y0 + len(series) * bar // 2 + 4,
                         class_="tick"))
+    return _chart(parts, series, left, width, height)
+
+
+def _chart(parts: list[Markup], series: Sequence[str], left: int, width: int,
+           height: int) -> Markup:
+    """The chart's SVG element: ``parts`` and, along the bottom from ``left``, the legend of
+    ``series`` in their colours."""
     lx = left
     for j, name in enumerate(series):
         parts.append(el("rect", x=lx, y=height - 20, width=12, height=12,
