@@ -160,7 +160,7 @@ def _total(spot: TotalSpot, dice: Dice) -> Verdict:
     return Verdict(prize, rule, f"the dice total {s}: total {spot.total} {_pays(prize)}")
 
 
-def judge(spot: Spot, dice: Dice) -> Verdict:
+def derive_verdict(spot: Spot, dice: Dice) -> Verdict:
     """Whether ``spot`` wins on ``dice``, at which prize, under which article, and why."""
     match spot:
         case EvenSpot():
@@ -181,7 +181,7 @@ def judge(spot: Spot, dice: Dice) -> Verdict:
 
 def settle(spot: Spot, amount: Decimal, dice: Dice) -> Settlement:
     """The settlement a bet of ``amount`` on ``spot`` is due when ``dice`` are shown."""
-    verdict = judge(spot, dice)
+    verdict = derive_verdict(spot, dice)
     if verdict.prize is None:
         return Settlement("lose", ZERO, ZERO, ZERO, verdict.rule, verdict.reason)
     return Settlement("win", amount, amount * verdict.prize.odds, ZERO, verdict.rule,

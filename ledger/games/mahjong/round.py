@@ -34,7 +34,7 @@ from ledger.games.mahjong.payments import (
     false_win_payments,
     win_payments,
 )
-from ledger.games.mahjong.rules import Verdict, judge
+from ledger.games.mahjong.rules import Verdict, derive_verdict
 from ledger.games.mahjong.state import GameState, replay
 from ledger.games.mahjong.tables import NO_COMMISSION_RULE
 from ledger.money import ZERO, same_amount
@@ -60,7 +60,7 @@ def outcome(rnd: Round) -> Outcome:
         raise TypeError(f"round {rnd.round} is not a Mah-Jong game")
     rules = rnd.rules
     state = replay(opened, rnd.events[1:], allow_discard_kong=rules.mj.s.allow_discard_kong)
-    verdict = judge(state, rules)
+    verdict = derive_verdict(state, rules)
     due = [] if rnd.is_voided else _payments(state, verdict, rnd)
     return Outcome(state, verdict, due)
 

@@ -2,7 +2,7 @@
 
 Pure functions over a replayed :class:`~ledger.games.mahjong.state.GameState`:
 
-- :func:`judge` picks the win that stands (several wins on one discard: the nearest seat in turn
+- :func:`derive_verdict` picks the win that stands (several wins on one discard: the nearest seat in turn
   order, art. 5(a)(6), 5(b)(5)), checks the hand (RULES §4.4) and the seat's standing (a withdrawn
   pung call, art. 9(a)(2); an uncorrected claim error, art. 10(a)(7)) — a failed check is a false
   win (RULES §4.9) — and scores the best arrangement (``fan.py``);
@@ -75,7 +75,7 @@ class Verdict:
         return self.claim.seat if self.ending == "win" and self.claim else None
 
 
-def judge(state: GameState, rules: Rulebook) -> Verdict:
+def derive_verdict(state: GameState, rules: Rulebook) -> Verdict:
     """The verdict on a replayed game under its rulebook."""
     if not state.wins:
         if state.drawn_game is not None:

@@ -59,7 +59,7 @@ def derive(rnd: Round) -> Derivation:
                                     "the round was closed without a valid spin_result",
                                     rule=OUTCOME_RULE))
     for bet in rnd.bets.values():
-        _judge(rnd, bet, number, out)
+        _settle_bet(rnd, bet, number, out)
     return out
 
 
@@ -86,7 +86,7 @@ def _spin_facts(rnd: Round) -> Iterator[SpinResult | SpinVoided]:
     return (e for e in rnd.events if isinstance(e, SpinResult | SpinVoided))
 
 
-def _judge(rnd: Round, bet: BetPlaced, number: int | None, out: Derivation) -> None:
+def _settle_bet(rnd: Round, bet: BetPlaced, number: int | None, out: Derivation) -> None:
     """Record one bet's findings and, where the outcome allows, its due settlement."""
     spot = _spot(bet)
     issue = NOT_A_SPOT if spot is None else spot_issue(spot, rnd.rules)

@@ -130,8 +130,8 @@ class BankSession:
 
     tables: dict[str, TableBank] = field(default_factory=dict)
 
-    def judge(self, rnd: Round) -> Judgement:
-        """Judge ``rnd`` in context and keep its table's new state."""
+    def advance(self, rnd: Round) -> Judgement:
+        """Derive ``rnd`` in context and keep its table's new state."""
         judged = advance(self.tables.get(rnd.table), rnd)
         if judged.after is not None:
             self.tables[rnd.table] = judged.after
@@ -139,7 +139,7 @@ class BankSession:
 
     def derive(self, rnd: Round) -> Derivation:
         """The per-round derivation plus the findings that need earlier rounds."""
-        return self.judge(rnd).derivation
+        return self.advance(rnd).derivation
 
     def finish(self) -> list[Finding]:
         """Nothing: every bank rule is decided when its round is judged."""

@@ -29,6 +29,7 @@ from ledger.builder import Injected, RoundBuilder
 from ledger.equipment import Card, Rank, Suit
 from ledger.games.super_pan9.bank import (
     Layer,
+    Line,
     Play,
     commission_on,
     layer_commissions,
@@ -101,13 +102,66 @@ def _choose_bank(state: dict[str, Any], rng: random.Random, inject: str | None
     return nxt, 1, [], False, False
 
 
+@dataclass
+class _Bank:
+    """Who holds the bank this round, on what capital, and what the round injects into it."""
+
+    banker: int
+    run: int
+    capital: Decimal
+    extended: bool
+    overstay: bool
+    reduced: bool
+
+
+@dataclass
+class _Table:
+    """The parties of one round: the bank's layers, the co-bankers and the player seats."""
+
+    layers: list[Layer]
+    cobankers: list[int]
+    players: list[int]
+
+
+@dataclass
+class _Deal:
+    """The dice and the deal: the deck used, the first seat, the seats dealt and their hands."""
+
+    deck: str
+    first: int
+    seats: list[int]
+    hands: dict[int, list[Card]]
+
+
 def simulate_round(b: RoundBuilder, rng: random.Random, inject: str | None) -> list[Injected]:
     """Play one SP9 round into ``b``; inject ``inject`` if given, and report its finding."""
     _kind_ok(inject)
     state = b.table_state
     state.setdefault("places", rng.randint(7, 10))
-    places: int = state["places"]
     b.add("round_opened", currency="HKD")
+    bank = _take_bank(b, state, rng, inject)
+    table = _join_table(b, rng, inject, state["places"], bank)
+    bets, victim = _place_bets(b, rng, inject, table)
+    dice, k = _throw_dice(b, rng)
+    if inject == "late_bet":
+        victim = _late_bet(b, rng, table.players)
+        bets.append(victim)
+    deal = _deal(b, rng, inject, state, bank.banker, table.players, sum(dice) + k)
+    settled, lines = _settle_bets(b, bets, deal, bank.banker, table)
+    shares, commissions, layer_lines = _settle_layers(b, table.layers, lines)
+    b.add("round_closed")
+    injected = _inject(b, rng, inject, settled, layer_lines, table.layers, lines, victim,
+                       bank.overstay, bank.reduced)
+    net = shares[0] - commissions[0]
+    state.update(banker=bank.banker, run=bank.run, capital=str(bank.capital), deck=deal.deck,
+                 carry=bank.capital + net if net > 0 else None,
+                 bettors=sorted({bet.bettor for bet in bets}))
+    return injected
+
+
+def _take_bank(b: RoundBuilder, state: dict[str, Any], rng: random.Random, inject: str | None
+               ) -> _Bank:
+    """Choose the banker, record refusals and the capital posted (reduced if injected)."""
     banker, run, refused, extended, overstay = _choose_bank(state, rng, inject)
     for seat in refused:
         b.add("bank_refused", seat=seat)
@@ -123,13 +177,19 @@ def simulate_round(b: RoundBuilder, rng: random.Random, inject: str | None) -> l
     if reduced:
         capital = (carry or ZERO) - Decimal(100)
     b.add("bank_taken", seat=banker, capital=str(capital))
-    free = [s for s in range(1, places + 1) if s != banker]
+    return _Bank(banker, run, capital, extended, overstay, reduced)
+
+
+def _join_table(b: RoundBuilder, rng: random.Random, inject: str | None, places: int,
+                bank: _Bank) -> _Table:
+    """Seat the co-bankers, the casino's layer and the players; record the joins and consents."""
+    free = [s for s in range(1, places + 1) if s != bank.banker]
     rng.shuffle(free)
     cobankers: list[int] = []
     if rng.random() < 0.3 or inject == "cobanker_bet":
         cobankers = free[:rng.randint(1, 2)]
     players = sorted(free[len(cobankers):len(cobankers) + rng.randint(3, 6)])
-    layers = [Layer("banker", capital)]
+    layers = [Layer("banker", bank.capital)]
     for seat in cobankers:
         layer = Layer(f"seat:{seat}", Decimal(rng.choice((200, 500, 1000))))
         layers.append(layer)
@@ -138,21 +198,33 @@ def simulate_round(b: RoundBuilder, rng: random.Random, inject: str | None) -> l
         casino = Layer("casino", Decimal(rng.choice((1000, 2000, 5000))))
         layers.append(casino)
         b.add("bank_joined", party="casino", capital=str(casino.capital))
-    if extended:
+    if bank.extended:
         b.add("bank_extended", consents=sorted(players + cobankers))
+    return _Table(layers, cobankers, players)
+
+
+def _place_bets(b: RoundBuilder, rng: random.Random, inject: str | None, table: _Table
+                ) -> tuple[list[_Bet], _Bet | None]:
+    """The players' bets (and a co-banker's, if injected), recorded before the dice."""
+    players = table.players
     bets: list[_Bet] = []
     for seat in players:
         for _ in range(rng.randint(1, 3)):
             bettor = seat if rng.random() < 0.75 else rng.choice(players)
             bets.append(_Bet(b.next_bet(), seat, bettor, Decimal(rng.choice(CHIPS))))
-    victim_bet: _Bet | None = None
+    victim: _Bet | None = None
     if inject == "cobanker_bet":
-        victim_bet = _Bet(b.next_bet(), rng.choice(players), cobankers[0],
-                          Decimal(rng.choice(CHIPS)))
-        bets.insert(rng.randrange(len(bets) + 1), victim_bet)
+        victim = _Bet(b.next_bet(), rng.choice(players), table.cobankers[0],
+                      Decimal(rng.choice(CHIPS)))
+        bets.insert(rng.randrange(len(bets) + 1), victim)
     for bet in bets:
         b.add("bet_placed", bet=bet.id, seat=bet.bettor,
               spot={"kind": "hand", "seat": bet.seat}, amount=str(bet.amount))
+    return bets, victim
+
+
+def _throw_dice(b: RoundBuilder, rng: random.Random) -> tuple[list[int], int]:
+    """A declared adjustment now and then, a rethrow now and then, then the valid throw."""
     k = rng.choice((-3, -2, -1, 1, 2, 5)) if rng.random() < 0.3 else 0
     if k:
         b.add("dice_adjustment_declared", points=k)
@@ -161,16 +233,25 @@ def simulate_round(b: RoundBuilder, rng: random.Random, inject: str | None) -> l
     dice = ([b.bias.die(rng, i) for i in range(1, 5)] if b.bias is not None
             else [rng.randint(1, 6) for _ in range(4)])
     b.add("dice_thrown", dice=dice, valid=True)
-    if inject == "late_bet":
-        victim_bet = _Bet(b.next_bet(), rng.choice(players), rng.choice(players),
-                          Decimal(rng.choice(CHIPS)))
-        bets.append(victim_bet)
-        b.add("bet_placed", bet=victim_bet.id, seat=victim_bet.bettor,
-              spot={"kind": "hand", "seat": victim_bet.seat}, amount=str(victim_bet.amount))
-    deck_name = "B" if state.get("deck") == "A" else "A"
-    b.add("deck_shuffled", decks=1, method="machine", deck=deck_name)
+    return dice, k
+
+
+def _late_bet(b: RoundBuilder, rng: random.Random, players: list[int]) -> _Bet:
+    """A bet placed after the valid throw (the injected ``late_bet``)."""
+    late = _Bet(b.next_bet(), rng.choice(players), rng.choice(players),
+                Decimal(rng.choice(CHIPS)))
+    b.add("bet_placed", bet=late.id, seat=late.bettor,
+          spot={"kind": "hand", "seat": late.seat}, amount=str(late.amount))
+    return late
+
+
+def _deal(b: RoundBuilder, rng: random.Random, inject: str | None, state: dict[str, Any],
+          banker: int, players: list[int], points: int) -> _Deal:
+    """Shuffle the other deck and deal two cards a seat from the seat the dice point at."""
+    deck = "B" if state.get("deck") == "A" else "A"
+    b.add("deck_shuffled", decks=1, method="machine", deck=deck)
     seats = [banker, *players]
-    first = first_seat(sum(dice) + k, banker=banker, seats=seats)
+    first = first_seat(points, banker=banker, seats=seats)
     order = dealing_order(first, banker=banker, seats=seats)
     cards = [c for c in DECK if b.bias is None or str(c) not in b.bias.missing]
     rng.shuffle(cards)
@@ -184,11 +265,18 @@ def simulate_round(b: RoundBuilder, rng: random.Random, inject: str | None) -> l
     for seat, card in zip(dealt_to, cards, strict=False):
         hands.setdefault(seat, []).append(card)
         b.add("card_dealt", to=seat, card=str(card), face_up=False)
-    wins = {s: compare(hands[s], hands[banker]).player_wins for s in players}
+    return _Deal(deck, first, seats, hands)
+
+
+def _settle_bets(b: RoundBuilder, bets: list[_Bet], deal: _Deal, banker: int, table: _Table
+                 ) -> tuple[list[dict[str, Any]], list[Line]]:
+    """Settle every bet in settlement order against the bank; the lines recorded and settled."""
+    hands = deal.hands
+    wins = {s: compare(hands[s], hands[banker]).player_wins for s in table.players}
     plays = [Play(bet.id, seat, bet.amount, wins[seat])
-             for seat in settlement_seats(first, banker=banker, seats=seats)
+             for seat in settlement_seats(deal.first, banker=banker, seats=deal.seats)
              for bet in bets if bet.seat == seat]
-    lines = settle_plays(plays, sum((x.capital for x in layers), ZERO))
+    lines = settle_plays(plays, sum((x.capital for x in table.layers), ZERO))
     settled: list[dict[str, Any]] = []
     for line in lines:
         play = line.play
@@ -199,20 +287,19 @@ def simulate_round(b: RoundBuilder, rng: random.Random, inject: str | None) -> l
             fields = {"result": "lose", "returned": str(line.returned), "won": "0",
                       "commission": "0"}
         settled.append(b.add("bet_settled", bet=play.bet, **fields))
+    return settled, lines
+
+
+def _settle_layers(b: RoundBuilder, layers: list[Layer], lines: list[Line]
+                   ) -> tuple[list[Decimal], list[Decimal], list[dict[str, Any]]]:
+    """Split the bank's result over its layers: shares, commissions and the lines recorded."""
     result = sum((x.collected - x.paid for x in lines), ZERO)
     collections = sum((x.collected for x in lines), ZERO)
     shares = split_result(result, layers)
     commissions = layer_commissions(shares, layers, collections)
     layer_lines = [b.add("bank_settled", party=x.party, result=str(s), commission=str(c))
                    for x, s, c in zip(layers, shares, commissions, strict=True)]
-    b.add("round_closed")
-    injected = _inject(b, rng, inject, settled, layer_lines, layers, lines, victim_bet,
-                       overstay, reduced)
-    net = shares[0] - commissions[0]
-    state.update(banker=banker, run=run, capital=str(capital), deck=deck_name,
-                 carry=capital + net if net > 0 else None,
-                 bettors=sorted({bet.bettor for bet in bets}))
-    return injected
+    return shares, commissions, layer_lines
 
 
 def _inject(b: RoundBuilder, rng: random.Random, inject: str | None,

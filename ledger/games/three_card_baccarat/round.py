@@ -99,7 +99,7 @@ def derive_dealt(rnd: Round, deal: Deal) -> Derivation:
     values = _hands(rnd, deal, out)
     _undealt_places(rnd, deal, out)
     for bet in rnd.bets.values():
-        _judge_bet(rnd, bet, values, out)
+        _settle_bet(rnd, bet, values, out)
     return out
 
 
@@ -138,7 +138,7 @@ def _undealt_places(rnd: Round, deal: Deal, out: Derivation) -> None:
                         "every place in use is dealt", extra={"seat": spot.seat}))
 
 
-def _judge_bet(rnd: Round, bet: BetPlaced, values: dict[Place, HandValue],
+def _settle_bet(rnd: Round, bet: BetPlaced, values: dict[Place, HandValue],
                out: Derivation) -> None:
     spot: Spot = bet.spot  # type: ignore[assignment]
     stake = rnd.stake(bet.bet)
