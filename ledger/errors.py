@@ -10,6 +10,8 @@
       UsageError       a command was called wrongly (exit code 2)
       SealError        a key or checkpoint that cannot be used (unreadable, wrong format, bad
                        signature)
+        SnapshotError  bytes that are not a verifier snapshot, or one that does not fit its
+                       checkpoint (``ledger.verify.snapshot``)
       BundleError      a round that cannot be exported, or a file that is not a bundle
 
 Every one ends a command with one line on stderr and exit 2 (``cli.main``) unless the command
