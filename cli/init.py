@@ -8,6 +8,7 @@ import typer
 
 from cli.context import DbOption, open_app
 from cli.contract import fail
+from ledger.checkpoints import CheckpointStore
 from ledger.db_admin import (
     AUDITOR_ROLE,
     INGEST_ROLE,
@@ -41,6 +42,8 @@ def init(
 ) -> None:
     """Create the tables, install the append-only triggers and optionally the roles.
 
+    The tables: the events, the views and the checkpoints (`ledger seal`; append-only too).
+
     Run it once as the database owner, before any writer. Then `ingest` and `projections
     update` run as the ingest role and every read command as the auditor role, e.g.
     --db postgresql://ledger_auditor@HOST/DB?schema=NAME. Exit code 0: done. 2: usage error.
@@ -62,6 +65,7 @@ def init(
             return
         install_append_only(app)
         ViewStore(app).close()  # the view tables exist before any grant on them
+        CheckpointStore(app).close()  # so does the checkpoints table
         if roles:
             create_roles(app, ingest_role, auditor_role, password)
     except typer.Exit:

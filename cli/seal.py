@@ -1,4 +1,5 @@
-"""``ledger seal`` and ``ledger keygen``: signed checkpoints of the chain head (docs/SECURITY.md)."""
+"""``ledger seal`` and ``ledger keygen``: signed, stored checkpoints of the chain head with the
+verifier's snapshot (docs/SECURITY.md, docs/INTEGRITY.md)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,13 @@ import typer
 from cli.context import DbOption, open_app
 from cli.contract import fail
 from cli.render import print_json, working
+from ledger.checkpoints import (
+    SealRefused,
+    listing,
+    snapshot_path,
+    write_snapshot_file,
+)
+from ledger.checkpoints import seal as incremental_seal
 from ledger.seal import (
     SEAL_KEY_ENV,
     SealError,
@@ -19,13 +27,14 @@ from ledger.seal import (
     load_private_key,
     private_pem,
     public_pem,
-    seal_store,
 )
 from ledger.store import database_url, redact
 
 
 def seal(
-    out: Annotated[str, typer.Option("--out", help="Where to write the checkpoint (JSON).")],
+    out: Annotated[str | None, typer.Option(
+        "--out", help="Also write the checkpoint to this file (JSON), and its snapshot beside "
+                      "it (cp.json -> cp.snapshot.json).")] = None,
     db: DbOption = None,
     key: Annotated[str | None, typer.Option(
         help=f"The Ed25519 private key (PEM). Default: the {SEAL_KEY_ENV} environment variable "
@@ -33,35 +42,84 @@ def seal(
     label: Annotated[str | None, typer.Option(
         help="A name for the store in the checkpoint (default: the database URL, no password).")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the checkpoint.")] = False,
+    full: Annotated[bool, typer.Option(
+        "--full", help="Verify the whole store instead of continuing from the newest stored "
+                       "checkpoint (e.g. after a key change).")] = False,
+    list_: Annotated[bool, typer.Option(
+        "--list", help="Only list the stored checkpoints (no key needed).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the checkpoint (with --list: "
+                                          "the list).")] = False,
 ) -> None:
-    """Verify the integrity chain, then write a signed checkpoint of its head.
+    """Verify the store, then sign and store a checkpoint of its head with the verifier's snapshot.
 
-    Keep checkpoints (and the public key) where the writer cannot reach them; `ledger verify
-    --checkpoint FILE --public-key PUB` later proves the store still holds everything they cover.
-    Exit code 0: sealed. 2: usage error (no key, unreadable key). 3: the store does not verify.
+    Incremental: it continues from the newest stored checkpoint (its signature checked with the
+    key's public key, its snapshot with its digest, its head with the store), so only what was
+    stored since is read; the first seal reads everything. Keep checkpoint files (and the public
+    key) where the writer cannot reach them; `ledger verify --checkpoint FILE --public-key PUB`
+    proves the store still holds everything they cover, and `verify --since FILE|last` verifies
+    only what came after. Exit code 0: sealed (or nothing new to seal). 2: usage error (no key,
+    unreadable key, empty store). 3: the store or its newest checkpoint does not verify.
     """
+    if list_:
+        _list(db, as_json)
+        return
     try:
         private = load_private_key(key)
     except SealError as exc:
         fail(f"{exc}")
     app = open_app(db)
     try:
-        with working("verifying the chain before sealing"):
-            checkpoint = seal_store(app, private, store=label if label is not None
-                                    else redact(database_url(db)))
+        with working("verifying before sealing"):
+            sealed = incremental_seal(app, private, full=full,
+                                      store=label if label is not None
+                                      else redact(database_url(db)))
+    except SealRefused as exc:
+        fail(str(exc), 3, prefix="integrity broken")
     except SealError as exc:
-        broken = "does not verify" in str(exc)
-        fail(str(exc), 3 if broken else 2, prefix="integrity broken" if broken else "error")
+        fail(str(exc))
     finally:
         app.close()
-    Path(out).write_text(checkpoint.dumps(), encoding="utf-8")
+    checkpoint = sealed.checkpoint
+    if out is not None:
+        Path(out).write_text(checkpoint.dumps(), encoding="utf-8")
+        write_snapshot_file(out, sealed.snapshot)
     if as_json:
-        print_json(checkpoint.to_json())
-    else:
-        pos = checkpoint.position
-        typer.echo(f"sealed link {pos.links} ({pos.events} events), head {pos.head}, "
-                   f"key {checkpoint.key_id} -> {out}")
+        print_json({**checkpoint.to_json(), "number": sealed.number, "new": sealed.new,
+                    "resumed_from": sealed.resumed_from})
+        return
+    pos = checkpoint.position
+    where = f" -> {out} and {snapshot_path(out)}" if out is not None else ""
+    if not sealed.new:
+        typer.echo(f"nothing stored since checkpoint {sealed.number} (link {pos.links}, "
+                   f"head {pos.head}){where}")
+        return
+    since = (f"continued from checkpoint {sealed.resumed_from}, {sealed.events_read} events read"
+             if sealed.resumed_from is not None else f"full pass, {sealed.events_read} events read")
+    typer.echo(f"sealed checkpoint {sealed.number}: link {pos.links} ({pos.events} events) at row "
+               f"{checkpoint.row}, head {pos.head}, key {checkpoint.key_id} ({since}){where}")
+
+
+def _list(db: str | None, as_json: bool) -> None:
+    """``seal --list``: every stored checkpoint, oldest first."""
+    app = open_app(db)
+    try:
+        stored = listing(app)
+    except SealError as exc:
+        fail(str(exc), 3, prefix="integrity broken")
+    finally:
+        app.close()
+    if as_json:
+        print_json({"checkpoints": [s.to_json() for s in stored]})
+        return
+    if not stored:
+        typer.echo("no stored checkpoint (ledger seal stores one)")
+        return
+    typer.echo(f"{'number':>6} {'position':>10} {'links':>7} {'events':>10}  sealed_at"
+               "                         head")
+    for s in stored:
+        pos = s.checkpoint.position
+        typer.echo(f"{s.number:>6} {s.position:>10} {pos.links:>7} {pos.events:>10}  "
+                   f"{s.checkpoint.sealed_at:<32}  {pos.head}")
 
 
 def keygen(

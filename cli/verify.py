@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -11,8 +13,11 @@ from eventsourcing.persistence import InterfaceError, OperationalError
 from cli.context import DbOption, open_app
 from cli.contract import fail
 from cli.render import out, print_json, print_verify, progress_bar
-from ledger.errors import SealError
+from ledger.checkpoints import latest as latest_checkpoint
+from ledger.checkpoints import load_snapshot, snapshot_path
+from ledger.errors import SealError, UsageError
 from ledger.feed.types import GAME_KEYS
+from ledger.findings import Finding
 from ledger.seal import (
     Checkpoint,
     checkpoint_findings,
@@ -23,7 +28,14 @@ from ledger.seal import (
 from ledger.store import LedgerApp, database_url
 from ledger.verify.engine import Selection, VerifyReport, verify_store
 from ledger.verify.integrity import unreadable_store
-from ledger.verify.partition import verify_parallel
+from ledger.verify.segments import merge as merge_parts
+from ledger.verify.segments import (
+    parse_segment,
+    part_from_json,
+    verify_parallel_segments,
+    verify_segment,
+)
+from ledger.verify.snapshot import Snapshot, SnapshotError
 from projections.check import check_projections
 
 
@@ -60,47 +72,219 @@ def verify(
     quiet: Annotated[bool, typer.Option(
         "--quiet", "-q", help="Print nothing: the exit code says it all (errors still go "
                               "to stderr).")] = False,
+    since: Annotated[str | None, typer.Option(
+        metavar="CHECKPOINT",
+        help="Verify only what came after a checkpoint: a checkpoint FILE (its snapshot beside "
+             "it, FILE.snapshot.json, else the stored one) or `last` (the newest stored). Checks "
+             "its signature (give --public-key), that the store holds its head, and its "
+             "snapshot; exit 3 if any does not match. See docs/INTEGRITY.md.")] = None,
+    segment: Annotated[str | None, typer.Option(
+        metavar="A..B",
+        help="Verify one segment between stored checkpoints A and B (0 = the start of the "
+             "store, B may be `head`; `ledger seal --list`), from A's snapshot, ending with a "
+             "check that the derived state equals B's (exit 3 if not). Every segment verified "
+             "is a full verification; merge their --json reports with --merge.")] = None,
+    merge: Annotated[bool, typer.Option(
+        "--merge", help="Merge REPORTS, the --json outputs of `verify --segment` covering the "
+                        "store from 0 to head, into the report of one full pass (reads no "
+                        "store).")] = False,
+    reports: Annotated[list[str] | None, typer.Argument(
+        metavar="[REPORTS]...", help="With --merge: the segment reports (JSON files).",
+        show_default=False)] = None,
 ) -> None:
     """Re-derive every selected round under its stored rulebook and check the integrity chain.
 
-    Reads only. Exit code 0: nothing found. 1: findings. 2: usage error, no ledger at the URL,
-    or a --table/--game/--round that matches no round. 3: integrity broken (wins over 1).
+    Reads only. --since verifies only what came after a checkpoint, --segment one segment
+    between stored checkpoints, --merge joins segment reports (docs/INTEGRITY.md,
+    docs/OPERATIONS.md). Exit code 0: nothing found. 1: findings. 2: usage error, no ledger at
+    the URL, or a --table/--game/--round that matches no round. 3: integrity broken (wins
+    over 1): also a checkpoint or snapshot that does not match.
     """
     if game is not None and game not in GAME_KEYS:
         fail(f"--game must be one of {' '.join(GAME_KEYS)}")
+    selected = table is not None or game is not None or round is not None
+    _exclusive(since=since, segment=segment, merge=merge, checkpoint=checkpoint,
+               selected=selected, jobs=jobs, reports=reports)
+    if merge:
+        _print(merge_reports(reports or []), as_json=as_json, quiet=quiet, summary=summary,
+               extra={"checkpoint": None, "since": None})
+        return
     sealed, key = _checkpoint(checkpoint, public_key) if checkpoint else (None, None)
     selection = Selection(table=table, game=game, round=round)
     app = open_app(db)
+    extra: dict[str, Any] = {"checkpoint": None, "since": None}
     try:
-        report = _run(app, selection,
-                      sealed.position.head if sealed and not expect_head else expect_head,
-                      jobs=jobs, db=db)
-        if sealed is not None:
-            _check_checkpoint(app, sealed, report)
-        if projections and table is None and game is None and round is None and report.integrity_ok:
-            _check_projections(app, report)
+        if since is not None:
+            report, extra["since"] = _since(app, since, public_key, selection, expect_head)
+        elif segment is not None:
+            report, extra["segment"], extra["keys"] = _segment(app, segment, public_key,
+                                                               expect_head)
+        else:
+            report = _run(app, selection,
+                          sealed.position.head if sealed and not expect_head else expect_head,
+                          jobs=jobs, db=db)
+            if sealed is not None:
+                _check_checkpoint(app, sealed, report)
+            if projections and not selected and report.integrity_ok:
+                _check_projections(app, report)
     finally:
         app.close()
-    selected = table is not None or game is not None or round is not None
     if selected and report.rounds_checked == 0 and report.integrity_ok:
         fail("no round matches " + " ".join(
             f"--{name} {value}" for name, value in (("table", table), ("game", game),
                                                     ("round", round)) if value is not None)
              + " (nothing was checked)")
-    seal_info = _checkpoint_json(checkpoint, sealed, key, public_key) if sealed else None
+    if sealed is not None:
+        extra["checkpoint"] = _checkpoint_json(checkpoint, sealed, key, public_key)
+    _print(report, as_json=as_json, quiet=quiet, summary=summary, extra=extra)
+    if not as_json and not quiet:
+        _print_context(extra, checkpoint, public_key)
+    raise typer.Exit(code=report.exit_code)
+
+
+def _exclusive(*, since: str | None, segment: str | None, merge: bool, checkpoint: str | None,
+               selected: bool, jobs: int, reports: list[str] | None) -> None:
+    """One line for each combination of options that makes no sense."""
+    if reports and not merge:
+        fail(f"unexpected argument {reports[0]!r} (report files go with --merge)")
+    modes = [name for name, on in (("--since", since is not None),
+                                   ("--segment", segment is not None), ("--merge", merge),
+                                   ("--checkpoint", checkpoint is not None)) if on]
+    if len(modes) > 1:
+        fail(f"{modes[0]} and {modes[1]} cannot be combined")
+    if merge and not reports:
+        fail("--merge needs the segment reports: ledger verify --merge R1.json R2.json ...")
+    if (segment is not None or merge) and selected:
+        fail(f"{modes[0]} verifies whole segments: no --table, --game or --round")
+    if (since is not None or segment is not None or merge) and jobs > 1:
+        fail(f"{modes[0]} runs in one process (run segments as separate jobs instead)")
+
+
+def _print(report: VerifyReport, *, as_json: bool, quiet: bool, summary: bool,
+           extra: dict[str, Any]) -> None:
     if as_json:
-        print_json({**report.to_json(), "checkpoint": seal_info})
+        print_json({**report.to_json(), **extra})
     elif not quiet:
         print_verify(report, findings=not summary)
-        if seal_info is not None:
-            out.print(f"checkpoint {checkpoint}: link {seal_info['links']} "
-                      f"({seal_info['events']} events), head {seal_info['head']}, sealed "
-                      f"{seal_info['sealed_at']}; signature checked with key "
-                      f"{seal_info['key_id']} "
-                      + ("from --public-key" if public_key else
-                         "taken from the checkpoint itself (proves the file intact, not its "
-                         "author: give --public-key)"), markup=False)
-    raise typer.Exit(code=report.exit_code)
+
+
+def _print_context(extra: dict[str, Any], checkpoint: str | None,
+                   public_key: str | None) -> None:
+    """The readable lines saying which checkpoint, snapshot or segment was used."""
+    source = ("from --public-key" if public_key else "taken from the checkpoint itself (proves "
+              "the file intact, not its author: give --public-key)")
+    seal_info, since_info, part = extra["checkpoint"], extra["since"], extra.get("segment")
+    if seal_info is not None:
+        out.print(f"checkpoint {checkpoint}: link {seal_info['links']} "
+                  f"({seal_info['events']} events), head {seal_info['head']}, sealed "
+                  f"{seal_info['sealed_at']}; signature checked with key "
+                  f"{seal_info['key_id']} {source}", markup=False)
+    if since_info is not None:
+        out.print(f"since checkpoint {since_info['checkpoint']}"
+                  + (f" (number {since_info['number']})" if since_info["number"] else "")
+                  + f": row {since_info['position']}, link {since_info['links']}, sealed "
+                  f"{since_info['sealed_at']}; snapshot from the {since_info['snapshot_source']}"
+                  f"; signature checked with key {since_info['key_id']} {source}",
+                  markup=False)
+    if part is not None:
+        out.print(f"segment {part['from']}..{part['to']}: rows {part['from_position']}.."
+                  f"{part['to_position'] if part['to_position'] is not None else 'head'}"
+                  + ("" if part["to"] == "head" else
+                     f"; the state derived at checkpoint {part['to']} "
+                     + ("equals its snapshot" if part["integrity"] == "ok" else
+                        "was not checked equal to its snapshot")), markup=False)
+
+
+def _since(app: LedgerApp, since: str, public_key: str | None, selection: Selection,
+           expect_head: str | None) -> tuple[VerifyReport, dict[str, Any]]:
+    """``--since``: check the checkpoint and its snapshot, then verify only what came after."""
+    number: int | None = None
+    path: str | None = None
+    try:
+        key = load_public_key(public_key) if public_key else None
+        if since == "last":
+            stored = latest_checkpoint(app)
+            if stored is None:
+                fail("--since last: the store holds no checkpoint (run ledger seal first)")
+            sealed, number = stored.checkpoint, stored.number
+        else:
+            path = since
+            sealed = read_checkpoint(since)
+    except SnapshotError as exc:
+        fail(str(exc), 3, prefix="integrity broken")
+    except SealError as exc:
+        fail(f"{exc}")
+    try:
+        checked = sealed.check_signature(key)
+    except SealError as exc:
+        fail(f"{exc}", 3, prefix="integrity broken")
+    if sealed.snapshot is None:
+        fail(f"{since} is a {sealed.format} checkpoint: it signs no snapshot (verify "
+             "--checkpoint checks it; seal again for one --since can start from)")
+    pos = sealed.position
+    info: dict[str, Any] = {
+        "checkpoint": since, "file": path, "number": number, "position": sealed.row,
+        "links": pos.links, "events": pos.events, "head": pos.head, "snapshot": sealed.snapshot,
+        "snapshot_source": None, "sealed_at": sealed.sealed_at, "store": sealed.store,
+        "key_id": key_id(checked), "key_source": "public_key" if public_key else "checkpoint",
+        "public_key_file": public_key}
+    problems = checkpoint_findings(app, sealed)
+    if problems:
+        return VerifyReport(integrity_ok=False, findings=problems), info
+    try:
+        found = load_snapshot(app, sealed, path)
+    except SnapshotError as exc:
+        return VerifyReport(integrity_ok=False, findings=[Finding(
+            "chain_broken", None, None, rule="integrity (--since)", message=str(exc),
+            expected={"snapshot": sealed.snapshot})]), info
+    except SealError as exc:
+        fail(f"{exc}")
+    if found is None:
+        fail(f"no snapshot of checkpoint {since}: neither "
+             + (f"{snapshot_path(path)} nor " if path else "") + "the store holds one")
+    snapshot, info["snapshot_source"] = found
+    return _run(app, selection, expect_head, start=snapshot), info
+
+
+def _segment(app: LedgerApp, segment: str, public_key: str | None,
+             expect_head: str | None) -> tuple[VerifyReport, dict[str, Any], list[list[int]]]:
+    """``--segment A..B``: one segment, with its single-pass keys for ``--merge``."""
+    try:
+        start, end = parse_segment(segment)
+        key = load_public_key(public_key) if public_key else None
+    except (UsageError, SealError) as exc:
+        fail(f"{exc}")
+    try:
+        part = verify_segment(app, start, end, public_key=key, expect_head=expect_head)
+    except UsageError as exc:
+        fail(f"{exc}")
+    except SnapshotError as exc:
+        fail(str(exc), 3, prefix="integrity broken")
+    except SealError as exc:
+        fail(f"{exc}", 3, prefix="integrity broken")
+    except (OperationalError, InterfaceError) as exc:
+        fail(f"the store cannot be reached: {exc}")
+    return part.report, part.segment_json(), [list(k) for k in part.keys]
+
+
+def merge_reports(paths: list[str]) -> VerifyReport:
+    """``--merge``: the single-pass report from segment reports (files)."""
+    parts = []
+    for path in paths:
+        try:
+            obj = json.loads(Path(path).read_text(encoding="utf-8"))
+        except OSError as exc:
+            fail(f"cannot read {path}: {exc.strerror or exc}")
+        except ValueError as exc:
+            fail(f"{path} is not JSON: {exc}")
+        try:
+            parts.append(part_from_json(obj, path))
+        except UsageError as exc:
+            fail(f"{exc}")
+    try:
+        return merge_parts(parts)
+    except UsageError as exc:
+        fail(f"{exc}")
 
 
 def _checkpoint_json(path: str | None, sealed: Checkpoint, key: Ed25519PublicKey | None,
@@ -141,36 +325,39 @@ def _check_projections(app: LedgerApp, report: VerifyReport) -> None:
 
 
 def _run(app: LedgerApp, selection: Selection, expect_head: str | None, *, jobs: int = 1,
-         db: str | None = None) -> VerifyReport:
+         db: str | None = None, start: Snapshot | None = None) -> VerifyReport:
     try:
         if jobs > 1:
             return _run_parallel(selection, expect_head, jobs, db)
-        return _run_one(app, selection, expect_head)
+        return _run_one(app, selection, expect_head, start)
     except (OperationalError, InterfaceError) as exc:  # the server went away: not tampering
         fail(f"the store cannot be reached: {exc}")
     except Exception as exc:  # e.g. "database disk image is malformed" on a damaged file
         return VerifyReport(integrity_ok=False, findings=[unreadable_store(exc)])
 
 
-def _run_one(app: LedgerApp, selection: Selection, expect_head: str | None) -> VerifyReport:
-    """One process, with a progress bar on a terminal."""
+def _run_one(app: LedgerApp, selection: Selection, expect_head: str | None,
+             start: Snapshot | None = None) -> VerifyReport:
+    """One process, with a progress bar on a terminal (``start``: resume from a snapshot)."""
     try:
-        total = app.recorder.max_notification_id() or 0
+        total = (app.recorder.max_notification_id() or 0) - (start.position if start else 0)
     except Exception:  # a damaged file: let verify report it
         total = 0
-    bar = progress_bar(total, "verify")
+    bar = progress_bar(max(total, 0), "verify")
     if bar is None:
-        return verify_store(app, selection, expect_head=expect_head)
+        return verify_store(app, selection, expect_head=expect_head, start=start)
     with bar:
-        task = bar.add_task("verify", total=total)
-        return verify_store(app, selection, expect_head=expect_head,
+        task = bar.add_task("verify", total=max(total, 0))
+        return verify_store(app, selection, expect_head=expect_head, start=start,
                             on_progress=lambda n: bar.advance(task, n))
 
 
 def _run_parallel(selection: Selection, expect_head: str | None, jobs: int,
                   db: str | None) -> VerifyReport:
-    """``--jobs N``: each worker opens the store itself (no progress bar)."""
-    return verify_parallel(database_url(db), selection, jobs=jobs, expect_head=expect_head)
+    """``--jobs N``: each worker opens the store itself (no progress bar); by segments where
+    stored checkpoints allow it, else by tables."""
+    return verify_parallel_segments(database_url(db), selection, jobs=jobs,
+                                    expect_head=expect_head)
 
 ORDER = 20
 COMMANDS = [verify]

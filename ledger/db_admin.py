@@ -15,7 +15,9 @@
   ``EXECUTE`` on ``ledger_lock_events()`` — a ``SECURITY DEFINER`` function that takes the
   ``EXCLUSIVE`` lock the library takes before each insert. The role has no ``UPDATE``, so it
   cannot ``LOCK`` the table in ``ACCESS EXCLUSIVE`` mode and block the auditors. An *auditor*
-  role with ``SELECT`` only.
+  role with ``SELECT`` only. On the checkpoints table (``ledger.checkpoints``, created by
+  ``ledger init``): the auditor role, which runs ``ledger seal``, may ``INSERT`` and ``SELECT``;
+  the ingest role only ``SELECT``; nobody ``UPDATE`` or ``DELETE`` (a trigger refuses them too).
 
 The SQL is in :func:`append_only_sql` and :func:`roles_sql` so an operator can read it or run
 it by hand (``ledger init --print-sql``).
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ledger.checkpoints import CHECKPOINTS_TABLE
 from ledger.sql import Dialect, DialectName, dialect_of
 from ledger.sql import literal as _literal
 from ledger.sql import quote as _quote
@@ -111,6 +114,10 @@ def roles_sql(where: EventsTable, ingest: str = INGEST_ROLE, auditor: str = AUDI
         f"GRANT USAGE ON SEQUENCE {sequence} TO {_quote(ingest)}",
         f"GRANT SELECT ON {table} TO {_quote(auditor)}",
     ]
+    checkpoints = f"{schema}.{_quote(CHECKPOINTS_TABLE)}"
+    statements += [f"REVOKE ALL ON {checkpoints} FROM {_quote(ingest)}, {_quote(auditor)}",
+                   f"GRANT SELECT ON {checkpoints} TO {_quote(ingest)}",
+                   f"GRANT SELECT, INSERT ON {checkpoints} TO {_quote(auditor)}"]
     return statements + view_grants_sql(where, ingest, auditor)
 
 

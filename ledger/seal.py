@@ -8,7 +8,11 @@ a small JSON file, signed with an Ed25519 key the writer does not need to hold, 
 - ``head``: the digest of one chain link, which by the chain's construction commits to every
   event stored up to that link;
 - ``links``: that link's version (how many saves the store had), and
-- ``events``: how many stored events (feed, table and link events) that link covers.
+- ``events``: how many stored events (feed, table and link events) that link covers;
+- (format v2, what ``ledger seal`` writes) ``position``: the notification id of that link's row,
+  and ``snapshot``: the digest of the verifier's state right after it
+  (:class:`~ledger.verify.snapshot.Snapshot`), so ``verify --since`` and ``verify --segment``
+  can continue from there without reading what came before (``ledger.checkpoints`` stores them).
 
 ``verify --checkpoint`` then needs the store to hold a link with exactly that version and digest,
 covering exactly that many events, on a chain that verifies end to end. A truncated store has no
@@ -42,8 +46,12 @@ from ledger.errors import SealError as SealError  # raised here; defined in the 
 from ledger.findings import Finding
 from ledger.store import LedgerApp, Recorded
 from ledger.verify.integrity import ChainVerifier
+from ledger.verify.snapshot import Snapshot, SnapshotError
 
-CHECKPOINT_FORMAT = "ledger-checkpoint-v1"
+CHECKPOINT_FORMAT = "ledger-checkpoint-v2"
+"""What ``ledger seal`` writes: v1's fields plus ``position`` and ``snapshot``."""
+CHECKPOINT_FORMAT_V1 = "ledger-checkpoint-v1"
+"""Checkpoints sealed before snapshots: still read, and still checked by ``verify --checkpoint``."""
 SEAL_KEY_ENV = "LEDGER_SEAL_KEY"
 """Environment variable holding the sealing (private) key: PEM text or base64 of 32 raw bytes."""
 
@@ -146,7 +154,8 @@ class ChainPosition:
 
 @dataclass(frozen=True)
 class Checkpoint:
-    """A signed :class:`ChainPosition`."""
+    """A signed :class:`ChainPosition`; from format v2 on, also the link row's notification id
+    (``row``) and the digest of the verifier's snapshot there (``snapshot``)."""
 
     position: ChainPosition
     sealed_at: str
@@ -154,10 +163,20 @@ class Checkpoint:
     public_key: str
     key_id: str
     signature: str
+    row: int | None = None
+    """Notification id of the chain link row (``position`` in the file); ``None`` in v1."""
+    snapshot: str | None = None
+    """SHA-256 hex of the snapshot taken right after that row; ``None`` in v1."""
+
+    @property
+    def format(self) -> str:
+        """``ledger-checkpoint-v2``, or ``-v1`` for a checkpoint without a snapshot."""
+        return CHECKPOINT_FORMAT_V1 if self.snapshot is None else CHECKPOINT_FORMAT
 
     def payload(self) -> dict[str, Any]:
         """Everything the signature covers."""
-        return _payload(self.position, self.sealed_at, self.store, self.public_key, self.key_id)
+        return _payload(self.position, self.sealed_at, self.store, self.public_key, self.key_id,
+                        self.row, self.snapshot)
 
     def to_json(self) -> dict[str, Any]:
         """The checkpoint file's object."""
@@ -183,10 +202,14 @@ class Checkpoint:
 
 
 def _payload(position: ChainPosition, sealed_at: str, store: str, public_key: str,
-             kid: str) -> dict[str, Any]:
-    return {"format": CHECKPOINT_FORMAT, "links": position.links, "events": position.events,
-            "head": position.head, "sealed_at": sealed_at, "store": store,
-            "public_key": public_key, "key_id": kid}
+             kid: str, row: int | None = None, snapshot: str | None = None) -> dict[str, Any]:
+    payload: dict[str, Any] = {
+        "format": CHECKPOINT_FORMAT_V1, "links": position.links, "events": position.events,
+        "head": position.head, "sealed_at": sealed_at, "store": store, "public_key": public_key,
+        "key_id": kid}
+    if snapshot is not None:
+        payload.update(format=CHECKPOINT_FORMAT, position=row, snapshot=snapshot)
+    return payload
 
 
 def _canonical(payload: dict[str, Any]) -> bytes:
@@ -194,34 +217,51 @@ def _canonical(payload: dict[str, Any]) -> bytes:
 
 
 def sign(position: ChainPosition, key: Ed25519PrivateKey, *, store: str = "",
-         sealed_at: datetime | None = None) -> Checkpoint:
-    """Sign a chain position."""
+         sealed_at: datetime | None = None, snapshot: Snapshot | None = None) -> Checkpoint:
+    """Sign a chain position: a v2 checkpoint with ``snapshot`` (taken at that position), else v1."""
+    row = digest = None
+    if snapshot is not None:
+        if (snapshot.links, snapshot.events, snapshot.head) != (
+                position.links, position.events, position.head):
+            raise SnapshotError(f"the snapshot stands at link {snapshot.links}, the position "
+                                f"to seal is link {position.links}")
+        row, digest = snapshot.position, snapshot.digest
     at = (sealed_at or datetime.now(UTC)).isoformat()
     public = key.public_key()
     pub = base64.b64encode(raw_public(public)).decode()
     kid = key_id(public)
-    signature = key.sign(_canonical(_payload(position, at, store, pub, kid)))
-    return Checkpoint(position, at, store, pub, kid, base64.b64encode(signature).decode())
+    signature = key.sign(_canonical(_payload(position, at, store, pub, kid, row, digest)))
+    return Checkpoint(position, at, store, pub, kid, base64.b64encode(signature).decode(), row,
+                      digest)
 
 
 def parse_checkpoint(text: str | bytes) -> Checkpoint:
     """Read a checkpoint file's text; :class:`SealError` if it is not one."""
     try:
         obj = json.loads(text)
-        if not isinstance(obj, dict) or obj.get("format") != CHECKPOINT_FORMAT:
-            raise ValueError(f"not a {CHECKPOINT_FORMAT} file")
+        if not isinstance(obj, dict) or obj.get("format") not in (CHECKPOINT_FORMAT,
+                                                                  CHECKPOINT_FORMAT_V1):
+            raise ValueError(f"not a {CHECKPOINT_FORMAT} (or v1) file")
         links, events, head = obj["links"], obj["events"], obj["head"]
         if (type(links) is not int or type(events) is not int or links < 1 or events < 1
                 or not isinstance(head, str) or len(head) != 64):
             raise ValueError("links, events or head out of range")
-        fields = [obj[k] for k in ("sealed_at", "store", "public_key", "key_id", "signature")]
+        sealed_at, store, public_key, kid, signature = fields = [
+            obj[k] for k in ("sealed_at", "store", "public_key", "key_id", "signature")]
         if not all(isinstance(v, str) for v in fields):
             raise ValueError("a field is not text")
+        row = digest = None
+        if obj["format"] == CHECKPOINT_FORMAT:
+            row, digest = obj["position"], obj["snapshot"]
+            if (type(row) is not int or row < 1 or not isinstance(digest, str)
+                    or len(digest) != 64):
+                raise ValueError("position or snapshot out of range")
     except (ValueError, KeyError) as exc:
         raise SealError(f"not a checkpoint: {exc}") from None
     except RecursionError:
         raise SealError("not a checkpoint: its JSON is nested too deeply") from None
-    return Checkpoint(ChainPosition(links, events, head), *fields)
+    return Checkpoint(ChainPosition(links, events, head), sealed_at, store, public_key, kid,
+                      signature, row=row, snapshot=digest)
 
 
 def read_checkpoint(path: str) -> Checkpoint:

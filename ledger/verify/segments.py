@@ -1,0 +1,295 @@
+"""Segments of the log between stored checkpoints: verified apart, merged into one full verify.
+
+Consecutive stored checkpoints (``ledger.checkpoints``) cut the log into segments; checkpoint 0
+is the start of the store and ``head`` its end. :func:`verify_segment` verifies the rows
+``(A.position, B.position]`` starting from A's snapshot and ends by checking that the state it
+derived at B's row equals B's signed snapshot, so a segment proves the next one's starting point:
+verifying every segment, in any order and on any number of processes or machines, is a full
+verification. Only the segment that reaches the head reports what the end of the log reveals
+(rounds still in play, outstanding carries, session ends).
+
+Each part keeps, for every finding, the place it takes in a single pass (``keys``: phase,
+notification id, tie-break; ``(0, 0, 0)`` for integrity findings, which a single pass prints
+first). :func:`merge` sorts the parts' findings by that place and adds up the counts, so the
+merged report equals ``verify_store``'s. :func:`verify_parallel_segments` runs ``--jobs N`` this
+way where checkpoints exist: each row is read by one process only.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from ledger.checkpoints import CheckpointStore, StoredCheckpoint
+from ledger.errors import SealError, UsageError
+from ledger.findings import Finding
+from ledger.seal import checkpoint_findings
+from ledger.store import LedgerApp, open_ledger
+from ledger.verify.engine import Selection, VerifyReport, verify_store
+from ledger.verify.partition import verify_parallel
+from ledger.verify.snapshot import Snapshot, SnapshotError
+
+Key = tuple[int, int, int]
+INTEGRITY_KEY: Key = (0, 0, 0)
+"""The place of an integrity finding that is not tied to a row: first, as in a single pass."""
+
+HEAD = "head"
+
+
+@dataclass
+class Part:
+    """One verified segment: its bounds, its report and each finding's single-pass place."""
+
+    start: int
+    """Checkpoint number it starts from (0: the start of the store)."""
+    end: int | None
+    """Checkpoint number it ends at (``None``: the head)."""
+    start_position: int
+    end_position: int | None
+    report: VerifyReport
+    keys: list[Key] = field(default_factory=list)
+
+    def segment_json(self) -> dict[str, Any]:
+        """``segment`` in ``verify --segment --json``."""
+        return {"from": self.start, "to": HEAD if self.end is None else self.end,
+                "from_position": self.start_position, "to_position": self.end_position,
+                "events": self.report.events,
+                "integrity": "ok" if self.report.integrity_ok else "broken"}
+
+
+def parse_segment(text: str) -> tuple[int, int | None]:
+    """``A..B`` (B a number or ``head``) → ``(A, B)``, ``None`` for the head."""
+    first, sep, last = text.partition("..")
+    try:
+        if not sep:
+            raise ValueError
+        start = int(first)
+        end = None if last == HEAD else int(last)
+    except ValueError:
+        raise UsageError(f"--segment takes A..B with checkpoint numbers (0 = the start of the "
+                         f"store, B may be {HEAD}), not {text!r}") from None
+    if start < 0 or (end is not None and end <= start):
+        raise UsageError(f"--segment {text}: A must be >= 0 and B greater than A")
+    return start, end
+
+
+def finding_keys(report: VerifyReport) -> list[Key]:
+    """Each of ``report.findings``' single-pass place (integrity findings first)."""
+    places: dict[int, Key] = {}
+    for key, found in getattr(report, "keyed", []):
+        for f in found:
+            places[id(f)] = (key[0], key[1], key[2])
+    return [places.get(id(f), INTEGRITY_KEY) for f in report.findings]
+
+
+def _broken(report: VerifyReport, message: str, expected: dict[str, Any] | None = None) -> None:
+    report.integrity_ok = False
+    report.findings.insert(0, Finding("chain_broken", None, None, rule="integrity (--segment)",
+                                      message=message, expected=expected))
+
+
+def _bound(store: CheckpointStore, number: int, key: Ed25519PublicKey | None,
+           app: LedgerApp) -> tuple[StoredCheckpoint, list[Finding]]:
+    stored = store.by_number(number)
+    if stored is None:
+        last = store.latest()
+        raise UsageError(f"no stored checkpoint {number} (the newest is "
+                         f"{last.number if last else 'none: run ledger seal'})")
+    stored.checkpoint.check_signature(key)
+    return stored, checkpoint_findings(app, stored.checkpoint)
+
+
+def verify_segment(app: LedgerApp, start: int, end: int | None, *,
+                   public_key: Ed25519PublicKey | None = None,
+                   expect_head: str | None = None) -> Part:
+    """Verify segment ``start..end`` of the store (see the module docstring).
+
+    :class:`UsageError` if a checkpoint number is not stored; :class:`SealError` (integrity
+    broken) if a checkpoint's signature is not valid under ``public_key`` (or its own key).
+    A snapshot that does not match its checkpoint, a checkpoint the store contradicts, or a
+    derived state that differs from the end's snapshot is a ``chain_broken`` finding.
+    """
+    problems: list[Finding] = []
+    snapshot: Snapshot | None = None
+    first: StoredCheckpoint | None = None
+    last: StoredCheckpoint | None = None
+    with CheckpointStore(app, create=False) as store:
+        if (start or end is not None) and not store.exists:
+            raise UsageError("the store holds no checkpoint: run ledger seal first")
+        if start:
+            first, found = _bound(store, start, public_key, app)
+            problems += found
+            try:
+                snapshot = store.snapshot(first)
+            except SnapshotError as exc:
+                return _refused(start, end, first, str(exc))
+        if end is not None:
+            last, found = _bound(store, end, public_key, app)
+            problems += found
+    if problems:
+        report = VerifyReport(integrity_ok=False, findings=problems)
+        return Part(start, end, first.position if first else 0,
+                    last.position if last else None, report, finding_keys(report))
+    report = verify_store(app, start=snapshot, stop=None if last is None else last.position,
+                          expect_head=expect_head if last is None else None)
+    if last is not None:
+        derived = report.snapshot
+        if derived is None or derived.digest != last.checkpoint.snapshot:
+            _broken(report, f"the state derived at checkpoint {end} (row {last.position}) "
+                    f"differs from its signed snapshot: a row of segment {start}..{end} or a "
+                    "snapshot was changed",
+                    {"snapshot": last.checkpoint.snapshot,
+                     "derived": None if derived is None else derived.digest})
+    return Part(start, end, first.position if first else 0,
+                last.position if last else None, report, finding_keys(report))
+
+
+def _refused(start: int, end: int | None, first: StoredCheckpoint, why: str) -> Part:
+    report = VerifyReport(integrity_ok=False)
+    _broken(report, why)
+    return Part(start, end, first.position, None, report, finding_keys(report))
+
+
+def merge(parts: list[Part]) -> VerifyReport:
+    """One report from segments that cover the store from 0 to the head, in single-pass order.
+
+    :class:`UsageError` if the parts leave a gap, overlap, or do not reach from the start of
+    the store to its head.
+    """
+    if not parts:
+        raise UsageError("nothing to merge")
+    ordered = sorted(parts, key=lambda p: p.start_position)
+    expected_from = 0
+    for part in ordered:
+        if part.start_position != expected_from:
+            raise UsageError(f"the segments do not cover the store: segment {part.start}.."
+                             f"{HEAD if part.end is None else part.end} starts at row "
+                             f"{part.start_position}, the one before ends at row "
+                             f"{expected_from}")
+        if part.end_position is None and part is not ordered[-1]:
+            raise UsageError("two segments reach the head")
+        expected_from = part.end_position if part.end_position is not None else -1
+    if ordered[-1].end is not None:
+        raise UsageError(f"the segments do not reach the head: the last ends at checkpoint "
+                         f"{ordered[-1].end}")
+    placed = sorted(((key, index, n, f) for index, part in enumerate(ordered)
+                     for n, (key, f) in enumerate(zip(part.keys, part.report.findings,
+                                                      strict=True))),
+                    key=lambda k: (k[0], k[1], k[2]))
+    report = VerifyReport()
+    report.findings = [f for _, _, _, f in placed]
+    report.rounds_checked = sum(p.report.rounds_checked for p in ordered)
+    report.rounds_with_findings = sum(p.report.rounds_with_findings for p in ordered)
+    report.events = sum(p.report.events for p in ordered)
+    report.integrity_ok = all(p.report.integrity_ok for p in ordered)
+    report.head = ordered[-1].report.head
+    report.seconds = sum(p.report.seconds for p in ordered)
+    return report
+
+
+# --- JSON parts (verify --segment --json, verify --merge) ------------------------------------
+
+_FINDING_FIELDS = ("code", "table", "round", "bet", "rule", "expected", "recorded", "message",
+                   "severity", "seq")
+
+
+def finding_from_json(obj: dict[str, Any]) -> Finding:
+    """A finding from its ``to_json`` object."""
+    extra = {k: v for k, v in obj.items() if k not in _FINDING_FIELDS
+             and not (k in ("party", "seat") and v is None)}
+    return Finding(obj["code"], obj["table"], obj["round"], obj["message"], rule=obj["rule"],
+                   bet=obj["bet"], expected=obj["expected"], recorded=obj["recorded"],
+                   severity=obj["severity"], seq=obj["seq"], extra=extra)
+
+
+def part_from_json(obj: Any, name: str) -> Part:
+    """A part from a ``verify --segment --json`` report; :class:`UsageError` if it is not one."""
+    try:
+        segment, keys = obj["segment"], obj["keys"]
+        report = VerifyReport(
+            rounds_checked=int(obj["rounds_checked"]),
+            rounds_with_findings=int(obj["rounds_with_findings"]), events=int(obj["events"]),
+            findings=[finding_from_json(f) for f in obj["findings"]],
+            integrity_ok=obj["integrity"] == "ok", head=obj["head"])
+        to = segment["to"]
+        part = Part(int(segment["from"]), None if to == HEAD else int(to),
+                    int(segment["from_position"]),
+                    None if segment["to_position"] is None else int(segment["to_position"]),
+                    report, [(int(a), int(b), int(c)) for a, b, c in keys])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UsageError(f"{name} is not a ledger verify --segment --json report "
+                         f"({type(exc).__name__}: {exc})") from None
+    if len(part.keys) != len(report.findings):
+        raise UsageError(f"{name}: keys and findings differ in number")
+    return part
+
+
+# --- --jobs N over segments ------------------------------------------------------------------
+
+
+def plan(app: LedgerApp, jobs: int) -> list[tuple[int, int | None]] | None:
+    """``jobs`` consecutive segments of about the same number of rows, cut at stored
+    checkpoints; ``None`` if the store has no checkpoint (or one that cannot be read)."""
+    try:
+        with CheckpointStore(app, create=False) as store:
+            stored = store.listing()
+    except (SealError, SnapshotError):
+        return None
+    if not stored:
+        return None
+    total = app.recorder.max_notification_id() or 0
+    cuts: list[tuple[int, int | None]] = []
+    start, start_pos = 0, 0
+    for index in range(1, jobs):
+        target = total * index / jobs
+        best = None
+        for s in stored:
+            if s.position <= start_pos:
+                continue
+            if best is None or abs(s.position - target) < abs(best.position - target):
+                best = s
+        if best is None:
+            break
+        cuts.append((start, best.number))
+        start, start_pos = best.number, best.position
+    cuts.append((start, None))
+    return cuts
+
+
+def verify_parallel_segments(url: str, selection: Selection = Selection(), *, jobs: int = 2,
+                             expect_head: str | None = None) -> VerifyReport:
+    """``verify --jobs N``: by segments where checkpoints exist (each row read once), else by
+    tables (``ledger.verify.partition``). The findings are those of one pass."""
+    from_tables = selection != Selection()
+    segments = None
+    if not from_tables:
+        app = open_ledger(url)
+        try:
+            segments = plan(app, jobs)
+        finally:
+            app.close()
+    if segments is None or len(segments) < 2:
+        return verify_parallel(url, selection, jobs=jobs, expect_head=expect_head)
+    started = time.perf_counter()
+    context = multiprocessing.get_context(
+        "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    with ProcessPoolExecutor(max_workers=len(segments) - 1, mp_context=context) as pool:
+        futures = [pool.submit(_work, url, a, b, expect_head) for a, b in segments[1:]]
+        parts = [_work(url, *segments[0], expect_head)]
+        parts += [f.result() for f in futures]
+    report = merge(parts)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _work(url: str, start: int, end: int | None, expect_head: str | None) -> Part:
+    app = open_ledger(url, extra_env={"CREATE_TABLE": "n"})
+    try:
+        return verify_segment(app, start, end, expect_head=expect_head)
+    finally:
+        app.close()
