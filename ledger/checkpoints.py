@@ -71,8 +71,8 @@ def checkpoints_sql(dialect: Dialect) -> list[str]:
     schema = _quote(dialect.schema)
     function = f"{schema}.{_quote(REFUSE_FUNCTION)}"
     body = (f"CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $body$ BEGIN "
-            f"RAISE EXCEPTION '% refused on %: append-only', TG_OP, TG_TABLE_NAME USING "
-            "ERRCODE = 'insufficient_privilege'; END $body$")
+            "RAISE EXCEPTION USING MESSAGE = 'append-only: ' || TG_OP || ' refused on ' || "
+            "TG_TABLE_NAME, ERRCODE = 'insufficient_privilege'; END $body$")
     triggers = []
     for name, when in (("ledger_checkpoints_append_only", "BEFORE UPDATE OR DELETE ON {t} "
                         "FOR EACH ROW"),
