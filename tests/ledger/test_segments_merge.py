@@ -71,7 +71,7 @@ def test_merge_refuses_gaps_overlaps_and_missing_ends(bounds: list, message: str
 
 
 def test_a_part_round_trips_through_json() -> None:
-    part = _part(0, 1, 0, 10, [((1, 4, 1), _f("000001", party="banker", seat=None))], head="h")
+    part = _part(0, 1, 0, 10, [((1, 4, 1), _f("000001", party="banker"))], head="h")
     obj = {**part.report.to_json(), "segment": part.segment_json(),
            "keys": [list(k) for k in part.keys]}
     again = part_from_json(json.loads(json.dumps(obj)), "r.json")
