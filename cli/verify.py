@@ -30,6 +30,7 @@ from ledger.verify.engine import Selection, VerifyReport, verify_store
 from ledger.verify.integrity import unreadable_store
 from ledger.verify.segments import merge as merge_parts
 from ledger.verify.segments import (
+    Part,
     parse_segment,
     part_from_json,
     verify_parallel_segments,
@@ -106,9 +107,11 @@ def verify(
     _exclusive(since=since, segment=segment, merge=merge, checkpoint=checkpoint,
                selected=selected, jobs=jobs, reports=reports)
     if merge:
-        _print(merge_reports(reports or []), as_json=as_json, quiet=quiet, summary=summary,
-               extra={"checkpoint": None, "since": None})
-        return
+        merged, parts = merge_reports(reports or [])
+        _print(merged, as_json=as_json, quiet=quiet, summary=summary,
+               extra={"checkpoint": None, "since": None,
+                      "segments": [p.segment_json() for p in parts]})
+        raise typer.Exit(code=merged.exit_code)
     sealed, key = _checkpoint(checkpoint, public_key) if checkpoint else (None, None)
     selection = Selection(table=table, game=game, round=round)
     app = open_app(db)
@@ -267,8 +270,8 @@ def _segment(app: LedgerApp, segment: str, public_key: str | None,
     return part.report, part.segment_json(), [list(k) for k in part.keys]
 
 
-def merge_reports(paths: list[str]) -> VerifyReport:
-    """``--merge``: the single-pass report from segment reports (files)."""
+def merge_reports(paths: list[str]) -> tuple[VerifyReport, list[Part]]:
+    """``--merge``: the single-pass report from segment reports (files), and the parts."""
     parts = []
     for path in paths:
         try:
@@ -282,7 +285,7 @@ def merge_reports(paths: list[str]) -> VerifyReport:
         except UsageError as exc:
             fail(f"{exc}")
     try:
-        return merge_parts(parts)
+        return merge_parts(parts), sorted(parts, key=lambda p: p.start_position)
     except UsageError as exc:
         fail(f"{exc}")
 
