@@ -28,7 +28,6 @@ from ledger.seal import (
 from ledger.store import LedgerApp, database_url
 from ledger.verify.engine import Selection, VerifyReport, verify_store
 from ledger.verify.integrity import unreadable_store
-from ledger.verify.segments import merge as merge_parts
 from ledger.verify.segments import (
     Part,
     parse_segment,
@@ -36,6 +35,7 @@ from ledger.verify.segments import (
     verify_parallel_segments,
     verify_segment,
 )
+from ledger.verify.segments import merge as merge_parts
 from ledger.verify.snapshot import Snapshot, SnapshotError
 from projections.check import check_projections
 
