@@ -90,7 +90,7 @@ def verify(
                         "store from 0 to head, into the report of one full pass (reads no "
                         "store).")] = False,
     reports: Annotated[list[str] | None, typer.Argument(
-        metavar="[REPORTS]...", help="With --merge: the segment reports (JSON files).",
+        metavar="REPORTS", help="With --merge: the segment reports (JSON files).",
         show_default=False)] = None,
 ) -> None:
     """Re-derive every selected round under its stored rulebook and check the integrity chain.
