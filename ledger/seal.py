@@ -301,7 +301,9 @@ def scan_chain(app: LedgerApp) -> ChainScan:
 
 
 def seal_store(app: LedgerApp, key: Ed25519PrivateKey, *, store: str = "") -> Checkpoint:
-    """Verify the chain, then sign its newest link. :class:`SealError` if it does not verify."""
+    """Verify the chain, then sign its newest link (a v1 checkpoint, no snapshot).
+    :class:`SealError` if it does not verify. ``ledger seal`` uses ``ledger.checkpoints.seal``,
+    which also signs and stores the verifier's snapshot."""
     scan = scan_chain(app)
     if not scan.ok:
         first = scan.findings[0].message if scan.findings else "integrity broken"
