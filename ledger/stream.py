@@ -6,9 +6,10 @@ own ``model_validate_json``; ``OpeningDecoder`` for ``round_opened``), gathers t
 and hands over each round when its closing event (``round_closed`` / ``round_voided``) is read.
 Rows of other aggregates (tables, the chain) are passed over.
 
-``ledger verify`` reads the same rows with the same decoder table (:data:`KINDS`) in its own
-loop, because it also checks the chain of every row and pairs openings with table starts; the
-views (``projections.base.closed_rounds``) read through :class:`RoundStream`.
+Every reader of the log reads through it: ``ledger verify`` (which taps every row for the
+integrity chain and pairs openings with table starts, ``ledger.verify.engine``), and through
+verify ``ledger replay``, ``ledger recall`` and the day report; the views
+(``projections.base.closed_rounds``).
 """
 
 from __future__ import annotations
@@ -66,58 +67,176 @@ class ClosedRound:
 Unreadable = Callable[[int, str, int, str, Exception], None]
 """Told of a row that cannot be opened or decoded: (position, aggregate, version, topic, why)."""
 
+Check = Callable[[str, int, str, bytes], "bytes | None"]
+"""A tap every row passes through first (``ledger verify``'s chain check): given (aggregate,
+version, topic, stored state), the row's content, or ``None`` to pass the row over."""
+
 
 def _skip(position: int, aggregate: str, version: int, topic: str, why: Exception) -> None:
     """The default: pass over it (``ledger verify`` is the one place that reports damage)."""
 
 
 class RoundStream:
-    """Rows of the log, oldest first, gathered into rounds (see the module docstring)."""
+    """Rows of the log, oldest first, gathered into rounds (see the module docstring).
 
-    def __init__(self, mapper: LedgerMapper, *, on_unreadable: Unreadable = _skip) -> None:
+    The one reader of the log. Its parts that differ between readers are small methods a reader
+    overrides (:meth:`admit`, :meth:`opened`, :meth:`started`), and one tap:
+
+    - ``check``, if given, sees every row first, also the chain's and those of unknown topics
+      (``ledger verify`` checks the integrity chain there), and gives the row's content;
+    - ``partial`` (the views' default) also hands over rounds whose opening was not among the
+      rows (``complete`` false), so a reader that starts mid-log sees every round close;
+      without it, only rounds whose opening was read (and :meth:`opened` accepted) are
+      gathered, and rows of other rounds are passed over undecoded;
+    - ``keep_content`` keeps the stored content of the rounds in play beside their facts
+      (:attr:`contents`), so the state of a pass can be written down and resumed
+      (``ledger.verify.snapshot``).
+    """
+
+    def __init__(self, mapper: LedgerMapper, *, on_unreadable: Unreadable = _skip,
+                 check: Check | None = None, partial: bool = True,
+                 keep_content: bool = False, probe: bool = True) -> None:
         self.mapper = mapper
+        self.probe = probe
+        """Open rows nobody needs (table starts, unknown topics) anyway, so that an unreadable
+        one is told (the views' check for a missing or wrong key)."""
         self.on_unreadable = on_unreadable
+        self.check = check
+        self.partial = partial
         self.decoder = OpeningDecoder()
         self.gathering: dict[str, list[FeedEvent]] = {}
         """Facts of the rounds in play, by aggregate id."""
+        self.contents: dict[str, list[tuple[str, bytes]]] | None = {} if keep_content else None
+        """With ``keep_content``: (topic, stored content) of each fact in :attr:`gathering`."""
         self.position = 0
         """The notification id of the last row read."""
-        self.opened = 0
+        self.opened_rows = 0
         """Rows opened (decrypted and unframed) so far."""
+        self.link: tuple[int, int] | None = None
+        """(notification id, version) of the last chain link row read."""
+
+    # -- what a reader may override ---------------------------------------------------------
+
+    def admit(self, content: bytes) -> bool:
+        """Whether to decode a ``round_opened`` row at all (its stored content given)."""
+        return True
+
+    def opened(self, position: int, aggregate: str, fact: FeedEvent) -> bool:
+        """A round opened; whether to gather its facts."""
+        return True
+
+    def started(self, position: int, aggregate: str, version: int, content: bytes) -> None:
+        """A table's ``round_started`` row (default: nothing to do)."""
+
+    def wants_table_rows(self, aggregate: str) -> bool:
+        """Whether :meth:`started` wants the rows of this table aggregate (default: no; they
+        are still opened, so that an unreadable one is told)."""
+        return False
+
+    # -- the pass ---------------------------------------------------------------------------
 
     def closed(self, rows: Iterable[RawRow]) -> Iterator[ClosedRound]:
         """Each round closed within ``rows``, when its closing row is read."""
         gathering = self.gathering
+        contents = self.contents
         kinds = KINDS
+        check = self.check
+        partial = self.partial
         for nid, oid, version, topic, state in rows:
             self.position = nid
-            if topic == CHAIN_TOPIC or topic not in TOPICS:
+            content: bytes | None
+            if check is not None:
+                content = check(oid, version, topic, state)
+                if content is None:
+                    continue
+                if topic == CHAIN_TOPIC:
+                    self.link = (nid, version)
+                    continue
+            elif topic == CHAIN_TOPIC:
+                self.link = (nid, version)
                 continue
+            else:
+                content = None
             kind = kinds.get(topic)
-            if kind is None and (topic == TABLE_TOPIC or not topic.endswith(OPENING_SUFFIX)):
-                self._content(nid, oid, version, topic, state)  # readable? (a key problem)
+            if kind is not None:
+                facts = gathering.get(oid)
+                if facts is None and not partial:
+                    continue
+                if content is None:
+                    content = self._content(nid, oid, version, topic, state)
+                    if content is None:
+                        continue
+                try:
+                    fact = kind[0](content)
+                except (ValidationError, ValueError) as exc:
+                    self.on_unreadable(nid, oid, version, topic, exc)
+                    continue
+                if facts is not None:
+                    facts.append(fact)
+                    if contents is not None:
+                        contents[oid].append((topic, content))
+                if kind[2]:
+                    if facts is not None:
+                        del gathering[oid]
+                        if contents is not None:
+                            del contents[oid]
+                        yield ClosedRound(nid, oid, facts, facts[0].seq == 1)
+                    else:
+                        yield ClosedRound(nid, oid, [fact], False)
                 continue
-            content = self._content(nid, oid, version, topic, state)
+            if topic == TABLE_TOPIC:
+                wanted = self.wants_table_rows(oid)
+                if content is None and (wanted or self.probe):
+                    content = self._content(nid, oid, version, topic, state)
+                if wanted and content is not None:
+                    self.started(nid, oid, version, content)
+                continue
+            if not topic.endswith(OPENING_SUFFIX):
+                if oid in gathering:  # an event of a round in play that no model reads
+                    self.on_unreadable(nid, oid, version, topic,
+                                       ValueError(f"unknown topic {topic!r}"))
+                elif self.probe and check is None and topic in TOPICS:
+                    self._content(nid, oid, version, topic, state)  # readable? (a key problem)
+                continue
             if content is None:
+                content = self._content(nid, oid, version, topic, state)
+                if content is None:
+                    continue
+            if not self.admit(content):
                 continue
             try:
-                if kind is None:
-                    fact = self.decoder.decode(TOPICS[topic], content)
-                    gathering[oid] = [fact]
-                    continue
-                fact = kind[0](content)
+                cls = TOPICS.get(topic)
+                if cls is None:
+                    raise ValueError(f"unknown topic {topic!r}")
+                opening = self.decoder.decode(cls, content)
             except (ValidationError, ValueError) as exc:
                 self.on_unreadable(nid, oid, version, topic, exc)
                 continue
-            facts = gathering.get(oid)
-            if facts is not None:
-                facts.append(fact)
-            if kind[2]:
-                gathering.pop(oid, None)
-                if facts is not None and facts[0].seq == 1:
-                    yield ClosedRound(nid, oid, facts, True)
-                else:
-                    yield ClosedRound(nid, oid, facts or [fact], False)
+            if self.opened(nid, oid, opening):
+                gathering[oid] = [opening]
+                if contents is not None:
+                    contents[oid] = [(topic, content)]
+
+    def decode(self, topic: str, content: bytes) -> FeedEvent:
+        """One stored feed fact, decoded as the pass decodes it (``ValueError`` if it cannot
+        be)."""
+        kind = KINDS.get(topic)
+        if kind is not None:
+            fact: FeedEvent = kind[0](content)
+            return fact
+        cls = TOPICS.get(topic)
+        if cls is None or not topic.endswith(OPENING_SUFFIX):
+            raise ValueError(f"unknown topic {topic!r}")
+        opening: FeedEvent = self.decoder.decode(cls, content)
+        return opening
+
+    def resume(self, rounds: dict[str, list[tuple[str, bytes]]]) -> None:
+        """Take up the rounds in play of an earlier pass: each aggregate's (topic, stored
+        content), oldest first (what :attr:`contents` held)."""
+        for oid, stored in rounds.items():
+            self.gathering[oid] = [self.decode(topic, content) for topic, content in stored]
+            if self.contents is not None:
+                self.contents[oid] = list(stored)
 
     def _content(self, nid: int, oid: str, version: int, topic: str,
                  state: bytes) -> bytes | None:
@@ -126,5 +245,5 @@ class RoundStream:
         except FrameError as exc:
             self.on_unreadable(nid, oid, version, topic, exc)
             return None
-        self.opened += 1
+        self.opened_rows += 1
         return content

@@ -92,7 +92,7 @@ def closed_rounds(app: LedgerApp, after: int = 0, page: int = 1000) -> Iterator[
     """
 
     def unreadable(nid: int, oid: str, version: int, topic: str, why: Exception) -> None:
-        if isinstance(why, FrameError) and stream.opened == 0:
+        if isinstance(why, FrameError) and stream.opened_rows == 0:
             # the very first row: a key problem, not one damaged row
             raise StoreError(f"cannot read the stored events ({why}): is "
                              "LEDGER_CIPHER_KEY missing or not the store's key? "

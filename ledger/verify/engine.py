@@ -1,14 +1,19 @@
 """``ledger verify``: replay every selected round from the store and report what differs.
 
-One streaming pass over the notification log, in the order the ledger stored events:
+One streaming pass over the notification log, in the order the ledger stored events, read
+through the one reader of the log (:class:`~ledger.stream.RoundStream`):
 
-1. every row goes through the :class:`~ledger.verify.integrity.ChainVerifier` (all rows, also
-   those of unselected rounds, because integrity is a property of the whole store);
+1. every row goes through the :class:`~ledger.verify.integrity.ChainVerifier`, a tap on the
+   stream (all rows, also those of unselected rounds, because integrity is a property of the
+   whole store);
 2. the facts of selected rounds are decoded and gathered; when a round ends it is replayed
    (:class:`~ledger.round.Round`) and judged by a :class:`~ledger.verify.judge.RoundJudge`, then
    dropped, so memory holds only the rounds still in play. Rounds of games whose rules span
    rounds (carried bets, bank runs, a jackpot pool) are all judged, in store order, and only the
    findings of selected rounds are kept.
+
+The state of a pass can be written down after any chain link and taken up again
+(:class:`~ledger.verify.snapshot.Snapshot`): ``verify --since`` and segments start there.
 
 Exit codes (FEED §10): 0 nothing found, 1 findings, 3 integrity broken (3 wins over 1).
 """
@@ -23,16 +28,16 @@ from uuid import UUID
 
 from pydantic import ValidationError
 
-from ledger.chain import CHAIN_TOPIC, FrameError
-from ledger.feed.envelope import FeedEvent
+from ledger.chain import FrameError
+from ledger.feed.envelope import FeedEvent, RoundOpened
 from ledger.findings import Finding
 from ledger.games import GAMES
-from ledger.openings import OpeningDecoder
-from ledger.store import TOPICS, LedgerApp, LedgerMapper, RawRow
-from ledger.stream import KINDS, OPENING_SUFFIX, TERMINAL_SUFFIXES
+from ledger.store import LedgerApp, LedgerMapper, RawRow
+from ledger.stream import Check, RoundStream
 from ledger.table import TABLE_TOPIC, RoundStarted
 from ledger.verify.integrity import ChainVerifier
 from ledger.verify.judge import Judged, RoundJudge
+from ledger.verify.snapshot import Snapshot, SnapshotError
 
 _PAIR_WHAT = {"opened": "round_opened event", "started": "table round-start event"}
 
@@ -52,6 +57,10 @@ class Selection:
                 and (self.round is None or fact.round == self.round))
 
 
+Keyed = tuple[tuple[int, int, int], list[Finding]]
+"""Findings with the place they take in a single pass: (phase, notification id, tie-break)."""
+
+
 @dataclass
 class VerifyReport:
     """The result of one verify run."""
@@ -65,6 +74,13 @@ class VerifyReport:
     seconds: float = 0.0
     cpu_seconds: list[float] = field(default_factory=list)
     """``--jobs``: CPU seconds of the assignment pass, then of each worker (for the benchmark)."""
+    snapshot: Snapshot | None = None
+    """The state of the pass where it stopped (``verify_store(stop=…)`` or ``snapshot=True``)."""
+    keyed: list[Keyed] = field(default_factory=list)
+    """The rules' findings (``findings`` less the chain's), each with its place in a single
+    pass, in the order the pass made them: the parts of a log read in consecutive pieces
+    (segments) give a single pass's findings as all their chain findings, then all these, in
+    the order of the pieces."""
 
     @property
     def errors(self) -> list[Finding]:
@@ -97,43 +113,91 @@ def verify_store(
     expect_head: str | None = None,
     on_progress: Callable[[int], None] | None = None,
     on_judged: Callable[[Judged], None] | None = None,
+    start: Snapshot | None = None,
+    stop: int | None = None,
+    snapshot: bool = False,
 ) -> VerifyReport:
     """Verify the store: integrity of every event, rules of every selected round.
 
     ``on_judged`` receives each selected round as it is judged (``ledger replay`` uses it to
     see a round derived in the context of every earlier round).
+
+    ``start`` continues from a snapshot (``ledger.verify.snapshot``): only rows after its
+    position are read, and the chain, the rounds in play and every game's state are taken up
+    from it. ``stop`` reads rows up to that notification id only and leaves out what only the
+    end of the log reveals (rounds unfinished, carried bets outstanding, sessions ending);
+    ``report.snapshot`` is then the state there. ``snapshot`` takes ``report.snapshot`` at the
+    end of the log too. A snapshot is ``None`` when the last row read is not a chain link.
     """
     started = time.perf_counter()
     chain = ChainVerifier(app.ledger_mapper)
-    scan = VerifyPass(app.ledger_mapper, selection, chain=chain, on_judged=on_judged)
-    for page in app.rows():
+    scan = VerifyPass(app.ledger_mapper, selection, chain=chain, on_judged=on_judged,
+                      keep_content=True)
+    if start is not None:
+        scan.resume(start)
+    for page in app.rows(after=None if start is None else start.position):
+        if stop is not None and page[-1][0] > stop:
+            page = [row for row in page if row[0] <= stop]
+            scan.feed(page)
+            if on_progress is not None:
+                on_progress(len(page))
+            break
         scan.feed(page)
         if on_progress is not None:
             on_progress(len(page))
-    report = scan.finish(expect_head)
+    taken = scan.snapshot() if snapshot or stop is not None else None
+    report = scan.finish(expect_head, end_of_log=stop is None)
+    report.snapshot = taken
+    if start is not None:
+        report.events -= start.events
     report.seconds = time.perf_counter() - started
     return report
 
 
-Keyed = tuple[tuple[int, int, int], list[Finding]]
-"""Findings with the place they take in a single pass: (phase, notification id, tie-break)."""
-
 _DECODED, _UNFINISHED, _SESSION = 1, 2, 3
 
 
-class VerifyPass:
-    """One streaming pass over stored rows in notification order.
+class _VerifyStream(RoundStream):
+    """The log as :class:`VerifyPass` reads it: its hooks on the one round stream."""
 
-    With a ``chain`` it checks the integrity of every row; with ``owns`` it judges only the
-    tables ``owns`` accepts (a partition of ``ledger verify --jobs``). Findings are kept with
-    the place they would take in a single pass, so partitions merge into the same list.
+    def __init__(self, scan: VerifyPass, mapper: LedgerMapper, check: Check | None,
+                 keep_content: bool) -> None:
+        super().__init__(mapper, on_unreadable=scan.undecodable, check=check, partial=False,
+                         keep_content=keep_content, probe=False)
+        self.scan = scan
+
+    def admit(self, content: bytes) -> bool:
+        owns = self.scan.owns
+        return owns is None or owns(_table_of(content))
+
+    def opened(self, position: int, aggregate: str, fact: FeedEvent) -> bool:
+        return self.scan.opened(position, aggregate, fact)
+
+    def wants_table_rows(self, aggregate: str) -> bool:
+        owned = self.scan.owned_tables
+        return owned is None or aggregate in owned
+
+    def started(self, position: int, aggregate: str, version: int, content: bytes) -> None:
+        self.scan.started(position, aggregate, version, content)
+
+
+class VerifyPass:
+    """One streaming pass over stored rows in notification order, read through
+    :class:`~ledger.stream.RoundStream`.
+
+    With a ``chain`` it checks the integrity of every row (a tap on the stream); with ``owns``
+    it judges only the tables ``owns`` accepts (a partition of ``ledger verify --jobs``).
+    Findings are kept with the place they would take in a single pass, so partitions merge
+    into the same list. :meth:`snapshot` writes the state of the pass down after a chain link;
+    :meth:`resume` takes it up again.
     """
 
     def __init__(self, mapper: LedgerMapper, selection: Selection = Selection(), *,
                  chain: ChainVerifier | None = None,
                  owns: Callable[[str], bool] | None = None,
                  owned_tables: frozenset[str] | None = None,
-                 on_judged: Callable[[Judged], None] | None = None) -> None:
+                 on_judged: Callable[[Judged], None] | None = None,
+                 keep_content: bool = False) -> None:
         self.mapper = mapper
         self.selection = selection
         self.chain = chain
@@ -143,82 +207,56 @@ class VerifyPass:
         self.report = VerifyReport()
         self.keyed: list[Keyed] = []
         self._judge = RoundJudge()
-        self._decoder = OpeningDecoder()
-        self._open: dict[str, tuple[int, list[FeedEvent]]] = {}
+        self._stream = _VerifyStream(self, mapper, chain.check_raw if chain else None,
+                                     keep_content)
+        self._opened_at: dict[str, int] = {}
         self._selected: set[str] = set()
         self._newest: dict[str, str] = {}
         self._unpaired: dict[tuple[str, str], tuple[str, int]] = {}
 
     def feed(self, rows: Iterable[RawRow]) -> None:
         """Take the next rows of the log, oldest first."""
-        chain = self.chain
-        open_rounds = self._open
-        owns = self.owns
-        kinds = KINDS
-        for nid, oid, version, topic, state in rows:
-            if chain is not None:
-                content = chain.check_raw(oid, version, topic, state)
-                if content is None or topic == CHAIN_TOPIC:
-                    continue
-            elif topic == CHAIN_TOPIC:
-                continue
-            else:
-                content = None
-            kind = kinds.get(topic)
-            if kind is not None and oid in open_rounds:
-                # The common case: a known, not opening event of a round in play (one dict
-                # lookup instead of the string tests below; the same decode and the same
-                # bookkeeping).
-                if content is None:
-                    content = self._open_state(state)
-                    if content is None:
-                        continue
-                try:
-                    fact = kind[0](content)
-                except (ValidationError, ValueError):
-                    fact = self._decode(kind[1], content, nid, oid, version, topic)
-                    if not isinstance(fact, FeedEvent):
-                        continue
-                open_rounds[oid][1].append(fact)
-                if kind[2]:
-                    facts = open_rounds.pop(oid)[1]
-                    self._keep(self._judged(facts, nid), oid, (_DECODED, nid, 1))
-                continue
-            if topic == TABLE_TOPIC:
-                if self.owned_tables is not None and oid not in self.owned_tables:
-                    continue
-                content = content if content is not None else self._open_state(state)
-                if content is None:
-                    continue
-                started_round = self._decode(RoundStarted, content, nid, oid, version, topic)
-                if isinstance(started_round, RoundStarted):
-                    self._newest[started_round.table] = started_round.round
-                    self._pair((started_round.table, started_round.round), nid, "started")
-                continue
-            is_opening = topic.endswith(OPENING_SUFFIX)
-            if not is_opening and oid not in open_rounds:
-                continue
-            if content is None:
-                content = self._open_state(state)
-                if content is None:
-                    continue
-            if is_opening and owns is not None and not owns(_table_of(content)):
-                continue
-            fact = self._decode(TOPICS.get(topic), content, nid, oid, version, topic)
-            if not isinstance(fact, FeedEvent):
-                continue
-            if is_opening:
-                self._pair((fact.table, fact.round), nid, "opened")
-                if self.selection.matches(fact):
-                    self._selected.add(oid)
-                    open_rounds[oid] = (nid, [fact])
-                elif GAMES[fact.game].follows_rounds:
-                    open_rounds[oid] = (nid, [fact])
-                continue
-            open_rounds[oid][1].append(fact)
-            if topic.endswith(TERMINAL_SUFFIXES):
-                facts = open_rounds.pop(oid)[1]
-                self._keep(self._judged(facts, nid), oid, (_DECODED, nid, 1))
+        opened_at = self._opened_at
+        for closed in self._stream.closed(rows):
+            oid = closed.aggregate
+            del opened_at[oid]
+            self._keep(self._judged(closed.facts, closed.position), oid,
+                       (_DECODED, closed.position, 1))
+
+    # -- the stream's hooks -----------------------------------------------------------------
+
+    def opened(self, nid: int, oid: str, fact: FeedEvent) -> bool:
+        """A round's opening: pair it with its table's start; gather it if selected or its
+        game follows rounds."""
+        self._pair((fact.table, fact.round), nid, "opened")
+        if self.selection.matches(fact):
+            self._selected.add(oid)
+        elif not GAMES[fact.game].follows_rounds:
+            return False
+        self._opened_at[oid] = nid
+        return True
+
+    def started(self, nid: int, oid: str, version: int, content: bytes) -> None:
+        """A table's ``round_started``: the table's newest round, paired with its opening."""
+        try:
+            started_round = RoundStarted.model_validate_json(content)
+        except (ValidationError, ValueError) as exc:
+            self.undecodable(nid, oid, version, TABLE_TOPIC, exc)
+            return
+        self._newest[started_round.table] = started_round.round
+        self._pair((started_round.table, started_round.round), nid, "started")
+
+    def undecodable(self, nid: int, oid: str, version: int, topic: str,
+                    exc: Exception) -> None:
+        """Stored content that cannot be decoded (only a tampered store gets here); a row that
+        cannot even be opened is the chain check's to report."""
+        if isinstance(exc, FrameError):
+            return
+        self.report.integrity_ok = False
+        self.keyed.append(((_DECODED, nid, 0), [Finding(
+            "chain_broken", None, None, rule="integrity",
+            message=f"stored event {UUID(oid)} v{version} "
+                    f"({topic}) cannot be decoded: {str(exc).splitlines()[0]}")]))
 
     def _pair(self, key: tuple[str, str], nid: int, kind: str) -> None:
         """Match a round's opening with its table's ``round_started`` (both are written in one
@@ -237,33 +275,101 @@ class VerifyPass:
             "chain_broken", key[0], key[1], rule="integrity",
             message=f"{why}: rows were added outside the ledger")]))
 
-    def finish(self, expect_head: str | None = None) -> VerifyReport:
-        """After the last row: judge unfinished rounds, close sessions, finish the chain."""
+    # -- the end ----------------------------------------------------------------------------
+
+    def finish(self, expect_head: str | None = None, *, end_of_log: bool = True) -> VerifyReport:
+        """After the last row: judge unfinished rounds, close sessions, finish the chain.
+
+        With ``end_of_log`` false (a segment that stops before the end) only the chain is
+        finished: rounds in play, carried bets and sessions go on past the rows read.
+        """
         report = self.report
-        for key, (kind, nid) in self._unpaired.items():
-            missing = "opened" if kind == "started" else "started"
-            self._broken_round(key, nid, f"the store holds a {_PAIR_WHAT[kind]} of this round "
-                               f"but no {_PAIR_WHAT[missing]}")
-        self._unpaired.clear()
-        for oid, (opened_nid, facts) in self._open.items():
-            first = facts[0]
-            judged = self._judged(facts, opened_nid,
-                                  is_newest=self._newest.get(first.table) == first.round)
-            self._keep(judged, oid, (_UNFINISHED, opened_nid, 0))
-        self._open.clear()
-        selection = self.selection
-        kept = [f for f in self._judge.finish() if _selected_finding(f, selection)]
-        if kept:
-            self.keyed.append(((_SESSION, 0, 0), kept))
+        if end_of_log:
+            self._end_of_log()
         chain = self.chain
         if chain is not None:
             chain.finish(expect_head)
             report.integrity_ok = report.integrity_ok and not chain.broken
             report.head = chain.head
             report.events = chain.events
+        report.keyed = self.keyed
         report.findings = (list(chain.findings) if chain is not None else []) + [
             f for _, found in self.keyed for f in found]
         return report
+
+    def _end_of_log(self) -> None:
+        for key, (kind, nid) in self._unpaired.items():
+            missing = "opened" if kind == "started" else "started"
+            self._broken_round(key, nid, f"the store holds a {_PAIR_WHAT[kind]} of this round "
+                               f"but no {_PAIR_WHAT[missing]}")
+        self._unpaired.clear()
+        for oid, facts in self._stream.gathering.items():
+            first = facts[0]
+            judged = self._judged(facts, self._opened_at[oid],
+                                  is_newest=self._newest.get(first.table) == first.round)
+            self._keep(judged, oid, (_UNFINISHED, self._opened_at[oid], 0))
+        self._stream.gathering.clear()
+        self._opened_at.clear()
+        selection = self.selection
+        kept = [f for f in self._judge.finish() if _selected_finding(f, selection)]
+        if kept:
+            self.keyed.append(((_SESSION, 0, 0), kept))
+
+    # -- snapshots --------------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot | None:
+        """The state of the pass, if the last row read was a chain link that verified and the
+        pass keeps content (``keep_content``); else ``None``."""
+        stream, chain = self._stream, self.chain
+        link = stream.link
+        if (chain is None or link is None or link[0] != stream.position or chain.head is None
+                or chain.broken or stream.contents is None or not chain.at_link):
+            return None
+        rounds = {oid: {"opened": self._opened_at[oid],
+                        "stored": [[topic, content.decode()] for topic, content in stored]}
+                  for oid, stored in sorted(stream.contents.items())}
+        unpaired = [[table, rnd, kind, nid]
+                    for (table, rnd), (kind, nid) in sorted(self._unpaired.items())]
+        state = {"chain": chain.to_json(), "rounds": rounds,
+                 "tables": {"newest": dict(sorted(self._newest.items())), "unpaired": unpaired},
+                 "judge": self._judge.to_json()}
+        return Snapshot(link[0], link[1], chain.events, chain.head, state)
+
+    def resume(self, snapshot: Snapshot) -> None:
+        """Take up the state :meth:`snapshot` wrote (before feeding the rows after it).
+
+        :class:`~ledger.verify.snapshot.SnapshotError` if the state cannot be read."""
+        state = snapshot.state
+        try:
+            if self.chain is not None:
+                self.chain.load(state["chain"])
+            for oid, held in state["rounds"].items():
+                stored = [(str(topic), str(text).encode()) for topic, text in held["stored"]]
+                facts = [self._stream.decode(topic, content) for topic, content in stored]
+                if not facts or not isinstance(facts[0], RoundOpened):
+                    raise ValueError(f"round {oid} in play does not start with its opening")
+                if self.owns is not None and not self.owns(facts[0].table):
+                    continue
+                if self.selection.matches(facts[0]):
+                    self._selected.add(oid)
+                elif not GAMES[facts[0].game].follows_rounds:
+                    continue
+                self._opened_at[oid] = int(held["opened"])
+                self._stream.gathering[oid] = facts
+                if self._stream.contents is not None:
+                    self._stream.contents[oid] = stored
+            tables = state["tables"]
+            self._newest.update({str(t): str(r) for t, r in tables["newest"].items()})
+            for table, rnd, kind, nid in tables["unpaired"]:
+                self._unpaired[(table, rnd)] = (kind, int(nid))
+            self._judge.load(state["judge"])
+        except (KeyError, TypeError, ValueError, ValidationError) as exc:
+            raise SnapshotError(f"the snapshot's state cannot be taken up: "
+                                f"{str(exc).splitlines()[0] if str(exc) else repr(exc)}") from None
+        self._stream.position = snapshot.position
+        self._stream.link = (snapshot.position, snapshot.links)
+
+    # -- judging ----------------------------------------------------------------------------
 
     def _judged(self, facts: list[FeedEvent], nid: int, *, is_newest: bool = False) -> Judged:
         return self._judge.judge(facts, is_newest=is_newest)
@@ -281,27 +387,6 @@ class VerifyPass:
             self.keyed.append((key, judged.findings))
         if self.on_judged is not None:
             self.on_judged(judged)
-
-    def _open_state(self, state: bytes) -> bytes | None:
-        try:
-            return self.mapper.open_state(state)[1]
-        except FrameError:
-            return None  # the integrity pass reports it
-
-    def _decode(self, cls: Any, content: bytes, nid: int, oid: str, version: int,
-                topic: str) -> Any:
-        """Decode stored content, or report why it cannot be (only a tampered store gets here)."""
-        try:
-            if cls is None:
-                raise ValueError(f"unknown topic {topic!r}")
-            return self._decoder.decode(cls, content)
-        except (ValidationError, ValueError) as exc:
-            self.report.integrity_ok = False
-            self.keyed.append(((_DECODED, nid, 0), [Finding(
-                "chain_broken", None, None, rule="integrity",
-                message=f"stored event {UUID(oid)} v{version} "
-                        f"({topic}) cannot be decoded: {str(exc).splitlines()[0]}")]))
-            return None
 
 
 def _table_of(content: bytes) -> str:

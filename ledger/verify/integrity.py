@@ -60,6 +60,34 @@ class ChainVerifier:
         """Whether any integrity finding was made."""
         return bool(self.findings) or self._truncated > 0
 
+    @property
+    def at_link(self) -> bool:
+        """Whether every event read so far is covered by a link (true right after a link)."""
+        return not self._since_link
+
+    def to_json(self) -> dict[str, Any]:
+        """What the check needs to go on from here (right after a link): the events counted,
+        the head, and the last version and digest of every aggregate that can still grow.
+
+        Rounds that ended are not carried (they are what makes the state grow with the
+        store): an event added later to one of them is still caught, as a version with no
+        version before it."""
+        if self._since_link:
+            raise ValueError("the chain state is only written down right after a link")
+        return {"events": self.events, "head": self.head,
+                "last": {oid: [version, digest]
+                         for oid, (version, digest) in sorted(self._last.items())}}
+
+    def load(self, data: dict[str, Any]) -> None:
+        """Take up the state :meth:`to_json` wrote."""
+        events, head, last = data["events"], data["head"], data["last"]
+        if type(events) is not int or not isinstance(head, str) or not isinstance(last, dict):
+            raise ValueError("the chain state is malformed")
+        self.events = events
+        self.head = head
+        self.heads_seen.add(head)
+        self._last = {str(oid): (int(v), str(d)) for oid, (v, d) in last.items()}
+
     def check(self, row: Any) -> bytes | None:
         """Check one stored row (a library ``Notification``); returns its content bytes."""
         oid = row.originator_id

@@ -88,6 +88,24 @@ class RoundJudge:
             session = self._sessions[key] = factory()
         return session
 
+    def to_json(self) -> dict[str, Any]:
+        """Everything this judge carries from round to round, as plain JSON: each game
+        session's state (owned and written by its game's folder) and the carried bets."""
+        return {"sessions": {key: session.to_json()
+                             for key, session in sorted(self._sessions.items())},
+                "carries": self._carries.to_json(),
+                "carrying": {key: sorted(tables) for key, tables in sorted(self._carrying.items())}}
+
+    def load(self, data: dict[str, Any]) -> None:
+        """Take up the state :meth:`to_json` wrote."""
+        for key, session in data["sessions"].items():
+            if key not in GAMES or GAMES[key].session is None:
+                raise ValueError(f"no game {key!r} with a session")
+            self._session(key).load(session)
+        self._carries.load(data["carries"])
+        for key, tables in data["carrying"].items():
+            self._carrying.setdefault(str(key), set()).update(str(t) for t in tables)
+
     def game_state(self, key: str) -> dict[str, Any] | None:
         """The state one game's rounds leave for its next round (``None``: the game's rounds
         are judged alone), as plain JSON: its session's, and what its tables carry."""
