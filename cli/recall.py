@@ -18,6 +18,10 @@ def recall_command(
     last: Annotated[int, typer.Option(min=1, max=10000, help="How many rounds.")] = DEFAULT_LAST,
     db: DbOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    from_start: Annotated[bool, typer.Option(
+        "--from-start", help="Judge from the beginning of the store, not from the nearest "
+        "stored checkpoint before the round (games whose rules span rounds: 3CB, SP9, STUD).")
+    ] = False,
 ) -> None:
     """Recall the last rounds of a table in the order it played them: each round's outcome,
     bets, settlement (recorded, with the derived one beside it) and findings.
@@ -25,7 +29,7 @@ def recall_command(
     Exit code 0: no finding in these rounds. 1: findings. 2: no such table or bad usage.
     """
     with opened(db) as app:
-        result = recall(app, table, last)
+        result = recall(app, table, last, from_start=from_start)
     if result is None:
         fail(f"no round of table {table} in the store")
     if as_json:

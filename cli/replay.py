@@ -16,6 +16,10 @@ def replay(
     target: Annotated[str, typer.Argument(metavar="TABLE/ROUND", help="The round, e.g. RL-01/000417.")],
     db: DbOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    from_start: Annotated[bool, typer.Option(
+        "--from-start", help="Judge from the beginning of the store, not from the nearest "
+        "stored checkpoint before the round (games whose rules span rounds: 3CB, SP9, STUD).")
+    ] = False,
 ) -> None:
     """Show one round: its events, the derived outcome with the article behind each step, and
     each bet's derived settlement next to the recorded one.
@@ -24,7 +28,7 @@ def replay(
     """
     table, round_ = round_target(target)
     with opened(db) as app:
-        result = replay_round(app, table, round_)
+        result = replay_round(app, table, round_, from_start=from_start)
     if result is None:
         fail(f"no round {table}/{round_} in the store")
     if as_json:
@@ -38,6 +42,10 @@ def _print(r: RoundReplay) -> None:
     data: dict[str, Any] = r.to_json()
     out.print(f"[bold]{data['game']} round {data['table']}/{data['round']}[/bold] "
               f"({data['currency']}, rulebook {data['rules_hash'][:12]}…)")
+    if data["judged_from"]:
+        at = data["judged_from"]
+        out.print(f"judged from the checkpoint at row {at['position']} (chain link {at['links']}, "
+                  f"head {at['head'][:16]}…)", markup=False)
     out.print("\n[bold]events[/bold]")
     for e in data["events"]:
         out.print(f"  {e['seq']:>4}  {e['at']}  {e['type']:<16} {e['summary']}", markup=False)

@@ -1,19 +1,29 @@
-"""Replaying one round for an inspector: events, derivation steps, derived vs recorded bets."""
+"""Replaying one round for an inspector: events, derivation steps, derived vs recorded bets.
+
+A round of a game whose rules span rounds (3CB carried bets and shoe, an SP9 bank, a STUD
+jackpot pool) is judged exactly as verify judges it, in a pass over the log that starts at the
+nearest stored checkpoint before the round (its snapshot holds every game's state there,
+``ledger.checkpoints``) and stops where the round closed: its cost is that of the rows since the
+checkpoint, not of the whole store. ``from_start`` reads from the beginning instead.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from ledger.checkpoints import nearest
 from ledger.feed.envelope import BetPlaced, FeedEvent
 from ledger.findings import Finding
 from ledger.games import GAMES
 from ledger.games.base import Derivation
-from ledger.round import Round
+from ledger.round import Round, round_id
 from ledger.store import LedgerApp
+from ledger.stream import TERMINAL_SUFFIXES
 from ledger.verify.checks import check_round
 from ledger.verify.engine import Selection, verify_store
 from ledger.verify.judge import Judged
+from ledger.verify.snapshot import Snapshot
 
 _ENVELOPE = {"v", "table", "game", "round", "seq", "at", "type", "rules", "rules_hash"}
 
@@ -25,6 +35,9 @@ class RoundReplay:
     round: Round
     derivation: Derivation
     findings: list[Finding]
+    judged_from: dict[str, Any] | None = None
+    """Where the pass that judged the round began: the checkpoint's ``position``, ``links``
+    and ``head`` (``None``: the round was judged alone, or from the start of the store)."""
 
     @property
     def errors(self) -> list[Finding]:
@@ -42,6 +55,7 @@ class RoundReplay:
             "derivation": [{"text": s.text, "rule": s.rule} for s in self.derivation.steps],
             "bets": [self._bet(b) for b in rnd.bets.values()],
             "findings": [f.to_json() for f in self.findings],
+            "judged_from": self.judged_from,
         }
 
     def _bet(self, bet: BetPlaced) -> dict[str, Any]:
@@ -67,28 +81,50 @@ def event_data(event: Any) -> dict[str, Any]:
     return data
 
 
-def replay_round(app: LedgerApp, table: str, round: str) -> RoundReplay | None:
+def replay_round(app: LedgerApp, table: str, round: str, *,
+                 from_start: bool = False) -> RoundReplay | None:
     """Load and judge one round, or ``None`` if the store does not have it."""
     rnd = app.load_round(table, round)
     if rnd is None:
         return None
     game = GAMES[rnd.game]
     if game.follows_rounds:
-        return _replay_in_context(app, table, round)
+        return _replay_in_context(app, table, round, from_start=from_start)
     newest = app.load_table(table).newest_round == round
     derivation = game.derive(rnd) if game.derive else Derivation()
     return RoundReplay(rnd, derivation, check_round(rnd, game, is_newest=newest))
 
 
-def _replay_in_context(app: LedgerApp, table: str, round: str) -> RoundReplay | None:
+def _replay_in_context(app: LedgerApp, table: str, round: str, *,
+                       from_start: bool) -> RoundReplay | None:
     """A round of a game whose rules span rounds (carried bets, bank, jackpot pool): judged in a
     pass over the store, exactly as verify judges it."""
+    found = judge_in_store(app, Selection(table=table, round=round), [(table, round)],
+                           from_start=from_start)
+    return found[0] if found else None
+
+
+def judge_in_store(app: LedgerApp, selection: Selection, rounds: list[tuple[str, str]], *,
+                   from_start: bool = False) -> list[RoundReplay]:
+    """Judge the selected ``rounds`` (table, round) in one verify pass, as verify judges them:
+    from the nearest checkpoint before the first of them opened (unless ``from_start``) to
+    where the last of them closed (to the end of the log if one is still in play)."""
+    spans = [span for t, r in rounds if (span := app.span(round_id(t, r))) is not None]
+    if not spans:
+        return []
+    start: Snapshot | None = None
+    if not from_start:
+        found = nearest(app, min(first for first, _, _ in spans))
+        start = found[1] if found is not None else None
+    in_play = any(not topic.endswith(TERMINAL_SUFFIXES) for _, _, topic in spans)
     seen: list[Judged] = []
-    verify_store(app, Selection(table=table, round=round), on_judged=seen.append)
-    if not seen:
-        return None
-    judged = seen[0]
-    return RoundReplay(judged.round, judged.derivation, judged.findings)
+    verify_store(app, selection, on_judged=seen.append, start=start,
+                 stop=None if in_play else max(last for _, last, _ in spans))
+    where = None if start is None else {"position": start.position, "links": start.links,
+                                        "head": start.head}
+    wanted = set(rounds)
+    return [RoundReplay(j.round, j.derivation, j.findings, where) for j in seen
+            if (j.round.table, j.round.round) in wanted]
 
 
 def summarize(e: FeedEvent) -> str:

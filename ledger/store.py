@@ -222,6 +222,19 @@ class LedgerApp(Application[UUID]):
                 return
             start = rows[-1][0] + 1
 
+    def span(self, aggregate: UUID) -> tuple[int, int, str] | None:
+        """Where one aggregate's events sit in the log: the notification ids of its first and
+        its newest stored event, and the newest one's topic (``None`` if it has none)."""
+        d = self.dialect
+        table = d.qualified(self.recorder.events_table_name)  # type: ignore[attr-defined]
+        position = "rowid" if d.is_sqlite else "notification_id"
+        oid: Any = aggregate.hex if d.is_sqlite else aggregate
+        found = read_rows(self, f"SELECT {position}, topic FROM {table} WHERE originator_id = "
+                                f"{d.p} ORDER BY originator_version", (oid,))
+        if not found:
+            return None
+        return int(found[0][0]), int(found[-1][0]), str(found[-1][1])
+
     def heads(self, aggregates: Sequence[UUID]) -> dict[UUID, Recorded]:
         """The newest stored event of each aggregate that has one, in one query."""
         if not aggregates:

@@ -4,8 +4,9 @@ Gaming standards ask that the last rounds of a table can be recalled with their 
 settlement and anything irregular. The table aggregate (:mod:`ledger.table`) knows the order of
 its rounds; each round is replayed and judged exactly as ``ledger replay`` judges it
 (:func:`ledger.replay.replay_round`). Rounds of games whose rules span rounds (3CB carry-over,
-SP9 bank runs, the STUD pool) are judged in one pass over the store for all of them together,
-instead of one pass per round: the derivation and findings are the same.
+SP9 bank runs, the STUD pool) are judged in one pass for all of them together, instead of one
+pass per round, starting at the nearest checkpoint before the first of them
+(:func:`ledger.replay.judge_in_store`): the derivation and findings are the same.
 """
 
 from __future__ import annotations
@@ -14,11 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ledger.games import GAMES
-from ledger.replay import RoundReplay, event_data, replay_round
+from ledger.replay import RoundReplay, event_data, judge_in_store, replay_round
 from ledger.report.glyphs import outcome_lines
 from ledger.store import LedgerApp
-from ledger.verify.engine import Selection, verify_store
-from ledger.verify.judge import Judged
+from ledger.verify.engine import Selection
 
 DEFAULT_LAST = 10
 
@@ -60,7 +60,8 @@ def state(replay: RoundReplay) -> str:
     return "closed" if rnd.is_closed else "voided" if rnd.is_voided else "open"
 
 
-def recall(app: LedgerApp, table: str, last: int = DEFAULT_LAST) -> Recall | None:
+def recall(app: LedgerApp, table: str, last: int = DEFAULT_LAST, *,
+           from_start: bool = False) -> Recall | None:
     """The last ``last`` rounds of ``table``, or ``None`` if the store has no round of it."""
     if last < 1:
         raise ValueError(f"--last must be at least 1, not {last}")
@@ -69,7 +70,9 @@ def recall(app: LedgerApp, table: str, last: int = DEFAULT_LAST) -> Recall | Non
         return None
     wanted = [s.round for s in started[-last:]]
     following = {s.round for s in started[-last:] if GAMES[s.game].follows_rounds}
-    judged = _judged_in_one_pass(app, table, following) if following else {}
+    judged = {r.round.round: r for r in judge_in_store(
+        app, Selection(table=table), [(table, r) for r in sorted(following)],
+        from_start=from_start)} if following else {}
     replays: list[RoundReplay] = []
     for round_ in wanted:
         replay = judged.get(round_) or (
@@ -77,17 +80,3 @@ def recall(app: LedgerApp, table: str, last: int = DEFAULT_LAST) -> Recall | Non
         if replay is not None:
             replays.append(replay)
     return Recall(table, replays, played=len(started))
-
-
-def _judged_in_one_pass(app: LedgerApp, table: str, rounds: set[str]) -> dict[str, RoundReplay]:
-    """Judge the table's rounds in one verify pass and keep the wanted ones (the way
-    ``replay_round`` judges a single one of them)."""
-    found: dict[str, RoundReplay] = {}
-
-    def keep(judged: Judged) -> None:
-        if judged.round.round in rounds:
-            found[judged.round.round] = RoundReplay(judged.round, judged.derivation,
-                                                    judged.findings)
-
-    verify_store(app, Selection(table=table), on_judged=keep)
-    return found

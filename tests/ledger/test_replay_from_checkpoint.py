@@ -1,0 +1,58 @@
+"""``ledger replay`` and ``ledger recall`` start at the nearest stored checkpoint before a round
+of a game whose rules span rounds (3CB, SP9, STUD), and judge it exactly as a pass from the
+start of the store does — carried bets, banks and linked pools across the checkpoint included."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ledger.checkpoints import seal
+from ledger.games import GAMES
+from ledger.ingest import Ingestor, numbered_lines
+from ledger.replay import replay_round
+from ledger.report.recall import recall
+from ledger.seal import generate_key
+from ledger.simulate import simulate
+from ledger.store import LedgerApp
+
+
+def _ingest(app: LedgerApp, lines: list[dict[str, Any]], path: Path) -> None:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    with open(path, encoding="utf-8") as stream:
+        assert Ingestor(app, batch_events=60).ingest(numbered_lines(stream)).rejected == []
+
+
+def _without_start(body: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in body.items() if k != "judged_from"}
+
+
+def test_replay_and_recall_from_the_nearest_checkpoint_equal_a_pass_from_the_start(
+        app: LedgerApp, tmp_path: Path) -> None:
+    sim = simulate([GAMES["3CB"], GAMES["STUD"], GAMES["SP9"]], rounds=24, tables=2, seed=3,
+                   error_rate=0.2)
+    cut = len(sim.lines) * 2 // 5
+    key = generate_key()
+    _ingest(app, sim.lines[:cut], tmp_path / "a.jsonl")
+    seal(app, key)
+    _ingest(app, sim.lines[cut:], tmp_path / "b.jsonl")
+    seal(app, key)
+    rounds = sorted({(line["table"], line["round"]) for line in sim.lines[cut:]})
+    from_checkpoint = 0
+    for table, rnd in rounds:
+        near = replay_round(app, table, rnd)
+        whole = replay_round(app, table, rnd, from_start=True)
+        assert near is not None and whole is not None
+        assert whole.judged_from is None
+        assert _without_start(near.to_json()) == _without_start(whole.to_json()), (table, rnd)
+        from_checkpoint += near.judged_from is not None
+    assert from_checkpoint > len(rounds) // 2  # most rounds after the cut start at a checkpoint
+    for table in sorted({t for t, _ in rounds}):
+        near_recall = recall(app, table, 10)
+        whole_recall = recall(app, table, 10, from_start=True)
+        assert near_recall is not None and whole_recall is not None
+        assert ([_without_start(r) for r in near_recall.to_json()["rounds"]]
+                == [_without_start(r) for r in whole_recall.to_json()["rounds"]])
+        assert any(r.judged_from is not None for r in near_recall.rounds
+                   if GAMES[r.round.game].follows_rounds)
