@@ -10,8 +10,10 @@ verification. Only the segment that reaches the head reports what the end of the
 
 Each part keeps, for every finding, the place it takes in a single pass (``keys``: phase,
 notification id, tie-break; ``(0, 0, 0)`` for integrity findings, which a single pass prints
-first). :func:`merge` sorts the parts' findings by that place and adds up the counts, so the
-merged report equals ``verify_store``'s. :func:`verify_parallel_segments` runs ``--jobs N`` this
+first). :func:`merge` puts the parts in log order and takes first every part's integrity
+findings, then every part's other findings (each part's are in pass order, and the end of the
+log's only in the last part), and adds up the counts, so the merged report equals
+``verify_store``'s. :func:`verify_parallel_segments` runs ``--jobs N`` this
 way where checkpoints exist: each row is read by one process only.
 """
 
@@ -156,7 +158,8 @@ def _refused(start: int, end: int | None, first: StoredCheckpoint, why: str) -> 
 
 
 def merge(parts: list[Part]) -> VerifyReport:
-    """One report from segments that cover the store from 0 to the head, in single-pass order.
+    """One report from segments that cover the store from 0 to the head, in single-pass order
+    (parts in any order; they are put in log order).
 
     :class:`UsageError` if the parts leave a gap, overlap, or do not reach from the start of
     the store to its head.
@@ -177,12 +180,13 @@ def merge(parts: list[Part]) -> VerifyReport:
     if ordered[-1].end is not None:
         raise UsageError(f"the segments do not reach the head: the last ends at checkpoint "
                          f"{ordered[-1].end}")
-    placed = sorted(((key, index, n, f) for index, part in enumerate(ordered)
-                     for n, (key, f) in enumerate(zip(part.keys, part.report.findings,
-                                                      strict=True))),
-                    key=lambda k: (k[0], k[1], k[2]))
+    chain: list[Finding] = []
+    keyed: list[Finding] = []
+    for part in ordered:
+        for key, found in zip(part.keys, part.report.findings, strict=True):
+            (chain if key == INTEGRITY_KEY else keyed).append(found)
     report = VerifyReport()
-    report.findings = [f for _, _, _, f in placed]
+    report.findings = chain + keyed
     report.rounds_checked = sum(p.report.rounds_checked for p in ordered)
     report.rounds_with_findings = sum(p.report.rounds_with_findings for p in ordered)
     report.events = sum(p.report.events for p in ordered)

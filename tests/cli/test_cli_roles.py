@@ -94,3 +94,34 @@ def test_a_role_refused_a_write_gets_one_line_and_exit_2(
     assert len(done.stderr.strip().splitlines()) == 1
     done = ledger("projections", "update", "--db", auditor)
     assert done.code == 2 and "permission denied" in done.stderr
+
+
+def test_the_auditor_seals_and_stores_checkpoints_that_nobody_can_change(
+        deployment: tuple[str, str, str], examples: Path, tmp_path: Path,
+        ledger_cli: Any) -> None:
+    """Checkpoints table (issue 15): the auditor INSERTs and SELECTs, the ingest role only
+    SELECTs, neither UPDATEs nor DELETEs."""
+    import psycopg
+
+    ledger = ledger_cli
+    _, ingest, auditor = deployment
+    key = tmp_path / "seal.pem"
+    assert ledger("keygen", "--out", str(key)).code == 0
+    assert ledger("ingest", str(examples / "rl.jsonl"), "--db", ingest).code == 0
+    done = ledger("seal", "--key", str(key), "--db", auditor)
+    assert done.code == 0, done.stderr
+    assert ledger("ingest", str(examples / "fpc.jsonl"), "--db", ingest).code == 0
+    done = ledger("seal", "--key", str(key), "--db", auditor, "--json")
+    assert done.code == 0 and done.json()["resumed_from"] == 1, done.stderr
+    done = ledger("verify", "--since", "last", "--public-key", f"{key}.pub", "--db", ingest)
+    assert done.code == 0, done.stderr
+    assert ledger("ingest", str(examples / "3cb.jsonl"), "--db", ingest).code == 0
+    done = ledger("seal", "--key", str(key), "--db", ingest)
+    assert done.code == 2 and "permission denied" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    schema = auditor.split("schema=")[1]
+    for url in (ingest, auditor):
+        for statement in ("UPDATE {t} SET position = 1", "DELETE FROM {t}"):
+            with psycopg.connect(url.split("?")[0], autocommit=True) as conn, \
+                    pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(statement.format(t=f'"{schema}".ledger_checkpoints'))

@@ -67,10 +67,12 @@ def _verify(db_url: str, checkpoint: Path, public: Path | None) -> int:
 
 
 def _rewrite_without_one_round(app: LedgerApp, raw, examples: Path, tmp_path: Path) -> None:
-    """The attacker who runs the ledger's code: wipe the store, re-ingest a feed that lacks one
+    """The attacker who runs the ledger's code: wipe the store (the stored checkpoints too, which
+    ``ledger seal`` would otherwise continue from and refuse), re-ingest a feed that lacks one
     round. Every digest is recomputed, so the new store is self-consistent."""
     for notification_id, _ in raw.rows():
         raw.delete(notification_id)
+    _drop_stored_checkpoints(raw)
     lines = (examples / "rl.jsonl").read_text(encoding="utf-8").splitlines()
     dropped_round = sorted({json.loads(ln)["round"] for ln in lines})[2]
     kept = [ln for ln in lines if json.loads(ln)["round"] != dropped_round]
@@ -81,6 +83,22 @@ def _rewrite_without_one_round(app: LedgerApp, raw, examples: Path, tmp_path: Pa
         assert Ingestor(app, batch_events=40).ingest(numbered_lines(stream)).rejected == []
     with open(examples / "fpc.jsonl", encoding="utf-8") as stream:
         assert Ingestor(app, batch_events=40).ingest(numbered_lines(stream)).rejected == []
+
+
+def _drop_stored_checkpoints(raw) -> None:
+    if raw.sqlite:
+        import sqlite3
+
+        with sqlite3.connect(raw.url[len("sqlite:///"):]) as conn:
+            conn.execute("DROP TABLE IF EXISTS ledger_checkpoints")
+        return
+    from urllib.parse import parse_qs, urlsplit
+
+    import psycopg
+
+    schema = parse_qs(urlsplit(raw.url).query)["schema"][0]
+    with psycopg.connect(raw.url.split("?")[0], autocommit=True) as conn:
+        conn.execute(f'DROP TABLE IF EXISTS "{schema}".ledger_checkpoints')
 
 
 def test_a_sealed_store_verifies_and_still_verifies_after_it_grows(app, db_url, examples, tmp_path) -> None:
