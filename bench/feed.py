@@ -49,9 +49,14 @@ def simulated_games(keys: list[str] | None = None) -> list[Game]:
 
 
 def write_feed(path: str, rounds: int, *, tables: int = 10, seed: int = 1,
-               chunk_rounds: int = CHUNK_ROUNDS, games: list[str] | None = None) -> FeedFile:
+               chunk_rounds: int = CHUNK_ROUNDS, games: list[str] | None = None,
+               first_chunk: int = 0) -> FeedFile:
     """Write about ``rounds`` rounds (rounded up to whole rounds per table) over every game
-    with a simulator, or the ``games`` named."""
+    with a simulator, or the ``games`` named.
+
+    ``first_chunk`` numbers the chunks from there: a feed written with ``first_chunk=K > 0``
+    plays on its own tables (``-cK``, …) later in time, so it can follow another feed in the
+    same store (``bench.resumable``'s "new events since the checkpoint")."""
     chosen = simulated_games(games)
     if not chosen:
         raise RuntimeError("no game has a simulator")
@@ -60,7 +65,7 @@ def write_feed(path: str, rounds: int, *, tables: int = 10, seed: int = 1,
     chunk_per_table = max(1, chunk_rounds // per_chunk_tables)
     lines = made = size = 0
     with open(path, "w", encoding="utf-8") as out:
-        chunk = 0
+        chunk = first_chunk
         while made < total_per_table * per_chunk_tables:
             left = total_per_table - made // per_chunk_tables
             per_table = min(chunk_per_table, left)

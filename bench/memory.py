@@ -1,6 +1,7 @@
 """Peak memory of one ingest or one verify, each in a fresh process.
 
-``python -m bench.memory ingest URL FEED`` or ``python -m bench.memory verify URL [JOBS]``
+``python -m bench.memory ingest URL FEED``, ``python -m bench.memory verify URL`` or
+``python -m bench.memory since URL`` (``verify --since last``: from the newest stored checkpoint)
 prints one JSON object: the process's peak resident set (``VmHWM``), seconds and counts.
 :func:`measure` runs that child and returns its answer.
 """
@@ -57,7 +58,12 @@ def _child(argv: list[str]) -> dict[str, Any]:
     else:
         from ledger.verify.engine import verify_store
 
-        verified = verify_store(app)
+        if what == "since":
+            from bench.resumable import verify_since
+
+            verified = verify_since(app)
+        else:
+            verified = verify_store(app)
         result = {"rounds": verified.rounds_checked, "events": verified.events,
                   "findings": len(verified.findings), "exit_code": verified.exit_code}
     seconds = time.perf_counter() - started
