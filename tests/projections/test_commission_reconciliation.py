@@ -6,9 +6,6 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
-import pytest
-
-from ledger.games import GAMES
 from ledger.ingest import Ingestor, ingest_file, numbered_lines
 from ledger.store import LedgerApp
 from ledger.verify.judge import RoundJudge
