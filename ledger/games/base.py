@@ -248,7 +248,7 @@ class Money:
     turnover: Callable[[Round], Decimal]
     """What was staked (or, between players, paid) in the round."""
     jackpot: Callable[[Round, Derivation], JackpotMovement | None]
-    """The round's effect on a jackpot pool, from the round's judgement."""
+    """The round's effect on a jackpot pool, from the round's derivation."""
     banks_bets: bool = True
     """Whether the house is the other side of every bet (not SP9, where a seat banks, nor
     Mah-Jong, played between players): then a wrong payout moves the house's result."""
@@ -273,7 +273,7 @@ class GameSession(Protocol):
 
     def to_json(self) -> dict[str, Any]:
         """The session's state as plain JSON (decimals as strings), so a projection can keep it
-        in a row and resume judging where it stopped."""
+        in a row and resume where it stopped."""
         ...
 
     def load(self, data: dict[str, Any]) -> None:

@@ -239,7 +239,7 @@ def _voided(rnd: Round, places: dict[int, Place], out: StudRound) -> None:
 
 def _deal(rnd: Round, places: dict[int, Place],
           d: Derivation) -> tuple[bool, HandValue | None]:
-    """Check the deal (art. 7) and evaluate every hand; return (deal judged, dealer's hand)."""
+    """Check the deal (art. 7) and evaluate every hand; return (deal usable, dealer's hand)."""
     dealt = list(rnd.of_type(StudCardDealt))
     if not dealt:
         if rnd.is_closed:
