@@ -7,8 +7,8 @@ Each game folder (``ledger/games/<name>/``) has the same files:
 - ``rules.py``    — pure functions over recorded facts: outcome, whether a spot is valid,
                     and the settlement a bet is due;
 - ``round.py``    — ``derive(round)``: folds one recorded round into a :class:`Derivation`;
-- ``session.py``  — where the rules span rounds: a :class:`GameSession` whose ``advance``
-                    derives each round given the earlier ones;
+- ``session.py``  — where the rules span rounds: a :class:`GameSession` that derives each
+                    round given the earlier ones, and advances past it;
 - ``money.py``    — ``MONEY``, the :class:`Money` hooks: what the round means for the house's
                     books (commission recorded, house result, turnover, jackpot contribution);
 - ``simulate.py`` — plays realistic rounds for ``ledger simulate``, with injected errors
@@ -16,9 +16,10 @@ Each game folder (``ledger/games/<name>/``) has the same files:
                     imports a simulator);
 - ``__init__.py`` — ``GAME``, the :class:`Game` record below.
 
-One vocabulary: the rules *derive* one round (``derive``) and a session *advances* past it
-(``advance``); a rule's decision about one thing is a :class:`Verdict`. Only verify *judges*:
-it compares what the rules derive with what the table recorded (``ledger.verify.checks``).
+One vocabulary: the rules *derive* a round (``derive``, a :class:`Derivation`) and a session
+*advances* past it to the next; a rule's decision about one thing is a :class:`Verdict`. Only
+verify *judges*: it compares what the rules derive with what the table recorded
+(``ledger.verify.checks``).
 """
 
 from __future__ import annotations
