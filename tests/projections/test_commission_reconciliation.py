@@ -111,8 +111,8 @@ def test_exact_decimal_sums_over_many_rounds(app: LedgerApp) -> None:
 
 def test_every_example_feed_reconciles_to_the_commission_in_the_file(
         app: LedgerApp, examples: Path) -> None:
-    """Recorded totals equal the file's own sums; judged items show no difference (clean feeds);
-    a game whose rules have not landed shows its commission as unjudged, not as 0 due."""
+    """Recorded totals equal the file's own sums; every game's rules judge every item of its
+    clean example feed, and none differs."""
     _ingest_files(app, examples)
     rows = fold_store(app, CommissionView())
     report = commission_report(rows, by="game")
