@@ -91,7 +91,7 @@ def replay_round(app: LedgerApp, table: str, round: str, *,
     if game.follows_rounds:
         return _replay_in_context(app, table, round, from_start=from_start)
     newest = app.load_table(table).newest_round == round
-    derivation = game.derive(rnd) if game.derive else Derivation()
+    derivation = game.derive(rnd)
     return RoundReplay(rnd, derivation, check_round(rnd, game, is_newest=newest))
 
 

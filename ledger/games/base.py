@@ -6,8 +6,9 @@ Each game folder (``ledger/games/<name>/``) has the same files:
 - ``tables.py``   — the data: payouts, rankings, with the article of each entry;
 - ``rules.py``    — pure functions over recorded facts: outcome, whether a spot is valid,
                     and the settlement a bet is due;
-- ``round.py``    — ``derive(round)``: folds a recorded round into a :class:`Derivation`
-                    (games whose rules span rounds add a :class:`GameSession`);
+- ``round.py``    — ``derive(round)``: folds one recorded round into a :class:`Derivation`;
+- ``session.py``  — where the rules span rounds: a :class:`GameSession` that derives each
+                    round given the earlier ones, and advances past it;
 - ``money.py``    — ``MONEY``, the :class:`Money` hooks: what the round means for the house's
                     books (commission recorded, house result, turnover, jackpot contribution);
 - ``simulate.py`` — plays realistic rounds for ``ledger simulate``, with injected errors
@@ -15,8 +16,10 @@ Each game folder (``ledger/games/<name>/``) has the same files:
                     imports a simulator);
 - ``__init__.py`` — ``GAME``, the :class:`Game` record below.
 
-Games whose rules have not landed yet have ``derive=None``: their feeds are validated and
-stored, and verify runs only the generic life-cycle checks on them.
+One vocabulary: the rules *derive* a round (``derive``, a :class:`Derivation`) and a session
+*advances* past it to the next; a rule's decision about one thing is a :class:`Verdict`. Only
+verify *judges*: it compares what the rules derive with what the table recorded
+(``ledger.verify.checks``).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from ledger.feed.envelope import BetPlaced, FeedEvent, Result
 from ledger.feed.types import GameKey
@@ -33,6 +36,21 @@ from ledger.money import ZERO
 
 if TYPE_CHECKING:
     from ledger.round import Round
+
+
+D = TypeVar("D")
+
+
+@dataclass(frozen=True)
+class Verdict(Generic[D]):
+    """What one rule decides, under which article, and why: the prize a Fish-Prawn-Crab spot
+    wins on a throw (``Verdict[Prize | None]``, ``None``: it loses), whether an SP9 seat beats
+    the banker (``Verdict[bool]``), the seat liable for the others in Mah-Jong
+    (``Verdict[str]``)."""
+
+    decision: D
+    rule: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -138,14 +156,51 @@ class JackpotMovement:
         return len(self.awards)
 
 
+@dataclass(frozen=True)
+class LayerDue:
+    """One SP9 bank layer as the rules settle it: its capital, its share of the bank's result
+    and the commission on that share (SP9 art. 5(5))."""
+
+    party: str
+    capital: Decimal
+    share: Decimal
+    commission: Decimal
+
+
+@dataclass(frozen=True)
+class BankDue:
+    """What the rules say an SP9 bank is due in a round they could settle: the bank's result
+    ``W``, its capacity ``K`` (art. 5(3)) and each layer, in settlement order."""
+
+    result: Decimal
+    capacity: Decimal
+    layers: tuple[LayerDue, ...]
+
+
+@dataclass(frozen=True)
+class PaymentDue:
+    """One payment the rules require between Mah-Jong players: ``amount`` from ``frm`` to
+    ``to``, and any shortfall (MJ arts. 7–10)."""
+
+    frm: str
+    to: str
+    amount: Decimal
+    reason: str
+    rule: str
+    note: str
+    shortfall: Decimal = ZERO
+
+
 @dataclass
 class Derivation:
     """What the rules say about one recorded round.
 
     ``expected`` holds the settlement each bet is due (bets absent from it are not judged, for
-    instance when the outcome is missing); ``findings`` holds the game's own findings
-    (``invalid_bet``, ``invalid_deal``, …). Comparing ``expected`` with what the table recorded
-    is generic (``ledger.verify.checks``).
+    instance when the outcome is missing), ``bank`` what an SP9 bank's layers are due and
+    ``payments`` what Mah-Jong players owe each other; ``findings`` holds the game's own
+    findings (``invalid_bet``, ``invalid_deal``, …). Comparing what is due with what the table
+    recorded is verify's (``ledger.verify.checks``), which reports, in this order: ``findings``,
+    the bank and payment comparisons, ``session_findings``, the bet comparisons.
     """
 
     steps: list[Step] = field(default_factory=list)
@@ -154,7 +209,13 @@ class Derivation:
     commissions: list[Commission] = field(default_factory=list)
     """Commission due outside bet settlements (SP9 bank layers, Mah-Jong fees)."""
     jackpot: JackpotMovement | None = None
-    """The round's effect on its linked jackpot pool, when judged in context (STUD)."""
+    """The round's effect on its linked jackpot pool, when derived in context (STUD)."""
+    bank: BankDue | None = None
+    """SP9: the bank's result and each layer's due, when the round could be settled."""
+    payments: list[PaymentDue] | None = None
+    """Mah-Jong: every payment due in an ended game (``None``: not compared)."""
+    session_findings: list[Finding] = field(default_factory=list)
+    """Findings that need earlier rounds (a :class:`GameSession`'s): a bank run, a pool."""
 
 
 @dataclass(frozen=True)
@@ -188,7 +249,7 @@ class Money:
     turnover: Callable[[Round], Decimal]
     """What was staked (or, between players, paid) in the round."""
     jackpot: Callable[[Round, Derivation], JackpotMovement | None]
-    """The round's effect on a jackpot pool, from the round's judgement."""
+    """The round's effect on a jackpot pool, from the round's derivation."""
     banks_bets: bool = True
     """Whether the house is the other side of every bet (not SP9, where a seat banks, nor
     Mah-Jong, played between players): then a wrong payout moves the house's result."""
@@ -203,7 +264,8 @@ class GameSession(Protocol):
     that the pool or the bank stands where it stood when each round was played."""
 
     def derive(self, rnd: Round) -> Derivation:
-        """The derivation of ``rnd`` given every earlier round, then advance past it."""
+        """The derivation of ``rnd`` given every earlier round, then advance past it (its
+        cross-round findings in ``Derivation.session_findings``)."""
         ...
 
     def finish(self) -> list[Finding]:
@@ -212,7 +274,7 @@ class GameSession(Protocol):
 
     def to_json(self) -> dict[str, Any]:
         """The session's state as plain JSON (decimals as strings), so a projection can keep it
-        in a row and resume judging where it stopped."""
+        in a row and resume where it stopped."""
         ...
 
     def load(self, data: dict[str, Any]) -> None:
@@ -235,15 +297,15 @@ class Game:
     events: tuple[type[FeedEvent], ...]
     closes_betting: frozenset[str]
     """Event types that close betting, besides ``betting_closed`` (FEED §10)."""
-    allowed_after_close: Callable[[BetPlaced], bool] = never_after_close
-    derive: Deriver | None = None
+    derive: Deriver
     """Rules of one round taken alone; used when the game has no ``session``."""
+    money: Money
+    """Its money hooks (``money.py``)."""
+    allowed_after_close: Callable[[BetPlaced], bool] = never_after_close
     session: Callable[[], GameSession] | None = None
     """Rules that need earlier rounds (bank runs, jackpot pool); replaces ``derive`` in verify."""
     carries_bets: bool = False
     """Bets may be settled ``carry`` and restated in the table's next round (3CB, STUD)."""
-    money: Money | None = None
-    """Its money hooks (``money.py``); ``None`` only for a game whose money is not yet known."""
 
     @property
     def follows_rounds(self) -> bool:

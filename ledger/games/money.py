@@ -69,10 +69,10 @@ def no_jackpot(rnd: Round, derivation: Derivation) -> JackpotMovement | None:
 
 BET_MONEY = Money(charges=bet_charges, payer=seat_payer, house_result=banked_result,
                   turnover=bet_turnover, jackpot=no_jackpot)
-"""The hooks of a house-banked bet game without commission outside bets or a jackpot: what
-the generic layers use for a game that declares none."""
+"""The hooks of a house-banked bet game without commission outside bets or a jackpot (FPC,
+3CB, RL)."""
 
 
 def money_of(game: Game) -> Money:
-    """A game's money hooks (``BET_MONEY`` when it declares none)."""
-    return game.money if game.money is not None else BET_MONEY
+    """A game's money hooks."""
+    return game.money

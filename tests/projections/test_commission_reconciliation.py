@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from decimal import Decimal
 from pathlib import Path
 
-import pytest
-
-from ledger.games import GAMES
 from ledger.ingest import Ingestor, ingest_file, numbered_lines
 from ledger.store import LedgerApp
 from ledger.verify.judge import RoundJudge
@@ -115,8 +111,8 @@ def test_exact_decimal_sums_over_many_rounds(app: LedgerApp) -> None:
 
 def test_every_example_feed_reconciles_to_the_commission_in_the_file(
         app: LedgerApp, examples: Path) -> None:
-    """Recorded totals equal the file's own sums; judged items show no difference (clean feeds);
-    a game whose rules have not landed shows its commission as unjudged, not as 0 due."""
+    """Recorded totals equal the file's own sums; every game's rules judge every item of its
+    clean example feed, and none differs."""
     _ingest_files(app, examples)
     rows = fold_store(app, CommissionView())
     report = commission_report(rows, by="game")
@@ -126,30 +122,24 @@ def test_every_example_feed_reconciles_to_the_commission_in_the_file(
         recorded = _recorded_in_file(examples / name)
         assert line.recorded == recorded, key
         assert line.difference == 0, key
-        if GAMES[key].derive is None and GAMES[key].session is None:
-            assert (line.unjudged, line.due) == (recorded, 0), key
+        assert line.unjudged == 0, key
     three = next(ln for ln in report.lines if ln.group == "3CB")
-    if GAMES["3CB"].derive is not None:
-        assert (three.due, three.unjudged) == (Decimal("37.50"), 0)  # 3CB art. 10: 5 % of prizes
+    assert (three.due, three.unjudged) == (Decimal("37.50"), 0)  # 3CB art. 10: 5 % of prizes
 
 
-def test_a_game_without_rules_is_unjudged_not_zero_due(
-        app: LedgerApp, examples: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _ingest_files(app, examples, ["mj.jsonl", "3cb.jsonl"])
-    for key in ("MJ", "3CB"):
-        monkeypatch.setitem(GAMES, key, dataclasses.replace(GAMES[key], derive=None,
-                                                            session=None))
-    report = commission_report(fold_store(app, CommissionView()), by="game")
-    mj = next(ln for ln in report.lines if ln.group == "MJ")
-    assert (mj.recorded, mj.due, mj.unjudged, mj.unjudged_items, mj.difference) == (
-        Decimal("10"), 0, Decimal("10"), 1, 0)  # MJ art. 8: $10 at 25/50, not judged here
-    three = next(ln for ln in report.lines if ln.group == "3CB")
-    assert (three.recorded, three.unjudged, three.difference) == (
-        Decimal("37.50"), Decimal("37.50"), 0)
-    mj_round = next(r for _, r in closed_rounds(app) if r.game == "MJ")
-    items = commission_items(RoundJudge().judge_round(mj_round))
-    assert [(i.player, i.recorded, i.due) for i in items] == [
-        ("P-N", Decimal("10"), None)]  # the wind N names its player
+def test_a_round_the_rules_cannot_settle_is_unjudged_not_zero_due(app: LedgerApp) -> None:
+    """No spin recorded: the rules settle no bet, so the 175 the table took is unjudged (kept
+    apart), not compared with a due of 0."""
+    kept = [json.loads(ln) for ln in rl_round("r1", "2026-11-21T20:00:00+08:00", commission="175")
+            if '"spin_result"' not in ln]
+    _ingest_lines(app, [json.dumps({**line, "seq": n}) for n, line in enumerate(kept, 1)])
+    [line] = commission_report(fold_store(app, CommissionView()), by="game").lines
+    assert (line.recorded, line.due, line.unjudged, line.unjudged_items, line.difference) == (
+        Decimal("175"), 0, Decimal("175"), 2, 0)
+    [(_, rnd)] = closed_rounds(app)
+    items = commission_items(RoundJudge().judge_round(rnd))
+    assert [(i.player, i.recorded, i.due, i.rule) for i in items] == [
+        ("P-1", Decimal("175"), None, "unjudged"), ("P-2", Decimal("0"), None, "unjudged")]
 
 
 def test_rounds_count_once_per_table_whatever_the_players(app: LedgerApp) -> None:

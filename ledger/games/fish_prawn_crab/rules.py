@@ -18,11 +18,10 @@ col, ``S`` the sum of the three numbers, a triple when all three show the same f
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import assert_never
 
-from ledger.games.base import Settlement
+from ledger.games.base import Settlement, Verdict
 from ledger.games.fish_prawn_crab.feed import (
     AnySpot,
     ColourSpot,
@@ -48,14 +47,8 @@ from ledger.money import ZERO
 COLOUR_COUNTS = {"one_colour": 1, "two_colours": 2, "three_colours": 3}
 """How many dice of the chosen colour each colour bet needs, exactly (F4)."""
 
-
-@dataclass(frozen=True)
-class Verdict:
-    """Whether a spot wins on one throw: the prize (``None``: it loses), the article, why."""
-
-    prize: Prize | None
-    rule: str
-    reason: str
+SpotVerdict = Verdict[Prize | None]
+"""Whether a spot wins on one throw: the prize (``None``: it loses), the article, why."""
 
 
 def total(dice: Dice) -> int:
@@ -108,59 +101,59 @@ def _pays(prize: Prize | None) -> str:
     return "loses" if prize is None else f"pays {prize.odds} to 1"
 
 
-def _even(spot: EvenSpot, dice: Dice) -> Verdict:
+def _even(spot: EvenSpot, dice: Dice) -> SpotVerdict:
     s = total(dice)
     if is_triple(dice):
-        return Verdict(None, SMALL_BIG_LOSE_ON_TRIPLES,
+        return SpotVerdict(None, SMALL_BIG_LOSE_ON_TRIPLES,
                        f"{spot.kind} loses on the triple {dice[0]}-{dice[0]}-{dice[0]}")
     winning = SMALL_TOTALS if spot.kind == "small" else BIG_TOTALS
     prize = PRIZES[spot.kind] if s in winning else None
     side = "small" if s in SMALL_TOTALS else "big"
-    return Verdict(prize, PRIZES[spot.kind].rule,
+    return SpotVerdict(prize, PRIZES[spot.kind].rule,
                    f"total {s} is {side}: {spot.kind} {_pays(prize)}")
 
 
-def _figure(spot: FigureSpot, dice: Dice) -> Verdict:
+def _figure(spot: FigureSpot, dice: Dice) -> SpotVerdict:
     n = figure_count(dice, spot.face)
     prize = FIGURE_PRIZES.get(n)
-    return Verdict(prize, FIGURE_PRIZES[1].rule,
+    return SpotVerdict(prize, FIGURE_PRIZES[1].rule,
                    f"{label(spot)} shows on {n} of the dice: {_pays(prize)}")
 
 
-def _specific_triple(spot: FigureSpot, dice: Dice) -> Verdict:
+def _specific_triple(spot: FigureSpot, dice: Dice) -> SpotVerdict:
     n = figure_count(dice, spot.face)
     prize = PRIZES["specific_triple"] if n == 3 else None
-    return Verdict(prize, PRIZES["specific_triple"].rule,
+    return SpotVerdict(prize, PRIZES["specific_triple"].rule,
                    f"{FACES[spot.face].figure} ({spot.face}) shows on {n} of the dice, the bet "
                    f"needs 3: {_pays(prize)}")
 
 
-def _colour(spot: ColourSpot, dice: Dice) -> Verdict:
+def _colour(spot: ColourSpot, dice: Dice) -> SpotVerdict:
     c = colour_count(dice, spot.colour)
     needed = COLOUR_COUNTS[spot.kind]
     prize = PRIZES[spot.kind] if c == needed else None
-    return Verdict(prize, PRIZES[spot.kind].rule,
+    return SpotVerdict(prize, PRIZES[spot.kind].rule,
                    f"{spot.colour} shows on exactly {c} of the dice, the bet needs exactly "
                    f"{needed}: {_pays(prize)}")
 
 
-def _any(spot: AnySpot, dice: Dice) -> Verdict:
+def _any(spot: AnySpot, dice: Dice) -> SpotVerdict:
     hit = is_one_colour(dice) if spot.kind == "any_three_colour" else is_triple(dice)
     prize = PRIZES[spot.kind] if hit else None
     what = "colour" if spot.kind == "any_three_colour" else "figure"
-    return Verdict(prize, PRIZES[spot.kind].rule,
+    return SpotVerdict(prize, PRIZES[spot.kind].rule,
                    f"the three dice {'show' if hit else 'do not show'} the same {what}: "
                    f"{label(spot)} {_pays(prize)}")
 
 
-def _total(spot: TotalSpot, dice: Dice) -> Verdict:
+def _total(spot: TotalSpot, dice: Dice) -> SpotVerdict:
     s = total(dice)
     prize = TOTAL_PRIZES[spot.total] if s == spot.total else None
     rule = TOTALS_ON_TRIPLES if is_triple(dice) else TOTAL_PRIZES[spot.total].rule
-    return Verdict(prize, rule, f"the dice total {s}: total {spot.total} {_pays(prize)}")
+    return SpotVerdict(prize, rule, f"the dice total {s}: total {spot.total} {_pays(prize)}")
 
 
-def derive_verdict(spot: Spot, dice: Dice) -> Verdict:
+def derive_verdict(spot: Spot, dice: Dice) -> SpotVerdict:
     """Whether ``spot`` wins on ``dice``, at which prize, under which article, and why."""
     match spot:
         case EvenSpot():
@@ -182,8 +175,8 @@ def derive_verdict(spot: Spot, dice: Dice) -> Verdict:
 def settle(spot: Spot, amount: Decimal, dice: Dice) -> Settlement:
     """The settlement a bet of ``amount`` on ``spot`` is due when ``dice`` are shown."""
     verdict = derive_verdict(spot, dice)
-    if verdict.prize is None:
-        return Settlement("lose", ZERO, ZERO, ZERO, verdict.rule, verdict.reason)
-    return Settlement("win", amount, amount * verdict.prize.odds, ZERO, verdict.rule,
-                      verdict.reason)
+    prize = verdict.decision
+    if prize is None:
+        return Settlement.lose(verdict.rule, verdict.reason)
+    return Settlement("win", amount, amount * prize.odds, ZERO, verdict.rule, verdict.reason)
 

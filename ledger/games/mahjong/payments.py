@@ -17,10 +17,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
 
+from ledger.games.base import PaymentDue
 from ledger.games.mahjong.tables import (
     COMMISSION,
     COMMISSION_RULE,
@@ -36,19 +36,8 @@ Reason = Literal["win", "liability", "false_win"]
 CAP_RULE = "MJ art. 9(a)(4), (b)(3); RULES §4.7, §8.4 M5, §8 G1"
 LIABLE_RULE = "MJ art. 10; RULES §4.8, §8.4 M17"
 SHORTFALL_RULE = "RULES §8.4 M6"
-
-
-@dataclass(frozen=True)
-class Due:
-    """One payment the rules require: ``amount`` from ``frm`` to ``to``, and any shortfall."""
-
-    frm: str
-    to: str
-    amount: Decimal
-    reason: Reason
-    rule: str
-    note: str
-    shortfall: Decimal = ZERO
+UNDUE_RULE = "MJ arts. 7, 10; RULES §4.7–4.9"
+"""A payment recorded that the rules do not call for."""
 
 
 def shares(order: Sequence[str], winner: str, single: Decimal, fan: int) -> dict[str, Decimal]:
@@ -61,7 +50,7 @@ def shares(order: Sequence[str], winner: str, single: Decimal, fan: int) -> dict
 def win_payments(order: Sequence[str], winner: str, single: Decimal, fan: int, *,
                  liable: str | None, cap: Decimal, start: str,
                  payer_capital: Mapping[str, Decimal],
-                 rounding: RoundingMode = "down", increment: Decimal = CENT) -> list[Due]:
+                 rounding: RoundingMode = "down", increment: Decimal = CENT) -> list[PaymentDue]:
     """The payments to ``winner`` of an ``fan``-fán hand.
 
     ``start`` is where the remainder of a capped split goes first (the discarder, or the banker
@@ -86,7 +75,7 @@ def win_payments(order: Sequence[str], winner: str, single: Decimal, fan: int, *
         amount, short = owed[p], ZERO
         if amount > payer_capital.get(p, amount):
             amount, short = payer_capital[p], owed[p] - payer_capital[p]
-        out.append(Due(p, winner, amount, reason,
+        out.append(PaymentDue(p, winner, amount, reason,
                        rule + (f"; {SHORTFALL_RULE}" if short else ""), notes[p], short))
     return out
 
@@ -107,7 +96,7 @@ def _prorata(owed: Mapping[str, Decimal], cap: Decimal, order: list[str],
 
 
 def false_win_payments(order: Sequence[str], false_winner: str, variant: Variant,
-                       single: Decimal) -> list[Due]:
+                       single: Decimal) -> list[PaymentDue]:
     """The false winner's penalties to every other seat (art. 10(a)(8), (b)(3), RULES §4.9)."""
     banker = order[0]
     penalty = FALSE_WIN[(variant, false_winner == banker)]
@@ -116,7 +105,7 @@ def false_win_payments(order: Sequence[str], false_winner: str, variant: Variant
         if p == false_winner:
             continue
         fan = penalty.to_banker if p == banker else penalty.to_others
-        out.append(Due(false_winner, p, unit(single, fan), "false_win", penalty.rule,
+        out.append(PaymentDue(false_winner, p, unit(single, fan), "false_win", penalty.rule,
                        f"the value of a {fan}-fán hand"))
     return out
 

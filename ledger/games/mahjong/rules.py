@@ -2,11 +2,12 @@
 
 Pure functions over a replayed :class:`~ledger.games.mahjong.state.GameState`:
 
-- :func:`derive_verdict` picks the win that stands (several wins on one discard: the nearest seat in turn
+- :func:`derive_end` picks the win that stands (several wins on one discard: the nearest seat in turn
   order, art. 5(a)(6), 5(b)(5)), checks the hand (RULES §4.4) and the seat's standing (a withdrawn
   pung call, art. 9(a)(2); an uncorrected claim error, art. 10(a)(7)) — a failed check is a false
   win (RULES §4.9) — and scores the best arrangement (``fan.py``);
-- :func:`liability` finds the player who pays for the others (art. 10, RULES §4.8, §8.4 M16).
+- :func:`liability` finds the player who pays for the others (art. 10, RULES §4.8, §8.4 M16),
+  as a :class:`~ledger.games.base.Verdict` on that seat.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ledger.games.base import Step
+from ledger.games.base import Step, Verdict
 from ledger.games.mahjong.fan import (
     CAP_RULE,
     CHICKEN_RULE,
@@ -49,18 +50,14 @@ from ledger.rulebook import Rulebook
 Ending = Literal["win", "false_win", "drawn", "open"]
 
 
-@dataclass(frozen=True)
-class Liability:
-    """The seat that pays for the others (包輸), and the case of art. 10 that makes him."""
-
-    seat: str
-    rule: str
-    reason: str
+Liability = Verdict[str]
+"""The seat that pays for the others (包輸), and the case of art. 10 that makes him."""
 
 
 @dataclass
-class Verdict:
-    """What the rules make of the end of a game."""
+class GameEnd:
+    """What the rules make of the end of a game: how it ended, the win that stands, its score,
+    why a win is false, who is liable, and the steps that show it."""
 
     ending: Ending
     claim: WinClaim | None = None
@@ -75,42 +72,42 @@ class Verdict:
         return self.claim.seat if self.ending == "win" and self.claim else None
 
 
-def derive_verdict(state: GameState, rules: Rulebook) -> Verdict:
-    """The verdict on a replayed game under its rulebook."""
+def derive_end(state: GameState, rules: Rulebook) -> GameEnd:
+    """How a replayed game ended, under its rulebook."""
     if not state.wins:
         if state.drawn_game is not None:
-            return Verdict("drawn", steps=[Step("the wall is exhausted and nobody won: a drawn "
+            return GameEnd("drawn", steps=[Step("the wall is exhausted and nobody won: a drawn "
                                                 "game, no payment", "RULES §4.3, §8.4 M11")])
-        return Verdict("open")
+        return GameEnd("open")
     claim = _standing_claim(state, state.wins)
-    verdict = Verdict("win", claim)
+    end = GameEnd("win", claim)
     for other in state.wins:
         if other is not claim:
-            verdict.steps.append(Step(
+            end.steps.append(Step(
                 f"{other.seat} also declared a win on {code(other.tile)} from {other.event.from_}; "
                 f"{claim.seat} sits nearer in turn order and wins", "MJ art. 5(a)(6), 5(b)(5)"))
-    verdict.steps.append(Step(f"{claim.seat}'s hand: {_hand_text(claim)}", "MJ art. 4"))
+    end.steps.append(Step(f"{claim.seat}'s hand: {_hand_text(claim)}", "MJ art. 4"))
     scores = _scores(state, claim, rules)
     if claim.barred:
-        verdict.false_reasons.append((f"{claim.barred}: he may not win this game",
-                                      "MJ art. 9(a)(2); RULES §4.9"))
+        end.false_reasons.append((f"{claim.barred}: he may not win this game",
+                                  "MJ art. 9(a)(2); RULES §4.9"))
     if claim.claim_error:
-        verdict.false_reasons.append((f"{claim.seat} declared a win with an uncorrected claim "
-                                      "error", "MJ art. 10(a)(7); RULES §4.9"))
+        end.false_reasons.append((f"{claim.seat} declared a win with an uncorrected claim "
+                                  "error", "MJ art. 10(a)(7); RULES §4.9"))
     if not scores:
-        verdict.false_reasons.append((_not_winning(state, claim), _hand_rule(state)))
-    if verdict.false_reasons:
-        verdict.ending = "false_win"
-        for reason, rule in verdict.false_reasons:
-            verdict.steps.append(Step(f"false win (詐糊): {reason}; the game is void", rule))
-        return verdict
-    verdict.score = best(scores)
-    verdict.steps += _score_steps(state, verdict.score, len(scores))
-    verdict.liability = liability(state, claim, verdict.score)
-    if verdict.liability is not None:
-        verdict.steps.append(Step(f"{verdict.liability.seat} is liable and pays for the others: "
-                                  f"{verdict.liability.reason}", verdict.liability.rule))
-    return verdict
+        end.false_reasons.append((_not_winning(state, claim), _hand_rule(state)))
+    if end.false_reasons:
+        end.ending = "false_win"
+        for reason, rule in end.false_reasons:
+            end.steps.append(Step(f"false win (詐糊): {reason}; the game is void", rule))
+        return end
+    end.score = best(scores)
+    end.steps += _score_steps(state, end.score, len(scores))
+    end.liability = liability(state, claim, end.score)
+    if end.liability is not None:
+        end.steps.append(Step(f"{end.liability.decision} is liable and pays for the others: "
+                              f"{end.liability.reason}", end.liability.rule))
+    return end
 
 
 def _standing_claim(state: GameState, wins: list[WinClaim]) -> WinClaim:

@@ -29,9 +29,10 @@ from typing import Any, Final
 
 from ledger.builder import Injected, RoundBuilder
 from ledger.feed.parse import Rejection, parse_line
+from ledger.games.base import PaymentDue
 from ledger.games.mahjong.feed import STAKE_ROWS
 from ledger.games.mahjong.hands import is_complete
-from ledger.games.mahjong.payments import Due, win_payments
+from ledger.games.mahjong.payments import win_payments
 from ledger.games.mahjong.round import outcome
 from ledger.games.mahjong.tables import COMMISSION, LAYOUTS, deal_order
 from ledger.games.mahjong.tiles import (
@@ -333,9 +334,9 @@ def _settle(b: RoundBuilder, inject: str | None) -> tuple[list[Injected], str | 
     due = game.due
     paid = due
     injected: list[Injected] = []
-    verdict = game.verdict
-    claim, score = verdict.claim, verdict.score
-    if inject in ("mj_wrong_fan", "mj_liability_ignored") and verdict.ending == "win" \
+    end = game.end
+    claim, score = end.claim, end.score
+    if inject in ("mj_wrong_fan", "mj_liability_ignored") and end.ending == "win" \
             and claim is not None and score is not None:
         paid = _spoiled(game, inject, claim.seat, score.fan)
         injected = [Injected(c, b.table, b.round, None) for c in _differences(due, paid)]
@@ -343,7 +344,7 @@ def _settle(b: RoundBuilder, inject: str | None) -> tuple[list[Injected], str | 
         b.add("payment_made", to=p.to, amount=str(p.amount), reason=p.reason, **{"from": p.frm})
         if p.shortfall:
             b.add("payment_shortfall", to=p.to, amount=str(p.shortfall), **{"from": p.frm})
-    winner = verdict.winner
+    winner = end.winner
     if winner is not None:
         opened = game.state.opened
         if inject == "mj_missing_commission":
@@ -355,10 +356,10 @@ def _settle(b: RoundBuilder, inject: str | None) -> tuple[list[Injected], str | 
     return injected, winner
 
 
-def _spoiled(game: Any, inject: str, winner: str, fan: int) -> list[Due]:
-    state, verdict = game.state, game.verdict
-    claim = verdict.claim
-    liable = verdict.liability.seat if verdict.liability else None
+def _spoiled(game: Any, inject: str, winner: str, fan: int) -> list[PaymentDue]:
+    state, end = game.state, game.end
+    claim = end.claim
+    liable = end.liability.decision if end.liability else None
     if inject == "mj_liability_ignored":
         if liable is None:
             return list(game.due)
@@ -371,7 +372,7 @@ def _spoiled(game: Any, inject: str, winner: str, fan: int) -> list[Due]:
                         cap=state.capital[winner], start=start, payer_capital=state.capital)
 
 
-def _differences(due: list[Due], paid: list[Due]) -> list[str]:
+def _differences(due: list[PaymentDue], paid: list[PaymentDue]) -> list[str]:
     """The finding codes verify reports when ``paid`` is recorded instead of ``due``."""
     want = {(p.frm, p.to): p for p in due}
     got = {(p.frm, p.to): p for p in paid}

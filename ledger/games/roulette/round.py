@@ -103,7 +103,7 @@ def _settle_bet(rnd: Round, bet: BetPlaced, number: int | None, out: Derivation)
 
 def _due(rnd: Round, bet: BetPlaced, spot: Spot | None, issue: SpotIssue | None,
          number: int | None) -> Settlement | None:
-    """The settlement due, or ``None`` when there is no valid spin to judge it by."""
+    """The settlement due, or ``None`` when there is no valid spin to settle it by."""
     if rnd.is_voided:
         return Settlement.void(bet.amount, VOID_ROUND_RULE, "the round was voided: stake returned")
     if number is None:

@@ -22,7 +22,7 @@ def house_result(rnd: Round) -> Decimal:
 
 
 def jackpot(rnd: Round, derivation: Derivation) -> JackpotMovement | None:
-    """The pool movement the round's judgement derived (contributions, awards, reset)."""
+    """The pool movement the round's derivation holds (contributions, awards, reset)."""
     return derivation.jackpot
 
 

@@ -96,7 +96,7 @@ class StudRound:
     """Jackpot bets settled in this round (won or lost): they contribute (P4)."""
     hits: list[Hit] = field(default_factory=list)
     """Settled jackpot bets whose hand the jackpot pays, in seating order (art. 10(4))."""
-    judged: bool = True
+    derived: bool = True
     """Whether the jackpot hands could be derived (else awards are not checked)."""
     seats: dict[str, int] = field(default_factory=dict)
     """Jackpot bet id → seat, for the session's messages."""
@@ -137,7 +137,7 @@ def analyse(rnd: Round) -> StudRound:
                                    "was closed", seq=exposed[1].seq))
         deal_ok = False
     if not deal_ok or dealer is None:
-        out.judged = False
+        out.derived = False
         d.steps.append(Step("the hands cannot be judged from this deal: bets not judged",
                             DEAL_RULE))
         return out
@@ -239,7 +239,7 @@ def _voided(rnd: Round, places: dict[int, Place], out: StudRound) -> None:
 
 def _deal(rnd: Round, places: dict[int, Place],
           d: Derivation) -> tuple[bool, HandValue | None]:
-    """Check the deal (art. 7) and evaluate every hand; return (deal judged, dealer's hand)."""
+    """Check the deal (art. 7) and evaluate every hand; return (deal usable, dealer's hand)."""
     dealt = list(rnd.of_type(StudCardDealt))
     if not dealt:
         if rnd.is_closed:

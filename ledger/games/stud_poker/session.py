@@ -60,7 +60,7 @@ class StudSession:
         text = opts.model_dump_json()
         first = self.settings.setdefault(opts.pool, (text, f"{rnd.table}/{rnd.round}"))
         if first[0] != text:
-            derivation.findings.append(Finding(
+            derivation.session_findings.append(Finding(
                 "jackpot_mismatch", rnd.table, rnd.round, rule=SETTINGS_RULE,
                 message=f"pool {opts.pool} is configured differently here than in {first[1]}, "
                         f"the round that first named it: a linked pool has one set of settings",
@@ -77,7 +77,7 @@ class StudSession:
         return pooled
 
     def finish(self) -> list[Finding]:
-        """Nothing is left to judge at the end of the log."""
+        """Nothing is left to derive at the end of the log."""
         return []
 
     def to_json(self) -> dict[str, Any]:
@@ -104,15 +104,15 @@ def check_awards(rnd: Round, analysed: StudRound, pooled: PoolRound | None) -> N
     for paid in rnd.of_type(JackpotPaid):
         award = awards.get(paid.bet)
         if paid.bet in seen or award is None:
-            if not analysed.judged and paid.bet not in seen:
+            if not analysed.derived and paid.bet not in seen:
                 continue  # the hands could not be derived: nothing to compare with
             why = ("a second jackpot_paid for the same bet" if paid.bet in seen
                    else "no jackpot award is due to this bet")
-            d.findings.append(_mismatch(rnd, paid.bet, f"unexpected jackpot_paid of "
+            d.session_findings.append(_mismatch(rnd, paid.bet, f"unexpected jackpot_paid of "
                                         f"{paid.amount} for {paid.hand}: {why}", seq=paid.seq,
                                         recorded={"hand": paid.hand, "amount": str(paid.amount)}))
         elif paid.hand != award.category.key or not same_amount(paid.amount, award.amount):
-            d.findings.append(_mismatch(
+            d.session_findings.append(_mismatch(
                 rnd, paid.bet, f"jackpot award for {award.category.key} is {award.amount} "
                 f"({award.reason}); the table paid {paid.amount} for {paid.hand}", seq=paid.seq,
                 rule=award.rule, expected={"hand": award.category.key, "amount": str(award.amount)},
@@ -120,7 +120,7 @@ def check_awards(rnd: Round, analysed: StudRound, pooled: PoolRound | None) -> N
         seen.add(paid.bet)
     for due in awards.values():
         if due.bet not in seen:
-            d.findings.append(_mismatch(
+            d.session_findings.append(_mismatch(
                 rnd, due.bet, f"no jackpot_paid for the {due.category.key} of place "
                 f"{due.seat}: {due.amount} is due ({due.reason})", rule=due.rule,
                 expected={"hand": due.category.key, "amount": str(due.amount)}))

@@ -3,7 +3,7 @@
 :func:`analyse` folds a :class:`~ledger.round.Round` into a :class:`RoundAnalysis`: the
 :class:`~ledger.games.base.Derivation` (steps, each bet's due settlement, the game's findings,
 each bank layer's commission) plus the bank facts the cross-round rules need
-(``session.py``). :func:`derive` is its derivation alone, for callers that judge one round.
+(``session.py``). :func:`derive` is its derivation alone, for callers that take one round alone.
 
 Choices, each with its rule:
 
@@ -24,10 +24,11 @@ Choices, each with its rule:
   co-banker or by the banker (``bet_placed.seat``) is ``invalid_bet`` (art. 5(5)) and is judged
   as placed, so a table that settled it by its own arithmetic gets that one finding.
 - **Money.** Bets are settled in order against the bank's capacity (``bank.py``); each layer's
-  share and commission are compared with its ``bank_settled`` (``settlement_mismatch`` /
-  ``commission_mismatch`` with ``bet: null`` and the ``party``; a missing layer line is
-  ``missing_settlement``). A bank whose *recorded* bets won or lost more than its capacity, or a
-  layer whose recorded share exceeds its capital, is ``bank_capital_exceeded`` (art. 5(3)).
+  share and commission are derived into ``Derivation.bank``. Verify compares them with the
+  table's ``bank_settled`` lines (``ledger.verify.checks.compare_bank``: ``settlement_mismatch``
+  / ``commission_mismatch`` with ``bet: null`` and the ``party``; a missing layer line is
+  ``missing_settlement``; a bank whose *recorded* bets won or lost more than its capacity, or a
+  layer whose recorded share exceeds its capital, is ``bank_capital_exceeded``, art. 5(3)).
 - **Voided round.** Every bet is void, stake returned (FEED §2); the bank moves no money.
 """
 
@@ -38,9 +39,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from ledger.equipment import Card
-from ledger.feed.envelope import BetPlaced, BetSettled
+from ledger.feed.envelope import BetPlaced
 from ledger.findings import Finding
-from ledger.games.base import Commission, Derivation, Settlement, Step
+from ledger.games.base import BankDue, Commission, Derivation, LayerDue, Settlement, Step
 from ledger.games.super_pan9.bank import (
     Layer,
     Line,
@@ -63,7 +64,7 @@ from ledger.games.super_pan9.feed import (
     party_seat,
 )
 from ledger.games.super_pan9.rules import (
-    Verdict,
+    SeatVerdict,
     compare,
     dealing_order,
     describe,
@@ -87,7 +88,7 @@ from ledger.games.super_pan9.tables import (
     RUN_RULE,
     SPLIT_RULE,
 )
-from ledger.money import ZERO, same_amount
+from ledger.money import ZERO
 from ledger.round import Round
 
 VOID_ROUND_RULE = "FEED §2 (round_voided)"
@@ -103,7 +104,7 @@ class BankFacts:
     """The banker's own capital (``bank_taken``)."""
     layers: list[Layer] = field(default_factory=list)
     shares: list[Decimal] = field(default_factory=list)
-    """Each layer's derived share of the bank's result (empty when not judged)."""
+    """Each layer's derived share of the bank's result (empty when not settled)."""
     commissions: list[Decimal] = field(default_factory=list)
     result: Decimal | None = None
     """The derived bank result ``W`` (``None`` when the round could not be settled)."""
@@ -380,7 +381,7 @@ class _Analyser:
         cobankers = {s for x in bank.layers if (s := party_seat(x.party)) is not None}
         plays: list[Play] = []
         order = settlement_seats(first, banker=banker, seats=set(dealt) | {banker})
-        verdicts: dict[int, Verdict] = {}
+        verdicts: dict[int, SeatVerdict] = {}
         for seat in order:
             hand = hand_ok.get(seat)
             if hand is None:
@@ -388,7 +389,7 @@ class _Analyser:
             verdict = compare(hand, banker_hand, self.opts.tiebreak)
             verdicts[seat] = verdict
             self.step(f"seat {seat}: {describe(hand)}: "
-                      f"{'wins' if verdict.player_wins else 'loses'} ({verdict.reason})",
+                      f"{'wins' if verdict.decision else 'loses'} ({verdict.reason})",
                       verdict.rule)
         for bet in rnd.bets.values():
             target = _target(bet)
@@ -411,7 +412,7 @@ class _Analyser:
             for bet in rnd.bets.values():
                 if _target(bet) == seat:
                     plays.append(Play(bet.bet, seat, rnd.stake(bet.bet),
-                                      verdicts[seat].player_wins))
+                                      verdicts[seat].decision))
         capacity = bank.capacity
         lines = settle_plays(plays, capacity, self.opts.cap_mode, rnd.rules.rounding.increment)
         self.step(f"settlement order: seats {', '.join(map(str, order))} counter-clockwise "
@@ -423,7 +424,6 @@ class _Analyser:
         result = sum((x.collected - x.paid for x in lines), ZERO)
         collections = sum((x.collected for x in lines), ZERO)
         self._layers(result, collections)
-        self._recorded_cap(capacity)
 
     def _bet(self, line: Line, hand_rule: str) -> None:
         play = line.play
@@ -460,7 +460,6 @@ class _Analyser:
         recorded: dict[str, BankSettled] = {}
         for line in self.rnd.of_type(BankSettled):
             recorded.setdefault(line.party, line)
-        parties = {x.party for x in bank.layers}
         for layer, share, commission in zip(bank.layers, shares, commissions, strict=True):
             self.step(f"{layer.party} (capital {layer.capital}): share {share}, commission "
                       f"{commission}", BANK_COMMISSION_RULE)
@@ -468,58 +467,9 @@ class _Analyser:
             self.out.commissions.append(Commission(layer.party, commission,
                                                    rec.commission if rec else None,
                                                    BANK_COMMISSION_RULE))
-            due = {"result": str(share), "commission": str(commission)}
-            if rec is None:
-                if self.rnd.is_closed:
-                    self.find("missing_settlement", SPLIT_RULE,
-                              f"bank layer {layer.party} has no bank_settled", expected=due,
-                              extra={"party": layer.party})
-                continue
-            got = {"result": str(rec.result), "commission": str(rec.commission)}
-            if not same_amount(rec.result, share):
-                self.find("settlement_mismatch", SPLIT_RULE,
-                          f"bank layer {layer.party}'s share of W = {result} is {share}, the "
-                          f"table recorded {rec.result}", expected=due, recorded=got,
-                          seq=rec.seq, extra={"party": layer.party})
-            if not same_amount(rec.commission, commission):
-                self.find("commission_mismatch", BANK_COMMISSION_RULE,
-                          f"bank layer {layer.party} owes commission {commission} on its share "
-                          f"{share}, the table took {rec.commission}", expected=due,
-                          recorded=got, seq=rec.seq, extra={"party": layer.party})
-            if abs(rec.result) > layer.capital:
-                self.find("bank_capital_exceeded", CAP_RULE,
-                          f"bank layer {layer.party} recorded {rec.result}, more than its "
-                          f"capital {layer.capital}", recorded=got, seq=rec.seq,
-                          extra={"party": layer.party})
-        for party, rec in recorded.items():
-            if party not in parties:
-                self.find("settlement_mismatch", SPLIT_RULE,
-                          f"bank_settled for {party}, which is not a bank layer this round",
-                          recorded={"result": str(rec.result), "commission": str(rec.commission)},
-                          seq=rec.seq, extra={"party": party})
-
-    def _recorded_cap(self, capacity: Decimal) -> None:
-        """``bank_capital_exceeded`` when the bets as the table settled them moved the bank by
-        more than its capacity (art. 5(3))."""
-        if any(bet_id not in self.rnd.settlements for bet_id in self.rnd.bets):
-            return  # a bet without its settlement: missing_settlement, the total is unknown
-        moved = ZERO
-        for bet_id in self.rnd.bets:
-            moved += _bank_side(self.rnd.settlements[bet_id][0], self.rnd.stake(bet_id))
-        if abs(moved) > capacity:
-            self.find("bank_capital_exceeded", CAP_RULE,
-                      f"as recorded, the bank {'won' if moved > 0 else 'lost'} {abs(moved)} "
-                      f"this round, more than its capital {capacity}",
-                      recorded={"bank_result": str(moved)}, expected={"capacity": str(capacity)})
-
-
-def _bank_side(settled: BetSettled, stake: Decimal) -> Decimal:
-    """What one recorded settlement moved to (+) or from (−) the bank."""
-    if settled.result == "lose":
-        return stake - settled.returned
-    if settled.result == "win":
-        return -settled.won
-    return ZERO
+        self.out.bank = BankDue(result, bank.capacity, tuple(
+            LayerDue(layer.party, layer.capital, share, commission)
+            for layer, share, commission in zip(bank.layers, shares, commissions, strict=True)))
 
 
 def _target(bet: BetPlaced) -> int:

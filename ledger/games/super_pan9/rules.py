@@ -11,7 +11,7 @@
 
 >>> hand_points((Card.parse("9D"), Card.parse("QH")))
 9
->>> compare((Card.parse("TC"), Card.parse("8S")), (Card.parse("8C"), Card.parse("TH"))).player_wins
+>>> compare((Card.parse("TC"), Card.parse("8S")), (Card.parse("8C"), Card.parse("TH"))).decision
 False
 >>> first_seat(14, banker=1, seats=[1, 2, 3, 4])
 2
@@ -22,10 +22,10 @@ False
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 from ledger.equipment import Card
+from ledger.games.base import Verdict
 from ledger.games.super_pan9.tables import (
     BOTH_CARDS_RULE,
     COMPARE_RULE,
@@ -53,33 +53,28 @@ def describe(hand: Sequence[Card]) -> str:
     return f"{' '.join(map(str, hand))} = {hand_points(hand)} points"
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """A player seat against the banker: who wins, under which article, and why."""
-
-    player_wins: bool
-    rule: str
-    reason: str
+SeatVerdict = Verdict[bool]
+"""A player seat against the banker: whether the seat wins, under which article, and why."""
 
 
 def compare(player: Sequence[Card], banker: Sequence[Card],
-            tiebreak: Tiebreak = "highest_card") -> Verdict:
+            tiebreak: Tiebreak = "highest_card") -> SeatVerdict:
     """Compare a player seat's hand with the banker's (SP9 arts. 7–8, RULES §8.1 S2)."""
     p, b = hand_points(player), hand_points(banker)
     if p != b:
-        return Verdict(p > b, COMPARE_RULE,
+        return SeatVerdict(p > b, COMPARE_RULE,
                        f"{p} against the banker's {b}: the {'player' if p > b else 'banker'} "
                        "has more points")
     pr, br = ranks_high_first(player), ranks_high_first(banker)
     if pr[0] != br[0]:
-        return Verdict(pr[0] > br[0], COMPARE_RULE + "(2)",
+        return SeatVerdict(pr[0] > br[0], COMPARE_RULE + "(2)",
                        f"{p} points each: the {'player' if pr[0] > br[0] else 'banker'} holds "
                        "the higher single card")
     if tiebreak == "both_cards" and pr[1] != br[1]:
-        return Verdict(pr[1] > br[1], BOTH_CARDS_RULE,
+        return SeatVerdict(pr[1] > br[1], BOTH_CARDS_RULE,
                        f"{p} points each and the same highest card: the "
                        f"{'player' if pr[1] > br[1] else 'banker'} holds the higher second card")
-    return Verdict(False, TIE_RULE,
+    return SeatVerdict(False, TIE_RULE,
                    f"{p} points each and the same highest card: the banker wins the tie")
 
 

@@ -2,7 +2,7 @@
 
 Verify feeds :class:`BankSession` every SP9 round in store order; per table it keeps a
 :class:`TableBank` — the state a table's bank left after its last closed round — and
-:func:`advance` judges the next round against it:
+:func:`advance` derives the next round against it:
 
 - **Runs** (art. 5(1), S12): a seat may hold the bank for ``sp9.max_bank_rounds`` (2)
   consecutive rounds; each later round needs a ``bank_extended`` whose consents include every
@@ -15,7 +15,7 @@ Verify feeds :class:`BankSession` every SP9 round in store order; per table it k
 - **Decks** (art. 2(1)): two decks alternate; a round naming the same ``deck`` as the table's
   previous round is ``invalid_deal``.
 
-Only closed rounds move the state; a voided or unfinished round is judged alone and leaves the
+Only closed rounds move the state; a voided or unfinished round is derived alone and leaves the
 bank where it stood [I]. The state is plain data (:meth:`TableBank.to_json`) so that the bank
 projection folds rounds with the same function.
 """
@@ -64,9 +64,10 @@ class TableBank:
 
 
 @dataclass
-class Judgement:
-    """A round judged in context: its derivation (with the cross-round findings added), its
-    bank facts, the run it is part of, and the table's bank after it."""
+class BankAdvance:
+    """A round derived in context: its derivation (the cross-round findings in
+    ``session_findings``), its bank facts, the run it is part of, and the table's bank after
+    it."""
 
     derivation: Derivation
     bank: BankFacts
@@ -74,17 +75,17 @@ class Judgement:
     after: TableBank | None
 
 
-def advance(before: TableBank | None, rnd: Round) -> Judgement:
-    """Judge ``rnd`` against the bank its table left (``before``), and move the state on."""
+def advance(before: TableBank | None, rnd: Round) -> BankAdvance:
+    """Derive ``rnd`` against the bank its table left (``before``), and move the state on."""
     analysis = analyse(rnd)
     derivation, bank = analysis.derivation, analysis.bank
-    found = derivation.findings
+    found = derivation.session_findings
 
     def find(code: str, rule: str, message: str) -> None:
         found.append(Finding(code, rnd.table, rnd.round, message, rule=rule))
 
     if bank.banker is None:
-        return Judgement(derivation, bank, 0, before)
+        return BankAdvance(derivation, bank, 0, before)
     continues = before is not None and before.banker == bank.banker
     run = before.run + 1 if continues and before is not None else 1
     limit = rnd.rules.sp9.max_bank_rounds
@@ -116,12 +117,12 @@ def advance(before: TableBank | None, rnd: Round) -> Judgement:
                              f"deck {bank.deck} was also used in round {before.round}: the two "
                              "decks alternate", rule=DECK_RULE))
     if not rnd.is_closed:
-        return Judgement(derivation, bank, run, before)
+        return BankAdvance(derivation, bank, run, before)
     net = bank.banker_net
     carry = bank.capital + net if net is not None and net > 0 else None
     after = TableBank(rnd.round, bank.banker, run, bank.capital, carry,
                       tuple(bank.bettors), bank.deck)
-    return Judgement(derivation, bank, run, after)
+    return BankAdvance(derivation, bank, run, after)
 
 
 @dataclass
@@ -130,19 +131,19 @@ class BankSession:
 
     tables: dict[str, TableBank] = field(default_factory=dict)
 
-    def advance(self, rnd: Round) -> Judgement:
+    def advance(self, rnd: Round) -> BankAdvance:
         """Derive ``rnd`` in context and keep its table's new state."""
-        judged = advance(self.tables.get(rnd.table), rnd)
-        if judged.after is not None:
-            self.tables[rnd.table] = judged.after
-        return judged
+        advanced = advance(self.tables.get(rnd.table), rnd)
+        if advanced.after is not None:
+            self.tables[rnd.table] = advanced.after
+        return advanced
 
     def derive(self, rnd: Round) -> Derivation:
         """The per-round derivation plus the findings that need earlier rounds."""
         return self.advance(rnd).derivation
 
     def finish(self) -> list[Finding]:
-        """Nothing: every bank rule is decided when its round is judged."""
+        """Nothing: every bank rule is decided when its round is derived."""
         return []
 
     def to_json(self) -> dict[str, Any]:

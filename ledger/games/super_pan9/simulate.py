@@ -272,7 +272,7 @@ def _settle_bets(b: RoundBuilder, bets: list[_Bet], deal: _Deal, banker: int, ta
                  ) -> tuple[list[dict[str, Any]], list[Line]]:
     """Settle every bet in settlement order against the bank; the lines recorded and settled."""
     hands = deal.hands
-    wins = {s: compare(hands[s], hands[banker]).player_wins for s in table.players}
+    wins = {s: compare(hands[s], hands[banker]).decision for s in table.players}
     plays = [Play(bet.id, seat, bet.amount, wins[seat])
              for seat in settlement_seats(deal.first, banker=banker, seats=deal.seats)
              for bet in bets if bet.seat == seat]

@@ -85,9 +85,9 @@ def test_games_end_in_wins_with_fan_and_sometimes_otherwise() -> None:
     for slot in (0, 1):
         for lines, _ in table(11, 40, None, slot):
             game = outcome(to_round(lines))
-            endings[game.verdict.ending] += 1
-            if game.verdict.score is not None:
-                fans[(lines[0]["variant"], game.verdict.score.fan)] += 1
+            endings[game.end.ending] += 1
+            if game.end.score is not None:
+                fans[(lines[0]["variant"], game.end.score.fan)] += 1
     assert endings["win"] > 60
     assert fans[("conventional", 1)] + fans[("conventional", 2)] > 5
     assert fans[("simplified", 1)] > 10

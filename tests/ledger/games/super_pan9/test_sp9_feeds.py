@@ -149,6 +149,21 @@ def cobanked(casino_commission: str = "0", seat5: str = "200") -> Feed:
     return feed
 
 
+def test_a_round_reports_its_own_findings_then_the_bank_then_the_run_then_the_bets() -> None:
+    """The order of a round's findings is part of verify's output: the round's own (a bet on
+    the banker's seat), the bank-layer comparison, what needs the earlier round (the same
+    deck twice running), then the bet comparisons."""
+    feed = exhausted()
+    feed.round("r2", bank=(1, "500"), hands=HANDS, bets=[*BETS, ("b5", 1, "100")], deck="A",
+               settled={"b2": ("win", "300", "300", "16"), "b1": ("win", "400", "200", "10"),
+                        "b4": ("win", "100", "0", "0"), "b3": ("lose", "0", "0", "0"),
+                        "b5": ("void", "100", "0", "0")},
+               layers={"banker": ("-299", "0")})
+    assert [(f.code, f.round, f.bet) for f in feed.judge()] == [
+        ("invalid_bet", "r2", "b5"), ("settlement_mismatch", "r2", None),
+        ("invalid_deal", "r2", None), ("commission_mismatch", "r2", "b2")]
+
+
 def test_a_co_banked_round_fills_the_banker_then_the_player_then_the_casino() -> None:
     assert cobanked().judge() == []
     derivation = derive(_round(cobanked(), 0))

@@ -65,7 +65,7 @@ def _player_wins(tiebreak: str) -> tuple[int, int]:
     for h in HANDS:
         reps.setdefault((hand_points(h), ranks_high_first(h)), h)
     wins = sum(n for (pk, bk), n in classes.items()
-               if compare(reps[pk], reps[bk], tiebreak).player_wins)  # type: ignore[arg-type]
+               if compare(reps[pk], reps[bk], tiebreak).decision)  # type: ignore[arg-type]
     return wins, sum(classes.values())
 
 
@@ -90,15 +90,15 @@ def test_exhaustive_player_wins_806520_with_the_both_cards_tiebreak() -> None:
 ])
 def test_comparison_of_arts_7_and_8(player: str, banker: str, wins: bool, rule: str) -> None:
     verdict = compare(cards(player), cards(banker))
-    assert (verdict.player_wins, verdict.rule) == (wins, rule)
+    assert (verdict.decision, verdict.rule) == (wins, rule)
 
 
 def test_the_both_cards_option_compares_the_second_card() -> None:
     # 0 points each, both top card K; second cards Q against 10.
     player, banker = cards("KS QS"), cards("KH TH")
-    assert not compare(player, banker, "highest_card").player_wins
-    assert compare(player, banker, "both_cards").player_wins
-    assert not compare(banker, player, "both_cards").player_wins
+    assert not compare(player, banker, "highest_card").decision
+    assert compare(player, banker, "both_cards").decision
+    assert not compare(banker, player, "both_cards").decision
 
 
 def test_dice_count_from_the_banker_as_1_over_the_hands_in_play() -> None:
