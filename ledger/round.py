@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime
 from decimal import Decimal
+from functools import cached_property
 from typing import TypeVar
 from uuid import NAMESPACE_URL, UUID, uuid5
 
@@ -34,11 +35,24 @@ def round_id(table: str, round: str) -> UUID:
     return uuid5(NAMESPACE_URL, f"/ledger/tables/{table}/rounds/{round}")
 
 
+_OTHER, _PLACED, _CARRIED, _INCREASED, _SETTLED = range(5)
+_INDEX: dict[type, int] = {}
+"""Which index of :meth:`Round.record` a fact class goes to: the ``isinstance`` tests of the
+record, made once per class (each is an ``ABCMeta`` check on pydantic models)."""
+
+
+def _index_of(cls: type) -> int:
+    index = (_PLACED if issubclass(cls, BetPlaced) else _CARRIED if issubclass(cls, CarriedBet)
+             else _INCREASED if issubclass(cls, BetIncreased)
+             else _SETTLED if issubclass(cls, BetSettled) else _OTHER)
+    _INDEX[cls] = index
+    return index
+
+
 class Round:
     """One round's recorded facts, in order, with indexes the rules need."""
 
     def __init__(self, opened: RoundOpened) -> None:
-        self.id = round_id(opened.table, opened.round)
         self.version = 0
         self.opened = opened
         self.events: list[FeedEvent] = []
@@ -50,6 +64,11 @@ class Round:
         self.increases: dict[str, list[BetIncreased]] = {}
         self.ended_by: FeedEvent | None = None
         self.record(opened)
+
+    @cached_property
+    def id(self) -> UUID:
+        """The round's aggregate id (:func:`round_id`), computed when first asked for."""
+        return round_id(self.opened.table, self.opened.round)
 
     @property
     def table(self) -> str:
@@ -90,23 +109,31 @@ class Round:
         """Append one fact (the next ``seq``) and index it."""
         self.events.append(fact)
         self.version = fact.seq
-        if isinstance(fact, BetPlaced):
+        index = _INDEX.get(fact.__class__)
+        if index is None:
+            index = _index_of(fact.__class__)
+        if index == _OTHER:
+            if fact.type in ("round_closed", "round_voided"):
+                self.ended_by = fact
+        elif index == _PLACED:
+            assert isinstance(fact, BetPlaced)
             if fact.bet in self.bets:
                 self.duplicate_bets.append(fact)
             else:
                 self.bets[fact.bet] = fact
-        elif isinstance(fact, CarriedBet):
+        elif index == _SETTLED:
+            assert isinstance(fact, BetSettled)
+            self.settlements.setdefault(fact.bet, []).append(fact)
+        elif index == _CARRIED:
+            assert isinstance(fact, CarriedBet)
             if fact.bet in self.bets:
                 self.duplicate_bets.append(fact.as_bet())
             else:
                 self.carried[fact.bet] = fact
                 self.bets[fact.bet] = fact.as_bet()
-        elif isinstance(fact, BetIncreased):
+        else:
+            assert isinstance(fact, BetIncreased)
             self.increases.setdefault(fact.bet, []).append(fact)
-        elif isinstance(fact, BetSettled):
-            self.settlements.setdefault(fact.bet, []).append(fact)
-        elif fact.type in ("round_closed", "round_voided"):
-            self.ended_by = fact
 
     def stake(self, bet_id: str) -> Decimal:
         """A bet's stake in play: its amount, or the last ``bet_increased`` total (FEED §5)."""
