@@ -49,6 +49,17 @@ def _index_of(cls: type) -> int:
     return index
 
 
+_SUBCLASS: dict[tuple[type, type], bool] = {}
+
+
+def _is_subclass(kind: type, cls: type) -> bool:
+    """``issubclass``, remembered (an ``ABCMeta`` check on pydantic models)."""
+    known = _SUBCLASS.get((kind, cls))
+    if known is None:
+        known = _SUBCLASS[(kind, cls)] = issubclass(kind, cls)
+    return known
+
+
 class Round:
     """One round's recorded facts, in order, with indexes the rules need."""
 
@@ -63,6 +74,9 @@ class Round:
         """Bets restated from the table's previous round (also in :attr:`bets`)."""
         self.increases: dict[str, list[BetIncreased]] = {}
         self.ended_by: FeedEvent | None = None
+        self._groups: dict[type, list[FeedEvent]] | None = None
+        """The facts by class, for :meth:`of_type` (built when first asked for)."""
+        self._grouped = 0
         self.record(opened)
 
     @cached_property
@@ -142,6 +156,21 @@ class Round:
 
     def of_type(self, cls: type[E]) -> Iterator[E]:
         """The facts of one event class, in order."""
+        groups = self._groups
+        if groups is None or self._grouped != len(self.events):
+            groups = self._groups = {}
+            for e in self.events:
+                group = groups.get(e.__class__)
+                if group is None:
+                    groups[e.__class__] = [e]
+                else:
+                    group.append(e)
+            self._grouped = len(self.events)
+        matching = [group for kind, group in groups.items() if _is_subclass(kind, cls)]
+        if len(matching) == 1:
+            return iter(matching[0])  # type: ignore[arg-type]
+        if not matching:
+            return iter(())
         return (e for e in self.events if isinstance(e, cls))
 
     def first(self, *types: str) -> FeedEvent | None:
