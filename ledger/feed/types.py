@@ -14,7 +14,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Annotated, Literal
 
-from pydantic import Field, PlainSerializer, PlainValidator, StrictBool, StrictInt
+from pydantic import Field, GetPydanticSchema, PlainSerializer, PlainValidator, StrictBool, StrictInt
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 GameKey = Literal["SP9", "FPC", "3CB", "MJ", "RL", "STUD"]
@@ -101,11 +101,11 @@ NATIVE[_timestamp] = core_schema.no_info_after_validator_function(
     _parse_timestamp, core_schema.str_schema(strict=True))
 
 
-def _iso(value: datetime) -> str:
-    return value.isoformat()
-
-
-Code = Annotated[str, PlainValidator(_code)]
+# Codes and timestamps are built as plain-function schemas directly (``GetPydanticSchema``), not
+# with ``PlainValidator``, which would add a Python serializer wrapper called for every field
+# written; a code is written as the string it is, a timestamp by ``datetime.isoformat``.
+Code = Annotated[str, GetPydanticSchema(
+    lambda _source, _handler: core_schema.no_info_plain_validator_function(_code))]
 """A table code, round id, bet id or player id: ``[A-Za-z0-9._-]{1,40}``."""
 
 Money = Annotated[
@@ -129,7 +129,10 @@ DecimalText = Annotated[
 ]
 """A decimal rate or increment written as a string (rulebook values)."""
 
-Timestamp = Annotated[datetime, PlainValidator(_timestamp), PlainSerializer(_iso, return_type=str)]
+Timestamp = Annotated[datetime, GetPydanticSchema(
+    lambda _source, _handler: core_schema.no_info_plain_validator_function(
+        _timestamp, serialization=core_schema.plain_serializer_function_ser_schema(
+            datetime.isoformat, return_schema=core_schema.str_schema(), when_used="always")))]
 """An RFC 3339 timestamp with an offset."""
 
 Seq = Annotated[StrictInt, Field(ge=1, le=1_000_000)]
@@ -142,7 +145,7 @@ Wind = Literal["E", "S", "W", "N"]
 Flag = StrictBool
 
 
-def place_or(house: str) -> PlainValidator:
+def place_or(house: str) -> GetPydanticSchema:
     """A validator for where a card goes in 3CB or STUD: a player place 1–7 or the house hand.
 
     The one error names both forms (``expected a player place 1-7 or "banker", got 8``) instead
@@ -161,4 +164,7 @@ def place_or(house: str) -> PlainValidator:
     NATIVE[parse] = core_schema.union_schema(
         [core_schema.int_schema(strict=True, ge=1, le=7), core_schema.literal_schema([house])],
         mode="left_to_right")
-    return PlainValidator(parse)
+    # No serializer: the value is an int or a str, written as it is (in Rust, not through a
+    # Python wrapper as a ``PlainValidator`` would add).
+    return GetPydanticSchema(
+        lambda _source, _handler: core_schema.no_info_plain_validator_function(parse))
