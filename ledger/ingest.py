@@ -219,11 +219,12 @@ class Ingestor:
         ``content``, if given, is the event's stored bytes (the parser found the line canonical).
         """
         oid = _round_id(event.table, event.round)
-        head = self._head(oid)
+        head = self._heads[oid] if oid in self._heads else self._head(oid)
         if head is not None and event.seq <= head.version:
             return self._duplicate(line_no, oid, event)
+        opening = isinstance(event, RoundOpened)
         if head is None:
-            if event.seq != 1 or not isinstance(event, RoundOpened):
+            if event.seq != 1 or not opening:
                 return Rejection(line_no, "not_opened",
                                  f"round {event.table}/{event.round} has no stored round_opened; "
                                  f"its first line must be round_opened with seq 1", "seq")
@@ -239,7 +240,8 @@ class Ingestor:
                              f"was opened as {head.game}, this line says {event.game}", "game")
         self._append(oid, event, head, content)
         self._batch.lines.append((line_no, text, event))
-        if isinstance(event, RoundOpened):
+        if opening:
+            assert isinstance(event, RoundOpened)
             self._start_round(event)
         return Accepted.STORED
 
@@ -260,14 +262,17 @@ class Ingestor:
         if content is None:
             content = content_of(fact)
         digest = next_digest(genesis(oid) if head is None else head.digest, content)
-        rec = Recorded(oid, version, topic_of(fact), fact, content, digest)
-        self._batch.events.append(rec)
-        ended = isinstance(fact, FeedEvent) and fact.type in TERMINAL_TYPES
-        game = fact.game if isinstance(fact, FeedEvent) else ""
-        self._heads[oid] = _Head(version, digest, game or (head.game if head else ""), ended)
-        if isinstance(fact, FeedEvent):
-            self._batch.pending[fact.key] = fact
-            self._batch.feed_events += 1
+        batch = self._batch
+        if isinstance(fact, FeedEvent):  # topic_of's first case, with one class test
+            rec = Recorded(oid, version, f"{fact.game}/{fact.type}", fact, content, digest)
+            self._heads[oid] = _Head(version, digest, fact.game or (head.game if head else ""),
+                                     fact.type in TERMINAL_TYPES)
+            batch.pending[(fact.table, fact.round, fact.seq)] = fact
+            batch.feed_events += 1
+        else:
+            rec = Recorded(oid, version, topic_of(fact), fact, content, digest)
+            self._heads[oid] = _Head(version, digest, head.game if head else "", False)
+        batch.events.append(rec)
         return rec
 
     def _start_round(self, opened: RoundOpened) -> None:

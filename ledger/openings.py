@@ -25,9 +25,10 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from ledger.feed.envelope import RoundOpened
+from ledger.feed.fast import native_validate_json
 from ledger.feed.parse import parse_line
 from ledger.feed.types import Timestamp
-from ledger.feed.window import outside_window
+from ledger.feed.window import accepted_window
 from ledger.games import GAMES
 
 _OPENING = re.compile(
@@ -150,11 +151,17 @@ class OpeningParser:
     serialising the validated fact gives back the very same bytes; a line with a duplicated
     key (serialised once, so shorter), another key order or spelling, or any validation error
     takes the full path of ``parse_line`` — the one place a duplicate-key check needs to sit —
-    so every rejection is unchanged.
+    so every rejection is unchanged. The validation is the models' native twin
+    (``ledger.feed.fast``): it accepts what they accept, with equal results.
+
+    The accepted window of event times (``ledger.feed.window``) is read once, at the parser's
+    first line (one ingest): the shortcuts compare against it; a time outside it takes the
+    full path, which rejects it.
     """
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
+        self._window: tuple[datetime, datetime] | None = None
         self._templates = _Templates()
         self._bodies: set[tuple[type, bytes]] = set()
         self.canonical = 0
@@ -167,17 +174,20 @@ class OpeningParser:
         """``(parse(text, line_no), content)``: ``content`` is the fact's stored bytes when the
         line was canonical (the line itself), else ``None`` (serialise the fact)."""
         if len(text) <= self.max_bytes:
+            window = self._window
+            if window is None:
+                window = self._window = accepted_window()
             raw = text if isinstance(text, bytes) else text.encode("utf-8")
             match = _CANONICAL.match(raw)
             if match is not None and match.group(3) != b"round_opened":
                 fact = self._canonical(match, raw)
-                if fact is not None and outside_window(fact.at) is None:
+                if fact is not None and window[0] <= fact.at < window[1]:
                     self.canonical += 1
                     return fact, raw
             elif b'"type":"round_opened"' in raw[:200]:
                 fact = self._templates.fill(
                     "line", raw, lambda probe: parse_line(probe, 0, window=False))
-                if fact is not None and outside_window(fact.at) is None:
+                if fact is not None and window[0] <= fact.at < window[1]:
                     return fact, None
         return parse_line(text, line_no, max_bytes=self.max_bytes), None
 
@@ -194,7 +204,7 @@ class OpeningParser:
         if cls is None:
             return None
         try:
-            fact = cls.model_validate_json(raw)
+            fact = native_validate_json(cls)(raw)
         except (ValidationError, ValueError):
             return None
         body = (cls, raw[match.end():])

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime
 from decimal import Decimal
+from functools import cached_property
 from typing import TypeVar
 from uuid import NAMESPACE_URL, UUID, uuid5
 
@@ -34,11 +35,35 @@ def round_id(table: str, round: str) -> UUID:
     return uuid5(NAMESPACE_URL, f"/ledger/tables/{table}/rounds/{round}")
 
 
+_OTHER, _PLACED, _CARRIED, _INCREASED, _SETTLED = range(5)
+_INDEX: dict[type, int] = {}
+"""Which index of :meth:`Round.record` a fact class goes to: the ``isinstance`` tests of the
+record, made once per class (each is an ``ABCMeta`` check on pydantic models)."""
+
+
+def _index_of(cls: type) -> int:
+    index = (_PLACED if issubclass(cls, BetPlaced) else _CARRIED if issubclass(cls, CarriedBet)
+             else _INCREASED if issubclass(cls, BetIncreased)
+             else _SETTLED if issubclass(cls, BetSettled) else _OTHER)
+    _INDEX[cls] = index
+    return index
+
+
+_SUBCLASS: dict[tuple[type, type], bool] = {}
+
+
+def _is_subclass(kind: type, cls: type) -> bool:
+    """``issubclass``, remembered (an ``ABCMeta`` check on pydantic models)."""
+    known = _SUBCLASS.get((kind, cls))
+    if known is None:
+        known = _SUBCLASS[(kind, cls)] = issubclass(kind, cls)
+    return known
+
+
 class Round:
     """One round's recorded facts, in order, with indexes the rules need."""
 
     def __init__(self, opened: RoundOpened) -> None:
-        self.id = round_id(opened.table, opened.round)
         self.version = 0
         self.opened = opened
         self.events: list[FeedEvent] = []
@@ -49,7 +74,15 @@ class Round:
         """Bets restated from the table's previous round (also in :attr:`bets`)."""
         self.increases: dict[str, list[BetIncreased]] = {}
         self.ended_by: FeedEvent | None = None
+        self._groups: dict[type, list[FeedEvent]] | None = None
+        """The facts by class, for :meth:`of_type` (built when first asked for)."""
+        self._grouped = 0
         self.record(opened)
+
+    @cached_property
+    def id(self) -> UUID:
+        """The round's aggregate id (:func:`round_id`), computed when first asked for."""
+        return round_id(self.opened.table, self.opened.round)
 
     @property
     def table(self) -> str:
@@ -90,23 +123,31 @@ class Round:
         """Append one fact (the next ``seq``) and index it."""
         self.events.append(fact)
         self.version = fact.seq
-        if isinstance(fact, BetPlaced):
+        index = _INDEX.get(fact.__class__)
+        if index is None:
+            index = _index_of(fact.__class__)
+        if index == _OTHER:
+            if fact.type in ("round_closed", "round_voided"):
+                self.ended_by = fact
+        elif index == _PLACED:
+            assert isinstance(fact, BetPlaced)
             if fact.bet in self.bets:
                 self.duplicate_bets.append(fact)
             else:
                 self.bets[fact.bet] = fact
-        elif isinstance(fact, CarriedBet):
+        elif index == _SETTLED:
+            assert isinstance(fact, BetSettled)
+            self.settlements.setdefault(fact.bet, []).append(fact)
+        elif index == _CARRIED:
+            assert isinstance(fact, CarriedBet)
             if fact.bet in self.bets:
                 self.duplicate_bets.append(fact.as_bet())
             else:
                 self.carried[fact.bet] = fact
                 self.bets[fact.bet] = fact.as_bet()
-        elif isinstance(fact, BetIncreased):
+        else:
+            assert isinstance(fact, BetIncreased)
             self.increases.setdefault(fact.bet, []).append(fact)
-        elif isinstance(fact, BetSettled):
-            self.settlements.setdefault(fact.bet, []).append(fact)
-        elif fact.type in ("round_closed", "round_voided"):
-            self.ended_by = fact
 
     def stake(self, bet_id: str) -> Decimal:
         """A bet's stake in play: its amount, or the last ``bet_increased`` total (FEED §5)."""
@@ -115,6 +156,21 @@ class Round:
 
     def of_type(self, cls: type[E]) -> Iterator[E]:
         """The facts of one event class, in order."""
+        groups = self._groups
+        if groups is None or self._grouped != len(self.events):
+            groups = self._groups = {}
+            for e in self.events:
+                group = groups.get(e.__class__)
+                if group is None:
+                    groups[e.__class__] = [e]
+                else:
+                    group.append(e)
+            self._grouped = len(self.events)
+        matching = [group for kind, group in groups.items() if _is_subclass(kind, cls)]
+        if len(matching) == 1:
+            return iter(matching[0])  # type: ignore[arg-type]
+        if not matching:
+            return iter(())
         return (e for e in self.events if isinstance(e, cls))
 
     def first(self, *types: str) -> FeedEvent | None:

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from ledger.chain import CHAIN_TOPIC, FrameError
 from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent, RoundOpened
+from ledger.feed.fast import fast_validate_json
 from ledger.openings import OpeningDecoder
 from ledger.store import TOPICS, LedgerMapper, RawRow
 from ledger.table import TABLE_TOPIC
@@ -36,15 +37,17 @@ Kind = tuple[Callable[[bytes], Any], type, bool]
 def _kinds() -> dict[str, Kind]:
     """Every feed topic but the openings: its decoder, its class, whether it ends a round.
 
-    The decoder is the model's own ``model_validate_json`` (what ``OpeningDecoder.decode``
-    does for every class but ``round_opened``).
+    The decoder is the model's native twin (``ledger.feed.fast``): the same model, its feed
+    field types checked in Rust; it accepts what ``model_validate_json`` accepts, with equal
+    results, and a row it refuses is decoded again by ``model_validate_json`` (its error is
+    what is reported).
     """
     kinds: dict[str, Kind] = {}
     for topic, cls in TOPICS.items():
         if (topic in (TABLE_TOPIC, CHAIN_TOPIC) or topic.endswith(OPENING_SUFFIX)
                 or not issubclass(cls, FeedEvent) or issubclass(cls, RoundOpened)):
             continue
-        kinds[topic] = (cls.model_validate_json, cls, topic.endswith(TERMINAL_SUFFIXES))
+        kinds[topic] = (fast_validate_json(cls), cls, topic.endswith(TERMINAL_SUFFIXES))
     return kinds
 
 
