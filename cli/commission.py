@@ -55,8 +55,8 @@ def commission(
     as_csv: Annotated[bool, typer.Option("--csv", help="Print CSV lines.")] = False,
 ) -> None:
     """Commission the tables recorded against commission due by the rules, and the difference,
-    per gaming day (Macau time, cut-off hour). Commission whose due cannot be derived (a game
-    without rules yet, a round without an outcome) is shown apart as unjudged, never as 0 due.
+    per gaming day (Macau time, cut-off hour). Commission whose due cannot be derived (a round
+    without an outcome) is shown apart as unjudged, never as 0 due.
 
     Exit code 0: recorded equals due on every judged item. 1: a difference. 2: usage error.
     """

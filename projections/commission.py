@@ -13,17 +13,16 @@ the commission due under the round's stored rulebook:
   (SP9 art. 9, RULES §8 S8) and Mah-Jong table fees (MJ art. 8, RULES §4.10).
 
 Recorded amounts are facts, so they are always counted. When the rules cannot say what was due
-— the game's rules have not landed, or the round has no outcome to judge a bet by — the item
-is **unjudged**: its recorded commission is shown apart, never compared with
-a due of 0. The difference (recorded − due) is taken over judged items only.
+— the round has no outcome to judge a bet by — the item is **unjudged**: its recorded
+commission is shown apart, never compared with a due of 0. The difference (recorded − due) is taken over judged items only.
 
 :class:`CommissionView` folds the items into rows per Macau hour, table, currency and player
 (``c|2026-11-21T20|RL-01|HKD|P-88``) plus one row per hour and table counting rounds
 (``r|2026-11-21T20|RL-01|HKD``); :func:`commission_report` groups them by gaming day (any cut-off
 hour, ``projections.gaming_day``) and by table, game, or player. All sums are exact Decimals.
 
-Its ``version`` includes which games have rules, so when a game's rules land the view is
-rebuilt by the next update and the unjudged items of that game become judged.
+Its ``version`` includes which games have rules (today all six: every ``Game`` has them), so
+a change of that set rebuilds the view at the next update.
 """
 
 from __future__ import annotations
@@ -69,14 +68,14 @@ class Item:
 def commission_items(judgement: Judged) -> list[Item]:
     """Every commission item of one ended round, from its judgement (module docstring)."""
     rnd = judgement.round
-    derivation = judgement.derivation if judgement.derived else None
+    derivation = judgement.derivation
     money = money_of(GAMES[rnd.game])
     charges = money.charges(rnd)
     items: list[Item] = []
     for charge in charges:
         if charge.kind != "bet" or charge.bet is None:
             continue
-        due_settlement = derivation.expected.get(charge.bet) if derivation else None
+        due_settlement = derivation.expected.get(charge.bet)
         if due_settlement is None:
             items.append(Item(charge.payer, charge.amount, None, "unjudged"))
         else:
@@ -85,11 +84,11 @@ def commission_items(judgement: Judged) -> list[Item]:
     for bet_id, bet in sorted(rnd.bets.items()):
         if bet_id in rnd.settlements:
             continue
-        due_settlement = derivation.expected.get(bet_id) if derivation else None
+        due_settlement = derivation.expected.get(bet_id)
         if due_settlement is not None and due_settlement.commission:
             items.append(Item(bet_player(bet), ZERO, due_settlement.commission, due_settlement.rule))
     outside = [c for c in charges if c.kind != "bet"]
-    if derivation is not None and derivation.commissions:
+    if derivation.commissions:
         for c in derivation.commissions:
             items.append(Item(money.payer(rnd, c.party), c.recorded or ZERO, c.due, c.rule))
         unmatched = (sum((c.amount for c in outside), ZERO)

@@ -31,15 +31,11 @@ from ledger.verify.checks import check_round
 
 @dataclass
 class Judged:
-    """One round with its derivation and every finding about it.
-
-    ``derived`` is false when the game's rules could not judge the round at all (no rules
-    installed): its derivation is then empty, and nothing it recorded can be called wrong."""
+    """One round with its derivation and every finding about it."""
 
     round: Round
     derivation: Derivation
     findings: list[Finding]
-    derived: bool = True
 
 
 class RoundJudge:
@@ -58,7 +54,7 @@ class RoundJudge:
     def judge_round(self, rnd: Round, *, is_newest: bool = False) -> Judged:
         """Judge one replayed round against the rules and earlier rounds."""
         game = GAMES[rnd.game]
-        derivation: Derivation | None = None
+        derivation: Derivation
         if is_newest and rnd.ended_by is None:
             # In play when the log was read (an ingest may be dealing it right now): its deal
             # and settlement are not judged yet; only what is already final (late bets,
@@ -66,13 +62,13 @@ class RoundJudge:
             derivation = Derivation()
         elif game.session is not None:
             derivation = self._session(game.key).derive(rnd)
-        elif game.derive is not None:
+        else:
             derivation = game.derive(rnd)
         findings = check_round(rnd, game, is_newest=is_newest, derivation=derivation)
         if game.carries_bets:
             self._carrying.setdefault(game.key, set()).add(rnd.table)
             findings += self._carries.follow(rnd)
-        return Judged(rnd, derivation or Derivation(), findings, derivation is not None)
+        return Judged(rnd, derivation, findings)
 
     def finish(self) -> list[Finding]:
         """Findings only the end of the log reveals: carried bets still in play, and those of
