@@ -14,7 +14,8 @@ the commission due under the round's stored rulebook:
 
 Recorded amounts are facts, so they are always counted. When the rules cannot say what was due
 — the round has no outcome to judge a bet by — the item is **unjudged**: its recorded
-commission is shown apart, never compared with a due of 0. The difference (recorded − due) is taken over judged items only.
+commission is shown apart, never compared with a due of 0. The difference (recorded − due)
+is taken over judged items only.
 
 :class:`CommissionView` folds the items into rows per Macau hour, table, currency and player
 (``c|2026-11-21T20|RL-01|HKD|P-88``) plus one row per hour and table counting rounds
