@@ -77,7 +77,12 @@ class Card(NamedTuple):
         )
 
     def __str__(self) -> str:
-        return self.rank.value + self.suit.value
+        text = _CARD_TEXT.get(self)  # every card game's judge asks, per card: a lookup
+        return text if text is not None else self.rank.value + self.suit.value
+
+
+_CARD_TEXT: dict[Card, str] = {Card(r, s): r.value + s.value for r in Rank for s in Suit}
+"""FEED notation of each of the 52 cards."""
 
 
 _WINDS = ("EW", "SW", "WW", "NW")

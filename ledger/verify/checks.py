@@ -159,14 +159,17 @@ def compare_settlement(
     rnd: Round, bet_id: str, due: Settlement, recorded: BetSettled
 ) -> Iterator[Finding]:
     """Compare one bet's due settlement with the recorded one."""
+    settles_differently = due.result != recorded.result or not (
+        same_amount(due.returned, recorded.returned) and same_amount(due.won, recorded.won))
+    commission_differs = not same_amount(due.commission, recorded.commission)
+    if not settles_differently and not commission_differs:
+        return  # the common case: nothing to write down
     rec = {"result": recorded.result, "returned": str(recorded.returned),
            "won": str(recorded.won), "commission": str(recorded.commission)}
-    money_differs = not (same_amount(due.returned, recorded.returned)
-                         and same_amount(due.won, recorded.won))
-    if due.result != recorded.result or money_differs:
+    if settles_differently:
         yield _finding("settlement_mismatch", rnd, bet_id, due.rule, due.reason,
                        expected=due.as_dict(), recorded=rec, seq=recorded.seq)
-    if not same_amount(due.commission, recorded.commission):
+    if commission_differs:
         yield _finding("commission_mismatch", rnd, bet_id, due.rule,
                        f"commission due is {due.commission}, the table took "
                        f"{recorded.commission} ({due.reason})",

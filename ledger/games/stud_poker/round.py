@@ -250,8 +250,9 @@ def _deal(rnd: Round, places: dict[int, Place],
     ok = True
     seen: Counter[str] = Counter()
     for c in dealt:
-        seen[str(c.card)] += 1
-        if seen[str(c.card)] == 2:
+        text = str(c.card)
+        seen[text] += 1
+        if seen[text] == 2:
             d.findings.append(_finding(rnd, None, DUPLICATE_RULE,
                                        f"card {c.card} dealt twice from one deck", seq=c.seq))
     dealer_cards = [str(c.card) for c in dealt if c.to == "dealer"]
