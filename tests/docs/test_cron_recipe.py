@@ -36,8 +36,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 OPERATIONS = ROOT / "docs" / "OPERATIONS.md"
 LEDGER = Path(sys.executable).with_name("ledger")
