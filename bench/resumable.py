@@ -169,13 +169,26 @@ def timed_median(fn: Callable[[], T], repeat: int) -> tuple[Timed, T]:
 # --- what is measured ------------------------------------------------------------------------
 
 
-def verify_since(app: LedgerApp, public_key: Any = None) -> VerifyReport:
+def verify_since(app: LedgerApp, public_key: Any = None,
+                 steps: dict[str, float] | None = None) -> VerifyReport:
     """``ledger verify --since last [--public-key]``: check the newest stored checkpoint (its
     signature, that the store holds its head, its snapshot's digest), then verify only the rows
-    after it. Raises ``RuntimeError`` if there is no checkpoint or it does not match."""
+    after it. Raises ``RuntimeError`` if there is no checkpoint or it does not match.
+
+    ``steps`` receives the CPU seconds of each step: ``checkpoint`` (reading it, its signature
+    and the store's chain up to it, ``ledger.seal.checkpoint_findings``), ``snapshot`` (loading
+    and checking it) and ``verify`` (the rows after it)."""
     from ledger.checkpoints import latest, load_snapshot
     from ledger.seal import checkpoint_findings
     from ledger.verify.engine import verify_store
+
+    clock = [time.process_time()]
+
+    def step(name: str) -> None:
+        now = time.process_time()
+        if steps is not None:
+            steps[name] = steps.get(name, 0.0) + now - clock[0]
+        clock[0] = now
 
     stored = latest(app)
     if stored is None:
@@ -184,10 +197,14 @@ def verify_since(app: LedgerApp, public_key: Any = None) -> VerifyReport:
     problems = checkpoint_findings(app, stored.checkpoint)
     if problems:
         raise RuntimeError(f"checkpoint {stored.number}: {problems[0].message}")
+    step("checkpoint")
     found = load_snapshot(app, stored.checkpoint)
     if found is None:
         raise RuntimeError(f"no snapshot of checkpoint {stored.number}")
-    return verify_store(app, start=found[0])
+    step("snapshot")
+    report = verify_store(app, start=found[0])
+    step("verify")
+    return report
 
 
 def ingest(app: LedgerApp, path: str) -> int:
@@ -327,10 +344,13 @@ def measure_store_kind(stores: Stores, kind: str, feeds: dict[str, FeedFile],
         _say(f"{kind}: big store {fig['store_rows']:,} rows ({stored_new:,} new in "
              f"{t_new.wall:.1f}s)")
 
-        t_since, since = timed_median(lambda: verify_since(app, key.public_key()), args.repeat)
+        steps: dict[str, float] = {}
+        t_since, since = timed_median(lambda: verify_since(app, key.public_key(), steps),
+                                      args.repeat)
         if since.exit_code != 0:
             raise RuntimeError(f"verify --since found {since.findings[:1]}")
-        fig.update(since_s=t_since.wall, since_cpu_s=t_since.cpu, since_rows=since.events)
+        fig.update(since_s=t_since.wall, since_cpu_s=t_since.cpu, since_rows=since.events,
+                   since_steps_cpu_s={k: v / max(1, args.repeat) for k, v in steps.items()})
 
         # 2. Replay and recall: from the nearest checkpoint against from the start.
         picks = newest_rounds(new.path)
@@ -507,6 +527,8 @@ def render(results: dict[str, Any]) -> str:
          lambda f: f"{f['nights'][0]['seal_s']:.1f} / {f['nights'][-1]['seal_s']:.1f}"),
         ("verify --since last: s (CPU s), rows read",
          lambda f: f"{f['since_s']:.2f} ({f['since_cpu_s']:.2f}), {f['since_rows']:,}"),
+        ("--since CPU s: checkpoint check / snapshot / verify", lambda f: " / ".join(
+            f"{f['since_steps_cpu_s'][k]:.2f}" for k in ("checkpoint", "snapshot", "verify"))),
         ("full verify, store of the new events only: s (CPU s), rows",
          lambda f: f"{f['fresh_s']:.2f} ({f['fresh_cpu_s']:.2f}), {f['fresh_rows']:,}"),
         ("full verify, one process: s (CPU s)",

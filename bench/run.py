@@ -12,7 +12,10 @@ server answers, on PostgreSQL measures, in the same process and run:
    decoding);
 3. ``ledger ingest`` (events/s) and 4. ``ledger verify`` (rounds/s, events/s);
 5. peak RSS of ingest and verify, each in a fresh process, at the ``--memory`` sizes (SQLite);
-6. ``verify --jobs 2`` against ``--jobs 1``, with a check that the findings are identical.
+6. ``verify --jobs 2`` against ``--jobs 1``, with a check that the findings are identical;
+7. the targets of issue 15, resumable verification (:mod:`bench.resumable`: ``verify --since``,
+   replay and recall from a checkpoint, ``--jobs 2`` by segments, peak RSS of ``--since``), at
+   the ``--resumable`` sizes.
 
 Then it prints a markdown table with the ratios and targets and writes everything as JSON.
 Timings are noisy on a shared machine; the ratios compare figures taken side by side.
@@ -77,6 +80,13 @@ def main(argv: list[str] | None = None) -> int:
             results["memory"] = _memory(stores, workdir, args)
             stores.drop_all()
         results["verdict"] = _verdict(results)
+        if args.resumable != "off":
+            from bench import resumable
+
+            results["resumable"] = resumable.for_harness(
+                stores, workdir, _resumable_argv(args))
+            results["verdict"].update({f"issue 15: {name}": v for name, v in
+                                       results["resumable"]["verdict"].items()})
     finally:
         stores.drop_all()
         if not args.keep:
@@ -109,10 +119,30 @@ def _parser() -> argparse.ArgumentParser:
                    help="round counts for the peak-RSS runs, comma-separated ('' skips); the "
                    "growth target compares the largest with the smallest (the issue's 1 M vs "
                    "100 k: pass 100000,1000000, about an hour here)")
+    p.add_argument("--resumable", default="default", metavar="SIZES",
+                   help="issue 15's targets (bench.resumable): 'default' (400 k events + 20 k "
+                   "new; several minutes per store), 'small' (its --small), 'off', or "
+                   "BASE,NEW,MID feed events")
     p.add_argument("--workdir", default=None, help="where feeds and SQLite files go")
     p.add_argument("--keep", action="store_true", help="keep the work folder")
     p.add_argument("--out", default="bench-results.json")
     return p
+
+
+def _resumable_argv(args: argparse.Namespace) -> list[str]:
+    """``bench.resumable``'s options for ``--resumable``."""
+    argv = ["--seed", str(args.seed)]
+    if args.resumable == "small":
+        return [*argv, "--small"]
+    if args.resumable != "default":
+        try:
+            base, new, mid = (int(v) for v in args.resumable.split(","))
+        except ValueError:
+            raise SystemExit(f"--resumable takes default, small, off or BASE,NEW,MID, not "
+                             f"{args.resumable!r}") from None
+        argv += ["--base-events", str(base), "--new-events", str(new), "--mid-events", str(mid),
+                 "--tables", "1", "--new-tables", "1"]
+    return argv
 
 
 def _info(args: argparse.Namespace) -> dict[str, Any]:
@@ -355,6 +385,10 @@ def render(results: dict[str, Any]) -> str:
         for size, m in memory.items():
             lines.append(f"| {int(size):,} rounds | {m['ingest']['peak_rss_mb']} | "
                          f"{m['verify']['peak_rss_mb']} |")
+    if "resumable" in results:
+        from bench.resumable import render as render_resumable
+
+        lines += ["", render_resumable(results["resumable"]).split("\n\n| target")[0]]
     lines += ["", "| target | value | met |", "|---|---:|---|"]
     for name, v in results["verdict"].items():
         sign = "≤" if v.get("at_most") else "≥"

@@ -8,7 +8,7 @@ import typer
 
 from cli.context import DbOption, open_app
 from cli.contract import fail
-from ledger.checkpoints import CheckpointStore, checkpoints_sql
+from ledger.checkpoints import CheckpointStore
 from ledger.db_admin import (
     AUDITOR_ROLE,
     INGEST_ROLE,
@@ -18,7 +18,6 @@ from ledger.db_admin import (
     install_append_only,
     roles_sql,
 )
-from ledger.sql import Dialect
 from ledger.store import LOCK_FUNCTION
 from projections.updater import ViewStore
 
@@ -57,8 +56,7 @@ def init(
         if roles and where.backend != "postgres":
             fail("--roles needs PostgreSQL (SQLite has no roles: protect the file)")
         if print_sql:
-            statements = append_only_sql(where) + checkpoints_sql(
-                Dialect(where.backend, where.schema))
+            statements = append_only_sql(where)
             if roles:
                 statements += roles_sql(where, ingest_role, auditor_role,
                                         "***" if password else None)

@@ -326,17 +326,30 @@ def chain_links(app: LedgerApp, *, first: int = 1, last: int | None = None) -> I
         after = page[-1].originator_version
 
 
+def _link_row(app: LedgerApp, row: int) -> tuple[int, int] | None:
+    """(row, version) of the first chain link row at or after notification id ``row``."""
+    for page in app.rows(page=1, after=row - 1, topics=[CHAIN_TOPIC]):
+        for nid, _, version, _, _ in page:
+            return nid, version
+    return None
+
+
 def covered_events(link: Linked) -> int:
     """How many events one link covers: those it lists, and itself."""
     return sum(e.last - e.first + 1 for e in link.entries) + 1
 
 
-def checkpoint_findings(app: LedgerApp, checkpoint: Checkpoint) -> list[Finding]:
+def checkpoint_findings(app: LedgerApp, checkpoint: Checkpoint, *,
+                        count_events: bool = True) -> list[Finding]:
     """What the store contradicts in a checkpoint; empty if it holds everything it covered.
 
     Complements a full chain verify (``verify_store(expect_head=checkpoint.head)``), which proves
     every event up to the head is unchanged: here the head must sit at the checkpointed version
-    and cover the checkpointed number of events.
+    and cover the checkpointed number of events. A v2 checkpoint's link must also sit at its
+    row (``position``). ``count_events=False`` skips the walk over every earlier link that counts
+    the events (time and memory in proportion to the links): what ``verify --since``, ``--segment``
+    and the incremental seal use, since they do not re-read the chain before the checkpoint
+    anyway (docs/INTEGRITY.md) and the snapshot the checkpoint signs carries the count.
     """
     pos = checkpoint.position
     problems: list[str] = []
@@ -348,6 +361,12 @@ def checkpoint_findings(app: LedgerApp, checkpoint: Checkpoint) -> list[Finding]
         elif found[0].digest != pos.head:
             problems.append(f"chain link {pos.links} has digest {found[0].digest}, the checkpoint "
                             f"says {pos.head}: history up to the checkpoint was rewritten")
+        elif checkpoint.row is not None and (where := _link_row(app, checkpoint.row)) != (
+                checkpoint.row, pos.links):
+            problems.append(f"chain link {pos.links} is not at row {checkpoint.row} (the first "
+                            f"link from there: {where}): rows were moved or removed")
+        elif not count_events:
+            pass
         else:
             events = 0
             for rec in chain_links(app, last=pos.links):

@@ -14,7 +14,8 @@ def test_the_harness_runs_on_a_tiny_feed_and_writes_its_json(tmp_path: Path) -> 
     out = tmp_path / "bench.json"
     done = subprocess.run(
         [sys.executable, "-m", "bench", "--rounds", "40", "--tables", "1", "--no-pg",
-         "--memory", "20,40", "--runs", "1", "--jobs", "2", "--workdir", str(tmp_path), "--out", str(out)],
+         "--memory", "20,40", "--runs", "1", "--jobs", "2", "--workdir", str(tmp_path), "--out", str(out),
+         "--resumable", "2500,600,900"],
         cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     body = json.loads(out.read_text())
@@ -34,4 +35,44 @@ def test_the_harness_runs_on_a_tiny_feed_and_writes_its_json(tmp_path: Path) -> 
     assert set(body["verdict"]) >= {"sqlite ingest / bare append",
                                     "sqlite verify / bare read+decode"}
     assert "| ledger ingest (events/s) |" in done.stdout
+    # Issue 15's targets ride along (bench.resumable, tiny sizes here).
+    resumable = body["resumable"]["stores"]["sqlite"]
+    assert resumable["segments2_identical"] is True and resumable["segments2_rows_once"] is True
+    assert 0 < resumable["since_rows"] < resumable["full_rows"]
+    assert any(name.startswith("issue 15: sqlite verify --since") for name in body["verdict"])
+    assert "| verify --since last: s (CPU s), rows read |" in done.stdout
     assert not list(tmp_path.glob("ledger-bench-*"))  # the work folder is removed
+
+
+def test_the_resumable_bench_alone(tmp_path: Path) -> None:
+    """``python -m bench.resumable``: its help, and a tiny run of every measurement."""
+    helped = subprocess.run([sys.executable, "-m", "bench.resumable", "--help"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)
+    assert helped.returncode == 0 and "--base-events" in helped.stdout
+    assert "--small" in helped.stdout
+    out = tmp_path / "resumable.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.resumable", "--base-events", "2500", "--new-events", "600",
+         "--mid-events", "900", "--tables", "1", "--new-tables", "1", "--repeat", "1",
+         "--no-pg", "--workdir", str(tmp_path), "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    body = json.loads(out.read_text())
+    fig = body["stores"]["sqlite"]
+    # Only the new rows are read by --since, and as many as a store of them alone holds.
+    assert fig["since_rows"] == fig["fresh_rows"] < fig["full_rows"]
+    # Two segments, each row read once, the findings of one pass.
+    assert len(fig["segments"]) == 2 and sum(fig["segment_rows"]) == fig["full_rows"]
+    assert fig["jobs2_rows"] == fig["full_rows"] == fig["store_rows"]
+    assert fig["segments2_identical"] is True
+    # Replay and recall from the checkpoint say what reading from the start says.
+    assert set(fig["rounds"]) == {"STUD", "3CB"}
+    for one in fig["rounds"].values():
+        assert one["replay_same"] is True and one["recall_same"] is True
+        assert one["replay_judged_from"] is not None  # it did start at a checkpoint
+    assert [n["resumed_from"] for n in fig["nights"]] == [None, 1, 2, 3]
+    assert fig["memory"]["big"]["exit_code"] == 0 and fig["memory"]["mid"]["exit_code"] == 0
+    assert fig["memory"]["big"]["events"] == fig["memory"]["mid"]["events"] == fig["since_rows"]
+    assert len(body["verdict"]) == 7 and all("met" in v for v in body["verdict"].values())
+    assert "| target | value (wall) | client CPU | met |" in done.stdout
+    assert not list(tmp_path.glob("ledger-resumable-*"))

@@ -197,3 +197,21 @@ def test_checked_snapshot_refuses_another_stores_snapshot() -> None:
     mine, theirs = _snapshot(10), _snapshot(10, head="cd" * 32)
     with pytest.raises(SnapshotError, match="another checkpoint or store"):
         checked_snapshot(_sealed(mine), theirs.dumps(), "the snapshot")
+
+
+def test_a_v2_checkpoint_must_find_its_link_at_its_row(app: LedgerApp, examples: Path) -> None:
+    from ledger.checkpoints import seal
+    from ledger.ingest import Ingestor, numbered_lines
+    from ledger.seal import checkpoint_findings
+
+    with open(examples / "rl.jsonl", encoding="utf-8") as stream:
+        assert Ingestor(app, batch_events=40).ingest(numbered_lines(stream)).rejected == []
+    key = generate_key()
+    sealed = seal(app, key)
+    assert checkpoint_findings(app, sealed.checkpoint, count_events=False) == []
+    assert checkpoint_findings(app, sealed.checkpoint) == []
+    s = sealed.snapshot
+    moved = Snapshot(s.position - 1, s.links, s.events, s.head, s.state)
+    forged = sign(ChainPosition(s.links, s.events, s.head), key, snapshot=moved)
+    found = checkpoint_findings(app, forged, count_events=False)
+    assert len(found) == 1 and f"is not at row {s.position - 1}" in found[0].message

@@ -1,0 +1,198 @@
+"""The scheduled job and the full audit of docs/OPERATIONS.md, run end to end as written.
+
+The two scripts (``/opt/ledger/bin/ledger-job`` and ``/opt/ledger/bin/ledger-audit``) are taken
+from the document and run with POSIX ``sh`` (dash where installed) and the ``ledger`` installed
+beside this Python, on a fresh SQLite store and a fresh PostgreSQL schema: night 1 ingests two
+example feeds (the first run: a full verify, then the first seal), night 2 two more (``verify
+--since last``: only the rows after checkpoint 1), then the weekly audit (``verify --jobs 2`` by
+segments: every row). Then a row before the checkpoints is changed: the next night's ``--since``
+does not see it (the gap docs/INTEGRITY.md documents), the weekly audit does (exit 3).
+
+Only paths and URLs of the scripts are rewritten (:data:`SUBSTITUTIONS`):
+
+- both database URLs (``ledger_ingest@db``, ``ledger_auditor@db``) → the test's store, with
+  the test database's owner login (the roles of ``ledger init --roles`` are cluster-wide and
+  are tested elsewhere);
+- ``/opt/ledger/venv/bin/ledger`` → the ``ledger`` of this environment;
+- ``/srv/`` → a temporary folder holding ``feeds/{incoming,done,reports}`` and
+  ``ledger/{checkpoints,seal.key,seal.key.pub}``.
+
+The seal key reaches ``ledger seal`` as OPERATIONS.md says it does, through ``LEDGER_SEAL_KEY``
+in the job's environment; the store is made once with ``ledger init`` (the scripts run with
+``LEDGER_CREATE_TABLE=n``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+ROOT = Path(__file__).resolve().parents[2]
+OPERATIONS = ROOT / "docs" / "OPERATIONS.md"
+LEDGER = Path(sys.executable).with_name("ledger")
+SH = shutil.which("dash") or "/bin/sh"
+
+INGEST_URL = "postgresql://ledger_ingest@db:5432/ledger?schema=ledger"
+AUDITOR_URL = "postgresql://ledger_auditor@db:5432/ledger?schema=ledger"
+SUBSTITUTIONS = (INGEST_URL, AUDITOR_URL, "/opt/ledger/venv/bin/ledger", "/srv/")
+"""What the test rewrites in the scripts, and nothing else."""
+
+
+def script(name: str) -> str:
+    """The ``sh`` block that follows the line naming ``/opt/ledger/bin/NAME`` in OPERATIONS.md."""
+    text = OPERATIONS.read_text(encoding="utf-8")
+    found = re.search(rf"^`/opt/ledger/bin/{re.escape(name)}`:\n\n```sh\n(.*?)^```$", text,
+                      re.MULTILINE | re.DOTALL)
+    assert found is not None, f"OPERATIONS.md has no script /opt/ledger/bin/{name}"
+    return found.group(1)
+
+
+def rewrite(body: str, url: str, srv: Path) -> str:
+    """Only :data:`SUBSTITUTIONS`; each must occur (the test would otherwise test nothing)."""
+    for old in SUBSTITUTIONS[2:]:
+        assert old in body, old
+    assert INGEST_URL in body or AUDITOR_URL in body
+    body = body.replace(INGEST_URL, url).replace(AUDITOR_URL, url)
+    body = body.replace("/opt/ledger/venv/bin/ledger", str(LEDGER))
+    return body.replace("/srv/", f"{srv}/")
+
+
+def test_the_scripts_are_posix_sh() -> None:
+    for name in ("ledger-job", "ledger-audit"):
+        body = script(name)
+        assert body.startswith("#!/bin/sh\n")
+        for bashism in ("[[", "$(<", "function ", "local ", "source ", "&>", "<<<", "${!"):
+            assert bashism not in body, (name, bashism)
+        checked = subprocess.run([SH, "-n"], input=body, text=True, capture_output=True)
+        assert checked.returncode == 0, checked.stderr
+
+
+class Site:
+    """One installation in a temporary folder: the two scripts, the key pair, the feeds."""
+
+    def __init__(self, tmp: Path, url: str) -> None:
+        self.url = url
+        self.srv = tmp / "srv"
+        for folder in ("feeds/incoming", "feeds/done", "feeds/reports", "ledger/checkpoints"):
+            (self.srv / folder).mkdir(parents=True)
+        self.bin = tmp / "bin"
+        self.bin.mkdir()
+        for name in ("ledger-job", "ledger-audit"):
+            (self.bin / name).write_text(rewrite(script(name), url, self.srv), encoding="utf-8")
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("LEDGER_")}
+        assert self.ledger("init", "--db", url).returncode == 0
+        key = self.srv / "ledger" / "seal.key"
+        assert self.ledger("keygen", "--out", str(key)).returncode == 0
+        self.env["LEDGER_SEAL_KEY"] = key.read_text(encoding="ascii")
+
+    def ledger(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(LEDGER), *args], env=self.env, capture_output=True,
+                              text=True, timeout=600)
+
+    def run(self, name: str) -> int:
+        """Run one script as cron would; its exit code."""
+        time.sleep(1.1)  # the scripts name their reports by the second
+        done = subprocess.run([SH, str(self.bin / name)], env=self.env, cwd=self.srv,
+                              capture_output=True, text=True, timeout=600)
+        self.output = done.stdout + done.stderr
+        return done.returncode
+
+    def deliver(self, *feeds: Path) -> None:
+        for feed in feeds:
+            shutil.copy(feed, self.srv / "feeds" / "incoming" / feed.name)
+
+    def newest(self, pattern: str) -> dict[str, Any]:
+        found = sorted((self.srv / "feeds" / "reports").glob(pattern))
+        assert found, pattern
+        body: dict[str, Any] = json.loads(found[-1].read_text(encoding="utf-8"))
+        return body
+
+    def checkpoints(self) -> list[dict[str, Any]]:
+        listed = self.ledger("seal", "--list", "--json", "--db", self.url)
+        assert listed.returncode == 0, listed.stderr
+        found: list[dict[str, Any]] = json.loads(listed.stdout)["checkpoints"]
+        return found
+
+    def tamper_before(self, position: int) -> None:
+        """Change the amount of a bet stored before row ``position``, past the triggers."""
+        if self.url.startswith("sqlite"):
+            with sqlite3.connect(self.url[len("sqlite:///"):]) as conn:
+                conn.execute("DROP TRIGGER IF EXISTS ledger_no_update")
+                rowid, state = next(
+                    (i, bytes(s)) for i, s in conn.execute(
+                        "SELECT rowid, state FROM stored_events WHERE rowid < ? ORDER BY rowid",
+                        (position,)) if b"bet_placed" in bytes(s))
+                conn.execute("UPDATE stored_events SET state = ? WHERE rowid = ?",
+                             (state.replace(b'"amount":"', b'"amount":"1', 1), rowid))
+            return
+        import psycopg
+
+        schema = parse_qs(urlsplit(self.url).query)["schema"][0]
+        table = f'"{schema}".ledger_events'
+        with psycopg.connect(self.url.split("?")[0], autocommit=True) as conn:
+            conn.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
+            rows = conn.execute(f"SELECT notification_id, state FROM {table} WHERE "
+                                "notification_id < %s ORDER BY notification_id", (position,))
+            nid, state = next((i, bytes(s)) for i, s in rows if b"bet_placed" in bytes(s))
+            conn.execute(f"UPDATE {table} SET state = %s WHERE notification_id = %s",
+                         (state.replace(b'"amount":"', b'"amount":"1', 1), nid))
+            conn.execute(f"ALTER TABLE {table} ENABLE TRIGGER USER")
+
+
+def test_nightly_job_and_weekly_audit_end_to_end(db_url: str, tmp_path: Path,
+                                                 examples: Path) -> None:
+    site = Site(tmp_path, db_url)
+
+    # Night 1: the first run verifies everything, then stores checkpoint 1.
+    site.deliver(examples / "fpc.jsonl", examples / "3cb.jsonl")
+    assert site.run("ledger-job") == 0, site.output
+    assert not list((site.srv / "feeds" / "incoming").iterdir())
+    assert sorted(p.name for p in (site.srv / "feeds" / "done").iterdir()) == [
+        "3cb.jsonl", "fpc.jsonl"]
+    night1 = site.newest("verify-*.json")
+    [first] = site.checkpoints()
+    assert night1["since"] is None and night1["integrity"] == "ok"
+    assert night1["events"] == first["position"]  # every row, up to the first seal
+    written = sorted(p.name for p in (site.srv / "ledger" / "checkpoints").iterdir())
+    assert len(written) == 2 and written[1] == written[0].replace(".json", ".snapshot.json")
+
+    # Night 2: only the rows stored since checkpoint 1 are read; checkpoint 2 continues from 1.
+    site.deliver(examples / "stud.jsonl", examples / "rl.jsonl")
+    assert site.run("ledger-job") == 0, site.output
+    night2 = site.newest("verify-*.json")
+    assert night2["since"]["checkpoint"] == "last" and night2["since"]["number"] == 1
+    assert night2["since"]["key_source"] == "public_key"
+    one, second = site.checkpoints()
+    assert one == first
+    assert night2["events"] == second["position"] - first["position"]
+    assert 0 < night2["events"] < first["position"]
+    assert night2["rounds_checked"] < night1["rounds_checked"] + night2["rounds_checked"]
+    assert night2["integrity"] == "ok" and not night2["findings"]
+
+    # The weekly audit reads every row, by segments, and checks the newest checkpoint file.
+    assert site.run("ledger-audit") == 0, site.output
+    audit = site.newest("audit-*.json")
+    assert audit["events"] == second["position"] and audit["integrity"] == "ok"
+    assert audit["rounds_checked"] == night1["rounds_checked"] + night2["rounds_checked"]
+    assert audit["checkpoint"]["head"] == second["head"]  # the newest file, not a snapshot
+
+    # A row changed before the checkpoints: --since does not see it (the documented gap) ...
+    site.tamper_before(first["position"])
+    assert site.run("ledger-job") == 0, site.output
+    night3 = site.newest("verify-*.json")
+    assert night3["integrity"] == "ok" and night3["since"]["number"] == 2
+    assert night3["events"] == 0
+    # ... the weekly full audit does.
+    assert site.run("ledger-audit") == 3, site.output
+    audit = site.newest("audit-*.json")
+    assert audit["integrity"] == "broken"
+    assert any(f["code"] == "chain_broken" for f in audit["findings"])
