@@ -280,7 +280,7 @@ def test_an_internal_error_is_exit_4_with_a_hint_and_a_traceback_only_under_debu
     runner = CliRunner()
     assert runner.invoke(app, ["ingest", str(examples / "rl.jsonl"), "--db", db]).exit_code == 0
 
-    def broken(*args: object) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("something nobody expected")
 
     monkeypatch.setattr(cli.replay, "replay_round", broken)
