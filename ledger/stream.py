@@ -2,14 +2,14 @@
 
 :class:`RoundStream` takes the rows of :meth:`ledger.store.LedgerApp.rows` (plain tuples, in
 notification order), decodes the feed facts with the fast decoder (:data:`KINDS`: each model's
-own ``model_validate_json``; ``OpeningDecoder`` for ``round_opened``), gathers them per round
+native twin, ``ledger.feed.fast``; ``OpeningDecoder`` for ``round_opened``), gathers them per round
 and hands over each round when its closing event (``round_closed`` / ``round_voided``) is read.
 Rows of other aggregates (tables, the chain) are passed over.
 
-Every reader of the log reads through it: ``ledger verify`` (which taps every row for the
-integrity chain and pairs openings with table starts, ``ledger.verify.engine``), and through
-verify ``ledger replay``, ``ledger recall`` and the day report; the views
-(``projections.base.closed_rounds``).
+Every reader of the log that gathers rounds reads through it: ``ledger verify`` (which taps
+every row for the integrity chain and pairs openings with table starts,
+``ledger.verify.engine``), and through verify ``ledger replay`` and ``ledger recall``; the views,
+the day report and surveillance (``projections.base.closed_rounds``).
 """
 
 from __future__ import annotations
