@@ -54,8 +54,11 @@ def verify(
              "earlier verify: catches truncation of the newest events.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     jobs: Annotated[int, typer.Option(
-        "--jobs", min=1, help="Processes judging rounds (whole tables each; the integrity "
-                              "chain is checked once). The findings are the same for any N.")] = 1,
+        "--jobs", min=1,
+        help="Processes: where stored checkpoints cut the log evenly enough (and no "
+             "--table/--game/--round), each verifies consecutive segments (every row read "
+             "once); else each judges whole tables (the integrity chain checked once). The "
+             "findings are the same for any N.")] = 1,
     checkpoint: Annotated[str | None, typer.Option(
         metavar="FILE", help="A signed checkpoint (ledger seal): fail (exit 3) unless the store still holds "
              "every event it covers, unchanged. See docs/SECURITY.md.")] = None,
