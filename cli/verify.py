@@ -14,7 +14,7 @@ from cli.context import DbOption, open_app
 from cli.contract import fail
 from cli.render import out, print_json, print_verify, progress_bar
 from ledger.checkpoints import latest as latest_checkpoint
-from ledger.checkpoints import load_snapshot, snapshot_path
+from ledger.checkpoints import load_snapshot, planted_rows, snapshot_path
 from ledger.errors import SealError, UsageError
 from ledger.feed.types import GAME_KEYS
 from ledger.findings import Finding
@@ -54,8 +54,11 @@ def verify(
              "earlier verify: catches truncation of the newest events.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     jobs: Annotated[int, typer.Option(
-        "--jobs", min=1, help="Processes judging rounds (whole tables each; the integrity "
-                              "chain is checked once). The findings are the same for any N.")] = 1,
+        "--jobs", min=1,
+        help="Processes: where stored checkpoints cut the log evenly enough (and no "
+             "--table/--game/--round), each verifies consecutive segments (every row read "
+             "once); else each judges whole tables (the integrity chain checked once). The "
+             "findings are the same for any N.")] = 1,
     checkpoint: Annotated[str | None, typer.Option(
         metavar="FILE", help="A signed checkpoint (ledger seal): fail (exit 3) unless the store still holds "
              "every event it covers, unchanged. See docs/SECURITY.md.")] = None,
@@ -231,7 +234,7 @@ def _since(app: LedgerApp, since: str, public_key: str | None, selection: Select
         "snapshot_source": None, "sealed_at": sealed.sealed_at, "store": sealed.store,
         "key_id": key_id(checked), "key_source": "public_key" if public_key else "checkpoint",
         "public_key_file": public_key}
-    problems = checkpoint_findings(app, sealed, count_events=False)
+    problems = checkpoint_findings(app, sealed, count_events=False) + planted_rows(app)
     if problems:
         return VerifyReport(integrity_ok=False, findings=problems), info
     try:

@@ -236,9 +236,15 @@ def part_from_json(obj: Any, name: str) -> Part:
 # --- --jobs N over segments ------------------------------------------------------------------
 
 
+UNEVEN = 1.5
+"""``--jobs N`` splits by segments only if no process gets more than this many times its even
+share of the rows (else the checkpoints are too unevenly placed, and tables balance better)."""
+
+
 def plan(app: LedgerApp, jobs: int) -> list[tuple[int, int | None]] | None:
     """``jobs`` consecutive segments of about the same number of rows, cut at stored
-    checkpoints; ``None`` if the store has no checkpoint (or one that cannot be read)."""
+    checkpoints; ``None`` if the store has no checkpoint (or one that cannot be read), or if
+    the checkpoints cannot cut it evenly enough (:data:`UNEVEN`)."""
     try:
         with CheckpointStore(app, create=False) as store:
             stored = store.listing()
@@ -262,6 +268,10 @@ def plan(app: LedgerApp, jobs: int) -> list[tuple[int, int | None]] | None:
         cuts.append((start, best.number))
         start, start_pos = best.number, best.position
     cuts.append((start, None))
+    bounds = [0] + [next(s.position for s in stored if s.number == b) for _, b in cuts[:-1]]
+    sizes = [b - a for a, b in zip(bounds, [*bounds[1:], total], strict=True)]
+    if len(cuts) < 2 or max(sizes) > UNEVEN * total / jobs:
+        return None  # checkpoints too unevenly placed: tables balance better
     return cuts
 
 

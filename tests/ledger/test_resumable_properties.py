@@ -26,7 +26,13 @@ from ledger.simulate import simulate
 from ledger.simulators import simulated_games
 from ledger.store import LedgerApp
 from ledger.verify.engine import VerifyReport, verify_store
-from ledger.verify.segments import finding_keys, merge, verify_parallel_segments, verify_segment
+from ledger.verify.segments import (
+    finding_keys,
+    merge,
+    plan,
+    verify_parallel_segments,
+    verify_segment,
+)
 
 SEEDS = [3, 11, 29]
 
@@ -101,3 +107,21 @@ def test_segments_merged_equal_a_full_verify(db_url: str, app: LedgerApp, seed: 
     # coarser cuts too: 0..2, 2..head
     assert merge([verify_segment(app, 0, 2), verify_segment(app, 2, None)]).to_json() == full
     assert verify_parallel_segments(db_url, jobs=2).to_json() == full
+
+
+def test_jobs_split_by_segments_only_where_checkpoints_cut_evenly(
+        db_url: str, app: LedgerApp) -> None:
+    lines = _lines(5)
+    key = generate_key()
+    half = len(lines) // 2
+    _ingest(app, lines[:half])
+    seal(app, key)
+    _ingest(app, lines[half:len(lines) - 30])
+    assert plan(app, 2) == [(0, 1), (1, None)]
+    full = verify_store(app).to_json()
+    assert verify_parallel_segments(db_url, jobs=2).to_json() == full
+    seal(app, key)  # checkpoint 2 near the end: 2 jobs still cut at 1, 4 jobs cannot cut evenly
+    _ingest(app, lines[len(lines) - 30:])
+    assert plan(app, 2) == [(0, 1), (1, None)]
+    assert plan(app, 4) is None
+    assert verify_parallel_segments(db_url, jobs=4).to_json() == verify_store(app).to_json()
