@@ -234,7 +234,8 @@ def _since(app: LedgerApp, since: str, public_key: str | None, selection: Select
         "snapshot_source": None, "sealed_at": sealed.sealed_at, "store": sealed.store,
         "key_id": key_id(checked), "key_source": "public_key" if public_key else "checkpoint",
         "public_key_file": public_key}
-    problems = checkpoint_findings(app, sealed, count_events=False) + planted_rows(app)
+    problems = (checkpoint_findings(app, sealed, count_events=False)
+                + planted_rows(app, sealed))
     if problems:
         return VerifyReport(integrity_ok=False, findings=problems), info
     try:

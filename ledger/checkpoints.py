@@ -288,22 +288,29 @@ def nearest(app: LedgerApp, before: int) -> tuple[Checkpoint, Snapshot] | None:
         return found.checkpoint, store.snapshot(found)
 
 
-def planted_rows(app: LedgerApp) -> list[Finding]:
-    """A ``chain_broken`` finding if the store holds a row with an id <= 0.
+def planted_rows(app: LedgerApp, checkpoint: Checkpoint) -> list[Finding]:
+    """A ``chain_broken`` finding unless the store holds exactly the rows the checkpoint
+    covers at or before its row.
 
-    No writer makes one (``ledger init`` refuses them); a row planted there sorts before every
-    checkpoint, where a resumed pass does not read. One indexed read finds it, so the incremental
-    seal and ``verify --since`` check it; rows changed at positive ids before a checkpoint are
-    left to the full or segment verify (docs/INTEGRITY.md)."""
-    for page in app.rows(page=1):
-        for nid, _, version, topic, _ in page:
-            if nid <= 0:
-                return [Finding("chain_broken", None, None, rule="integrity",
-                                message=f"the store holds a row with id {nid} ({topic} "
-                                        f"v{version}): rows were added outside the ledger, "
-                                        "before the first checkpoint")]
-            return []
-    return []
+    A resumed pass (``verify --since``, the incremental seal) reads only the rows after the
+    checkpoint, so a row planted before it — at an id <= 0, or in a gap of the ids, which
+    PostgreSQL's sequences leave after a rolled-back insert — or a row removed before it would
+    go unseen. Counting the rows at or before the checkpoint's row (one count over the primary
+    key, no row decoded) and comparing with the events the checkpoint covers sees both. A row
+    changed in place before the checkpoint is left to the full or segment verify
+    (docs/INTEGRITY.md)."""
+    if checkpoint.row is None:
+        return []
+    held = app.count_rows(upto=checkpoint.row)
+    covered = checkpoint.position.events
+    if held == covered:
+        return []
+    how = "added" if held > covered else "removed"
+    return [Finding("chain_broken", None, None, rule="integrity (--since)",
+                    message=f"the store holds {held} rows at or before the checkpoint's row "
+                            f"{checkpoint.row}, the checkpoint covers {covered}: rows were "
+                            f"{how} there outside the ledger",
+                    expected={"events": covered}, recorded={"events": held})]
 
 
 # --- snapshot files -------------------------------------------------------------------------
@@ -388,7 +395,7 @@ def seal(app: LedgerApp, key: Ed25519PrivateKey, *, store: str = "",
             except SnapshotError as exc:
                 raise SealRefused(str(exc)) from None
             problems = (checkpoint_findings(app, last.checkpoint, count_events=False)
-                        + planted_rows(app))
+                        + planted_rows(app, last.checkpoint))
             if problems:
                 raise SealRefused(f"the store does not verify; refusing to seal it: stored "
                                   f"checkpoint {last.number}: {problems[0].message}")

@@ -222,6 +222,16 @@ class LedgerApp(Application[UUID]):
                 return
             start = rows[-1][0] + 1
 
+    def count_rows(self, *, upto: int) -> int:
+        """How many rows the log holds with an id at or below ``upto`` (every id, also <= 0):
+        one count over the primary key, no row read."""
+        d = self.dialect
+        table = d.qualified(self.recorder.events_table_name)  # type: ignore[attr-defined]
+        position = "rowid" if d.is_sqlite else "notification_id"
+        found = read_rows(self, f"SELECT COUNT(*) FROM {table} WHERE {position} <= {d.p}",
+                          (upto,))
+        return int(found[0][0])
+
     def span(self, aggregate: UUID) -> tuple[int, int, str] | None:
         """Where one aggregate's events sit in the log: the notification ids of its first and
         its newest stored event, and the newest one's topic (``None`` if it has none)."""
