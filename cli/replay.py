@@ -42,7 +42,7 @@ def _print(r: RoundReplay) -> None:
     data: dict[str, Any] = r.to_json()
     out.print(f"[bold]{data['game']} round {data['table']}/{data['round']}[/bold] "
               f"({data['currency']}, rulebook {data['rules_hash'][:12]}…)")
-    if data["judged_from"]:
+    if "judged_from" in data:
         at = data["judged_from"]
         out.print(f"judged from the checkpoint at row {at['position']} (chain link {at['links']}, "
                   f"head {at['head'][:16]}…)", markup=False)

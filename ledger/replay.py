@@ -37,7 +37,8 @@ class RoundReplay:
     findings: list[Finding]
     judged_from: dict[str, Any] | None = None
     """Where the pass that judged the round began: the checkpoint's ``position``, ``links``
-    and ``head`` (``None``: the round was judged alone, or from the start of the store)."""
+    and ``head`` (``None``: the round was judged alone, or from the start of the store; the
+    JSON then has no ``judged_from`` key)."""
 
     @property
     def errors(self) -> list[Finding]:
@@ -55,7 +56,7 @@ class RoundReplay:
             "derivation": [{"text": s.text, "rule": s.rule} for s in self.derivation.steps],
             "bets": [self._bet(b) for b in rnd.bets.values()],
             "findings": [f.to_json() for f in self.findings],
-            "judged_from": self.judged_from,
+            **({"judged_from": self.judged_from} if self.judged_from is not None else {}),
         }
 
     def _bet(self, bet: BetPlaced) -> dict[str, Any]:
