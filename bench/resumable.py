@@ -175,11 +175,11 @@ def verify_since(app: LedgerApp, public_key: Any = None,
     signature, that the store holds its head, its snapshot's digest), then verify only the rows
     after it. Raises ``RuntimeError`` if there is no checkpoint or it does not match.
 
-    ``steps`` receives the CPU seconds of each step: ``checkpoint`` (reading it, its signature
-    and the store's chain up to it, ``ledger.seal.checkpoint_findings``), ``snapshot`` (loading
-    and checking it) and ``verify`` (the rows after it)."""
-    from ledger.checkpoints import latest, load_snapshot
-    from ledger.seal import checkpoint_findings
+    ``steps`` receives the CPU seconds of each step: ``checkpoint`` (reading it, its signature,
+    its link at its row and the count of rows before it, ``ledger.checkpoints.resume_findings``,
+    as the CLI does), ``snapshot`` (loading and checking it) and ``verify`` (the rows after
+    it)."""
+    from ledger.checkpoints import latest, load_snapshot, resume_findings
     from ledger.verify.engine import verify_store
 
     clock = [time.process_time()]
@@ -194,7 +194,7 @@ def verify_since(app: LedgerApp, public_key: Any = None,
     if stored is None:
         raise RuntimeError("no stored checkpoint")
     stored.checkpoint.check_signature(public_key)
-    problems = checkpoint_findings(app, stored.checkpoint)
+    problems = resume_findings(app, stored.checkpoint)
     if problems:
         raise RuntimeError(f"checkpoint {stored.number}: {problems[0].message}")
     step("checkpoint")

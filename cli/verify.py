@@ -14,7 +14,7 @@ from cli.context import DbOption, open_app
 from cli.contract import fail
 from cli.render import out, print_json, print_verify, progress_bar
 from ledger.checkpoints import latest as latest_checkpoint
-from ledger.checkpoints import load_snapshot, planted_rows, snapshot_path
+from ledger.checkpoints import load_snapshot, resume_findings, snapshot_path
 from ledger.errors import SealError, UsageError
 from ledger.feed.types import GAME_KEYS
 from ledger.findings import Finding
@@ -234,8 +234,7 @@ def _since(app: LedgerApp, since: str, public_key: str | None, selection: Select
         "snapshot_source": None, "sealed_at": sealed.sealed_at, "store": sealed.store,
         "key_id": key_id(checked), "key_source": "public_key" if public_key else "checkpoint",
         "public_key_file": public_key}
-    problems = (checkpoint_findings(app, sealed, count_events=False)
-                + planted_rows(app, sealed))
+    problems = resume_findings(app, sealed)
     if problems:
         return VerifyReport(integrity_ok=False, findings=problems), info
     try:

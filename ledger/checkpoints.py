@@ -288,6 +288,14 @@ def nearest(app: LedgerApp, before: int) -> tuple[Checkpoint, Snapshot] | None:
         return found.checkpoint, store.snapshot(found)
 
 
+def resume_findings(app: LedgerApp, checkpoint: Checkpoint) -> list[Finding]:
+    """What the store contradicts in a checkpoint a pass is about to resume from (``verify
+    --since``, the incremental seal): its link must sit at its row with its digest (no walk over
+    the earlier links), and the store must hold exactly the rows it covers up to there
+    (:func:`planted_rows`). Empty when it may resume."""
+    return checkpoint_findings(app, checkpoint, count_events=False) + planted_rows(app, checkpoint)
+
+
 def planted_rows(app: LedgerApp, checkpoint: Checkpoint) -> list[Finding]:
     """A ``chain_broken`` finding unless the store holds exactly the rows the checkpoint
     covers at or before its row.
@@ -394,8 +402,7 @@ def seal(app: LedgerApp, key: Ed25519PrivateKey, *, store: str = "",
                 start = table.snapshot(last)
             except SnapshotError as exc:
                 raise SealRefused(str(exc)) from None
-            problems = (checkpoint_findings(app, last.checkpoint, count_events=False)
-                        + planted_rows(app, last.checkpoint))
+            problems = resume_findings(app, last.checkpoint)
             if problems:
                 raise SealRefused(f"the store does not verify; refusing to seal it: stored "
                                   f"checkpoint {last.number}: {problems[0].message}")
