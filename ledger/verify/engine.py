@@ -131,21 +131,21 @@ def verify_store(
     """
     started = time.perf_counter()
     chain = ChainVerifier(app.ledger_mapper)
+    wants_state = snapshot or stop is not None
     scan = VerifyPass(app.ledger_mapper, selection, chain=chain, on_judged=on_judged,
-                      keep_content=True)
+                      keep_content=wants_state)  # kept content is only for a snapshot
     if start is not None:
         scan.resume(start)
     for page in app.rows(after=None if start is None else start.position):
-        if stop is not None and page[-1][0] > stop:
+        last_page = stop is not None and page[-1][0] > stop
+        if stop is not None and last_page:
             page = [row for row in page if row[0] <= stop]
-            scan.feed(page)
-            if on_progress is not None:
-                on_progress(len(page))
-            break
         scan.feed(page)
         if on_progress is not None:
             on_progress(len(page))
-    taken = scan.snapshot() if snapshot or stop is not None else None
+        if last_page:
+            break
+    taken = scan.snapshot() if wants_state else None
     report = scan.finish(expect_head, end_of_log=stop is None)
     report.snapshot = taken
     if start is not None:
