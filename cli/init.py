@@ -8,7 +8,7 @@ import typer
 
 from cli.context import DbOption, open_app
 from cli.contract import fail
-from ledger.checkpoints import CheckpointStore
+from ledger.checkpoints import CheckpointStore, checkpoints_sql
 from ledger.db_admin import (
     AUDITOR_ROLE,
     INGEST_ROLE,
@@ -18,8 +18,10 @@ from ledger.db_admin import (
     install_append_only,
     roles_sql,
 )
+from ledger.sql import dialect_of
 from ledger.store import LOCK_FUNCTION
 from projections.updater import ViewStore
+from projections.view_store import view_tables_sql
 
 
 def init(
@@ -37,8 +39,11 @@ def init(
     password: Annotated[str | None, typer.Option(
         envvar="LEDGER_ROLE_PASSWORD", help="Login password for both roles (default: none, "
         "for peer/cert authentication).")] = None,
-    print_sql: Annotated[bool, typer.Option(help="Only print the SQL, change nothing "
-                                            "(the tables are still created).")] = False,
+    print_sql: Annotated[bool, typer.Option(help="Only print the SQL, for the database owner "
+                                            "to review and run: the append-only triggers, the "
+                                            "view and checkpoints tables, and with --roles the "
+                                            "roles and grants. Nothing else is changed (the "
+                                            "events table is still created).")] = False,
 ) -> None:
     """Create the tables, install the append-only triggers and optionally the roles.
 
@@ -56,7 +61,9 @@ def init(
         if roles and where.backend != "postgres":
             fail("--roles needs PostgreSQL (SQLite has no roles: protect the file)")
         if print_sql:
-            statements = append_only_sql(where)
+            dialect = dialect_of(app)
+            statements = (append_only_sql(where) + view_tables_sql(dialect)
+                          + checkpoints_sql(dialect))
             if roles:
                 statements += roles_sql(where, ingest_role, auditor_role,
                                         "***" if password else None)

@@ -22,7 +22,7 @@ from typing import Any
 from eventsourcing.persistence import IntegrityError
 
 from ledger.errors import StoreError
-from ledger.sql import Connection, connect
+from ledger.sql import Connection, Dialect, connect
 from ledger.store import LedgerApp
 from projections.base import MemoryRows
 from projections.sealed_rows import META_KEY, RowCodec
@@ -61,6 +61,19 @@ class Pending:
     on_write: Callable[[], None] | None = None
 
 
+def view_tables_sql(dialect: Dialect) -> list[str]:
+    """The statements that create the view tables (run by :class:`ViewStore`, printed by
+    ``ledger init --print-sql``)."""
+    collate = "" if dialect.is_sqlite else ' COLLATE "C"'
+    rows, tracking = dialect.qualified(ROWS_TABLE), dialect.qualified(TRACKING_TABLE)
+    return [
+        f"CREATE TABLE IF NOT EXISTS {rows} (view TEXT NOT NULL,"
+        f" key TEXT{collate} NOT NULL, row TEXT NOT NULL, PRIMARY KEY (view, key))",
+        f"CREATE TABLE IF NOT EXISTS {tracking} (view TEXT PRIMARY KEY,"
+        f" position BIGINT NOT NULL, version BIGINT NOT NULL)",
+    ]
+
+
 class ViewStore:
     """The view tables of one ledger database (see the module docstring)."""
 
@@ -93,13 +106,7 @@ class ViewStore:
         self.close()
 
     def _create(self) -> None:
-        collate = "" if self.db.dialect.is_sqlite else ' COLLATE "C"'
-        statements = [
-            f"CREATE TABLE IF NOT EXISTS {self.rows_table} (view TEXT NOT NULL,"
-            f" key TEXT{collate} NOT NULL, row TEXT NOT NULL, PRIMARY KEY (view, key))",
-            f"CREATE TABLE IF NOT EXISTS {self.tracking_table} (view TEXT PRIMARY KEY,"
-            f" position BIGINT NOT NULL, version BIGINT NOT NULL)",
-        ]
+        statements = view_tables_sql(self.db.dialect)
         for attempt in range(3):
             try:
                 with self.db.write() as cur:

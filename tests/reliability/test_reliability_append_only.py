@@ -54,9 +54,56 @@ def test_sqlite_init_refuses_update_and_delete_and_ingest_still_works(tmp_path: 
 def test_init_prints_its_sql_for_an_operator(tmp_path: Path) -> None:
     result = runner.invoke(cli_app, ["init", "--db", f"sqlite:///{tmp_path / 'l.db'}", "--print-sql"])
     assert result.exit_code == 0
-    assert result.stdout.count("CREATE TRIGGER") == 3  # update, delete, positive id
+    # the events table's update, delete and positive-id triggers, the checkpoints' two
+    assert result.stdout.count("CREATE TRIGGER") == 5
     assert runner.invoke(cli_app, ["init", "--db", f"sqlite:///{tmp_path / 'l.db'}",
                                    "--roles"]).exit_code == 2
+    with sqlite3.connect(tmp_path / "l.db") as conn:  # nothing but the events table yet
+        assert _tables(conn) == {"stored_events"}
+        conn.executescript(result.stdout)  # what the operator runs
+        assert _tables(conn) == {"stored_events", "ledger_checkpoints", "ledger_view_rows",
+                                 "ledger_view_tracking"}
+        conn.execute("INSERT INTO ledger_checkpoints VALUES (1, 1, 1, 1, 'h', 'd', 't', 'c', x'')")
+        with pytest.raises(sqlite3.IntegrityError, match="append-only: UPDATE refused"):
+            conn.execute("UPDATE ledger_checkpoints SET head = 'x'")
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    return {name for (name,) in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
+
+
+def test_postgres_printed_sql_sets_up_what_init_does(db_url: str) -> None:
+    """An owner who reviews `init --print-sql --roles` and runs it gets the tables and grants
+    `init --roles` makes: the auditor can seal (insert a checkpoint), nobody can change one."""
+    if db_url.startswith("sqlite"):
+        pytest.skip("roles exist only on PostgreSQL (the SQLite case is the test above)")
+    import psycopg
+
+    schema = parse_qs(urlsplit(db_url).query)["schema"][0]
+    prefix = f"lp_{uuid.uuid4().hex[:8]}"
+    auditor = f"{prefix}_auditor"
+    try:
+        result = runner.invoke(cli_app, ["init", "--db", db_url, "--print-sql", "--roles",
+                                         "--role-prefix", prefix])
+        assert result.exit_code == 0, result.output
+        with _psql(db_url) as conn:
+            for statement in result.stdout.split(";\n"):
+                if statement.strip():
+                    conn.execute(statement)
+        row = "(1, 1, 1, 1, 'h', 'd', 't', 'c', '')"
+        with _psql(db_url, auditor) as conn:
+            conn.execute(f"INSERT INTO {schema}.ledger_checkpoints VALUES {row}")
+            assert conn.execute(f"SELECT count(*) FROM {schema}.ledger_view_rows").fetchone()
+        with _psql(db_url) as conn:
+            with pytest.raises(psycopg.errors.InsufficientPrivilege, match="append-only"):
+                conn.execute(f"UPDATE {schema}.ledger_checkpoints SET head = 'x'")
+    finally:
+        with _psql(db_url) as conn:
+            for role in (f"{prefix}_ingest", auditor):
+                if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
+                    conn.execute(f'DROP OWNED BY "{role}"')
+                    conn.execute(f'DROP ROLE "{role}"')
 
 
 def _psql(url: str, user: str | None = None):
