@@ -95,9 +95,9 @@ def test_postgres_printed_sql_sets_up_what_init_does(db_url: str) -> None:
         with _psql(db_url, auditor) as conn:
             conn.execute(f"INSERT INTO {schema}.ledger_checkpoints VALUES {row}")
             assert conn.execute(f"SELECT count(*) FROM {schema}.ledger_view_rows").fetchone()
-        with _psql(db_url) as conn:
-            with pytest.raises(psycopg.errors.InsufficientPrivilege, match="append-only"):
-                conn.execute(f"UPDATE {schema}.ledger_checkpoints SET head = 'x'")
+        with _psql(db_url) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege,
+                                                   match="append-only"):
+            conn.execute(f"UPDATE {schema}.ledger_checkpoints SET head = 'x'")
     finally:
         with _psql(db_url) as conn:
             for role in (f"{prefix}_ingest", auditor):
