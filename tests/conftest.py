@@ -95,7 +95,8 @@ def examples() -> Path:
 
 
 class RawStore:
-    """Direct SQL on the events table, to play the attacker in integrity tests."""
+    """Direct SQL on the events and checkpoints tables, to play the attacker in integrity
+    tests."""
 
     def __init__(self, url: str) -> None:
         self.url = url
@@ -103,23 +104,25 @@ class RawStore:
 
     def rows(self) -> list[tuple[int, bytes]]:
         """``(notification id, state)`` of every stored event, in order."""
-        return [(int(i), bytes(s)) for i, s in self._run(
+        return [(int(i), bytes(s)) for i, s in self.run(
             "SELECT {id}, state FROM {events} ORDER BY {id}", fetch=True)]
 
     def set_state(self, notification_id: int, state: bytes) -> None:
         """Overwrite one event's stored bytes."""
-        self._run("UPDATE {events} SET state = {p} WHERE {id} = {p}", (state, notification_id))
+        self.run("UPDATE {events} SET state = {p} WHERE {id} = {p}", (state, notification_id))
 
     def delete(self, notification_id: int) -> None:
         """Remove one event."""
-        self._run("DELETE FROM {events} WHERE {id} = {p}", (notification_id,))
+        self.run("DELETE FROM {events} WHERE {id} = {p}", (notification_id,))
 
-    def _run(self, template: str, params: tuple[object, ...] = (), fetch: bool = False) -> list:
+    def run(self, template: str, params: tuple[object, ...] = (), fetch: bool = False) -> list:
+        """Plain SQL, with ``{events}``, ``{t}`` (the checkpoints table), ``{id}`` (the events'
+        position column) and ``{p}`` (a parameter) written for the backend."""
         if self.sqlite:
             import sqlite3
 
             path = self.url[len("sqlite:///"):]
-            sql = template.format(events="stored_events", id="rowid", p="?")
+            sql = template.format(events="stored_events", t="ledger_checkpoints", id="rowid", p="?")
             with sqlite3.connect(path) as conn:
                 cur = conn.execute(sql, params)
                 return cur.fetchall() if fetch else []
@@ -129,7 +132,8 @@ class RawStore:
 
         schema = parse_qs(urlsplit(self.url).query)["schema"][0]
         base = self.url.split("?")[0]
-        sql = template.format(events=f"{schema}.ledger_events", id="notification_id", p="%s")
+        sql = template.format(events=f"{schema}.ledger_events", t=f'"{schema}".ledger_checkpoints',
+                             id="notification_id", p="%s")
         with psycopg.connect(base, autocommit=True) as conn:
             cur = conn.execute(sql, params)  # type: ignore[arg-type]
             return cur.fetchall() if fetch else []

@@ -11,7 +11,6 @@ import sqlite3
 import zlib
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from typer.testing import CliRunner
@@ -27,21 +26,6 @@ runner = CliRunner()
 def _run(*args: str) -> tuple[int, str]:
     result = runner.invoke(cli_app, list(args))
     return result.exit_code, result.output
-
-
-def _sql(url: str, template: str, params: tuple[object, ...] = (), fetch: bool = False) -> list:
-    """Plain SQL on the checkpoints table: the attacker with database access."""
-    if url.startswith("sqlite"):
-        with sqlite3.connect(url[len("sqlite:///"):]) as conn:
-            cur = conn.execute(template.format(t="ledger_checkpoints", p="?"), params)
-            return cur.fetchall() if fetch else []
-    import psycopg
-
-    schema = parse_qs(urlsplit(url).query)["schema"][0]
-    with psycopg.connect(url.split("?")[0], autocommit=True) as conn:
-        cur = conn.execute(template.format(t=f'"{schema}".ledger_checkpoints', p="%s"),  # type: ignore[arg-type]
-                           params)
-        return cur.fetchall() if fetch else []
 
 
 def _ingest(app: LedgerApp, path: Path) -> None:
@@ -212,16 +196,16 @@ def test_a_tampered_snapshot_is_exit_3(db_url: str, sealed_store: dict[str, Any]
     assert _verify(db_url, "--since", str(cp))[0] == 0
 
 
-def test_an_edited_stored_snapshot_is_exit_3(db_url: str, sealed_store: dict[str, Any],
+def test_an_edited_stored_snapshot_is_exit_3(db_url: str, raw: Any, sealed_store: dict[str, Any],
                                              keys: tuple[Path, Path]) -> None:
-    rows = _sql(db_url, "SELECT snapshot FROM {t} WHERE number = 2", fetch=True)
+    rows = raw.run("SELECT snapshot FROM {t} WHERE number = 2", fetch=True)
     obj = json.loads(zlib.decompress(bytes(rows[0][0])))
     obj["state"]["tables"]["forged"] = "000001"
-    _sql(db_url, "DROP TRIGGER IF EXISTS ledger_checkpoints_no_update" if
+    raw.run("DROP TRIGGER IF EXISTS ledger_checkpoints_no_update" if
          db_url.startswith("sqlite") else
          "ALTER TABLE {t} DISABLE TRIGGER ledger_checkpoints_append_only")
     forged = json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
-    _sql(db_url, "UPDATE {t} SET snapshot = {p} WHERE number = 2", (zlib.compress(forged),))
+    raw.run("UPDATE {t} SET snapshot = {p} WHERE number = 2", (zlib.compress(forged),))
     code, body = _verify(db_url, "--since", "last", "--public-key", str(keys[1]))
     assert code == 3 and "edited" in body["findings"][0]["message"]
     code, body = _verify(db_url, "--segment", "2..head")

@@ -9,11 +9,9 @@ and the snapshot digest, so an edited row is detected.
 from __future__ import annotations
 
 import json
-import sqlite3
 import zlib
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -55,21 +53,6 @@ def _sealed(snapshot: Snapshot, key: Any = None) -> Any:
     key = key or generate_key()
     return sign(ChainPosition(snapshot.links, snapshot.events, snapshot.head), key,
                 snapshot=snapshot)
-
-
-def _sql(url: str, template: str, params: tuple[object, ...] = (), fetch: bool = False) -> list:
-    """Plain SQL on the checkpoints table: the attacker with database access."""
-    if url.startswith("sqlite"):
-        with sqlite3.connect(url[len("sqlite:///"):]) as conn:
-            cur = conn.execute(template.format(t="ledger_checkpoints", p="?"), params)
-            return cur.fetchall() if fetch else []
-    import psycopg
-
-    schema = parse_qs(urlsplit(url).query)["schema"][0]
-    with psycopg.connect(url.split("?")[0], autocommit=True) as conn:
-        cur = conn.execute(template.format(t=f'"{schema}".ledger_checkpoints', p="%s"),  # type: ignore[arg-type]
-                           params)
-        return cur.fetchall() if fetch else []
 
 
 # --- the format -----------------------------------------------------------------------------
@@ -144,23 +127,23 @@ def test_a_snapshot_that_is_not_the_signed_one_is_not_stored(app: LedgerApp) -> 
         save(app, _sealed(_snapshot(10)), _snapshot(10, carried="other"))
 
 
-def test_update_and_delete_of_stored_checkpoints_are_refused(app: LedgerApp, db_url: str) -> None:
+def test_update_and_delete_of_stored_checkpoints_are_refused(app: LedgerApp, raw: Any) -> None:
     snap = _snapshot(10)
     save(app, _sealed(snap), snap)
     for statement in ("UPDATE {t} SET position = 5", "DELETE FROM {t}"):
         with pytest.raises(Exception, match="append-only"):
-            _sql(db_url, statement)
+            raw.run(statement)
     assert [s.number for s in listing(app)] == [1]
 
 
-def test_an_edited_snapshot_row_is_detected(app: LedgerApp, db_url: str) -> None:
+def test_an_edited_snapshot_row_is_detected(app: LedgerApp, db_url: str, raw: Any) -> None:
     snap = _snapshot(10)
     save(app, _sealed(snap), snap)
-    _sql(db_url, "DROP TRIGGER IF EXISTS ledger_checkpoints_no_update" if
+    raw.run("DROP TRIGGER IF EXISTS ledger_checkpoints_no_update" if
          db_url.startswith("sqlite") else
          "ALTER TABLE {t} DISABLE TRIGGER ledger_checkpoints_append_only")
     edited = _snapshot(10, carried="forged")
-    _sql(db_url, "UPDATE {t} SET snapshot = {p}", (zlib.compress(edited.dumps()),))
+    raw.run("UPDATE {t} SET snapshot = {p}", (zlib.compress(edited.dumps()),))
     with CheckpointStore(app, create=False) as store:
         stored = store.latest()
         assert stored is not None
@@ -168,7 +151,7 @@ def test_an_edited_snapshot_row_is_detected(app: LedgerApp, db_url: str) -> None
             store.snapshot(stored)
     with pytest.raises(SnapshotError):
         nearest(app, 11)
-    _sql(db_url, "UPDATE {t} SET snapshot = {p}", (b"not zlib",))
+    raw.run("UPDATE {t} SET snapshot = {p}", (b"not zlib",))
     with pytest.raises(SnapshotError, match="damaged"):
         nearest(app, 11)
 
