@@ -37,6 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench.bare import BareApp, bare_ingest, bare_read
+from bench.breakdown import ingest_stages, verify_stages
 from bench.feed import FeedFile, write_feed
 from bench.floor import feed_rows, raw_read, raw_write
 from bench.memory import measure
@@ -256,6 +257,10 @@ def _ledger(store: Store, feed: FeedFile, jobs: int) -> dict[str, Any]:
         fig["verify_events_s"] = feed.lines / seconds
         fig["verify_rows_s"] = verified.events / seconds
         _say(f"{store.kind}: ledger verify done ({seconds:.1f}s)")
+        fig["verify_stages_cpu_us_event"] = verify_stages(app, feed.lines, fig["verify_cpu_s"])
+        fig["ingest_stages_cpu_us_event"] = ingest_stages(feed.path, feed.lines,
+                                                          fig["ingest_cpu_s"])
+        _say(f"{store.kind}: stage breakdown done")
     finally:
         app.close()
     if jobs > 1:
@@ -291,6 +296,9 @@ def _medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
                 out[kind][key] = all(values)
             elif isinstance(value, (int, float)) and not isinstance(value, list):
                 out[kind][key] = statistics.median(values)
+            elif isinstance(value, dict):  # a stage breakdown: the median of each stage
+                out[kind][key] = {stage: statistics.median(v[stage] for v in values)
+                                  for stage in value}
     return out
 
 
@@ -378,6 +386,7 @@ def render(results: dict[str, Any]) -> str:
     for label, key in rows:
         cells = [_fmt(med[k].get(key)) for k in kinds]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines += _render_stages(med, kinds)
     memory = results.get("memory")
     if memory:
         lines += ["", "| peak RSS (SQLite, fresh process) | ingest MB | verify MB |",
@@ -395,6 +404,21 @@ def render(results: dict[str, Any]) -> str:
         lines.append(f"| {name} {sign} {v['target']} | {v['value']:.2f} | "
                      f"{'yes' if v['met'] else 'NO'} |")
     return "\n".join(lines)
+
+
+def _render_stages(med: dict[str, Any], kinds: list[str]) -> list[str]:
+    """Where ingest's and verify's client CPU goes (``bench.breakdown``), µs per feed event."""
+    lines: list[str] = []
+    for what in ("ingest", "verify"):
+        key = f"{what}_stages_cpu_us_event"
+        if not all(key in med[k] for k in kinds):
+            continue
+        lines += ["", f"| {what}: client CPU µs/event by stage | " + " | ".join(kinds) + " |",
+                  "|---|" + "---:|" * len(kinds)]
+        for stage in med[kinds[0]][key]:
+            lines.append(f"| {stage} | " + " | ".join(
+                f"{med[k][key].get(stage, 0.0):.1f}" for k in kinds) + " |")
+    return lines
 
 
 def _fmt(value: Any) -> str:

@@ -35,6 +35,13 @@ def test_the_harness_runs_on_a_tiny_feed_and_writes_its_json(tmp_path: Path) -> 
     assert set(body["verdict"]) >= {"sqlite ingest / bare append",
                                     "sqlite verify / bare read+decode"}
     assert "| ledger ingest (events/s) |" in done.stdout
+    # Where the CPU goes: every stage measured, and the stages add up to the whole.
+    stages = sqlite["verify_stages_cpu_us_event"]
+    assert list(stages) == ["read", "chain", "decode + gather", "judge"]
+    assert all(v >= 0 for v in stages.values()) and stages["read"] > 0
+    assert sum(stages.values()) >= sqlite["verify_cpu_us_event"] * 0.99
+    assert list(sqlite["ingest_stages_cpu_us_event"]) == ["parse + validate", "store"]
+    assert "| verify: client CPU µs/event by stage | sqlite |" in done.stdout
     # Issue 15's targets ride along (bench.resumable, tiny sizes here).
     resumable = body["resumable"]["stores"]["sqlite"]
     assert resumable["segments2_identical"] is True and resumable["segments2_rows_once"] is True
