@@ -249,16 +249,20 @@ def _deal(rnd: Round, places: dict[int, Place],
         return False, None
     ok = True
     seen: Counter[str] = Counter()
-    for c in dealt:
-        text = str(c.card)
+    texts = [str(c.card) for c in dealt]
+    for c, text in zip(dealt, texts, strict=True):
         seen[text] += 1
         if seen[text] == 2:
             d.findings.append(_finding(rnd, None, DUPLICATE_RULE,
                                        f"card {c.card} dealt twice from one deck", seq=c.seq))
-    dealer_cards = [str(c.card) for c in dealt if c.to == "dealer"]
-    for c in dealt:
+    dealer_cards = [text for c, text in zip(dealt, texts, strict=True) if c.to == "dealer"]
+    for c, text in zip(dealt, texts, strict=True):
         if c.to != "dealer":
-            places.setdefault(int(c.to), Place(int(c.to))).cards.append(str(c.card))
+            seat = int(c.to)
+            place = places.get(seat)
+            if place is None:
+                place = places[seat] = Place(seat)
+            place.cards.append(text)
     seats = sorted(p.seat for p in places.values() if p.cards)
     counts = {f"place {p.seat}": len(p.cards) for p in places.values()
               if p.ante is not None or p.cards}
