@@ -67,5 +67,8 @@ def share_down(amount: Decimal, parts: int, *, increment: Decimal = CENT) -> tup
 
 
 def same_amount(a: Decimal, b: Decimal) -> bool:
-    """Compare two amounts by value (``Decimal("5") == Decimal("5.00")``)."""
-    return a.compare(b) == 0
+    """Compare two amounts by value (``Decimal("5") == Decimal("5.00")``).
+
+    Decimal equality is by value (as ``a.compare(b) == 0``, and false for a NaN as that is),
+    without building the comparison's Decimal result."""
+    return a == b

@@ -104,26 +104,26 @@ def _pays(prize: Prize | None) -> str:
 def _even(spot: EvenSpot, dice: Dice) -> SpotVerdict:
     s = total(dice)
     if is_triple(dice):
-        return SpotVerdict(None, SMALL_BIG_LOSE_ON_TRIPLES,
+        return Verdict(None, SMALL_BIG_LOSE_ON_TRIPLES,
                        f"{spot.kind} loses on the triple {dice[0]}-{dice[0]}-{dice[0]}")
     winning = SMALL_TOTALS if spot.kind == "small" else BIG_TOTALS
     prize = PRIZES[spot.kind] if s in winning else None
     side = "small" if s in SMALL_TOTALS else "big"
-    return SpotVerdict(prize, PRIZES[spot.kind].rule,
+    return Verdict(prize, PRIZES[spot.kind].rule,
                    f"total {s} is {side}: {spot.kind} {_pays(prize)}")
 
 
 def _figure(spot: FigureSpot, dice: Dice) -> SpotVerdict:
     n = figure_count(dice, spot.face)
     prize = FIGURE_PRIZES.get(n)
-    return SpotVerdict(prize, FIGURE_PRIZES[1].rule,
+    return Verdict(prize, FIGURE_PRIZES[1].rule,
                    f"{label(spot)} shows on {n} of the dice: {_pays(prize)}")
 
 
 def _specific_triple(spot: FigureSpot, dice: Dice) -> SpotVerdict:
     n = figure_count(dice, spot.face)
     prize = PRIZES["specific_triple"] if n == 3 else None
-    return SpotVerdict(prize, PRIZES["specific_triple"].rule,
+    return Verdict(prize, PRIZES["specific_triple"].rule,
                    f"{FACES[spot.face].figure} ({spot.face}) shows on {n} of the dice, the bet "
                    f"needs 3: {_pays(prize)}")
 
@@ -132,7 +132,7 @@ def _colour(spot: ColourSpot, dice: Dice) -> SpotVerdict:
     c = colour_count(dice, spot.colour)
     needed = COLOUR_COUNTS[spot.kind]
     prize = PRIZES[spot.kind] if c == needed else None
-    return SpotVerdict(prize, PRIZES[spot.kind].rule,
+    return Verdict(prize, PRIZES[spot.kind].rule,
                    f"{spot.colour} shows on exactly {c} of the dice, the bet needs exactly "
                    f"{needed}: {_pays(prize)}")
 
@@ -141,7 +141,7 @@ def _any(spot: AnySpot, dice: Dice) -> SpotVerdict:
     hit = is_one_colour(dice) if spot.kind == "any_three_colour" else is_triple(dice)
     prize = PRIZES[spot.kind] if hit else None
     what = "colour" if spot.kind == "any_three_colour" else "figure"
-    return SpotVerdict(prize, PRIZES[spot.kind].rule,
+    return Verdict(prize, PRIZES[spot.kind].rule,
                    f"the three dice {'show' if hit else 'do not show'} the same {what}: "
                    f"{label(spot)} {_pays(prize)}")
 
@@ -150,7 +150,7 @@ def _total(spot: TotalSpot, dice: Dice) -> SpotVerdict:
     s = total(dice)
     prize = TOTAL_PRIZES[spot.total] if s == spot.total else None
     rule = TOTALS_ON_TRIPLES if is_triple(dice) else TOTAL_PRIZES[spot.total].rule
-    return SpotVerdict(prize, rule, f"the dice total {s}: total {spot.total} {_pays(prize)}")
+    return Verdict(prize, rule, f"the dice total {s}: total {spot.total} {_pays(prize)}")
 
 
 def derive_verdict(spot: Spot, dice: Dice) -> SpotVerdict:

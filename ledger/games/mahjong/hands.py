@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from ledger.games.mahjong.tiles import KINDS, ORPHANS, code, number_of, suit_of
@@ -151,7 +152,25 @@ def is_complete(concealed: Sequence[int], fixed_count: int, sets: int,
         return False
     if orphans_allowed and fixed_count == 0 and is_thirteen_orphans(concealed, ()):
         return True
-    tiles = list(concealed)
+    if min(concealed) < 0:  # only a replay after a finding gets here: search the whole hand
+        return _has_pair_and_sets(list(concealed))
+    pairs = 0
+    for lo in (0, 9, 18):
+        suit = tuple(concealed[lo:lo + 9])
+        rest = sum(suit) % 3
+        if rest == 1 or not _suit_reading(suit)[rest == 2]:
+            return False
+        pairs += rest == 2
+    for k in range(27, KINDS):
+        rest = concealed[k] % 3
+        if rest == 1:
+            return False
+        pairs += rest == 2
+    return pairs == 1
+
+
+def _has_pair_and_sets(tiles: list[int]) -> bool:
+    """The search over the whole hand: some pair, then sets of everything else."""
     for p in range(KINDS):
         if tiles[p] >= 2:
             tiles[p] -= 2
@@ -160,6 +179,26 @@ def is_complete(concealed: Sequence[int], fixed_count: int, sets: int,
             if ok:
                 return True
     return False
+
+
+@lru_cache(maxsize=1 << 16)
+def _suit_reading(suit: tuple[int, ...]) -> tuple[bool, bool]:
+    """Whether one suit's nine counts split into sets alone, and into sets and one pair.
+
+    Chows never cross suits and honours form only pungs and a pair, so a hand is complete
+    exactly when every suit and honour splits and one of them holds the pair; the answer for a
+    suit is the same search as before, done once per distinct suit and then looked up."""
+    tiles = [*suit, *([0] * (KINDS - 9))]
+    sets_only = _all_sets(tiles, 0)
+    with_pair = False
+    for p in range(9):
+        if tiles[p] >= 2:
+            tiles[p] -= 2
+            with_pair = _all_sets(tiles, 0)
+            tiles[p] += 2
+            if with_pair:
+                break
+    return sets_only, with_pair
 
 
 def _all_sets(tiles: list[int], i: int) -> bool:

@@ -198,7 +198,7 @@ def liability(state: GameState, claim: WinClaim, s: Score) -> Liability | None:
     if claim.source == "self_drawn":
         if claim.fourth_set_from is not None and claim.draws_since_fourth == 1 \
                 and _found(s, "D6"):
-            return Liability(claim.fourth_set_from, "MJ art. 10(a)(2); RULES §4.8(2)",
+            return Verdict(claim.fourth_set_from, "MJ art. 10(a)(2); RULES §4.8(2)",
                              f"his discard gave {claim.seat} a 4th exposed set of one suit and "
                              f"{claim.seat} self-drew his pure-one-suit win on the next draw")
         return None
@@ -210,27 +210,27 @@ def liability(state: GameState, claim: WinClaim, s: Score) -> Liability | None:
     exposed = [m for m in claim.melds if not m.concealed]
     by_suit = [sum(1 for m in exposed if m.first < 27 and m.first // 9 == suit) for suit in range(3)]
     if max(by_suit) >= 3 and _found(s, "D6"):
-        return Liability(d.seat, "MJ art. 10(a)(1); RULES §4.8(1)",
+        return Verdict(d.seat, "MJ art. 10(a)(1); RULES §4.8(1)",
                          f"{claim.seat} had {max(by_suit)} exposed sets of one suit and won a "
                          "pure-one-suit hand on his discard")
     dragons = sum(1 for m in exposed if m.first in DRAGONS)
     winds = sum(1 for m in exposed if m.first in WINDS)
     if (_found(s, "D9") and dragons >= 2) or (_found(s, "D10") and winds >= 3):
-        return Liability(d.seat, "MJ art. 10(a)(3); RULES §4.8(3), §8.4 M16",
+        return Verdict(d.seat, "MJ art. 10(a)(3); RULES §4.8(3), §8.4 M16",
                          "his discard completed big three dragons / big four winds after the "
                          "honour sets were exposed")
     if d.held_back:
-        return Liability(d.seat, "MJ art. 10(a)(4); RULES §4.8(4)",
+        return Verdict(d.seat, "MJ art. 10(a)(4); RULES §4.8(4)",
                          f"he kept the last {code(d.held_back[0])} (絕張) and discarded "
                          f"{code(d.tile)}")
     was_ready = _was_ready(state, d)
     if not was_ready and d.hand_at_discard[d.tile] >= 3:
-        return Liability(d.seat, "MJ art. 10(a)(5); RULES §4.8(5), §8.4 M16",
+        return Verdict(d.seat, "MJ art. 10(a)(5); RULES §4.8(5), §8.4 M16",
                          f"not ready, he broke his triplet of {code(d.tile)}")
     after = list(d.hand_at_discard)
     after[d.tile] -= 1
     if was_ready and not _ready(after, d.fixed, state):
-        return Liability(d.seat, "MJ art. 10(a)(6); RULES §4.8(6), §8.4 M16",
+        return Verdict(d.seat, "MJ art. 10(a)(6); RULES §4.8(6), §8.4 M16",
                          f"ready to win, he broke his own hand by discarding {code(d.tile)}")
     return None
 
@@ -251,9 +251,9 @@ def _liability_simplified(state: GameState, claim: WinClaim) -> Liability | None
     if d.tile == GREEN_DRAGON and d.visible_before == 0:
         return None  # (b)(4): a green dragon not yet visible
     if GREEN_DRAGON in d.held_back:
-        return Liability(d.seat, "MJ art. 10(b)(1); RULES §4.8",
+        return Verdict(d.seat, "MJ art. 10(b)(1); RULES §4.8",
                          f"he kept the last green dragon and discarded {code(d.tile)}")
     if d.hand_at_discard[d.tile] >= 3 and _was_ready(state, d):
-        return Liability(d.seat, "MJ art. 10(b)(2); RULES §4.8",
+        return Verdict(d.seat, "MJ art. 10(b)(2); RULES §4.8",
                          f"ready to win, he broke his concealed triplet of {code(d.tile)}")
     return None

@@ -23,7 +23,7 @@ does not hide the rest of the game. What the rules make of the end (win, false w
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from ledger.feed.envelope import FeedEvent
 from ledger.feed.types import Wind
@@ -47,6 +47,7 @@ from ledger.games.mahjong.feed import (
 from ledger.games.mahjong.hands import Meld, is_chow
 from ledger.games.mahjong.tables import LAYOUTS, Layout, deal_order
 from ledger.games.mahjong.tiles import (
+    CODES,
     COPIES,
     HONOURS,
     KINDS,
@@ -102,9 +103,11 @@ class SeatState:
         return [m for m in self.melds if not m.concealed]
 
 
-@dataclass(frozen=True)
-class DiscardFacts:
-    """What liability needs to know about a discard when it was made (RULES §4.8)."""
+class DiscardFacts(NamedTuple):
+    """What liability needs to know about a discard when it was made (RULES §4.8).
+
+    A named tuple, not a frozen dataclass: one is built per discard, the hottest step of the
+    replay, and a frozen dataclass pays a guarded attribute write per field."""
 
     seat: str
     tile: int
@@ -224,7 +227,7 @@ class GameState:
 
     def _drawn(self, e: FeedEvent) -> None:
         assert isinstance(e, TileDrawn)
-        kind = index(e.tile.code)
+        kind = _KIND[e.tile.code]
         st = self.seats.get(e.seat)
         if st is None:
             self._bad("invalid_deal", e, TURN_RULE, f"no player sits at {e.seat}")
@@ -294,7 +297,8 @@ class GameState:
                 st.draws_since_fourth += 1
         self.pending_kong = None
         self.phase, self.turn = "turn", e.seat
-        self.log.append(f"{e.seat}+{code(kind)}" + ("(tail)" if e.from_ == "tail" else ""))
+        self.log.append(f"{e.seat}+{CODES[kind]}(tail)" if e.from_ == "tail"
+                        else f"{e.seat}+{CODES[kind]}")
 
     def _expecting(self) -> str:
         if self.phase == "discarded" and self.last_discard is not None:
@@ -319,7 +323,7 @@ class GameState:
         st = self._acting_seat(e, e.seat)
         if st is None:
             return
-        kind = index(e.tile.code)
+        kind = _KIND[e.tile.code]
         if self.phase != "turn" or e.seat != self.turn:
             self._bad("invalid_deal", e, TURN_RULE,
                       f"{e.seat} discards out of turn ({self._expecting()})")
@@ -328,7 +332,7 @@ class GameState:
                       f"{self.layout.hand + 1}, when discarding")
         hand_at = tuple(st.hand)
         self._take(st, kind, 1, e, "discards")
-        held_back = tuple(k for k in HONOURS if st.hand[k] == 1 and self.visible[k] == 3)
+        held_back = _held_back(st.hand, self.visible)
         first_of_banker = (e.seat == self.order[0] and st.discards == 0 and not self.any_claim)
         self.last_discard = DiscardFacts(e.seat, kind, e.seq, hand_at, len(st.melds),
                                          st.turn_start, self.visible[kind], held_back,
@@ -337,7 +341,7 @@ class GameState:
         st.discards += 1
         st.turn_start = (tuple(st.hand), len(st.melds))
         self.phase, self.turn = "discarded", e.seat
-        self.log.append(f"{e.seat}-{code(kind)}")
+        self.log.append(f"{e.seat}-{CODES[kind]}")
 
     def _claimed(self, e: FeedEvent) -> None:
         assert isinstance(e, MeldClaimed)
@@ -565,7 +569,24 @@ class GameState:
 
 
 def _tiles(hand: list[int]) -> list[int]:
-    return [k for k in range(KINDS) for _ in range(hand[k])]
+    out: list[int] = []
+    for k, n in enumerate(hand):
+        if n:
+            out += [k] * n
+    return out
+
+
+_KIND: dict[str, int] = {c: index(c) for c in CODES}
+"""The kind index of each tile code, looked up once per drawn or discarded tile."""
+
+_HONOURS_ORDER: tuple[int, ...] = tuple(HONOURS)
+"""The honours in the order ``HONOURS`` iterates, so ``held_back`` keeps its order."""
+
+
+def _held_back(hand: list[int], visible: list[int]) -> tuple[int, ...]:
+    """Honours held once whose other three copies are all visible (絕張)."""
+    held = [k for k in _HONOURS_ORDER if visible[k] == 3 and hand[k] == 1]
+    return tuple(held) if held else ()
 
 
 def _nth(n: int) -> str:

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations_with_replacement
 from typing import Final
 
@@ -48,13 +49,23 @@ from ledger.equipment import Card
 from ledger.games.stud_poker.tables import RANK_LETTERS, SUIT_NAMES, SUIT_ORDER, Category
 
 _CAT_SHIFT: Final = 24
+_CATEGORIES: Final[tuple[Category, ...]] = tuple(sorted(Category))
+"""Each category at the index of its value."""
 _NO_SUIT: Final = -1
 
 
 def card_index(card: Card | str) -> int:
     """The index ``4 × rank + suit`` of a card (``"AS"`` → 51, ``"2D"`` → 0)."""
     text = str(card)
+    known = _CARD_INDEX.get(text)
+    if known is not None:
+        return known
     return RANK_LETTERS.index(text[0]) * 4 + SUIT_ORDER.index(text[1])
+
+
+_CARD_INDEX: Final[dict[str, int]] = {
+    r + u: i * 4 + j for i, r in enumerate(RANK_LETTERS) for j, u in enumerate(SUIT_ORDER)}
+"""The index of each of the 52 cards by its FEED notation (anything else takes the long way)."""
 
 
 def card_text(index: int) -> str:
@@ -79,6 +90,8 @@ class _Pattern:
     """The rank whose best suit breaks the tie (-1: the flush suit, -2: no suit slot)."""
     straight_top: int
     """The straight's top rank, or -1 when the ranks are not five in a row."""
+    packed: int
+    """``_pack(category, slots, _NO_SUIT)``: the strength but for its suit slot."""
 
 
 def _straight_top(ranks: tuple[int, ...]) -> int:
@@ -92,6 +105,11 @@ def _straight_top(ranks: tuple[int, ...]) -> int:
 
 
 def _pattern(ranks: tuple[int, ...]) -> _Pattern:
+    cat, slots, suit_rank, top = _reading(ranks)
+    return _Pattern(cat, slots, suit_rank, top, _pack(cat, slots, _NO_SUIT))
+
+
+def _reading(ranks: tuple[int, ...]) -> tuple[Category, tuple[int, ...], int, int]:
     counts: dict[int, int] = {}
     for r in ranks:
         counts[r] = counts.get(r, 0) + 1
@@ -99,20 +117,20 @@ def _pattern(ranks: tuple[int, ...]) -> _Pattern:
     shape = tuple(c for _, c in groups)
     top = _straight_top(ranks)
     if shape == (4, 1):
-        return _Pattern(Category.FOUR_OF_A_KIND, (groups[0][0],), -2, top)
+        return (Category.FOUR_OF_A_KIND, (groups[0][0],), -2, top)
     if shape == (3, 2):
-        return _Pattern(Category.FULL_HOUSE, (groups[0][0],), -2, top)
+        return (Category.FULL_HOUSE, (groups[0][0],), -2, top)
     if shape == (3, 1, 1):
-        return _Pattern(Category.THREE_OF_A_KIND, (groups[0][0],), -2, top)
+        return (Category.THREE_OF_A_KIND, (groups[0][0],), -2, top)
     if shape == (2, 2, 1):
         high, low, odd = groups[0][0], groups[1][0], groups[2][0]
-        return _Pattern(Category.TWO_PAIRS, (high, low, odd), high, top)
+        return (Category.TWO_PAIRS, (high, low, odd), high, top)
     if shape == (2, 1, 1, 1):
         pair = groups[0][0]
-        return _Pattern(Category.ONE_PAIR, (pair, *[r for r, _ in groups[1:]]), pair, top)
+        return (Category.ONE_PAIR, (pair, *[r for r, _ in groups[1:]]), pair, top)
     if top >= 0:
-        return _Pattern(Category.STRAIGHT, (top,), top, top)
-    return _Pattern(Category.HIGH_CARD, ranks, ranks[0], top)
+        return (Category.STRAIGHT, (top,), top, top)
+    return (Category.HIGH_CARD, ranks, ranks[0], top)
 
 
 def _build_patterns() -> dict[tuple[int, ...], _Pattern]:
@@ -146,10 +164,10 @@ def strength(cards: Sequence[int]) -> int:
             return _pack(Category.STRAIGHT_FLUSH, (top,), s)
         return _pack(Category.FLUSH, (c0 >> 2, c1 >> 2, c2 >> 2, c3 >> 2, c4 >> 2), s)
     if pat.suit_rank == -2:
-        return _pack(pat.category, pat.slots, _NO_SUIT)
+        return pat.packed
     for c in desc:  # highest index first: the first card of a rank holds its best suit
         if c >> 2 == pat.suit_rank:
-            return _pack(pat.category, pat.slots, c & 3)
+            return pat.packed | (c & 3)
     raise AssertionError("unreachable: the tie-break rank is in the hand")
 
 
@@ -163,7 +181,7 @@ class HandValue:
     @property
     def category(self) -> Category:
         """The hand's category (STUD art. 8)."""
-        return Category(self.strength >> _CAT_SHIFT)
+        return _CATEGORIES[self.strength >> _CAT_SHIFT]
 
     @property
     def slots(self) -> tuple[int, ...]:
@@ -180,23 +198,31 @@ class HandValue:
 
     def describe(self) -> str:
         """The category with what ranks it: ``one pair of 9s, then K-7-2, pair's best suit ♠``."""
-        cat, s, suit = self.category, self.slots, SUIT_NAMES.get(self.suit or "", "")
-        r = [RANK_LETTERS[x] for x in s]
-        if cat == Category.ROYAL_FLUSH:
-            return f"{cat.label} in {suit}"
-        if cat in (Category.STRAIGHT_FLUSH, Category.STRAIGHT):
-            wheel = " (5-4-3-2-A, the lowest)" if s[0] == 3 else ""
-            tail = f"in {suit}" if cat == Category.STRAIGHT_FLUSH else f"top card {r[0]}{suit}"
-            return f"{cat.label} {r[0]}-high{wheel}, {tail}"
-        if cat in (Category.FOUR_OF_A_KIND, Category.FULL_HOUSE, Category.THREE_OF_A_KIND):
-            return f"{cat.label} of {r[0]}s"
-        if cat == Category.FLUSH:
-            return f"{cat.label} {'-'.join(r)} in {suit}"
-        if cat == Category.TWO_PAIRS:
-            return f"{cat.label} {r[0]}s and {r[1]}s, odd card {r[2]}, higher pair's best suit {suit}"
-        if cat == Category.ONE_PAIR:
-            return f"{cat.label} of {r[0]}s, then {'-'.join(r[1:4])}, pair's best suit {suit}"
-        return f"{cat.label} {'-'.join(r)}, highest card {r[0]}{suit}"
+        return _describe(self.strength)
+
+
+@lru_cache(maxsize=1024)
+def _describe(strength: int) -> str:
+    """:meth:`HandValue.describe` of a strength (the words depend on nothing else), remembered:
+    a round's judgement words each hand twice."""
+    value = HandValue((), strength)
+    cat, s, suit = value.category, value.slots, SUIT_NAMES.get(value.suit or "", "")
+    r = [RANK_LETTERS[x] for x in s]
+    if cat == Category.ROYAL_FLUSH:
+        return f"{cat.label} in {suit}"
+    if cat in (Category.STRAIGHT_FLUSH, Category.STRAIGHT):
+        wheel = " (5-4-3-2-A, the lowest)" if s[0] == 3 else ""
+        tail = f"in {suit}" if cat == Category.STRAIGHT_FLUSH else f"top card {r[0]}{suit}"
+        return f"{cat.label} {r[0]}-high{wheel}, {tail}"
+    if cat in (Category.FOUR_OF_A_KIND, Category.FULL_HOUSE, Category.THREE_OF_A_KIND):
+        return f"{cat.label} of {r[0]}s"
+    if cat == Category.FLUSH:
+        return f"{cat.label} {'-'.join(r)} in {suit}"
+    if cat == Category.TWO_PAIRS:
+        return f"{cat.label} {r[0]}s and {r[1]}s, odd card {r[2]}, higher pair's best suit {suit}"
+    if cat == Category.ONE_PAIR:
+        return f"{cat.label} of {r[0]}s, then {'-'.join(r[1:4])}, pair's best suit {suit}"
+    return f"{cat.label} {'-'.join(r)}, highest card {r[0]}{suit}"
 
 
 def evaluate(cards: Iterable[Card | str]) -> HandValue:

@@ -160,7 +160,7 @@ def _places(rnd: Round, d: Derivation) -> tuple[dict[int, Place], dict[str, tupl
     for bet in bets:
         spot = bet.spot
         if isinstance(spot, AnteSpot):
-            place = places.setdefault(spot.seat, Place(spot.seat))
+            place = _place(places, spot.seat)
             if place.ante is not None:
                 refuse(bet, ANTE_RULE, f"a second ante at place {spot.seat}: one hand per "
                                        "player")
@@ -169,7 +169,7 @@ def _places(rnd: Round, d: Derivation) -> tuple[dict[int, Place], dict[str, tupl
     for bet in bets:
         spot = bet.spot
         if isinstance(spot, JackpotSpot):
-            place = places.setdefault(spot.seat, Place(spot.seat))
+            place = _place(places, spot.seat)
             jp = rnd.rules.jackpot
             if place.ante is None:
                 refuse(bet, JACKPOT_BET_RULE, f"jackpot bet at place {spot.seat} without an ante")
@@ -184,7 +184,7 @@ def _places(rnd: Round, d: Derivation) -> tuple[dict[int, Place], dict[str, tupl
             else:
                 place.jackpot = bet
         elif isinstance(spot, RaiseSpot):
-            place = places.setdefault(spot.seat, Place(spot.seat))
+            place = _place(places, spot.seat)
             if place.ante is None:
                 refuse(bet, RAISE_RULE, f"raise at place {spot.seat} without an ante")
             elif place.raised is not None:
@@ -213,6 +213,14 @@ def _places(rnd: Round, d: Derivation) -> tuple[dict[int, Place], dict[str, tupl
             refuse(folder.raised, RAISE_RULE, f"raise at place {fold.seat} after it folded")
             folder.raised = None
     return places, refused
+
+
+def _place(places: dict[int, Place], seat: int) -> Place:
+    """The place at ``seat``, added when it is new (built only then, not once per look-up)."""
+    place = places.get(seat)
+    if place is None:
+        place = places[seat] = Place(seat)
+    return place
 
 
 def _first_card_seq(rnd: Round) -> int | None:
@@ -249,16 +257,16 @@ def _deal(rnd: Round, places: dict[int, Place],
         return False, None
     ok = True
     seen: Counter[str] = Counter()
-    for c in dealt:
-        text = str(c.card)
+    texts = [str(c.card) for c in dealt]
+    for c, text in zip(dealt, texts, strict=True):
         seen[text] += 1
         if seen[text] == 2:
             d.findings.append(_finding(rnd, None, DUPLICATE_RULE,
                                        f"card {c.card} dealt twice from one deck", seq=c.seq))
-    dealer_cards = [str(c.card) for c in dealt if c.to == "dealer"]
-    for c in dealt:
+    dealer_cards = [text for c, text in zip(dealt, texts, strict=True) if c.to == "dealer"]
+    for c, text in zip(dealt, texts, strict=True):
         if c.to != "dealer":
-            places.setdefault(int(c.to), Place(int(c.to))).cards.append(str(c.card))
+            _place(places, int(c.to)).cards.append(text)
     seats = sorted(p.seat for p in places.values() if p.cards)
     counts = {f"place {p.seat}": len(p.cards) for p in places.values()
               if p.ante is not None or p.cards}

@@ -28,6 +28,10 @@ from ledger.games.stud_poker.pool import CONTRIBUTION_RULE, RESET_RULE, PoolRoun
 from ledger.games.stud_poker.round import StudRound, analyse
 from ledger.money import ZERO, same_amount
 from ledger.round import Round
+from ledger.rulebook import JackpotOptions
+
+_DUMPED_MAX = 256
+"""Jackpot sections whose JSON a session keeps at most (a bound, not a tuning knob)."""
 
 AWARD_RULE = "STUD art. 10; RULES §6.6, §8.6 P8"
 SETTINGS_RULE = "FEED Appendix A (one pool, one set of jackpot settings); RULES §6.6"
@@ -40,6 +44,9 @@ class StudSession:
         self.balances: dict[str, Decimal] = {}
         self.settings: dict[str, tuple[str, str]] = {}
         """Each pool's settings as first seen: (the JSON, the round that set them)."""
+        self._dumped: dict[int, tuple[JackpotOptions, str]] = {}
+        """The JSON of each jackpot section seen (by identity, the section kept alive with
+        it): rounds of one table share their rulebook, so each is written once, not per round."""
 
     def derive(self, rnd: Round) -> Derivation:
         """The round's derivation, its jackpot awards settled on the pool as it stands now."""
@@ -57,7 +64,7 @@ class StudSession:
         opts = rnd.rules.jackpot
         if opts is None:
             return
-        text = opts.model_dump_json()
+        text = self._settings_text(opts)
         first = self.settings.setdefault(opts.pool, (text, f"{rnd.table}/{rnd.round}"))
         if first[0] != text:
             derivation.session_findings.append(Finding(
@@ -65,6 +72,16 @@ class StudSession:
                 message=f"pool {opts.pool} is configured differently here than in {first[1]}, "
                         f"the round that first named it: a linked pool has one set of settings",
                 expected={"jackpot": first[0]}, recorded={"jackpot": text}))
+
+    def _settings_text(self, opts: JackpotOptions) -> str:
+        known = self._dumped.get(id(opts))
+        if known is not None and known[0] is opts:
+            return known[1]
+        if len(self._dumped) >= _DUMPED_MAX:
+            self._dumped.clear()
+        text = opts.model_dump_json()
+        self._dumped[id(opts)] = (opts, text)
+        return text
 
     def settle(self, rnd: Round, analysed: StudRound) -> PoolRound | None:
         """Advance the round's pool past ``rnd``; ``None`` if the round touches no pool."""

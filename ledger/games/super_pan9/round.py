@@ -406,13 +406,14 @@ class _Analyser:
                 self.find("invalid_bet", COBANKER_BET_RULE,
                           f"bet {bet.bet} is placed by {who}, who may not bet on a player seat "
                           "this round", bet=bet.bet, seq=bet.seq)
+        standing: dict[int, list[BetPlaced]] = {}  # the bets on each seat, in the order of rnd.bets
+        for bet in rnd.bets.values():
+            standing.setdefault(_target(bet), []).append(bet)
         for seat in order:
             if seat not in verdicts:
                 continue
-            for bet in rnd.bets.values():
-                if _target(bet) == seat:
-                    plays.append(Play(bet.bet, seat, rnd.stake(bet.bet),
-                                      verdicts[seat].decision))
+            for bet in standing.get(seat, ()):
+                plays.append(Play(bet.bet, seat, rnd.stake(bet.bet), verdicts[seat].decision))
         capacity = bank.capacity
         lines = settle_plays(plays, capacity, self.opts.cap_mode, rnd.rules.rounding.increment)
         self.step(f"settlement order: seats {', '.join(map(str, order))} counter-clockwise "

@@ -62,19 +62,19 @@ def compare(player: Sequence[Card], banker: Sequence[Card],
     """Compare a player seat's hand with the banker's (SP9 arts. 7–8, RULES §8.1 S2)."""
     p, b = hand_points(player), hand_points(banker)
     if p != b:
-        return SeatVerdict(p > b, COMPARE_RULE,
+        return Verdict(p > b, COMPARE_RULE,
                        f"{p} against the banker's {b}: the {'player' if p > b else 'banker'} "
                        "has more points")
     pr, br = ranks_high_first(player), ranks_high_first(banker)
     if pr[0] != br[0]:
-        return SeatVerdict(pr[0] > br[0], COMPARE_RULE + "(2)",
+        return Verdict(pr[0] > br[0], COMPARE_RULE + "(2)",
                        f"{p} points each: the {'player' if pr[0] > br[0] else 'banker'} holds "
                        "the higher single card")
     if tiebreak == "both_cards" and pr[1] != br[1]:
-        return SeatVerdict(pr[1] > br[1], BOTH_CARDS_RULE,
+        return Verdict(pr[1] > br[1], BOTH_CARDS_RULE,
                        f"{p} points each and the same highest card: the "
                        f"{'player' if pr[1] > br[1] else 'banker'} holds the higher second card")
-    return SeatVerdict(False, TIE_RULE,
+    return Verdict(False, TIE_RULE,
                    f"{p} points each and the same highest card: the banker wins the tie")
 
 
