@@ -152,7 +152,7 @@ class Round:
         bets, settlements = self.bets, self.settlements
         fact: Any  # the index tells its class (no ``isinstance`` per fact to narrow it)
         for fact in new:
-            kind = fact.__class__
+            kind = type(fact)
             group = groups.get(kind)
             if group is not None:
                 group.append(fact)
@@ -196,7 +196,10 @@ class Round:
     def of_type(self, cls: type[E]) -> Iterator[E]:
         """The facts of one event class, in order."""
         groups = self._groups
-        matching = [group for kind in _kinds_of(cls) if (group := groups.get(kind)) is not None]
+        kinds = _kinds_of(cls)
+        if len(kinds) == 1:  # the usual case: a class of its own, no subclasses
+            return iter(groups.get(kinds[0], ()))  # type: ignore[arg-type]
+        matching = [group for kind in kinds if (group := groups.get(kind)) is not None]
         if len(matching) == 1:
             return iter(matching[0])  # type: ignore[arg-type]
         if not matching:

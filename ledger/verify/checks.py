@@ -41,8 +41,11 @@ def check_round(rnd: Round, game: Game, *, is_newest: bool = False,
     if derivation is None:
         derivation = game.derive(rnd)
     findings += derivation.findings
-    findings += compare_bank(rnd, derivation.bank)
-    findings += compare_payments(rnd, derivation)
+    # Only SP9 has a bank and only Mah-Jong payments: no generator for the other games.
+    if derivation.bank is not None:
+        findings += compare_bank(rnd, derivation.bank)
+    if derivation.payments is not None:
+        findings += compare_payments(rnd, derivation)
     findings += derivation.session_findings
     findings += compare_settlements(rnd, derivation)
     return findings
