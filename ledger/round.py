@@ -93,6 +93,8 @@ class Round:
         self.ended_by: FeedEvent | None = None
         self._groups: dict[type, list[FeedEvent]] = {}
         """The facts by class, in order, for :meth:`of_type` (kept by :meth:`record`)."""
+        self._grouped = 0
+        """How many of :attr:`events` :attr:`_groups` holds."""
         self.record(opened)
 
     @cached_property
@@ -187,6 +189,7 @@ class Round:
                 self.increases.setdefault(fact.bet, []).append(fact)
         if new:
             self.version = new[-1].seq
+        self._grouped = len(self.events)
 
     def stake(self, bet_id: str) -> Decimal:
         """A bet's stake in play: its amount, or the last ``bet_increased`` total (FEED §5)."""
@@ -195,6 +198,8 @@ class Round:
 
     def of_type(self, cls: type[E]) -> Iterator[E]:
         """The facts of one event class, in order."""
+        if self._grouped != len(self.events):
+            self._regroup()  # facts appended to ``events`` by hand
         groups = self._groups
         kinds = _kinds_of(cls)
         if len(kinds) == 1:  # the usual case: a class of its own, no subclasses
@@ -205,6 +210,16 @@ class Round:
         if not matching:
             return iter(())
         return (e for e in self.events if isinstance(e, cls))
+
+    def _regroup(self) -> None:
+        """Group :attr:`events` by class again (every class made known to :data:`_INDEX`)."""
+        groups: dict[type, list[FeedEvent]] = {}
+        for fact in self.events:
+            kind = type(fact)
+            if kind not in _INDEX:
+                _index_of(kind)
+            groups.setdefault(kind, []).append(fact)
+        self._groups, self._grouped = groups, len(self.events)
 
     def first(self, *types: str) -> FeedEvent | None:
         """The first fact whose ``type`` is one of ``types``."""

@@ -217,3 +217,12 @@ def test_time_order_and_life_cycle_find_what_the_plain_walks_find(examples: Path
                 assert got == want
                 faults += len(want)
     assert disorders > 50 and faults > 50  # the faulty paths were taken
+
+
+def test_facts_appended_to_the_events_by_hand_are_still_found(examples: Path) -> None:
+    facts = _rounds(examples)[0]
+    rnd = Round.replay(facts[:1])
+    rnd.events.extend(facts[1:])
+    assert list(rnd.of_type(FeedEvent)) == facts
+    for fact in facts:
+        assert fact in list(rnd.of_type(type(fact)))
