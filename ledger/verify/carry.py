@@ -46,11 +46,16 @@ class CarryTracker:
     def follow(self, rnd: Round) -> list[Finding]:
         """Check the bets ``rnd`` restates against its table's previous round, then remember what
         ``rnd`` carries. Rounds of one table must come in store order."""
-        findings = list(self._check(rnd))
+        pending = self._pending.get(rnd.table)
+        # Nothing restated, raised or owed from the table's previous round (most rounds):
+        # nothing to check.
+        checked = rnd.carried or rnd.increases or (pending is not None and pending[1])
+        findings = list(self._check(rnd)) if checked else []
+        bets = rnd.bets
         carries = {
             bet_id: Carry(bet_id, rnd.round, rnd.stake(bet_id))
             for bet_id, settled in rnd.settlements.items()
-            if bet_id in rnd.bets and settled[0].result == "carry"
+            if settled[0].result == "carry" and bet_id in bets
         }
         self._pending[rnd.table] = (rnd.round, carries)
         return findings
