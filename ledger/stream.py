@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from ledger.chain import CHAIN_TOPIC, FrameError
 from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent, RoundOpened
-from ledger.feed.fast import fast_validate_json
+from ledger.feed.fast import fast_validate_json, native_validate_json
 from ledger.openings import OpeningDecoder
 from ledger.store import TOPICS, LedgerMapper, RawRow
 from ledger.table import TABLE_TOPIC
@@ -30,8 +30,9 @@ from ledger.table import TABLE_TOPIC
 TERMINAL_SUFFIXES = tuple("/" + t for t in TERMINAL_TYPES)
 OPENING_SUFFIX = "/round_opened"
 
-Kind = tuple[Callable[[bytes], Any], type, bool]
-"""A feed topic's decoder, its class, and whether its event ends a round."""
+Kind = tuple[Callable[[bytes], Any], type, bool, Callable[[bytes], Any]]
+"""A feed topic's decoder, its class, whether its event ends a round, and the decoder's
+native validator alone (what it tries first; the pass calls it directly, once per row)."""
 
 
 def _kinds() -> dict[str, Kind]:
@@ -47,7 +48,8 @@ def _kinds() -> dict[str, Kind]:
         if (topic in (TABLE_TOPIC, CHAIN_TOPIC) or topic.endswith(OPENING_SUFFIX)
                 or not issubclass(cls, FeedEvent) or issubclass(cls, RoundOpened)):
             continue
-        kinds[topic] = (fast_validate_json(cls), cls, topic.endswith(TERMINAL_SUFFIXES))
+        kinds[topic] = (fast_validate_json(cls), cls, topic.endswith(TERMINAL_SUFFIXES),
+                        native_validate_json(cls))
     return kinds
 
 
@@ -170,10 +172,13 @@ class RoundStream:
                     if content is None:
                         continue
                 try:
-                    fact = kind[0](content)
-                except (ValidationError, ValueError) as exc:
-                    self.on_unreadable(nid, oid, version, topic, exc)
-                    continue
+                    fact = kind[3](content)
+                except ValueError:  # refused natively: the decoder gives the model's own error
+                    try:
+                        fact = kind[0](content)
+                    except (ValidationError, ValueError) as exc:
+                        self.on_unreadable(nid, oid, version, topic, exc)
+                        continue
                 if facts is not None:
                     facts.append(fact)
                     if contents is not None:
