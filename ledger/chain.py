@@ -39,9 +39,13 @@ _DIGEST_END = len(FRAME_HEAD) + 64
 _CONTENT_START = _DIGEST_END + len(FRAME_MID)
 
 
+GENESIS_TAG = b"ledger-chain-v1:"
+"""What :func:`genesis` hashes before the aggregate id's 16 bytes."""
+
+
 def genesis(aggregate_id: UUID) -> str:
     """``digest(0)`` of an aggregate: a value no other aggregate shares."""
-    return hashlib.sha256(b"ledger-chain-v1:" + aggregate_id.bytes).hexdigest()
+    return hashlib.sha256(GENESIS_TAG + aggregate_id.bytes).hexdigest()
 
 
 def next_digest(previous: str, content: bytes) -> str:

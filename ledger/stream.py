@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from ledger.chain import CHAIN_TOPIC, FrameError
 from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent, RoundOpened
-from ledger.feed.fast import fast_validate_json
+from ledger.feed.fast import fast_validate_json, native_validate_json
 from ledger.openings import OpeningDecoder
 from ledger.store import TOPICS, LedgerMapper, RawRow
 from ledger.table import TABLE_TOPIC
@@ -53,6 +53,10 @@ def _kinds() -> dict[str, Kind]:
 
 KINDS = _kinds()
 """The fast decoder of every feed topic but ``round_opened``, by topic."""
+_PASS_KINDS = {topic: (decode, cls, ends, native_validate_json(cls))
+               for topic, (decode, cls, ends) in KINDS.items()}
+""":data:`KINDS` with each decoder's native validator alone, which the pass calls directly
+(one Python call less per row); only what it refuses goes through the decoder."""
 
 
 @dataclass(frozen=True)
@@ -142,7 +146,7 @@ class RoundStream:
         """Each round closed within ``rows``, when its closing row is read."""
         gathering = self.gathering
         contents = self.contents
-        kinds = KINDS
+        kinds = _PASS_KINDS
         check = self.check
         partial = self.partial
         for nid, oid, version, topic, state in rows:
@@ -170,10 +174,13 @@ class RoundStream:
                     if content is None:
                         continue
                 try:
-                    fact = kind[0](content)
-                except (ValidationError, ValueError) as exc:
-                    self.on_unreadable(nid, oid, version, topic, exc)
-                    continue
+                    fact = kind[3](content)
+                except ValueError:  # refused natively: the decoder gives the model's own error
+                    try:
+                        fact = kind[0](content)
+                    except (ValidationError, ValueError) as exc:
+                        self.on_unreadable(nid, oid, version, topic, exc)
+                        continue
                 if facts is not None:
                     facts.append(fact)
                     if contents is not None:

@@ -30,6 +30,7 @@ from pydantic import ValidationError
 
 from ledger.chain import FrameError
 from ledger.feed.envelope import FeedEvent, RoundOpened
+from ledger.feed.fast import fast_validate_json
 from ledger.findings import Finding
 from ledger.games import GAMES
 from ledger.store import LedgerApp, LedgerMapper, RawRow
@@ -155,6 +156,9 @@ def verify_store(
 
 
 _DECODED, _UNFINISHED, _SESSION = 1, 2, 3
+_decode_started = fast_validate_json(RoundStarted)
+"""``RoundStarted.model_validate_json``, natively where it can (it raises the model's own
+errors)."""
 
 
 class _VerifyStream(RoundStream):
@@ -239,7 +243,7 @@ class VerifyPass:
     def started(self, nid: int, oid: str, version: int, content: bytes) -> None:
         """A table's ``round_started``: the table's newest round, paired with its opening."""
         try:
-            started_round = RoundStarted.model_validate_json(content)
+            started_round = _decode_started(content)
         except (ValidationError, ValueError) as exc:
             self.undecodable(nid, oid, version, TABLE_TOPIC, exc)
             return

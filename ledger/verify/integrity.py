@@ -12,18 +12,23 @@ only the events since the last link are held.
 from __future__ import annotations
 
 import json
+import re
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from hashlib import sha256
 from typing import Any
 from uuid import UUID
 
 from ledger.chain import (
     CHAIN_ID,
     CHAIN_TOPIC,
+    FRAME_HEAD,
+    FRAME_MID,
+    FRAME_TAIL,
+    GENESIS_TAG,
     FrameError,
     Linked,
-    genesis,
-    next_digest,
     unframe,
 )
 from ledger.feed.envelope import TERMINAL_TYPES
@@ -33,6 +38,11 @@ from ledger.store import LedgerMapper
 MAX_CHAIN_FINDINGS = 1000
 _TERMINAL_SUFFIXES = tuple("/" + t for t in TERMINAL_TYPES)
 _CHAIN_ID_TEXT = CHAIN_ID.hex
+_DIGEST_START = len(FRAME_HEAD)
+_DIGEST_END = _DIGEST_START + 64
+_CONTENT_START = _DIGEST_END + len(FRAME_MID)
+_OTHER, _TERMINAL, _LINK = "other", "terminal", "link"
+"""What a row's topic means to the chain: a link, the end of a round, anything else."""
 
 
 @dataclass
@@ -49,11 +59,21 @@ class ChainVerifier:
     head: str | None = None
     heads_seen: set[str] = field(default_factory=set)
     events: int = 0
-    _last: dict[str, tuple[int, str]] = field(default_factory=dict)
+    _last: dict[str, tuple[int, bytes]] = field(default_factory=dict)
+    """Each aggregate's last version and its digest, as the stored ASCII bytes."""
     _ended: array[int] = field(default_factory=lambda: array("Q"))
     _ended_set: set[int] | None = None
-    _since_link: list[tuple[str, int, str]] = field(default_factory=list)
+    _since_link: list[tuple[str, int, bytes]] = field(default_factory=list)
     _truncated: int = 0
+    _topics: dict[str, str] = field(default_factory=dict)
+    """The kind (:data:`_LINK`, :data:`_TERMINAL`, :data:`_OTHER`) of each topic seen."""
+
+    def __post_init__(self) -> None:
+        # Chosen once, not per row: without a cipher or compressor a row is its frame.
+        mapper = self.mapper
+        self._plain = mapper.cipher is None and mapper.compressor is None
+        self._open: Callable[[bytes], tuple[str, bytes]] = (
+            unframe if self._plain else mapper.open_state)
 
     @property
     def broken(self) -> bool:
@@ -75,7 +95,7 @@ class ChainVerifier:
         if self._since_link:
             raise ValueError("the chain state is only written down right after a link")
         return {"events": self.events, "head": self.head,
-                "last": {oid: [version, digest]
+                "last": {oid: [version, digest.decode("ascii")]
                          for oid, (version, digest) in sorted(self._last.items())}}
 
     def load(self, data: dict[str, Any]) -> None:
@@ -86,7 +106,9 @@ class ChainVerifier:
         self.events = events
         self.head = head
         self.heads_seen.add(head)
-        self._last = {str(oid): (int(v), str(d)) for oid, (v, d) in last.items()}
+        # A digest that is not ASCII (UnicodeEncodeError, a ValueError) is refused here; no
+        # pass writes one down.
+        self._last = {str(oid): (int(v), str(d).encode("ascii")) for oid, (v, d) in last.items()}
 
     def check(self, row: Any) -> bytes | None:
         """Check one stored row (a library ``Notification``); returns its content bytes."""
@@ -96,45 +118,66 @@ class ChainVerifier:
 
     def check_raw(self, oid: str, version: int, topic: str, state: bytes) -> bytes | None:
         """Check one stored row given as its parts (``oid`` as ``UUID.hex``); returns its
-        content bytes if they can be read."""
+        content bytes if they can be read.
+
+        This runs once per stored row, so it is written for speed: digests are kept as the
+        stored ASCII bytes (what the next digest hashes), a plain frame is split in place,
+        and the kind of each topic is looked up once."""
         self.events += 1
-        try:
-            if self.mapper.cipher is None and self.mapper.compressor is None:
-                digest, content = unframe(state)  # what open_state does without them
-            else:
-                digest, content = self.mapper.open_state(state)
-        except FrameError as exc:
-            self._broken(oid, version, None, f"stored event cannot be read: {exc}")
-            self._last[oid] = (version, "")
-            return None
-        previous = self._last.get(oid)
-        if version == 1:
-            expected_prev: str | None = genesis(UUID(oid))
-        elif previous is None:
-            why = ("an event was added to a round after it ended" if self._has_ended(oid)
-                   else f"version {version} has no stored version {version - 1}")
-            self._broken(oid, version, content, why)
-            expected_prev = None
-        elif previous[0] != version - 1:
-            self._broken(oid, version, content, f"version {previous[0] + 1} to {version - 1} "
-                         "of this aggregate are missing (removed or reordered)")
-            expected_prev = previous[1]
+        if self._plain and state.startswith(FRAME_HEAD) and state.endswith(FRAME_TAIL) \
+                and state[_DIGEST_END:_CONTENT_START] == FRAME_MID:
+            digest = state[_DIGEST_START:_DIGEST_END]
+            content = state[_CONTENT_START:-1]
+            if not digest.isascii():  # what unframe refuses
+                self._unreadable(oid, version, FrameError("the stored digest is not text"))
+                return None
         else:
-            expected_prev = previous[1]
-        if expected_prev is not None and next_digest(expected_prev, content) != digest:
+            try:
+                text, content = self._open(state)
+            except FrameError as exc:
+                self._unreadable(oid, version, exc)
+                return None
+            digest = text.encode("ascii")
+        last = self._last
+        if version == 1:
+            expected_prev: bytes | None = _genesis(oid)
+        else:
+            previous = last.get(oid)
+            if previous is None:
+                why = ("an event was added to a round after it ended" if self._has_ended(oid)
+                       else f"version {version} has no stored version {version - 1}")
+                self._broken(oid, version, content, why)
+                expected_prev = None
+            else:
+                if previous[0] != version - 1:
+                    self._broken(oid, version, content, f"version {previous[0] + 1} to "
+                                 f"{version - 1} of this aggregate are missing (removed or "
+                                 "reordered)")
+                expected_prev = previous[1]
+        if expected_prev is not None and \
+                sha256(expected_prev + content).hexdigest().encode() != digest:
             self._broken(oid, version, content, "the stored bytes do not match their chain "
                          "digest: the event was changed, or an event before it was")
-        self._last[oid] = (version, digest)
-        if topic == CHAIN_TOPIC:
-            self._check_link(oid, version, content, digest)
+        last[oid] = (version, digest)
+        kind = self._topics.get(topic)
+        if kind is None:
+            kind = self._topics[topic] = _topic_kind(topic)
+        if kind is _LINK:
+            self._check_link(oid, version, content, digest.decode("ascii"))
         else:
             self._since_link.append((oid, version, digest))
-            if topic.endswith(_TERMINAL_SUFFIXES):
-                del self._last[oid]
+            if kind is _TERMINAL:
+                del last[oid]
                 self._ended.append(_prefix(oid))
                 if self._ended_set is not None:
                     self._ended_set.add(_prefix(oid))
         return content
+
+    def _unreadable(self, oid: str, version: int, exc: FrameError) -> None:
+        """A row whose stored bytes cannot be opened: the chain of its aggregate goes on from
+        an empty digest (so the next event is reported too)."""
+        self._broken(oid, version, None, f"stored event cannot be read: {exc}")
+        self._last[oid] = (version, b"")
 
     def _has_ended(self, oid: str) -> bool:
         """Whether a round with this id ended earlier (only asked of a broken store)."""
@@ -159,22 +202,28 @@ class ChainVerifier:
     def _check_link(self, oid: str, version: int, content: bytes, digest: str) -> None:
         if oid != _CHAIN_ID_TEXT:
             self._broken(oid, version, content, "a chain link outside the chain aggregate")
-        try:
-            link = Linked.model_validate_json(content)
-        except ValueError as exc:
-            self._broken(oid, version, content, f"a chain link cannot be read: {exc}")
-            self._since_link.clear()
-            return
-        listed = [(e.aggregate.hex, e.first, e.last, e.digest) for e in link.entries]
         actual = _spans(self._since_link)
-        if listed != actual:
+        if not _lists_exactly(content, actual):  # else the link reads and lists ``actual``
+            try:
+                link = Linked.model_validate_json(content)
+            except ValueError as exc:
+                self._broken(oid, version, content, f"a chain link cannot be read: {exc}")
+                self._since_link.clear()
+                return
+            listed = [(e.aggregate.hex, e.first, e.last, e.digest) for e in link.entries]
+            if listed != actual:
+                self._mislisted(oid, version, content, listed, actual)
+        self._since_link.clear()
+        self.head = digest
+        self.heads_seen.add(digest)
+
+    def _mislisted(self, oid: str, version: int, content: bytes,
+                   listed: list[tuple[str, int, int, str]],
+                   actual: list[tuple[str, int, int, str]]) -> None:
             self._broken(oid, version, content,
                          f"chain link {version} lists {_describe(listed)} but the store holds "
                          f"{_describe(actual)} since the link before it (events removed, "
                          "added or reordered)")
-        self._since_link.clear()
-        self.head = digest
-        self.heads_seen.add(digest)
 
     def _broken(self, oid: str, version: int, content: bytes | None, why: str) -> None:
         if len(self.findings) >= MAX_CHAIN_FINDINGS:
@@ -192,14 +241,70 @@ def _prefix(oid: str) -> int:
     return int(oid[:16], 16)
 
 
-def _spans(events: list[tuple[str, int, str]]) -> list[tuple[str, int, int, str]]:
-    spans: dict[str, list[Any]] = {}
-    for oid, version, digest in events:
-        if oid in spans:
-            spans[oid][1:] = [version, digest]
-        else:
-            spans[oid] = [version, version, digest]
-    return [(oid, s[0], s[1], s[2]) for oid, s in spans.items()]
+def _genesis(oid: str) -> bytes:
+    """``genesis(UUID(oid))`` as ASCII bytes, without building a ``UUID`` (this runs for the
+    first event of every round). Ids that are not 32 hex digits take the ``UUID`` path, so
+    they are read (or refused) exactly as ``UUID`` reads them."""
+    try:
+        raw = bytes.fromhex(oid) if len(oid) == 32 else b""
+    except ValueError:
+        raw = b""
+    if len(raw) != 16:  # not 32 hex digits (``fromhex`` also skips spaces)
+        raw = UUID(oid).bytes
+    return sha256(GENESIS_TAG + raw).hexdigest().encode("ascii")
+
+
+def _topic_kind(topic: str) -> str:
+    if topic == CHAIN_TOPIC:
+        return _LINK
+    return _TERMINAL if topic.endswith(_TERMINAL_SUFFIXES) else _OTHER
+
+
+def _spans(events: list[tuple[str, int, bytes]]) -> list[tuple[str, int, int, str]]:
+    """One ``(aggregate, first, last, digest of last)`` per aggregate, in order of first
+    appearance (what a link lists for the same events)."""
+    # A dict keeps the position of a key's first insertion and the value of its last.
+    last = {oid: (version, digest) for oid, version, digest in events}
+    first = {oid: version for oid, version, _ in reversed(events)}
+    return [(oid, first[oid], version, digest.decode("ascii"))
+            for oid, (version, digest) in last.items()]
+
+
+_LINK_HEAD = re.compile(rb'\{"type":"linked","at":"[^"\\]*","entries":\[')
+"""How the ledger writes a link up to its entries (``at`` has no quote or escape)."""
+_ENTRY = (r'\{"aggregate":"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",'
+          r'"first":[1-9][0-9]{0,17},"last":[1-9][0-9]{0,17},"digest":"[0-9a-f]{64}"\}')
+_ENTRIES = re.compile(f"(?:{_ENTRY}(?:,{_ENTRY})*)?")
+"""Entries that ``LinkEntry`` accepts, each as the ledger writes it."""
+
+
+def _lists_exactly(content: bytes, spans: list[tuple[str, int, int, str]]) -> bool:
+    """Whether ``content`` is the link the ledger writes for ``spans``: then
+    ``Linked.model_validate_json(content)`` accepts it and lists exactly ``spans``.
+
+    A shortcut for the check of every link (decoding a link of hundreds of entries costs as
+    much as building and comparing its bytes many times over). Why it is exact: the entries
+    are written from ``spans`` and must match :data:`_ENTRIES`, each of whose entries the
+    model accepts and reads back as the values written (a UUID of those 32 lowercase hex
+    digits, decimal ints from 1 below 2**63, a 64-digit lowercase hex digest); the bytes
+    around them are the model's own ``type`` and ``at`` with empty entries, validated by the
+    model itself. Anything else (``False``) is decoded by the model, as before."""
+    head = _LINK_HEAD.match(content)
+    if head is None:
+        return False
+    entries = ",".join([
+        f'{{"aggregate":"{oid[:8]}-{oid[8:12]}-{oid[12:16]}-{oid[16:20]}-{oid[20:]}",'
+        f'"first":{first},"last":{last},"digest":"{digest}"}}'
+        for oid, first, last, digest in spans])
+    end = head.end()
+    if _ENTRIES.fullmatch(entries) is None or content[-2:] != b"]}" \
+            or content[end:-2] != entries.encode("ascii"):
+        return False
+    try:
+        Linked.model_validate_json(content[:end] + b"]}")
+    except ValueError:  # a ValidationError
+        return False
+    return True
 
 
 def _describe(spans: list[tuple[str, int, int, str]]) -> str:
