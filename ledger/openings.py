@@ -224,7 +224,7 @@ class OpeningParser:
 
     The accepted window of event times (``ledger.feed.window``) is read once, at the parser's
     first line (one ingest): the shortcuts compare against it; a time outside it takes the
-    full path, which rejects it.
+    full path, which rejects it against the same window (not read again for every line).
     """
 
     def __init__(self, max_bytes: int) -> None:
@@ -258,7 +258,8 @@ class OpeningParser:
                     "line", raw, lambda probe: parse_line(probe, 0, window=False))
                 if fact is not None and window[0] <= fact.at < window[1]:
                     return fact, None
-        return parse_line(text, line_no, max_bytes=self.max_bytes), None
+        return parse_line(text, line_no, max_bytes=self.max_bytes,
+                          window=self._window or True), None
 
     def _canonical(self, match: re.Match[bytes], raw: bytes,
                    window: tuple[datetime, datetime]) -> Any:
