@@ -41,12 +41,14 @@ SAVE_ATTEMPTS = 20
 
 
 class _Id(UUID):
-    """An aggregate id that hashes in C: ``UUID.__hash__`` is Python (``hash(self.int)``), and
-    ingest looks every id up in several dicts per line (~7 hashes a line, 4 % of ingest).
-    Equal to, and hashing like, the plain ``UUID``; pickles as one."""
+    """An aggregate id that hashes from a stored value: ``UUID.__hash__`` is ``hash(self.int)``,
+    and ingest looks every id up in dicts several times per line. Its ``hex`` (what the SQLite
+    recorder writes, once per row) is stored too. Equal to, and hashing like, the plain
+    ``UUID``; pickles as one."""
 
-    __slots__ = ("_hash",)
+    __slots__ = ("_hash", "hex")
     _hash: int
+    hex: str
 
     def __hash__(self) -> int:
         return self._hash
@@ -58,6 +60,7 @@ class _Id(UUID):
 def _fast_id(plain: UUID) -> UUID:
     fast = _Id(int=plain.int)
     object.__setattr__(fast, "_hash", hash(plain))
+    object.__setattr__(fast, "hex", plain.hex)
     return fast
 
 

@@ -205,6 +205,12 @@ MAX_BODIES = 1 << 14
 """Canonical bodies remembered (the bytes after the envelope)."""
 MAX_TIMES = 1 << 14
 """Checked ``at`` bytes of canonical lines remembered."""
+SKIP_AFTER_MISSES = 8
+PROBE_EVERY = 32
+"""After :data:`SKIP_AFTER_MISSES` lines of one class in a row that were not canonical (their
+body not seen before), only every :data:`PROBE_EVERY`-th line of that class tries the canonical
+shortcut; the others go straight to the full path, which gives the same fact. One canonical
+line starts the count again."""
 
 
 class OpeningParser:
@@ -233,6 +239,8 @@ class OpeningParser:
         self._templates = _Templates()
         self._bodies: set[tuple[type, bytes]] = set()
         self._times: dict[bytes, bool] = {}
+        self._misses: dict[type, int] = {}
+        """Lines of each class that were not canonical since the last one that was."""
         self.canonical = 0
 
     def parse(self, text: str | bytes, line_no: int) -> Any:
@@ -277,15 +285,29 @@ class OpeningParser:
             if decoder is None:
                 return None
         cls, validate, self_contained = decoder
+        body = (cls, raw[match.end():])
+        known = body in self._bodies  # only classes whose validators cannot see the envelope
+        if not known:
+            misses = self._misses.get(cls, 0)
+            if misses >= SKIP_AFTER_MISSES and misses % PROBE_EVERY:
+                # This class's lines keep coming in another form (key order): validating and
+                # serialising them only to find that costs a fifth of their full path.
+                self._misses[cls] = misses + 1
+                return None
         try:
             fact = validate(raw)
         except (ValidationError, ValueError):
             return None
-        body = (cls, raw[match.end():])
-        if body in self._bodies:  # only classes whose validators cannot see the envelope
-            return fact if self._time_ok(match.group(2), fact.at, window) else None
+        if known:
+            at = match.group(2)
+            ok = self._times.get(at)
+            if ok is None:
+                ok = self._time_ok(at, fact.at, window)
+            return fact if ok else None
         if cls.__pydantic_serializer__.to_json(fact, exclude_none=True) != raw:
+            self._misses[cls] = self._misses.get(cls, 0) + 1
             return None
+        self._misses[cls] = 0
         if not window[0] <= fact.at < window[1]:
             return None
         if self_contained:
@@ -298,12 +320,10 @@ class OpeningParser:
         """Whether ``at`` (validated from ``text`` by a self-contained class, so a function of
         ``text`` alone) is written back as ``text`` and lies in the window; remembered by
         ``text``, since many lines share a moment."""
-        known = self._times.get(text)
-        if known is None:
-            known = (at.isoformat().encode("ascii") == text and window[0] <= at < window[1])
-            if len(self._times) >= MAX_TIMES:
-                self._times.clear()
-            self._times[text] = known
+        known = at.isoformat().encode("ascii") == text and window[0] <= at < window[1]
+        if len(self._times) >= MAX_TIMES:
+            self._times.clear()
+        self._times[text] = known
         return known
 
 
