@@ -31,6 +31,7 @@ from ledger.feed.parse import parse_line
 from ledger.feed.types import Timestamp
 from ledger.feed.window import accepted_window
 from ledger.games import GAMES
+from ledger.rulebook import Rulebook
 
 _OPENING = re.compile(
     rb'\{"v":1,"table":"([A-Za-z0-9._-]{1,40})","game":"([A-Z0-9]{1,8})","round":'
@@ -52,6 +53,9 @@ class _Templates:
     def __init__(self) -> None:
         self._known: dict[tuple[Any, bytes, bytes], Any] = {}
         self._times: dict[bytes, datetime | None] = {}
+        self._hashes: dict[bytes, str] = {}
+        """Rulebook content hashes by the rulebook's JSON (tables differing only in their
+        croupier share a rulebook: each gets a template of its own, not a hash of its own)."""
         self.hits = 0
 
     def fill(self, key: Any, content: bytes, validate: Any) -> Any:
@@ -62,7 +66,7 @@ class _Templates:
         slot = (key, match.group(2), content[match.end():])
         template = self._known.get(slot)
         if template is None:
-            template = _template(slot[1], slot[2], validate)
+            template = _template(slot[1], slot[2], validate, self._hashes)
             if len(self._known) >= MAX_TEMPLATES:
                 self._known.clear()
             self._known[slot] = template
@@ -90,7 +94,8 @@ class _Templates:
         return at
 
 
-def _template(game: bytes, tail: bytes, validate: Any) -> _Template | Literal[False]:
+def _template(game: bytes, tail: bytes, validate: Any,
+              hashes: dict[bytes, str]) -> _Template | Literal[False]:
     if any(name in tail for name in _OWN_FIELDS):
         return False  # the tail may name one of the round's own fields again
     probe = (b'{"v":1,"table":"' + _PLACE_TABLE.encode() + b'","game":"' + game
@@ -106,8 +111,23 @@ def _template(game: bytes, tail: bytes, validate: Any) -> _Template | Literal[Fa
         # Every round filled from this template shares this frozen rulebook, and verify checks
         # its hash once per round (7-10 % of verify): hash it once. Pydantic compares and
         # serialises fields only, so the instance stays equal to a freshly validated one.
-        object.__setattr__(template.rules, "content_hash", _Known(template.rules.content_hash()))
+        object.__setattr__(template.rules, "content_hash", _Known(_rules_hash(template.rules,
+                                                                              hashes)))
     return _Template(template)
+
+
+def _rules_hash(rules: Rulebook, hashes: dict[bytes, str]) -> str:
+    """``rules.content_hash()``, remembered by the rulebook's own JSON: equal JSON is an equal
+    ``model_dump(mode="json")``, hence equal canonical bytes and hash; any other byte is
+    another key, so a changed rulebook is always hashed afresh."""
+    key = rules.__pydantic_serializer__.to_json(rules)
+    digest = hashes.get(key)
+    if digest is None:
+        digest = rules.content_hash()
+        if len(hashes) >= MAX_TEMPLATES:
+            hashes.clear()
+        hashes[key] = digest
+    return digest
 
 
 class _Template:

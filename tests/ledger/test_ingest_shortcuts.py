@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from ledger.feed.envelope import FeedEvent
+from ledger.feed.envelope import FeedEvent, RoundOpened
 from ledger.feed.parse import MAX_LINE_BYTES, Rejection, parse_line
 from ledger.feed.window import accepted_window
 from ledger.openings import PROBE_EVERY, SKIP_AFTER_MISSES, OpeningDecoder, OpeningParser
+from ledger.rulebook import Rulebook
 from ledger.store import TOPICS, content_of, topic_of
 
 ENVELOPE = '"v":1,"table":"RL-07","game":"RL","round":"R1","seq":{seq},"at":"{at}"'
@@ -119,3 +120,20 @@ def test_a_time_outside_the_window_is_rejected_with_the_same_message_on_every_pa
     assert isinstance(got, Rejection) and got.code == "bad_timestamp"
     assert got == parse_line(late, 3) == parse_line(late, 3, window=accepted_window())
     assert json.loads(late)["at"] in got.message
+
+
+def test_rulebook_hashes_are_shared_only_by_equal_rulebooks(examples: Path) -> None:
+    stored = parse_line(_openings(examples)[0], 1)
+    assert isinstance(stored, RoundOpened) and stored.rules is not None
+    cls = TOPICS[topic_of(stored)]
+    other_rules = Rulebook.model_validate({"limits": {"small": {"min": "1", "max": "2"}}})
+    assert other_rules != stored.rules
+    variants = [stored.model_copy(update={"croupier": f"D-{n}"}) for n in range(3)]
+    variants.append(stored.model_copy(update={"croupier": "D-9", "rules": other_rules}))
+    decoder = OpeningDecoder()
+    for variant in variants:
+        fact = decoder.decode(cls, content_of(variant))
+        fresh = cls.model_validate_json(content_of(variant))
+        assert fact == fresh == variant
+        assert fact.rules.content_hash() == fresh.rules.content_hash()
+    assert len(decoder._templates._hashes) == 2
