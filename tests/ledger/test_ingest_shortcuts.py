@@ -137,3 +137,18 @@ def test_rulebook_hashes_are_shared_only_by_equal_rulebooks(examples: Path) -> N
         assert fact == fresh == variant
         assert fact.rules.content_hash() == fresh.rules.content_hash()
     assert len(decoder._templates._hashes) == 2
+
+
+@pytest.mark.parametrize("text", [
+    "2026-11-21T20:00:03+08:00", "2026-11-21T21:00:03.250+08:00", "2026-11-21T12:00:03Z",
+    "2026-11-21T12:00:03+00:00", "2026-11-21T12:00:03-00:00", "2026-11-21T12:00:03-05:30",
+])
+def test_parsed_times_share_one_zone_per_offset_and_equal_plain_parsing(text: str) -> None:
+    from ledger.feed.types import _parse_timestamp
+
+    parsed, plain = _parse_timestamp(text), datetime.fromisoformat(text)
+    assert parsed == plain and hash(parsed) == hash(plain)
+    assert parsed.isoformat() == plain.isoformat() and repr(parsed) == repr(plain)
+    assert parsed.tzname() == plain.tzname()
+    same_offset = _parse_timestamp(text.replace("-21T", "-22T"))
+    assert same_offset.tzinfo is parsed.tzinfo
