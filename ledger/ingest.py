@@ -41,12 +41,14 @@ SAVE_ATTEMPTS = 20
 
 
 class _Id(UUID):
-    """An aggregate id that hashes in C: ``UUID.__hash__`` is Python (``hash(self.int)``), and
-    ingest looks every id up in several dicts per line (~7 hashes a line, 4 % of ingest).
-    Equal to, and hashing like, the plain ``UUID``; pickles as one."""
+    """An aggregate id that hashes from a stored value: ``UUID.__hash__`` is ``hash(self.int)``,
+    and ingest looks every id up in dicts several times per line. Its ``hex`` (what the SQLite
+    recorder writes, once per row) is stored too. Equal to, and hashing like, the plain
+    ``UUID``; pickles as one."""
 
-    __slots__ = ("_hash",)
+    __slots__ = ("_hash", "hex")
     _hash: int
+    hex: str
 
     def __hash__(self) -> int:
         return self._hash
@@ -58,6 +60,7 @@ class _Id(UUID):
 def _fast_id(plain: UUID) -> UUID:
     fast = _Id(int=plain.int)
     object.__setattr__(fast, "_hash", hash(plain))
+    object.__setattr__(fast, "hex", plain.hex)
     return fast
 
 
@@ -100,9 +103,10 @@ class IngestReport:
         return 1 if self.rejected else 0
 
 
-@dataclass
+@dataclass(slots=True, eq=False)
 class _Head:
-    """The newest stored (or pending) state of one aggregate."""
+    """The newest stored (or pending) state of one aggregate: one object per aggregate, updated
+    in place as the batch appends to it (no new object, no dict update, per line)."""
 
     version: int
     digest: str
@@ -110,15 +114,34 @@ class _Head:
     ended: bool = False
 
 
-@dataclass
+_Row = tuple[UUID, int, str, bytes, str]
+"""An event of the batch: aggregate, version, topic, content bytes, chain digest."""
+
+
+@dataclass(slots=True)
 class _Batch:
     """Lines accepted but not yet saved, and the events they make."""
 
     lines: list[tuple[int, str | bytes, FeedEvent]] = field(default_factory=list)
-    events: list[Recorded] = field(default_factory=list)
+    events: list[_Row] = field(default_factory=list)
     pending: dict[tuple[str, str, int], FeedEvent] = field(default_factory=dict)
     feed_events: int = 0
     rounds_opened: int = 0
+
+
+_OPENING: dict[type, bool] = {}
+"""Whether a fact class is a ``round_opened`` (an ``ABCMeta`` check, made once per class)."""
+
+
+def _opens(cls: type) -> bool:
+    known = _OPENING.get(cls)
+    if known is None:
+        known = _OPENING[cls] = issubclass(cls, RoundOpened)
+    return known
+
+
+_UNKNOWN = _Head(0, "")
+"""``_heads.get`` default: the aggregate's head is not known yet (``None`` is "none stored")."""
 
 
 RejectSink = Callable[[Rejection, str | bytes], None]
@@ -170,37 +193,46 @@ class Ingestor:
     def _take(self, group: list[_Parsed], report: IngestReport,
               on_reject: RejectSink | None) -> None:
         """Decide a group of parsed lines in order, their heads loaded in one query first."""
-        self._prefetch(group)
-        for line_no, text, parsed, content in group:
-            if isinstance(parsed, Rejection):
+        oids = self._prefetch(group)
+        batch_events = self.batch_events
+        for (line_no, text, parsed, content), oid in zip(group, oids, strict=True):
+            if oid is None:
+                assert isinstance(parsed, Rejection)
                 self._reject(report, parsed, text, on_reject)
                 continue
-            outcome = self._accept(line_no, text, parsed, content)
-            if isinstance(outcome, Rejection):
-                self._reject(report, outcome, text, on_reject)
-            elif outcome is Accepted.DUPLICATE:
-                report.duplicates += 1
-            if self._batch.feed_events >= self.batch_events:
+            outcome = self._accept(line_no, text, parsed, content, oid)  # type: ignore[arg-type]
+            if outcome is not Accepted.STORED:
+                if outcome is Accepted.DUPLICATE:
+                    report.duplicates += 1
+                else:
+                    self._reject(report, outcome, text, on_reject)
+            if self._batch.feed_events >= batch_events:
                 self._flush(report, on_reject)
 
-    def _prefetch(self, group: list[_Parsed]) -> None:
-        """Load the stored heads of every aggregate the group names and we do not know yet."""
+    def _prefetch(self, group: list[_Parsed]) -> list[UUID | None]:
+        """Load the stored heads of every aggregate the group names and we do not know yet;
+        the round id of each line (``None`` for a rejection)."""
         wanted: dict[UUID, None] = {}
+        heads = self._heads
+        oids: list[UUID | None] = []
         for _, _, parsed, _ in group:
-            if isinstance(parsed, FeedEvent):
-                oid = _round_id(parsed.table, parsed.round)
-                if oid not in self._heads:
-                    wanted[oid] = None
-                if isinstance(parsed, RoundOpened):
-                    tid = _table_id(parsed.table)
-                    if tid not in self._heads:
-                        wanted[tid] = None
-        if not wanted:
-            return
-        found = self.app.heads(list(wanted))
-        for oid in wanted:
-            rec = found.get(oid)
-            self._heads[oid] = None if rec is None else _head_of(rec)
+            if isinstance(parsed, Rejection):
+                oids.append(None)
+                continue
+            oid = _round_id(parsed.table, parsed.round)
+            oids.append(oid)
+            if oid not in heads:
+                wanted[oid] = None
+            if _opens(parsed.__class__):
+                tid = _table_id(parsed.table)
+                if tid not in heads:
+                    wanted[tid] = None
+        if wanted:
+            found = self.app.heads(list(wanted))
+            for oid in wanted:
+                rec = found.get(oid)
+                heads[oid] = None if rec is None else _head_of(rec)
+        return oids
 
     @staticmethod
     def _reject(report: IngestReport, rejection: Rejection, text: str | bytes,
@@ -212,17 +244,21 @@ class Ingestor:
     # -- deciding one line ------------------------------------------------------------------
 
     def _accept(self, line_no: int, text: str | bytes, event: FeedEvent,
-                content: bytes | None = None) -> Rejection | Accepted:
+                content: bytes | None = None, oid: UUID | None = None) -> Rejection | Accepted:
         """Add one valid event to the batch, or say why not; :attr:`Accepted.DUPLICATE` if it is
         already stored.
 
-        ``content``, if given, is the event's stored bytes (the parser found the line canonical).
+        ``content``, if given, is the event's stored bytes (the parser found the line canonical);
+        ``oid``, if given, the round's aggregate id.
         """
-        oid = _round_id(event.table, event.round)
-        head = self._heads[oid] if oid in self._heads else self._head(oid)
+        if oid is None:
+            oid = _round_id(event.table, event.round)
+        head = self._heads.get(oid, _UNKNOWN)
+        if head is _UNKNOWN:
+            head = self._head(oid)
         if head is not None and event.seq <= head.version:
             return self._duplicate(line_no, oid, event)
-        opening = isinstance(event, RoundOpened)
+        opening = _opens(event.__class__)
         if head is None:
             if event.seq != 1 or not opening:
                 return Rejection(line_no, "not_opened",
@@ -257,23 +293,27 @@ class Ingestor:
                          f"other content; the stored event stays", "seq")
 
     def _append(self, oid: UUID, fact: FeedEvent | RoundStarted | Linked,
-                head: _Head | None, content: bytes | None = None) -> Recorded:
-        version = 1 if head is None else head.version + 1
+                head: _Head | None, content: bytes | None = None) -> None:
         if content is None:
             content = content_of(fact)
-        digest = next_digest(genesis(oid) if head is None else head.digest, content)
         batch = self._batch
+        if head is None:
+            version = 1
+            digest = next_digest(genesis(oid), content)
+            head = self._heads[oid] = _Head(version, digest)
+        else:
+            version = head.version = head.version + 1
+            digest = head.digest = next_digest(head.digest, content)
         if isinstance(fact, FeedEvent):  # topic_of's first case, with one class test
-            rec = Recorded(oid, version, f"{fact.game}/{fact.type}", fact, content, digest)
-            self._heads[oid] = _Head(version, digest, fact.game or (head.game if head else ""),
-                                     fact.type in TERMINAL_TYPES)
+            topic = f"{fact.game}/{fact.type}"
+            head.game = fact.game
+            head.ended = fact.type in TERMINAL_TYPES
             batch.pending[(fact.table, fact.round, fact.seq)] = fact
             batch.feed_events += 1
         else:
-            rec = Recorded(oid, version, topic_of(fact), fact, content, digest)
-            self._heads[oid] = _Head(version, digest, head.game if head else "", False)
-        batch.events.append(rec)
-        return rec
+            topic = topic_of(fact)
+            head.ended = False
+        batch.events.append((oid, version, topic, content, digest))
 
     def _start_round(self, opened: RoundOpened) -> None:
         tid = _table_id(opened.table)
@@ -299,7 +339,7 @@ class Ingestor:
                 self._batch = _Batch()
                 return
             chain_head = self._head(CHAIN_ID)
-            written = [(e.originator_id, e.originator_version, e.digest) for e in batch.events]
+            written = [(oid, version, digest) for oid, version, _, _, digest in batch.events]
             self._append(CHAIN_ID, Linked(at=now(), entries=link_entries(written)),
                          chain_head)
             assert len(batch.events) <= SAVE_EVENTS_MAX
@@ -307,8 +347,8 @@ class Ingestor:
                 # Straight to the library's recorder: one transaction, one bulk statement
                 # (``ledger.bulk``); ``Application.save`` would add a ``Recording`` and a
                 # ``Notification`` object per event that nothing here reads.
-                to_stored = self.app.mapper.to_stored_event
-                self.app.recorder.insert_events([to_stored(e) for e in batch.events])
+                stored = self.app.ledger_mapper.stored_event
+                self.app.recorder.insert_events([stored(*e) for e in batch.events])
             except IntegrityError:
                 # Another writer saved first: forget what we believed and re-examine the lines.
                 report.retries += 1
@@ -326,13 +366,16 @@ class Ingestor:
             report.stored += batch.feed_events
             report.rounds_opened += batch.rounds_opened
             # Ended rounds take no more lines: forget them so memory stays flat on long feeds.
-            for rec in batch.events:
-                head = self._heads.get(rec.originator_id)
-                if head is not None and head.ended:
-                    del self._heads[rec.originator_id]
+            for oid, _, topic, _, _ in batch.events:
+                if topic.endswith(_TERMINAL_TOPICS):
+                    self._heads.pop(oid, None)
             self._batch = _Batch()
             return
         raise RuntimeError(f"could not save a batch after {SAVE_ATTEMPTS} attempts")
+
+
+_TERMINAL_TOPICS = tuple(f"/{name}" for name in sorted(TERMINAL_TYPES))
+"""Topic endings of the events after which a round takes no more lines."""
 
 
 def _head_of(rec: Recorded) -> _Head:

@@ -19,8 +19,9 @@ rejections, findings and their messages are exactly those of the full path.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -30,6 +31,7 @@ from ledger.feed.parse import parse_line
 from ledger.feed.types import Timestamp
 from ledger.feed.window import accepted_window
 from ledger.games import GAMES
+from ledger.rulebook import Rulebook
 
 _OPENING = re.compile(
     rb'\{"v":1,"table":"([A-Za-z0-9._-]{1,40})","game":"([A-Z0-9]{1,8})","round":'
@@ -41,13 +43,19 @@ _PLACE_AT = b"2000-01-01T00:00:00+00:00"
 _TIMESTAMP: TypeAdapter[datetime] = TypeAdapter(Timestamp)
 MAX_TEMPLATES = 256
 """Distinct tails remembered (one per table and rulebook in practice)."""
+MAX_OPENING_TIMES = 4096
+"""Distinct ``at`` bytes of openings remembered."""
 
 
 class _Templates:
     """Validated placeholder openings, by game and tail bytes."""
 
     def __init__(self) -> None:
-        self._known: dict[tuple[Any, bytes], Any] = {}
+        self._known: dict[tuple[Any, bytes, bytes], Any] = {}
+        self._times: dict[bytes, datetime | None] = {}
+        self._hashes: dict[bytes, str] = {}
+        """Rulebook content hashes by the rulebook's JSON (tables differing only in their
+        croupier share a rulebook: each gets a template of its own, not a hash of its own)."""
         self.hits = 0
 
     def fill(self, key: Any, content: bytes, validate: Any) -> Any:
@@ -55,27 +63,39 @@ class _Templates:
         match = _OPENING.match(content)
         if match is None:
             return None
-        tail = content[match.end():]
-        slot = (key, match.group(2) + b"|" + tail)
+        slot = (key, match.group(2), content[match.end():])
         template = self._known.get(slot)
         if template is None:
-            template = _template(match.group(2), tail, validate)
+            template = _template(slot[1], slot[2], validate, self._hashes)
             if len(self._known) >= MAX_TEMPLATES:
                 self._known.clear()
             self._known[slot] = template
         if template is False:
             return None
-        try:
-            at = _TIMESTAMP.validate_json(b'"' + match.group(4) + b'"')
-        except ValidationError:
+        at = self._time(match.group(4))
+        if at is None:
             return None
         self.hits += 1
-        return template.model_copy(update={
-            "table": match.group(1).decode("ascii"), "round": match.group(3).decode("ascii"),
-            "at": at})
+        return template.fill(match.group(1).decode("ascii"), match.group(3).decode("ascii"), at)
+
+    def _time(self, text: bytes) -> datetime | None:
+        """``at`` as the model validates it (a pure function of its bytes, so remembered:
+        rounds opened at one moment at many tables share it); ``None`` if it is refused."""
+        times = self._times
+        if text in times:
+            return times[text]
+        try:
+            at: datetime | None = _TIMESTAMP.validate_json(b'"' + text + b'"')
+        except ValidationError:
+            at = None
+        if len(times) >= MAX_OPENING_TIMES:
+            times.clear()
+        times[text] = at
+        return at
 
 
-def _template(game: bytes, tail: bytes, validate: Any) -> Any:
+def _template(game: bytes, tail: bytes, validate: Any,
+              hashes: dict[bytes, str]) -> _Template | Literal[False]:
     if any(name in tail for name in _OWN_FIELDS):
         return False  # the tail may name one of the round's own fields again
     probe = (b'{"v":1,"table":"' + _PLACE_TABLE.encode() + b'","game":"' + game
@@ -91,8 +111,62 @@ def _template(game: bytes, tail: bytes, validate: Any) -> Any:
         # Every round filled from this template shares this frozen rulebook, and verify checks
         # its hash once per round (7-10 % of verify): hash it once. Pydantic compares and
         # serialises fields only, so the instance stays equal to a freshly validated one.
-        object.__setattr__(template.rules, "content_hash", _Known(template.rules.content_hash()))
-    return template
+        object.__setattr__(template.rules, "content_hash", _Known(_rules_hash(template.rules,
+                                                                              hashes)))
+    return _Template(template)
+
+
+def _rules_hash(rules: Rulebook, hashes: dict[bytes, str]) -> str:
+    """``rules.content_hash()``, remembered by the rulebook's own JSON: equal JSON is an equal
+    ``model_dump(mode="json")``, hence equal canonical bytes and hash; any other byte is
+    another key, so a changed rulebook is always hashed afresh."""
+    key = rules.__pydantic_serializer__.to_json(rules)
+    digest = hashes.get(key)
+    if digest is None:
+        digest = rules.content_hash()
+        if len(hashes) >= MAX_TEMPLATES:
+            hashes.clear()
+        hashes[key] = digest
+    return digest
+
+
+class _Template:
+    """A validated placeholder opening, and how to give a copy of it with a round's own fields.
+
+    :meth:`fill` equals ``opening.model_copy(update={"table": …, "round": …, "at": …})`` — a new
+    instance of the same class whose ``__dict__`` is a copy of the template's with the three
+    fields replaced and whose set fields gain the three — built without ``model_copy``'s
+    generic steps (its update loop, ``extra`` and private copies: these models have neither).
+    """
+
+    __slots__ = ("cls", "fields", "fields_set", "opening", "plain")
+
+    def __init__(self, opening: RoundOpened) -> None:
+        self.opening = opening
+        self.cls = type(opening)
+        self.fields = opening.__dict__
+        self.fields_set = opening.__pydantic_fields_set__ | {"table", "round", "at"}
+        # Anything that model_copy would carry besides __dict__ and the set fields: then use it.
+        self.plain = (opening.__pydantic_extra__ is None
+                      and getattr(opening, "__pydantic_private__", None) is None)
+
+    def fill(self, table: str, round: str, at: datetime) -> Any:
+        """The opening with the round's own ``table``, ``round`` and ``at``."""
+        if not self.plain:
+            return self.opening.model_copy(update={"table": table, "round": round, "at": at})
+        fact = self.cls.__new__(self.cls)
+        values = self.fields.copy()
+        values["table"] = table
+        values["round"] = round
+        values["at"] = at
+        _set(fact, "__dict__", values)
+        _set(fact, "__pydantic_extra__", None)
+        _set(fact, "__pydantic_fields_set__", set(self.fields_set))
+        _set(fact, "__pydantic_private__", None)
+        return fact
+
+
+_set = object.__setattr__
 
 
 class _Known:
@@ -110,16 +184,27 @@ class OpeningDecoder:
 
     def __init__(self) -> None:
         self._templates = _Templates()
+        self._probes: dict[Any, Any] = {}
 
     def decode(self, cls: Any, content: bytes) -> Any:
         """The validated fact; raises exactly what ``model_validate_json`` raises."""
         if cls is None:
             raise ValueError("unknown topic")
-        if issubclass(cls, RoundOpened):
-            fact = self._templates.fill(cls, content, lambda probe: _or_none(cls, probe))
+        probe = self._probes.get(cls)
+        if probe is None:
+            probe = self._probes[cls] = _prober(cls)
+        if probe is not False:
+            fact = self._templates.fill(cls, content, probe)
             if fact is not None:
                 return fact
         return cls.model_validate_json(content)
+
+
+def _prober(cls: Any) -> Any:
+    """How to validate a placeholder opening of ``cls``; ``False`` if ``cls`` is no opening."""
+    if not issubclass(cls, RoundOpened):
+        return False
+    return lambda probe: _or_none(cls, probe)
 
 
 def _or_none(cls: Any, probe: bytes) -> Any:
@@ -132,11 +217,20 @@ def _or_none(cls: Any, probe: bytes) -> Any:
 _CANONICAL = re.compile(
     rb'\{"v":1,"table":"[A-Za-z0-9._-]{1,40}","game":"([A-Z0-9]{1,8})","round":'
     rb'"[A-Za-z0-9._-]{1,40}","seq":[1-9][0-9]{0,6},"at":"([^"\\]{1,64})",'
-    rb'"type":"([a-z_]{1,40})",')
+    rb'"type":"([a-z_]{1,40})"(?:,|\}\Z)')
 """The envelope as the ledger writes it: every value but ``at`` in the one form pydantic
-writes it (codes need no escape, ``seq`` has no leading zero); ``at`` is checked apart."""
+writes it (codes need no escape, ``seq`` has no leading zero); ``at`` is checked apart.
+A line of an event without fields of its own (``round_closed``) ends right after ``type``."""
 MAX_BODIES = 1 << 14
 """Canonical bodies remembered (the bytes after the envelope)."""
+MAX_TIMES = 1 << 14
+"""Checked ``at`` bytes of canonical lines remembered."""
+SKIP_AFTER_MISSES = 8
+PROBE_EVERY = 32
+"""After :data:`SKIP_AFTER_MISSES` lines of one class in a row that were not canonical (their
+body not seen before), only every :data:`PROBE_EVERY`-th line of that class tries the canonical
+shortcut; the others go straight to the full path, which gives the same fact. One canonical
+line starts the count again."""
 
 
 class OpeningParser:
@@ -156,7 +250,7 @@ class OpeningParser:
 
     The accepted window of event times (``ledger.feed.window``) is read once, at the parser's
     first line (one ingest): the shortcuts compare against it; a time outside it takes the
-    full path, which rejects it.
+    full path, which rejects it against the same window (not read again for every line).
     """
 
     def __init__(self, max_bytes: int) -> None:
@@ -164,6 +258,9 @@ class OpeningParser:
         self._window: tuple[datetime, datetime] | None = None
         self._templates = _Templates()
         self._bodies: set[tuple[type, bytes]] = set()
+        self._times: dict[bytes, bool] = {}
+        self._misses: dict[type, int] = {}
+        """Lines of each class that were not canonical since the last one that was."""
         self.canonical = 0
 
     def parse(self, text: str | bytes, line_no: int) -> Any:
@@ -180,8 +277,8 @@ class OpeningParser:
             raw = text if isinstance(text, bytes) else text.encode("utf-8")
             match = _CANONICAL.match(raw)
             if match is not None and match.group(3) != b"round_opened":
-                fact = self._canonical(match, raw)
-                if fact is not None and window[0] <= fact.at < window[1]:
+                fact = self._canonical(match, raw, window)
+                if fact is not None:
                     self.canonical += 1
                     return fact, raw
             elif b'"type":"round_opened"' in raw[:200]:
@@ -189,36 +286,80 @@ class OpeningParser:
                     "line", raw, lambda probe: parse_line(probe, 0, window=False))
                 if fact is not None and window[0] <= fact.at < window[1]:
                     return fact, None
-        return parse_line(text, line_no, max_bytes=self.max_bytes), None
+        return parse_line(text, line_no, max_bytes=self.max_bytes,
+                          window=self._window or True), None
 
-
-    def _canonical(self, match: re.Match[bytes], raw: bytes) -> Any:
-        """The fact of a canonical line, or ``None`` (take the full path).
+    def _canonical(self, match: re.Match[bytes], raw: bytes,
+                   window: tuple[datetime, datetime]) -> Any:
+        """The fact of a canonical line with ``at`` in the window, or ``None`` (take the full
+        path).
 
         Serialising the fact to compare (about a third of the cost) is needed once per
         distinct *body* (the bytes after the envelope) and class: a body seen in a canonical
         line before serialises to the same bytes again, and an envelope matching
         :data:`_CANONICAL` serialises to itself once ``at`` is written as the fact writes it.
         """
-        cls = _feed_classes().get((match.group(1), match.group(3)))
-        if cls is None:
-            return None
+        decoder = _DECODERS.get((match.group(1), match.group(3)))
+        if decoder is None:
+            decoder = _decoder(match.group(1), match.group(3))
+            if decoder is None:
+                return None
+        cls, validate, self_contained = decoder
+        body = (cls, raw[match.end():])
+        known = body in self._bodies  # only classes whose validators cannot see the envelope
+        if not known:
+            misses = self._misses.get(cls, 0)
+            if misses >= SKIP_AFTER_MISSES and misses % PROBE_EVERY:
+                # This class's lines keep coming in another form (key order): validating and
+                # serialising them only to find that costs a fifth of their full path.
+                self._misses[cls] = misses + 1
+                return None
         try:
-            fact = native_validate_json(cls)(raw)
+            fact = validate(raw)
         except (ValidationError, ValueError):
             return None
-        body = (cls, raw[match.end():])
-        if body in self._bodies:  # only classes whose validators cannot see the envelope
-            if fact.at.isoformat().encode("ascii") == match.group(2):
-                return fact
+        if known:
+            at = match.group(2)
+            ok = self._times.get(at)
+            if ok is None:
+                ok = self._time_ok(at, fact.at, window)
+            return fact if ok else None
+        if cls.__pydantic_serializer__.to_json(fact, exclude_none=True) != raw:
+            self._misses[cls] = self._misses.get(cls, 0) + 1
             return None
-        if fact.model_dump_json(exclude_none=True).encode() != raw:
+        self._misses[cls] = 0
+        if not window[0] <= fact.at < window[1]:
             return None
-        if _self_contained(cls):
+        if self_contained:
             if len(self._bodies) >= MAX_BODIES:
                 self._bodies.clear()
             self._bodies.add(body)
         return fact
+
+    def _time_ok(self, text: bytes, at: datetime, window: tuple[datetime, datetime]) -> bool:
+        """Whether ``at`` (validated from ``text`` by a self-contained class, so a function of
+        ``text`` alone) is written back as ``text`` and lies in the window; remembered by
+        ``text``, since many lines share a moment."""
+        known = at.isoformat().encode("ascii") == text and window[0] <= at < window[1]
+        if len(self._times) >= MAX_TIMES:
+            self._times.clear()
+        self._times[text] = known
+        return known
+
+
+_Decoder = tuple[Any, Callable[[bytes], Any], bool]
+_DECODERS: dict[tuple[bytes, bytes], _Decoder] = {}
+"""``(game, type)`` as bytes → the feed model, its native validator, whether it is
+self-contained (:func:`_self_contained`)."""
+
+
+def _decoder(game: bytes, type_name: bytes) -> _Decoder | None:
+    cls = _feed_classes().get((game, type_name))
+    if cls is None:
+        return None
+    decoder = _DECODERS[(game, type_name)] = (cls, native_validate_json(cls),
+                                               _self_contained(cls))
+    return decoder
 
 
 _CLASSES: dict[tuple[bytes, bytes], Any] = {}

@@ -18,6 +18,7 @@ import os
 from collections.abc import Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
+from dataclasses import fields as dataclass_fields
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 from uuid import UUID
@@ -97,20 +98,52 @@ def content_of(fact: FeedModel) -> bytes:
     return fact.model_dump_json(exclude_none=True).encode()
 
 
+def _stored_event(originator_id: UUID, originator_version: int, topic: str,
+                  state: bytes) -> StoredEvent:
+    """``StoredEvent(...)`` with these values. The library's class is a frozen dataclass, whose
+    ``__init__`` sets each field through ``object.__setattr__``; the instance is built with its
+    ``__dict__`` at once instead (equal, field for field, to the constructor's)."""
+    event = _new_object(StoredEvent)
+    _set_attribute(event, "__dict__", {"originator_id": originator_id,
+                                       "originator_version": originator_version,
+                                       "topic": topic, "state": state})
+    return event
+
+
+def _plain_stored_event(originator_id: UUID, originator_version: int, topic: str,
+                        state: bytes) -> StoredEvent:
+    return StoredEvent(originator_id=originator_id, originator_version=originator_version,
+                       topic=topic, state=state)
+
+
+_new_object = object.__new__
+_set_attribute = object.__setattr__
+_STORED_EVENT = (_plain_stored_event  # another version of the library: use its constructor
+                 if hasattr(StoredEvent, "__slots__") or hasattr(StoredEvent, "__post_init__")
+                 or [f.name for f in dataclass_fields(StoredEvent)]
+                 != ["originator_id", "originator_version", "topic", "state"]
+                 else _stored_event)
+
+
 class LedgerMapper(Mapper[UUID]):
     """Maps :class:`Recorded` events to stored rows and back (with optional compression/cipher)."""
 
     def to_stored_event(self, domain_event: Any) -> StoredEvent:
         """Frame the digest and content; compress and encrypt if configured."""
         rec: Recorded = domain_event
-        state = frame(rec.digest, rec.content)
+        return self.stored_event(rec.originator_id, rec.originator_version, rec.topic,
+                                 rec.content, rec.digest)
+
+    def stored_event(self, originator_id: UUID, originator_version: int, topic: str,
+                     content: bytes, digest: str) -> StoredEvent:
+        """:meth:`to_stored_event` of a :class:`Recorded` with these values, without one
+        (ingest builds a row per feed line and needs no other object for it)."""
+        state = frame(digest, content)
         if self.compressor:
             state = self.compressor.compress(state)
         if self.cipher:
             state = self.cipher.encrypt(state)
-        return StoredEvent(originator_id=rec.originator_id,
-                           originator_version=rec.originator_version,
-                           topic=rec.topic, state=state)
+        return _STORED_EVENT(originator_id, originator_version, topic, state)
 
     def to_domain_event(self, stored_event: StoredEvent) -> Any:
         """Read a stored row back into a :class:`Recorded`."""

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ledger.feed.envelope import FeedEvent, RoundOpened
-from ledger.feed.window import outside_window
+from ledger.feed.window import Window, outside_window
 from ledger.games import GAMES
 from ledger.rulebook import complete_rulebook
 
@@ -107,12 +107,15 @@ def load_json(text: str | bytes) -> Any:
 
 
 def parse_line(
-    text: str | bytes, line_no: int, *, max_bytes: int = MAX_LINE_BYTES, window: bool = True
+    text: str | bytes, line_no: int, *, max_bytes: int = MAX_LINE_BYTES,
+    window: bool | Window = True,
 ) -> FeedEvent | Rejection:
     """Validate one line; a ``round_opened`` comes back with its completed, hashed rulebook.
 
     ``window=False`` skips the accepted-time check (``ledger.feed.window``): only for the
-    placeholder lines of ``ledger.openings``, whose filled-in times are checked there."""
+    placeholder lines of ``ledger.openings``, whose filled-in times are checked there. A
+    ``(earliest, latest)`` pair is the accepted window as already read (by an ingest, once),
+    so that it is not read from the environment again for every line."""
     if len(text) > max_bytes:
         return Rejection(line_no, "line_too_long",
                          f"the line is longer than the limit of {max_bytes} bytes")
@@ -130,7 +133,7 @@ def parse_line(
 
 
 def parse_object(obj: dict[str, Any], line_no: int, *,
-                 window: bool = True) -> FeedEvent | Rejection:
+                 window: bool | Window = True) -> FeedEvent | Rejection:
     """Validate one decoded line (see :func:`parse_line`)."""
     if obj.get("v") != 1 or type(obj.get("v")) is not int:
         return Rejection(line_no, "unsupported_version",
@@ -149,7 +152,8 @@ def parse_object(obj: dict[str, Any], line_no: int, *,
         event = cls.model_validate(obj)
     except ValidationError as exc:
         return _from_validation_error(exc, obj, line_no)
-    outside = outside_window(event.at) if window else None
+    outside = (None if window is False
+               else outside_window(event.at, None if window is True else window))
     if outside is not None:
         return Rejection(line_no, "bad_timestamp", f"at: {outside}", "at")
     if isinstance(event, RoundOpened):

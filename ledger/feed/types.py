@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta, tzinfo
 from decimal import Decimal
 from functools import lru_cache
 from typing import Annotated, Literal
@@ -82,18 +82,26 @@ def _timestamp(value: object) -> datetime:
     return _parse_timestamp(value)
 
 
+_ZONES: dict[timedelta | None, tzinfo | None] = {}
+"""One ``tzinfo`` per offset: ``fromisoformat`` makes a new (equal) one for every string, and
+CPython compares two datetimes fast only when they share their tzinfo object."""
+
+
 @lru_cache(maxsize=4096)
 def _parse_timestamp(value: str) -> datetime:
     """A valid timestamp string as an aware datetime (immutable, so cached: lines of one moment
-    at many tables share it); an invalid one raises, and is not cached."""
+    at many tables share it); an invalid one raises, and is not cached. Equal offsets share one
+    ``tzinfo`` object (:data:`_ZONES`): the same value, ``isoformat``, equality and hash."""
     if not _RFC3339.fullmatch(value):
         raise PydanticCustomError("bad_timestamp", "expected an RFC 3339 timestamp with offset, "
                                   "like 2026-11-21T20:00:03.250+08:00")
     try:
-        return datetime.fromisoformat(value)
+        parsed = datetime.fromisoformat(value)
     except ValueError as exc:
         raise PydanticCustomError("bad_timestamp",
                                   f"{value!r} is not a valid date and time: {exc}") from None
+    zone = _ZONES.setdefault(parsed.utcoffset(), parsed.tzinfo)
+    return parsed if parsed.tzinfo is zone else parsed.replace(tzinfo=zone)
 
 
 NATIVE[_code] = core_schema.str_schema(strict=True, pattern=f"^{_CODE.pattern}$")

@@ -21,6 +21,9 @@ LATEST_SETTING = "LEDGER_LATEST_AT"
 EARLIEST_DEFAULT = "2000-01-01T00:00:00+00:00"
 LATEST_DEFAULT = "2100-01-01T00:00:00+00:00"
 
+Window = tuple[datetime, datetime]
+"""``(earliest, latest)``: times ``earliest <= at < latest`` are accepted."""
+
 
 @lru_cache(maxsize=8)
 def _window(earliest: str, latest: str) -> tuple[datetime, datetime]:
@@ -44,9 +47,10 @@ def accepted_window() -> tuple[datetime, datetime]:
                    os.environ.get(LATEST_SETTING) or LATEST_DEFAULT)
 
 
-def outside_window(at: datetime) -> str | None:
-    """Why ``at`` is refused, or ``None`` if it lies in the window."""
-    earliest, latest = accepted_window()
+def outside_window(at: datetime, window: Window | None = None) -> str | None:
+    """Why ``at`` is refused, or ``None`` if it lies in the window (``window``, if given, is
+    :func:`accepted_window` as read before)."""
+    earliest, latest = accepted_window() if window is None else window
     if earliest <= at < latest:
         return None
     return (f"{at.isoformat()} lies outside the accepted window {earliest.isoformat()} to "
