@@ -27,6 +27,7 @@ from uuid import UUID
 from eventsourcing.persistence import IntegrityError
 
 from ledger.chain import CHAIN_ID, Linked, genesis, link_entries, next_digest, now
+from ledger.collector import pass_collector
 from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent, RoundOpened
 from ledger.feed.parse import MAX_LINE_BYTES, Rejection
 from ledger.openings import OpeningParser
@@ -175,18 +176,19 @@ class Ingestor:
         started = time.perf_counter()
         group: list[_Parsed] = []
         parse = self._parser.parse_with_content
-        for line_no, text in lines:
-            if on_progress is not None:
-                on_progress(len(text) + 1)
-            if not text.strip():
-                continue
-            report.lines += 1
-            group.append((line_no, text, *parse(text, line_no)))
-            if len(group) >= self.batch_events:
-                self._take(group, report, on_reject)
-                group = []
-        self._take(group, report, on_reject)
-        self._flush(report, on_reject)
+        with pass_collector():  # lines are freed by reference counting: see ledger.collector
+            for line_no, text in lines:
+                if on_progress is not None:
+                    on_progress(len(text) + 1)
+                if not text.strip():
+                    continue
+                report.lines += 1
+                group.append((line_no, text, *parse(text, line_no)))
+                if len(group) >= self.batch_events:
+                    self._take(group, report, on_reject)
+                    group = []
+            self._take(group, report, on_reject)
+            self._flush(report, on_reject)
         report.seconds = time.perf_counter() - started
         return report
 

@@ -29,6 +29,7 @@ from uuid import UUID
 from pydantic import ValidationError
 
 from ledger.chain import FrameError
+from ledger.collector import pass_collector
 from ledger.feed.envelope import FeedEvent, RoundOpened
 from ledger.feed.fast import fast_validate_json
 from ledger.findings import Finding
@@ -137,17 +138,18 @@ def verify_store(
                       keep_content=wants_state)  # kept content is only for a snapshot
     if start is not None:
         scan.resume(start)
-    for page in app.rows(after=None if start is None else start.position):
-        last_page = stop is not None and page[-1][0] > stop
-        if stop is not None and last_page:
-            page = [row for row in page if row[0] <= stop]
-        scan.feed(page)
-        if on_progress is not None:
-            on_progress(len(page))
-        if last_page:
-            break
-    taken = scan.snapshot() if wants_state else None
-    report = scan.finish(expect_head, end_of_log=stop is None)
+    with pass_collector():  # facts are freed by reference counting: see ledger.collector
+        for page in app.rows(after=None if start is None else start.position):
+            last_page = stop is not None and page[-1][0] > stop
+            if stop is not None and last_page:
+                page = [row for row in page if row[0] <= stop]
+            scan.feed(page)
+            if on_progress is not None:
+                on_progress(len(page))
+            if last_page:
+                break
+        taken = scan.snapshot() if wants_state else None
+        report = scan.finish(expect_head, end_of_log=stop is None)
     report.snapshot = taken
     if start is not None:
         report.events -= start.events
