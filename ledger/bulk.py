@@ -68,6 +68,12 @@ class BulkPostgresRecorder(PostgresApplicationRecorder):
             super()._insert_stored_events(curs, stored_events, **kwargs)
             return
         self._lock_table(curs)
+        # The lock on its own first: a role that may not take it (the auditor) then fails with
+        # the server's "permission denied", not with "pipeline aborted" for the statements
+        # queued behind it (which of the two surfaced was a matter of timing). One round trip
+        # per save.
+        with curs.connection.pipeline() as pipeline:
+            pipeline.sync()
         self._notify_channel(curs)
         ids = [s.originator_id if isinstance(s.originator_id, UUID) else UUID(str(s.originator_id))
                for s in stored_events]
