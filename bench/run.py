@@ -15,7 +15,10 @@ server answers, on PostgreSQL measures, in the same process and run:
 6. ``verify --jobs 2`` against ``--jobs 1``, with a check that the findings are identical;
 7. the targets of issue 15, resumable verification (:mod:`bench.resumable`: ``verify --since``,
    replay and recall from a checkpoint, ``--jobs 2`` by segments, peak RSS of ``--since``), at
-   the ``--resumable`` sizes.
+   the ``--resumable`` sizes;
+8. where valgrind is installed, the two ratios of issue 17 once more in **instructions** per
+   feed event (:mod:`bench.instructions`, on a feed of ``--instructions`` rounds): a count
+   that the machine's load does not move.
 
 Then it prints a markdown table with the ratios and targets and writes everything as JSON.
 Timings are noisy on a shared machine; the ratios compare figures taken side by side.
@@ -81,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
             results["memory"] = _memory(stores, workdir, args)
             stores.drop_all()
         results["verdict"] = _verdict(results)
+        if args.instructions != "off":
+            results["instructions"] = _instructions(args)
+            results["verdict"].update(_instructions_verdict(results["instructions"]))
         if args.resumable != "off":
             from bench import resumable
 
@@ -124,6 +130,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="issue 15's targets (bench.resumable): 'default' (400 k events + 20 k "
                    "new; several minutes per store), 'small' (its --small), 'off', or "
                    "BASE,NEW,MID feed events")
+    p.add_argument("--instructions", default="300", metavar="ROUNDS",
+                   help="count instructions per event with valgrind on a feed of ROUNDS rounds "
+                   "(bench.instructions; about 2 minutes at 300), or 'off'; skipped with a "
+                   "note where valgrind is not installed")
     p.add_argument("--workdir", default=None, help="where feeds and SQLite files go")
     p.add_argument("--keep", action="store_true", help="keep the work folder")
     p.add_argument("--out", default="bench-results.json")
@@ -347,6 +357,34 @@ def _verdict(results: dict[str, Any]) -> dict[str, Any]:
     return verdict
 
 
+def _instructions(args: argparse.Namespace) -> dict[str, Any] | None:
+    """Issue 17's two ratios in instructions per feed event (``bench.instructions``)."""
+    from bench import instructions
+
+    try:
+        rounds = int(args.instructions)
+    except ValueError:
+        raise SystemExit(f"--instructions takes a number of rounds or off, not "
+                         f"{args.instructions!r}") from None
+    if instructions.valgrind() is None:
+        _say("valgrind is not installed (apt-get install valgrind): instructions not counted")
+        return None
+    counted = instructions.measure(rounds, tables=args.tables, seed=args.seed,
+                                   workdir=args.workdir)
+    _say(f"instructions counted ({counted['feed']['lines']} lines)")
+    return counted
+
+
+def _instructions_verdict(counted: dict[str, Any] | None) -> dict[str, Any]:
+    if counted is None:
+        return {}
+    found = counted["ratios"]
+    return {"sqlite ingest / bare append, instructions": _check(
+                found["ingest_vs_bare_append"], "ingest_vs_bare_append"),
+            "sqlite verify / bare read+decode, instructions": _check(
+                found["verify_vs_bare_read_decode"], "verify_vs_bare_read_decode")}
+
+
 def _check(value: float, target: str) -> dict[str, Any]:
     bound = TARGETS[target]
     at_most = target in AT_MOST
@@ -394,6 +432,10 @@ def render(results: dict[str, Any]) -> str:
         for size, m in memory.items():
             lines.append(f"| {int(size):,} rounds | {m['ingest']['peak_rss_mb']} | "
                          f"{m['verify']['peak_rss_mb']} |")
+    if results.get("instructions"):
+        from bench.instructions import render as render_instructions
+
+        lines += ["", render_instructions(results["instructions"])]
     if "resumable" in results:
         from bench.resumable import render as render_resumable
 

@@ -15,7 +15,7 @@ def test_the_harness_runs_on_a_tiny_feed_and_writes_its_json(tmp_path: Path) -> 
     done = subprocess.run(
         [sys.executable, "-m", "bench", "--rounds", "40", "--tables", "1", "--no-pg",
          "--memory", "20,40", "--runs", "1", "--jobs", "2", "--workdir", str(tmp_path), "--out", str(out),
-         "--resumable", "2500,600,900"],
+         "--resumable", "2500,600,900", "--instructions", "off"],
         cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     body = json.loads(out.read_text())
@@ -48,6 +48,7 @@ def test_the_harness_runs_on_a_tiny_feed_and_writes_its_json(tmp_path: Path) -> 
     assert 0 < resumable["since_rows"] < resumable["full_rows"]
     assert any(name.startswith("issue 15: sqlite verify --since") for name in body["verdict"])
     assert "| verify --since last: s (CPU s), rows read |" in done.stdout
+    assert "instructions" not in body  # off: bench.instructions has its own test
     assert not list(tmp_path.glob("ledger-bench-*"))  # the work folder is removed
 
 

@@ -1,0 +1,309 @@
+"""Instructions per feed event: the ledger against the bare framework, counted, not timed.
+
+``python -m bench.instructions`` writes a seeded six-game feed and counts, with valgrind's
+callgrind, the instructions the CPU executes per feed event for each of four workloads on
+SQLite:
+
+- ``bare_append`` — :func:`bench.bare.bare_ingest` of the feed into a fresh store;
+- ``ingest`` — ``Ingestor(app).ingest`` of the feed into a fresh store (``ledger ingest``);
+- ``bare_read`` — :func:`bench.bare.bare_read` of a store holding the feed;
+- ``verify`` — ``verify_store(app)`` of a store holding the feed (``ledger verify``).
+
+Each workload runs in a child process under callgrind once with one pass and once with two;
+the difference, divided by the feed's lines, is one warm pass per event, so interpreter
+start-up, imports and first-use costs drop out. ``PYTHONHASHSEED`` is fixed, so two runs of the
+same code count the same to within a fraction of a per cent, on an idle or a loaded machine
+alike — which wall-clock and CPU seconds on a shared machine do not (they swing by ±25 % from
+one run to the next here).
+
+``--cache`` also runs the read workloads under cachegrind with this machine's L1 data and L2
+sizes (from ``/sys``) and reports the data-cache misses per event: what instruction counts do
+not see (an instruction that misses the L2 costs tens of cycles).
+
+The ratios are bare / ledger, like the harness's time ratios: ≥ 1.0 means the ledger executes
+no more instructions per event than the bare framework does for less work. Without valgrind
+(``apt-get install valgrind``) the harness skips this part and says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WORKLOADS = ("bare_append", "ingest", "bare_read", "verify")
+READS = ("bare_read", "verify")
+PAIRS = {"ingest_vs_bare_append": ("ingest", "bare_append"),
+         "verify_vs_bare_read_decode": ("verify", "bare_read")}
+"""Each ratio (named as the harness's targets): the ledger workload and the bare one."""
+
+_REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
+_D1_MISSES = re.compile(r"D1\s+misses:\s+([\d,]+)")
+_LL_MISSES = re.compile(r"LLd\s+misses:\s+([\d,]+)")
+
+
+def valgrind() -> str | None:
+    """The valgrind executable, or ``None`` where it is not installed."""
+    return shutil.which("valgrind")
+
+
+def parse_counts(report: str) -> dict[str, int]:
+    """The counts in valgrind's closing summary (its stderr): ``instructions`` always, and
+    ``d1_misses`` and ``l2_misses`` (the simulated last level) when the cache was simulated."""
+    counts: dict[str, int] = {}
+    for key, pattern in (("instructions", _REFS), ("d1_misses", _D1_MISSES),
+                         ("l2_misses", _LL_MISSES)):
+        found = pattern.findall(report)
+        if found:
+            counts[key] = int(found[-1].replace(",", ""))
+    if "instructions" not in counts:
+        raise RuntimeError(f"no instruction count in valgrind's report: {report[-500:]!r}")
+    return counts
+
+
+def per_event(one: dict[str, int], two: dict[str, int], events: int) -> dict[str, float]:
+    """One pass per event: the two-pass run less the one-pass run, divided by ``events``."""
+    return {key: (two[key] - one[key]) / events for key in one if key in two}
+
+
+def ratios(figures: dict[str, dict[str, float]]) -> dict[str, float]:
+    """Bare / ledger instructions for each pair measured (≥ 1.0: the ledger executes fewer)."""
+    out: dict[str, float] = {}
+    for name, (ledger, bare) in PAIRS.items():
+        if ledger in figures and bare in figures:
+            out[name] = figures[bare]["instructions"] / figures[ledger]["instructions"]
+    return out
+
+
+def cache_sizes() -> dict[str, int]:
+    """This machine's L1 data and L2 cache (size in bytes, ways, line), from ``/sys``; the
+    values of a recent server core where ``/sys`` does not say."""
+    sizes = {"l1d": (48 * 1024, 12, 64), "l2": (2 * 1024 * 1024, 16, 64)}
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        for index in sorted(os.listdir(base)):
+            folder = os.path.join(base, index)
+
+            def read(name: str, folder: str = folder) -> str:
+                with open(os.path.join(folder, name), encoding="ascii") as f:
+                    return f.read().strip()
+
+            level, kind = read("level"), read("type")
+            if (level, kind) in (("1", "Data"), ("2", "Unified")):
+                size = read("size").upper()
+                size_bytes = int(size[:-1]) * (1024 if size.endswith("K") else 1024 * 1024)
+                sizes["l1d" if level == "1" else "l2"] = (
+                    size_bytes, int(read("ways_of_associativity")),
+                    int(read("coherency_line_size")))
+    except (OSError, ValueError):
+        pass
+    return {f"{name}_{part}": value for name, triple in sizes.items()
+            for part, value in zip(("bytes", "ways", "line"), triple, strict=True)}
+
+
+def measure(rounds: int = 300, *, tables: int = 10, seed: int = 1,
+            workloads: tuple[str, ...] = WORKLOADS, cache: bool = False,
+            workdir: str | None = None) -> dict[str, Any]:
+    """Count every workload on one seeded feed; returns the figures (see the docstring)."""
+    tool = valgrind()
+    if tool is None:
+        raise RuntimeError("valgrind is not installed (apt-get install valgrind)")
+    from bench.feed import write_feed
+
+    folder = tempfile.mkdtemp(prefix="ledger-instr-", dir=workdir)
+    try:
+        feed = write_feed(os.path.join(folder, "feed.jsonl"), rounds, tables=tables, seed=seed)
+        _fill_stores(folder, feed.path, workloads)
+        jobs = [(work, passes, False) for work in workloads for passes in (1, 2)]
+        if cache:
+            jobs += [(work, passes, True) for work in workloads if work in READS
+                     for passes in (1, 2)]
+        sizes = cache_sizes()
+        with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+            counted = dict(zip(jobs, pool.map(
+                lambda job: _count(tool, folder, feed.path, *job, sizes=sizes), jobs),
+                strict=True))
+        figures = {work: per_event(counted[(work, 1, False)], counted[(work, 2, False)],
+                                   feed.lines) for work in workloads}
+        for work in workloads:
+            if (work, 1, True) in counted:
+                misses = per_event(counted[(work, 1, True)], counted[(work, 2, True)],
+                                   feed.lines)
+                figures[work].update({k: v for k, v in misses.items() if k != "instructions"})
+        return {"feed": {"rounds": feed.rounds, "lines": feed.lines, "seed": seed,
+                         "tables_per_game": tables, "games": list(feed.games)},
+                "per_event": figures, "ratios": ratios(figures),
+                "cache": sizes if cache else None}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _fill_stores(folder: str, feed: str, workloads: tuple[str, ...]) -> None:
+    """The stores the read workloads read: the feed ingested by each side, outside valgrind."""
+    if "verify" in workloads:
+        _child(["fill-ledger", folder, feed])
+    if "bare_read" in workloads:
+        _child(["fill-bare", folder, feed])
+
+
+def _child(args: list[str]) -> None:
+    subprocess.run([sys.executable, "-m", "bench.instructions", "--child", *args], cwd=ROOT,
+                   check=True, capture_output=True, text=True)
+
+
+def _count(tool: str, folder: str, feed: str, work: str, passes: int, cache: bool, *,
+           sizes: dict[str, int]) -> dict[str, int]:
+    """Run one workload ``passes`` times in a child under valgrind; its counts."""
+    if cache:
+        options = ["--tool=cachegrind", "--cache-sim=yes", "--cachegrind-out-file=/dev/null",
+                   f"--D1={sizes['l1d_bytes']},{sizes['l1d_ways']},{sizes['l1d_line']}",
+                   f"--LL={sizes['l2_bytes']},{sizes['l2_ways']},{sizes['l2_line']}"]
+    else:
+        options = ["--tool=callgrind", "--callgrind-out-file=/dev/null"]
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    done = subprocess.run([tool, *options, sys.executable, "-m", "bench.instructions",
+                           "--child", work, folder, feed, str(passes)],
+                          cwd=ROOT, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{work} under valgrind failed: {done.stderr[-1500:]}")
+    return parse_counts(done.stderr)
+
+
+def _run_child(work: str, folder: str, feed: str, passes: int) -> None:
+    """What a child process does: fill a store (``fill-ledger``, ``fill-bare``), or run one
+    workload ``passes`` times (an append into a fresh store each time)."""
+    ledger_db, bare_db = os.path.join(folder, "ledger.db"), os.path.join(folder, "bare.db")
+    if work == "fill-ledger":
+        _ingest(ledger_db, feed)
+        return
+    if work == "fill-bare":
+        _bare_append(bare_db, feed)
+        return
+    if work not in WORKLOADS:
+        raise SystemExit(f"unknown workload {work!r}")
+    for n in range(passes):
+        fresh = os.path.join(folder, f"{work}-{os.getpid()}-{n}.db")
+        if work == "ingest":
+            _ingest(fresh, feed)
+        elif work == "bare_append":
+            _bare_append(fresh, feed)
+        elif work == "verify":
+            _verify(ledger_db)
+        else:
+            _bare_read(bare_db)
+
+
+def _ingest(db: str, feed: str) -> None:
+    from ledger.ingest import Ingestor, bounded_lines
+    from ledger.store import open_ledger
+
+    app = open_ledger("sqlite:///" + db)
+    with open(feed, "rb") as lines:
+        report = Ingestor(app).ingest(bounded_lines(lines))
+    app.close()
+    if report.rejected:
+        raise SystemExit(f"the feed was not ingested clean: {report.rejected[:1]}")
+
+
+def _verify(db: str) -> None:
+    from ledger.store import open_ledger
+    from ledger.verify.engine import verify_store
+
+    app = open_ledger("sqlite:///" + db)
+    if verify_store(app).exit_code != 0:
+        raise SystemExit("the feed did not verify clean")
+    app.close()
+
+
+def _bare_app(db: str) -> Any:
+    from bench.bare import BareApp
+    from ledger.store import environment_for
+
+    return BareApp(env=environment_for("sqlite:///" + db))
+
+
+def _bare_append(db: str, feed: str) -> None:
+    from bench.bare import bare_ingest
+
+    bare = _bare_app(db)
+    bare_ingest(bare, feed)
+    bare.close()
+
+
+def _bare_read(db: str) -> None:
+    from bench.bare import bare_read
+
+    bare = _bare_app(db)
+    bare_read(bare)
+    bare.close()
+
+
+def render(result: dict[str, Any]) -> str:
+    """The figures as a markdown table."""
+    fig = result["per_event"]
+    feed = result["feed"]
+    lines = [f"instructions per feed event (callgrind; one warm pass; SQLite; "
+             f"{feed['rounds']:,} rounds, {feed['lines']:,} lines)", "",
+             "| workload | instructions/event | L1d misses/event | L2 misses/event |",
+             "|---|---:|---:|---:|"]
+    for work in WORKLOADS:
+        if work in fig:
+            one = fig[work]
+            cells = [f"{one['instructions']:,.0f}"] + [
+                f"{one[k]:,.0f}" if k in one else "-" for k in ("d1_misses", "l2_misses")]
+            lines.append(f"| {work} | " + " | ".join(cells) + " |")
+    lines.append("")
+    for name, value in result["ratios"].items():
+        ledger, bare = PAIRS[name]
+        lines.append(f"{ledger} / {bare}, in instructions (bare ÷ ledger): {value:.2f}  ")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m bench.instructions``; returns the exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--child"]:
+        work, folder, feed, *rest = argv[1:]
+        _run_child(work, folder, feed, int(rest[0]) if rest else 1)
+        return 0
+    p = argparse.ArgumentParser(prog="python -m bench.instructions", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rounds", type=int, default=300, help="rounds in the feed (300: ~14 k "
+                   "lines, about 2 minutes on two cores)")
+    p.add_argument("--tables", type=int, default=10, help="tables per game")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--only", type=lambda v: tuple(w for w in v.split(",") if w),
+                   default=WORKLOADS, help=f"workloads, comma-separated (default: "
+                   f"{','.join(WORKLOADS)})")
+    p.add_argument("--cache", action="store_true", help="also simulate the L1 data and L2 "
+                   "caches for the read workloads (cachegrind; slower)")
+    p.add_argument("--workdir", default=None)
+    p.add_argument("--out", default=None, help="also write the figures as JSON here")
+    args = p.parse_args(argv)
+    unknown = set(args.only) - set(WORKLOADS)
+    if unknown:
+        p.error(f"unknown workload(s): {', '.join(sorted(unknown))}")
+    if valgrind() is None:
+        print("valgrind is not installed (apt-get install valgrind): nothing counted",
+              file=sys.stderr)
+        return 2
+    result = measure(args.rounds, tables=args.tables, seed=args.seed, workloads=args.only,
+                     cache=args.cache, workdir=args.workdir)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as out:
+            json.dump(result, out, indent=1)
+            out.write("\n")
+    print(render(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
