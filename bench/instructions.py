@@ -277,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.instructions", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rounds", type=int, default=300, help="rounds in the feed (300: ~14 k "
-                   "lines, about 2 minutes on two cores)")
+                   "lines, about 6 minutes on two cores; 12 with --cache)")
     p.add_argument("--tables", type=int, default=10, help="tables per game")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--only", type=lambda v: tuple(w for w in v.split(",") if w),

@@ -130,14 +130,20 @@ def _parser() -> argparse.ArgumentParser:
                    help="issue 15's targets (bench.resumable): 'default' (400 k events + 20 k "
                    "new; several minutes per store), 'small' (its --small), 'off', or "
                    "BASE,NEW,MID feed events")
-    p.add_argument("--instructions", default="300", metavar="ROUNDS",
+    p.add_argument("--instructions", default="300", metavar="ROUNDS", type=_rounds_or_off,
                    help="count instructions per event with valgrind on a feed of ROUNDS rounds "
-                   "(bench.instructions; about 2 minutes at 300), or 'off'; skipped with a "
-                   "note where valgrind is not installed")
+                   "(bench.instructions; about 6 minutes on two cores at 300), or 'off'; "
+                   "skipped with a note where valgrind is not installed")
     p.add_argument("--workdir", default=None, help="where feeds and SQLite files go")
     p.add_argument("--keep", action="store_true", help="keep the work folder")
     p.add_argument("--out", default="bench-results.json")
     return p
+
+
+def _rounds_or_off(value: str) -> str:
+    if value != "off" and not (value.isdigit() and int(value) > 0):
+        raise argparse.ArgumentTypeError(f"a number of rounds or off, not {value!r}")
+    return value
 
 
 def _resumable_argv(args: argparse.Namespace) -> list[str]:
@@ -361,15 +367,10 @@ def _instructions(args: argparse.Namespace) -> dict[str, Any] | None:
     """Issue 17's two ratios in instructions per feed event (``bench.instructions``)."""
     from bench import instructions
 
-    try:
-        rounds = int(args.instructions)
-    except ValueError:
-        raise SystemExit(f"--instructions takes a number of rounds or off, not "
-                         f"{args.instructions!r}") from None
     if instructions.valgrind() is None:
         _say("valgrind is not installed (apt-get install valgrind): instructions not counted")
         return None
-    counted = instructions.measure(rounds, tables=args.tables, seed=args.seed,
+    counted = instructions.measure(int(args.instructions), tables=args.tables, seed=args.seed,
                                    workdir=args.workdir)
     _say(f"instructions counted ({counted['feed']['lines']} lines)")
     return counted
