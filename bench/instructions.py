@@ -98,13 +98,13 @@ def cache_sizes() -> dict[str, int]:
 
             level, kind = read("level"), read("type")
             if (level, kind) in (("1", "Data"), ("2", "Unified")):
-                size = read("size").upper()
-                size_bytes = int(size[:-1]) * (1024 if size.endswith("K") else 1024 * 1024)
+                size = read("size").upper()  # "48K", "2048K"
+                size_bytes = int(size[:-1]) * {"K": 1024, "M": 1024 * 1024}[size[-1]]
                 sizes["l1d" if level == "1" else "l2"] = (
                     size_bytes, int(read("ways_of_associativity")),
                     int(read("coherency_line_size")))
-    except (OSError, ValueError):
-        pass
+    except (OSError, ValueError, KeyError, IndexError):
+        pass  # the defaults above
     return {f"{name}_{part}": value for name, triple in sizes.items()
             for part, value in zip(("bytes", "ways", "line"), triple, strict=True)}
 
