@@ -44,6 +44,14 @@ class BareApp(Application[UUID]):
     name = "Bare"
 
 
+def bare_app(url: str) -> BareApp:
+    """The bare application on the store at ``url`` (``sqlite:///…`` or ``postgresql://…``),
+    with the library's environment for it, as the ledger's own store would get."""
+    from ledger.store import environment_for
+
+    return BareApp(env=environment_for(url))
+
+
 def bare_ingest(app: BareApp, path: str, batch_events: int = 500) -> int:
     """Store every line of the feed at ``path``; returns the number of events saved."""
     open_rounds: dict[tuple[str, str], BareRound] = {}

@@ -223,25 +223,18 @@ def _verify(db: str) -> None:
     app.close()
 
 
-def _bare_app(db: str) -> Any:
-    from bench.bare import BareApp
-    from ledger.store import environment_for
-
-    return BareApp(env=environment_for("sqlite:///" + db))
-
-
 def _bare_append(db: str, feed: str) -> None:
-    from bench.bare import bare_ingest
+    from bench.bare import bare_app, bare_ingest
 
-    bare = _bare_app(db)
+    bare = bare_app("sqlite:///" + db)
     bare_ingest(bare, feed)
     bare.close()
 
 
 def _bare_read(db: str) -> None:
-    from bench.bare import bare_read
+    from bench.bare import bare_app, bare_read
 
-    bare = _bare_app(db)
+    bare = bare_app("sqlite:///" + db)
     bare_read(bare)
     bare.close()
 

@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bench.bare import BareApp, bare_ingest, bare_read
+from bench.bare import bare_app, bare_ingest, bare_read
 from bench.breakdown import ingest_stages, verify_stages
 from bench.feed import FeedFile, write_feed
 from bench.floor import feed_rows, raw_read, raw_write
@@ -227,7 +227,7 @@ def _one_run(stores: Stores, feed: FeedFile, args: argparse.Namespace, *,
 def _bare(store: Store, feed: FeedFile) -> dict[str, Any]:
     """The bare framework's append and read + decode of the same feed, on a fresh store."""
     fig: dict[str, Any] = {}
-    bare = _bare_app(store)
+    bare = bare_app(store.url)
     seconds, saved = _timed(lambda: bare_ingest(bare, feed.path))
     fig["bare_append_events_s"] = saved / seconds
     fig["bare_append_cpu_s"] = _LAST_CPU[0]
@@ -238,12 +238,6 @@ def _bare(store: Store, feed: FeedFile) -> dict[str, Any]:
     store.drop()
     _say(f"{store.kind}: bare framework done")
     return fig
-
-
-def _bare_app(store: Store) -> BareApp:
-    from ledger.store import environment_for
-
-    return BareApp(env=environment_for(store.url))
 
 
 def _ledger(store: Store, feed: FeedFile, jobs: int) -> dict[str, Any]:
