@@ -63,6 +63,8 @@ def stats(
     first, last = _date(start, "--from"), _date(end, "--to")
     if first and last and first > last:
         _usage("--from is after --to")
+    if html is not None and not html.parent.is_dir():
+        _usage(f"--html {html}: no such folder {html.parent}")
     query = StatsQuery(table=table, game=game, start=first, end=last, alpha=alpha,
                        cutoff_hour=cutoff_option(cutoff_hour))
     with opened(db) as app:

@@ -64,14 +64,17 @@ from ledger.verify.judge import RoundJudge
 from projections.base import closed_rounds
 from projections.gaming_day import day_of
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 1
 DEFAULT_ALPHA = 0.01
 """Default family-wise level: a fair piece of equipment is flagged at most 1 % of the time."""
 CORRECTION = "weighted_holm"
-WEIGHTS: dict[str, float] = {"max_pocket": 0.45, "sector": 0.45, "max_die_face": 0.45,
-                             "max_face_pooled": 0.45, "composition": 0.8}
+WEIGHTS: dict[str, float] = {"max_pocket": 0.49, "sector": 0.49, "max_die_face": 0.49,
+                             "max_face_pooled": 0.49, "composition": 0.9}
 """The share of a family's alpha given to each shaped test; the general tests of the family
-share what is left equally (a wheel: 0.05 each to ``pockets`` and ``colour_runs``)."""
+share what is left equally (a wheel: 0.01 each to ``pockets`` and ``colour_runs``). Each
+shaped test costs the others power, so there are two per wheel and shaker: with two at 0.49
+each, a one-fault test runs at about half of ``alpha``, which costs a few points of power
+against that test alone at ``alpha`` (``python -m bench.surveillance``)."""
 PROPERTY_SIZE = 500
 """The property size at which the expected false alarms per night are also printed."""
 UNIT = {"max_pocket": "spins", "sector": "spins", "max_die_face": "throws",
