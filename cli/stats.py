@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -14,12 +14,9 @@ from cli.context import DbOption, opened
 from cli.contract import EXIT_USAGE, fail
 from cli.render import out, print_json
 from ledger.feed.types import GAME_KEYS
+from ledger.report.surveillance import stats_page
+from ledger.stats.survey import DEFAULT_ALPHA, Entry, StatsQuery, StatsReport, survey
 
-if TYPE_CHECKING:
-    from ledger.stats.survey import StatsReport
-
-DEFAULT_ALPHA = 0.01
-"""Kept here too so the command's help does not import the statistics (scipy) at start-up."""
 UNDECIDED = 10
 """Undecided tests printed at most (the closest to deciding first)."""
 
@@ -56,7 +53,6 @@ def stats(
     Exit code 0: nothing flagged. 1: some equipment, sequential alarm or error rate flagged.
     2: no store, nothing selected, or bad usage.
     """
-    from ledger.stats.survey import StatsQuery, survey
 
     if game is not None and game not in GAME_KEYS:
         _usage(f"--game must be one of {' '.join(GAME_KEYS)}")
@@ -81,7 +77,6 @@ def stats(
 
 
 def _write_html(path: Path, report: StatsReport) -> None:
-    from ledger.report.surveillance import stats_page
     try:
         path.write_text(stats_page(report), encoding="utf-8")
     except OSError as exc:
@@ -127,9 +122,7 @@ def _print(report: StatsReport) -> None:
     _rates(report)
 
 
-def _entry(e: object) -> str:
-    from ledger.stats.survey import Entry
-    assert isinstance(e, Entry)
+def _entry(e: Entry) -> str:
     r = e.result
     d = r.detail
     if d:

@@ -44,7 +44,7 @@ from functools import lru_cache
 from typing import Any
 
 from ledger.games.roulette.tables import WHEEL_ORDER
-from ledger.stats.tests import TestResult
+from ledger.stats.tests import TestResult, holm
 
 CI_LEVEL = 0.95
 SECTOR_WIDTH = 5
@@ -250,8 +250,6 @@ def error_rate_test(rows: Mapping[str, tuple[int, int]], alpha: float) -> list[R
     Holm across the rows; ranked by rate, with the range of ranks the 95 % intervals allow (a
     row is surely above another only when their intervals do not overlap)."""
     from scipy.stats import hypergeom
-
-    from ledger.stats.tests import holm
     total = sum(r for r, _ in rows.values())
     errors = sum(e for _, e in rows.values())
     raw = {key: float(hypergeom.sf(bad - 1, total, errors, rounds)) if rounds and errors else 1.0
