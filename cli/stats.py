@@ -153,6 +153,9 @@ def _rates(report: StatsReport) -> None:
     for title, rates in (("tables", report.tables), ("croupiers", report.croupiers)):
         _line(f"errors by {title[:-1]} (rounds with an error; exact test against the others of "
               f"the same game, Holm):")
+        sizes: dict[str, int] = {}
+        for rate in rates:
+            sizes[rate.group] = sizes.get(rate.group, 0) + 1
         for rate in rates:
             t = rate.test
             codes = ", ".join(f"{c} {n}" for c, n in sorted(rate.by_code.items())) or "none"
@@ -162,7 +165,8 @@ def _rates(report: StatsReport) -> None:
             if t is not None:
                 test = (f" rate {t.rate:.2%} (CI {t.rate_ci[0]:.2%}-{t.rate_ci[1]:.2%}), "
                         f"expected {t.expected:.1f}, p {t.p_value:.2g}, adjusted "
-                        f"{t.p_adjusted:.2g}, rank {t.rank} ({t.rank_range[0]}-{t.rank_range[1]})"
+                        f"{t.p_adjusted:.2g}, rank {t.rank} of {sizes[rate.group]} in {rate.group} "
+                        f"(could be {t.rank_range[0]}-{t.rank_range[1]})"
                         + (" FLAGGED" if t.flagged else ""))
             _line(f"  {rate.key:<16} {rate.error_rounds} of {rate.rounds} rounds,{test}; "
                   f"{rate.per_1000:.2f} findings per 1,000 ({codes})" + (f"  {money}" if money else ""))
