@@ -218,7 +218,7 @@ def _ranking(rates: list[ErrorRate], noun: str) -> Markup:
                        el("td", r.findings, class_="num bad" if r.findings else "num"),
                        el("td", f"{r.per_1000:.1f}", class_="num"), el("td", codes),
                        el("td", money)))
-    return el("table", el("thead", head), el("tbody", rows))
+    return el("div", el("table", el("thead", head), el("tbody", rows)), class_="scroll")
 
 
 def _plots(entries: list[Entry]) -> Markup:
