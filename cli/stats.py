@@ -31,8 +31,10 @@ def stats(
     end: Annotated[str | None, typer.Option(
         "--to", metavar="YYYY-MM-DD", help="Last gaming day (inclusive).")] = None,
     alpha: Annotated[float, typer.Option(
-        min=1e-9, max=0.5, help="Family-wise level per piece of equipment: flagged when the "
-                                "Holm-corrected p-value is below it.")] = DEFAULT_ALPHA,
+        min=1e-9, max=0.5, help="Family-wise level per piece of equipment over the "
+                                "period: flagged when the weighted-Holm-corrected p-value is "
+                                "below it (the nightly CUSUM has its own stated false-alarm "
+                                "rate).")] = DEFAULT_ALPHA,
     cutoff_hour: Annotated[int | None, typer.Option(
         "--cutoff-hour", min=0, max=23, help="Gaming day cut-off hour, Macau time (default: "
                                              "LEDGER_GAMING_DAY_CUTOFF or 6).")] = None,
