@@ -6,7 +6,8 @@ Both are drawn from a :class:`~ledger.stats.survey.StatsReport` computed by the 
 - the **day section** runs the survey over every night up to the day: its alarms are the
   sequential scheme's (a CUSUM per wheel and shaker, with a stated false-alarm rate per night
   for the whole property), so a fair floor does not light up a few wheels every day; the tests
-  over all data so far are listed beside it, and the error-rate tests rank tables and croupiers;
+  over all data so far are listed beside it, and the error-rate tests of the day rank tables
+  and croupiers (rounds before the day are read for their outcomes, not judged);
 - the **stats page** draws each wheel's pockets on the wheel itself (single-zero order, each
   pocket coloured by observed / expected), each shaker's faces die by die against the fair
   line, and each sequential path against its threshold.
@@ -35,7 +36,8 @@ def day_surveillance(app: LedgerApp, day: date, cutoff_hour: int | None = None) 
     """The section for one gaming day: the survey of every night up to the day (a second
     streaming pass over the store)."""
     cutoff = default_cutoff() if cutoff_hour is None else check_cutoff(cutoff_hour)
-    return surveillance_section(survey(app, StatsQuery(end=day, cutoff_hour=cutoff)), day)
+    query = StatsQuery(end=day, cutoff_hour=cutoff, rates_from=day)
+    return surveillance_section(survey(app, query), day)
 
 
 def surveillance_section(report: StatsReport, day: date | None = None) -> Markup:
@@ -82,8 +84,10 @@ def surveillance_section(report: StatsReport, day: date | None = None) -> Markup
         equipment = el("p", el("span", "no equipment flagged", class_="badge ok"))
     return join([
         el("h2", "Surveillance"), seq, seq_body, intro, equipment,
-        el("h3", "Error rates, by table"), _ranking(report.tables, "table"),
-        el("h3", "Error rates, by croupier"), _ranking(report.croupiers, "croupier"),
+        el("h3", f"Error rates{f' on {day}' if day else ''}, by table"),
+        _ranking(report.tables, "table"),
+        el("h3", f"Error rates{f' on {day}' if day else ''}, by croupier"),
+        _ranking(report.croupiers, "croupier"),
     ])
 
 

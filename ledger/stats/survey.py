@@ -95,6 +95,10 @@ class StatsQuery:
     end: date | None = None
     alpha: float = DEFAULT_ALPHA
     cutoff_hour: int = 6
+    rates_from: date | None = None
+    """Error rates only from this gaming day (the day page: equipment over every night up to
+    the day, errors of the day alone); earlier rounds are not judged unless their game's rules
+    span rounds."""
 
     def day(self, rnd: Round) -> date | None:
         """The round's gaming day if the round is selected, else ``None``."""
@@ -353,9 +357,11 @@ def survey(app: LedgerApp, query: StatsQuery) -> StatsReport:
     report = StatsReport(query)
     for _, rnd in closed_rounds(app):
         day = query.day(rnd)
-        if day is None and not GAMES[rnd.game].follows_rounds:
+        follows = GAMES[rnd.game].follows_rounds
+        rated = day is not None and (query.rates_from is None or day >= query.rates_from)
+        if day is None and not follows:
             continue
-        judged = judge.judge(list(rnd.events))
+        judged = judge.judge(list(rnd.events)) if rated or follows else None
         if day is None:
             continue
         report.rounds += 1
@@ -370,6 +376,8 @@ def survey(app: LedgerApp, query: StatsQuery) -> StatsReport:
         if tally is None:
             tally = by_day[day] = Tally()
         watch.observe(rnd, tally)
+        if judged is None or not rated:
+            continue
         croupier = getattr(rnd.opened, "croupier", None) or NO_CROUPIER
         erred = any(f.severity == "error" for f in judged.findings)
         for rate in (_rate(tables, "table", table), _rate(croupiers, "croupier", croupier)):

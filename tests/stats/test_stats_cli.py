@@ -5,13 +5,16 @@ exit codes, the text, the HTML page and the day page."""
 from __future__ import annotations
 
 import json
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from cli.context import opened
 from cli.main import app
+from ledger.stats.survey import StatsQuery, survey
 
 runner = CliRunner()
 
@@ -122,7 +125,7 @@ def test_the_day_page_flags_by_the_sequential_scheme(store: str, tmp_path: Path)
     section = page.read_text()
     section = section[section.index("<h2>Surveillance</h2>"):]
     assert "<td>RL-01</td><td>wheel</td><td>2026-11-20</td><td>pocket 17</td>" in section
-    assert "Error rates, by croupier" in section and "D-RL-03" in section
+    assert "Error rates on 2026-11-20, by croupier" in section and "D-RL-03" in section
 
 
 def test_stats_usage_errors_exit_2(store: str, tmp_path: Path) -> None:
@@ -172,3 +175,12 @@ def test_planting_leaves_fair_tables_byte_for_byte_the_same(tmp_path: Path) -> N
     assert table(plain, "RL-01") == table(biased, "RL-01")
     spins = [json.loads(line)["number"] for line in table(biased, "RL-02") if "spin_result" in line]
     assert sum(n in (26, 0, 32) for n in spins) > 30 * 3 / 37 * 2
+
+
+def test_the_day_page_reads_earlier_nights_for_equipment_not_for_error_rates(store: str) -> None:
+    with opened(store) as app:
+        later = survey(app, StatsQuery(rates_from=date(2026, 11, 21)))
+        same = survey(app, StatsQuery(rates_from=date(2026, 11, 20)))
+    assert later.rounds == same.rounds > 0 and later.entries and later.alarms
+    assert later.croupiers == [] and later.tables == []
+    assert sum(r.rounds for r in same.tables) == same.rounds
