@@ -25,6 +25,7 @@ documents must agree with it — a new block runs unless someone marks it and sa
 from __future__ import annotations
 
 import glob
+import itertools
 import os
 import re
 import shlex
@@ -156,7 +157,7 @@ def parse(block: Block) -> list[Command]:
         found = EXIT_COMMENT.search(comment)
         commands.append(Command(text.strip(), int(found.group(1)) if found else 0))
         i += 1
-    for before, after in zip(commands, commands[1:], strict=False):
+    for before, after in itertools.pairwise(commands):
         if after.line == "echo $?" and after.output:
             before.exit_code = int(after.output[0])
     return commands
@@ -234,7 +235,8 @@ class Shell:
         lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
         segments: list[tuple[str, list[str]]] = []
-        joiner, words = "", []
+        joiner = ""
+        words: list[str] = []
         for token in lexer:
             if token in ("&&", ";"):
                 segments.append((joiner, words))

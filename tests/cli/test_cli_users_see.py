@@ -1,0 +1,165 @@
+"""What users see: JSON that a plain ``jsonschema`` validator checks against docs/schemas (every
+``$ref`` resolved inside its own file), ``check-bundle --json``'s schema, and the verify
+progress bar counting events, not bytes.
+
+In process, through typer's test runner, on one SQLite store per module: the example roulette
+feed, and the same rounds at table RL-02 with one bet underpaid (a finding to carry).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+import cli.render
+from cli.main import app
+
+SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schemas"
+runner = CliRunner()
+
+
+def plain_schema(name: str) -> dict[str, Any]:
+    body: dict[str, Any] = json.loads((SCHEMAS / f"{name}.json").read_text(encoding="utf-8"))
+    return body
+
+
+def ledger(*args: str) -> tuple[int, Any]:
+    result = runner.invoke(app, list(args))
+    try:
+        return result.exit_code, json.loads(result.stdout)
+    except ValueError:
+        return result.exit_code, result.output
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """The store, a sealed checkpoint, a key pair and a proof bundle of one round."""
+    from tests.conftest import EXAMPLES
+
+    folder = tmp_path_factory.mktemp("users-see")
+    lines = (EXAMPLES / "rl.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    wrong = [line.replace('"RL-01"', '"RL-02"') for line in lines]
+    at = next(i for i, line in enumerate(wrong)
+              if '"round":"000005"' in line and '"bet":"b3"' in line and "bet_settled" in line)
+    wrong[at] = wrong[at].replace('"won":"200"', '"won":"150"')
+    feed = folder / "rl-02.jsonl"
+    feed.write_text("".join(wrong), encoding="utf-8")
+    db = f"sqlite:///{folder / 'ledger.db'}"
+    assert runner.invoke(app, ["ingest", str(EXAMPLES / "rl.jsonl"), str(feed), "--db", db]
+                         ).exit_code == 0
+    key = folder / "seal.key"
+    assert runner.invoke(app, ["keygen", "--out", str(key)]).exit_code == 0
+    cp = folder / "cp.json"
+    sealed = runner.invoke(app, ["seal", "--db", db, "--key", str(key), "--out", str(cp)])
+    assert sealed.exit_code == 0, sealed.output
+    bundle = folder / "r.json"
+    exported = runner.invoke(app, ["export-round", "RL-02/000005", "--db", db, "--bundle",
+                                   str(bundle), "--checkpoint", str(cp)])
+    assert exported.exit_code == 0, exported.output
+    yield {"db": db, "key": str(key), "pub": f"{key}.pub", "cp": str(cp), "bundle": str(bundle),
+           "folder": str(folder)}
+
+
+def test_every_ref_of_every_schema_points_inside_its_own_file() -> None:
+    def refs(node: object) -> Iterator[str]:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                yield node["$ref"]
+            for value in node.values():
+                yield from refs(value)
+        elif isinstance(node, list):
+            for value in node:
+                yield from refs(value)
+
+    for path in sorted(SCHEMAS.glob("*.json")):
+        schema = plain_schema(path.stem)
+        jsonschema.validators.validator_for(schema).check_schema(schema)
+        for ref in refs(schema):
+            assert ref.startswith("#"), (path.name, ref)
+            pointer = ref.removeprefix("#").strip("/").split("/") if ref != "#" else []
+            node: Any = schema
+            for part in pointer:
+                node = node[part]
+            assert isinstance(node, dict), (path.name, ref)
+
+
+def test_the_embedded_finding_is_finding_json() -> None:
+    finding = {k: v for k, v in plain_schema("finding").items() if k not in ("$schema", "$id")}
+    for name in ("verify", "replay", "recall"):
+        assert plain_schema(name)["$defs"]["finding"] == finding, name
+
+
+@pytest.mark.parametrize(("args", "name", "code"), [
+    (["verify", "--json"], "verify", 1),
+    (["replay", "RL-02/000005", "--json"], "replay", 1),
+    (["recall", "--table", "RL-02", "--last", "2", "--json"], "recall", 1),
+])
+def test_outputs_with_findings_pass_a_plain_validator(store: dict[str, str], args: list[str],
+                                                      name: str, code: int) -> None:
+    exit_code, body = ledger(*args, "--db", store["db"])
+    assert exit_code == code, body
+    assert "settlement_mismatch" in json.dumps(body)  # the finding is in it, and checked
+    jsonschema.validate(body, plain_schema(name))  # no resolver, no registry: the file alone
+    broken = json.loads(json.dumps(body).replace('"settlement_mismatch"', "17", 1))
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, plain_schema(name))
+
+
+def test_check_bundle_json_has_a_schema_ok_and_broken(store: dict[str, str],
+                                                      tmp_path: Path) -> None:
+    schema = plain_schema("check-bundle")
+    code, body = ledger("check-bundle", store["bundle"], "--checkpoint", store["cp"],
+                        "--public-key", store["pub"], "--json")
+    assert code == 0 and body["proof"] == "ok" and body["public_key_given"] is True
+    jsonschema.validate(body, schema)
+
+    changed = tmp_path / "r.json"
+    changed.write_text(Path(store["bundle"]).read_text(encoding="utf-8").replace(
+        '\\"won\\":\\"150\\"', '\\"won\\":\\"200\\"', 1), encoding="utf-8")
+    code, body = ledger("check-bundle", str(changed), "--checkpoint", store["cp"], "--json")
+    assert code == 3 and body["proof"] == "broken" and body["problems"], body
+    jsonschema.validate(body, schema)
+
+    other = tmp_path / "other.key"
+    assert runner.invoke(app, ["keygen", "--out", str(other)]).exit_code == 0
+    code, body = ledger("check-bundle", store["bundle"], "--checkpoint", store["cp"],
+                        "--public-key", f"{other}.pub", "--json")
+    assert code == 3 and set(body) == {"schema_version", "proof", "problems"}
+    jsonschema.validate(body, schema)
+
+
+def test_the_verify_progress_bar_counts_events(store: dict[str, str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    screen = io.StringIO()
+    monkeypatch.setattr(cli.render, "err", Console(file=screen, force_terminal=True, width=120))
+    bar = cli.render.progress_bar(657, "verify", unit="events")
+    assert bar is not None
+    with bar:
+        task = bar.add_task("verify", total=657)
+        bar.advance(task, 657)
+        bar.refresh()
+    shown = screen.getvalue()
+    assert "657/657" in shown and "events" in shown
+    assert "bytes" not in shown and "kB" not in shown
+
+    screen.truncate(0)
+    bar = cli.render.progress_bar(22_600, "ingest f.jsonl")  # a file: its size in bytes
+    assert bar is not None
+    with bar:
+        bar.advance(bar.add_task("ingest", total=22_600), 22_600)
+        bar.refresh()
+    assert "kB" in screen.getvalue()
+
+    # verify itself asks for events
+    asked: list[tuple[object, ...]] = []
+    monkeypatch.setattr("cli.verify.progress_bar", lambda *a, **k: asked.append((*a, k)))
+    assert runner.invoke(app, ["verify", "--db", store["db"]]).exit_code == 1
+    assert asked and asked[0][-1] == {"unit": "events"}
