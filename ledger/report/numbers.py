@@ -5,6 +5,14 @@ separators, percentages with two decimals. Amounts stay :class:`~decimal.Decimal
 ('1,350.00', '−240.50', '1,234,567.89')
 >>> count(4650), percent(Decimal("330"), Decimal("2090")), percent(Decimal(1), Decimal(0))
 ('4,650', '15.79 %', '—')
+
+In JSON and CSV an amount is the same decimal with two decimals and no separator; a value with
+more decimals keeps them (nothing is rounded away in a machine's copy):
+
+>>> plain("37.5"), plain(Decimal("65.0")), plain("0"), plain("-11500"), plain("0.125"), plain(None)
+('37.50', '65.00', '0.00', '-11500.00', '0.125', None)
+>>> text("3617.5"), text(None)
+('3,617.50', '-')
 """
 
 from __future__ import annotations
@@ -20,6 +28,21 @@ def amount(value: Decimal, places: int = 2) -> str:
     quantum = Decimal(1).scaleb(-places)
     text = f"{abs(value).quantize(quantum, rounding=ROUND_HALF_UP):,.{places}f}"
     return f"{MINUS}{text}" if value < 0 and text.strip("0.,") else text
+
+
+def plain(value: Decimal | str | None) -> str | None:
+    """An amount for JSON or CSV: at least two decimals, no separators; ``None`` stays ``None``."""
+    if value is None:
+        return None
+    number = Decimal(value)
+    if number == number.to_integral_value() or -number.as_tuple().exponent <= 2:  # type: ignore[operator]
+        number = number.quantize(Decimal("0.01"))
+    return f"{number:f}"
+
+
+def text(value: Decimal | str | None) -> str:
+    """An amount for a person: :func:`amount` of a decimal or its text, ``-`` for nothing."""
+    return "-" if value is None else amount(Decimal(value))
 
 
 def count(value: int) -> str:

@@ -163,3 +163,50 @@ def test_the_verify_progress_bar_counts_events(store: dict[str, str],
     monkeypatch.setattr("cli.verify.progress_bar", lambda *a, **k: asked.append((*a, k)))
     assert runner.invoke(app, ["verify", "--db", store["db"]]).exit_code == 1
     assert asked and asked[0][-1] == {"unit": "events"}
+
+
+@pytest.fixture(scope="module")
+def sp9_store(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The SP9 example with round 2's bank layer recorded as taking 34.50, not 32.50."""
+    from tests.conftest import EXAMPLES
+
+    folder = tmp_path_factory.mktemp("bank")
+    text = (EXAMPLES / "sp9.jsonl").read_text(encoding="utf-8")
+    line = next(x for x in text.splitlines() if '"round":"000002"' in x and "bank_settled" in x)
+    feed = folder / "sp9.jsonl"
+    feed.write_text(text.replace(line, line.replace('"commission":"32.5"',
+                                                    '"commission":"34.5"')), encoding="utf-8")
+    db = f"sqlite:///{folder / 'l.db'}"
+    assert runner.invoke(app, ["ingest", str(feed), "--db", db]).exit_code == 0
+    return db
+
+
+def test_bank_shows_derived_and_recorded_named_in_text(sp9_store: str) -> None:
+    shown = runner.invoke(app, ["bank", "--db", sp9_store])
+    assert shown.exit_code == 0, shown.output
+    lines = shown.stdout.splitlines()
+    assert "  bank result      derived     1,300.00  recorded     1,300.00" in lines
+    assert "  bank commission  derived        65.00  recorded        67.00" in lines
+    [second] = [x for x in lines if x.strip().startswith("000002")]
+    assert "commission 32.50 (recorded W 650.00, commission 34.50)" in second
+    assert "capital 3,617.50" in second and "carry 4,235.00" in second
+    [first] = [x for x in lines if x.strip().startswith("000001")]
+    assert "recorded" not in first  # agrees: nothing to add
+
+
+def test_bank_csv_and_json_carry_both_with_two_decimals(sp9_store: str) -> None:
+    rows = runner.invoke(app, ["bank", "--db", sp9_store, "--csv"]).stdout.splitlines()
+    head = rows[0].split(",")
+    assert head[-3:] == ["commission", "result_recorded", "commission_recorded"]
+    second = dict(zip(head, rows[2].split(","), strict=True))
+    assert (second["commission"], second["commission_recorded"]) == ("32.50", "34.50")
+    assert (second["capital"], second["result"], second["carry"]) == ("3617.50", "650.00",
+                                                                      "4235.00")
+    code, body = ledger("bank", "--db", sp9_store, "--json")
+    assert code == 0
+    jsonschema.validate(body, plain_schema("bank"))
+    [table] = body["tables"]
+    assert (table["bank_commission"], table["bank_commission_recorded"]) == ("65.00", "67.00")
+    assert (table["bank_result"], table["bank_result_recorded"]) == ("1300.00", "1300.00")
+    assert table["rounds"][1]["commission_recorded"] == "34.50"
+    assert table["rounds"][1]["layers"][0]["recorded_commission"] == "34.50"
