@@ -210,3 +210,44 @@ def test_bank_csv_and_json_carry_both_with_two_decimals(sp9_store: str) -> None:
     assert (table["bank_result"], table["bank_result_recorded"]) == ("1300.00", "1300.00")
     assert table["rounds"][1]["commission_recorded"] == "34.50"
     assert table["rounds"][1]["layers"][0]["recorded_commission"] == "34.50"
+
+
+def test_export_csv_times_in_macau_ids_protected_and_the_game_column(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The example roulette feed moved 20 hours on and written in UTC (22:01+00:00 on 20
+    November: 06:01 Macau time, gaming day 21 November), with players TRUE, false and 1E5."""
+    import csv as csv_module
+    from datetime import UTC, datetime, timedelta
+
+    from tests.conftest import EXAMPLES
+
+    folder = tmp_path_factory.mktemp("export")
+    players = {"P-9": "TRUE", "P-1": "1E5", "P-4": "false"}
+    lines = []
+    for text in (EXAMPLES / "rl.jsonl").read_text(encoding="utf-8").splitlines():
+        line = json.loads(text)
+        at = datetime.fromisoformat(line["at"]) + timedelta(hours=20)
+        line["at"] = at.astimezone(UTC).isoformat()
+        if "player" in line:
+            line["player"] = players.get(line["player"], line["player"])
+        lines.append(json.dumps(line, separators=(",", ":")))
+    feed = folder / "rl-utc.jsonl"
+    feed.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert all("+00:00" in x for x in lines) and '"2026-11-20T22:' in lines[0]
+    db = f"sqlite:///{folder / 'l.db'}"
+    assert runner.invoke(app, ["ingest", str(feed), "--db", db]).exit_code == 0
+    out = folder / "out"
+    done = runner.invoke(app, ["export", "--db", db, "--out", str(out), "--format", "csv"])
+    assert done.exit_code == 0, done.output
+
+    bets = list(csv_module.DictReader((out / "bets.csv").open(encoding="utf-8")))
+    assert {b["player"] for b in bets} >= {'="TRUE"', '="1E5"', '="false"'}
+    assert all(b["placed_at"].endswith("+08:00") for b in bets)
+    assert all(b["placed_at"].startswith("2026-11-21T0") for b in bets)
+    assert {b["gaming_day"] for b in bets} == {"2026-11-21"}  # the time and the day agree
+    settled = list(csv_module.DictReader((out / "settlements.csv").open(encoding="utf-8")))
+    assert settled and all(s["at"].endswith("+08:00") for s in settled)
+    header = (out / "commission.csv").read_text(encoding="utf-8").splitlines()[0]
+    assert header.split(",")[:3] == ["gaming_day", "game", "currency"]
+    by_game = runner.invoke(app, ["commission", "--by", "game", "--csv", "--db", db]).stdout
+    assert by_game.splitlines()[0].split(",")[:2] == ["gaming_day", "game"]
