@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from cli.render import err
+from cli.render import err, print_json
 from ledger.games import GAMES
 from ledger.games.stud_poker.simulate import force_plan
 from ledger.simulate import parse_bias
@@ -45,6 +45,7 @@ def simulate(
                        "N=W (pocket or face N W times as likely, e.g. RL-01:17=1.5), dK.F=W (die "
                        "K only, e.g. FPC-01:d2.6=2) or missing=CARD (e.g. STUD-01:missing=AS); "
                        "repeatable.")] = [],  # noqa: B006
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Write a seeded feed of every game (or --game); injected errors are listed in OUT.errors.json."""
     keys = simulated_games(game)
@@ -60,6 +61,10 @@ def simulate(
     sim = run_simulation([GAMES[k] for k in keys], rounds=rounds, tables=tables, seed=seed,
                          error_rate=error_rate, game_state=state, bias=biased)
     sidecar = sim.write(out)
+    if as_json:
+        print_json({"out": out, "errors_file": str(sidecar), "lines": len(sim.lines),
+                    "rounds": sim.rounds, "games": keys, "injected": len(sim.injected)})
+        return
     err.print(f"wrote {len(sim.lines)} lines ({sim.rounds} rounds of {', '.join(keys)}) to {out}; "
               f"{len(sim.injected)} injected errors listed in {sidecar}")
 

@@ -251,3 +251,41 @@ def test_export_csv_times_in_macau_ids_protected_and_the_game_column(
     assert header.split(",")[:3] == ["gaming_day", "game", "currency"]
     by_game = runner.invoke(app, ["commission", "--by", "game", "--csv", "--db", db]).stdout
     assert by_game.splitlines()[0].split(",")[:2] == ["gaming_day", "game"]
+
+
+def test_init_keygen_export_round_simulate_and_update_print_json(
+        tmp_path: Path, store: dict[str, str]) -> None:
+    db = f"sqlite:///{tmp_path / 'new.db'}"
+    code, body = ledger("init", "--db", db, "--json")
+    assert code == 0 and body["backend"] == "sqlite" and body["roles"] is None, body
+    jsonschema.validate(body, plain_schema("init"))
+    code, body = ledger("init", "--db", db, "--print-sql", "--json")
+    assert code == 0 and body["statements"] and all(s.endswith(";") for s in body["statements"])
+    jsonschema.validate(body, plain_schema("init"))
+
+    key = tmp_path / "k"
+    code, body = ledger("keygen", "--out", str(key), "--json")
+    assert code == 0 and body["public_key"] == f"{key}.pub" and Path(body["public_key"]).exists()
+    jsonschema.validate(body, plain_schema("keygen"))
+    code, body = ledger("keygen", "--out", str(key), "--json")  # exists: an error object
+    assert code == 2 and "exists" in body["error"], body
+
+    bundle = tmp_path / "b.json"
+    code, body = ledger("export-round", "RL-01/000002", "--db", store["db"], "--bundle",
+                        str(bundle), "--checkpoint", store["cp"], "--json")
+    assert code == 0 and body["events"] > 0 and bundle.exists(), body
+    assert body["first_link"] <= body["last_link"]
+    jsonschema.validate(body, plain_schema("export-round"))
+
+    feed = tmp_path / "f.jsonl"
+    code, body = ledger("simulate", "--game", "RL", "--rounds", "3", "--tables", "1",
+                        "--error-rate", "1", "--out", str(feed), "--json")
+    assert code == 0 and body["lines"] == len(feed.read_text(encoding="utf-8").splitlines())
+    assert body["rounds"] == 3 and body["games"] == ["RL"] and body["injected"] >= 1
+    jsonschema.validate(body, plain_schema("simulate"))
+
+    assert runner.invoke(app, ["ingest", str(feed), "--db", db]).exit_code == 0
+    code, body = ledger("projections", "update", "--db", db, "--json")
+    assert code == 0 and {v["view"] for v in body["views"]} >= {"commission", "bank"}
+    assert all(v["position"] > 0 for v in body["views"])
+    jsonschema.validate(body, plain_schema("projections-update"))
