@@ -289,3 +289,32 @@ def test_init_keygen_export_round_simulate_and_update_print_json(
     assert code == 0 and {v["view"] for v in body["views"]} >= {"commission", "bank"}
     assert all(v["position"] > 0 for v in body["views"])
     jsonschema.validate(body, plain_schema("projections-update"))
+
+
+def test_a_stud_row_marked_wrong_shows_the_jackpot_paid(tmp_path: Path) -> None:
+    """A flush's fixed award is 250; the table paid 350 beside a bet settled as the rules say:
+    the row marked ✗ shows 250 wanted and 350 paid, not two equal settlements."""
+    import re
+
+    feed = tmp_path / "s.jsonl"
+    made = runner.invoke(app, ["simulate", "--game", "STUD", "--tables", "1", "--rounds", "3",
+                               "--seed", "3", "--force", "STUD-01/000002:1=flush", "--out",
+                               str(feed)])
+    assert made.exit_code == 0, made.output
+    lines = feed.read_text(encoding="utf-8").splitlines()
+    [at] = [i for i, x in enumerate(lines) if '"jackpot_paid"' in x]
+    assert '"amount":"250"' in lines[at]
+    lines[at] = lines[at].replace('"amount":"250"', '"amount":"350"')
+    feed.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    db = f"sqlite:///{tmp_path / 'l.db'}"
+    assert runner.invoke(app, ["ingest", str(feed), "--db", db]).exit_code == 0
+    page = tmp_path / "r.html"
+    done = runner.invoke(app, ["report", "STUD-01/000002", "--db", db, "--html", str(page)])
+    assert done.exit_code == 1, done.output
+    html = page.read_text(encoding="utf-8")
+    bets = html[html.index('<table class="bets">'):]
+    [row] = re.findall(r'<tr class="mismatch">.*?</tr>', bets[:bets.index("</table>")], re.S)
+    derived, recorded = re.findall(r"<td>(<span class=\"settlement\">.*?)</td>", row, re.S)
+    assert '<span class="fld want"><i>amount </i>250.00</span>' in derived
+    assert '<span class="fld diff"><i>amount </i>350.00</span>' in recorded
+    assert "jackpot_mismatch" in derived and "jackpot_mismatch" in recorded
