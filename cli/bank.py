@@ -11,15 +11,15 @@ import typer
 
 from cli.context import DbOption, current_view, one_format, only, opened
 from cli.render import out, print_json
-from ledger.report.numbers import plain, text
+from ledger.report.numbers import plain, plain_amounts, text
 from ledger.store import LedgerApp
 from projections.bank import BankView, bank_rounds, bank_runs, bank_tables
 from projections.base import Row
 
-AMOUNTS = ("capital", "capacity", "result", "carry", "share", "commission", "recorded_share",
+AMOUNTS = frozenset(("capital", "capacity", "result", "carry", "share", "commission", "recorded_share",
            "recorded_commission", "capital_start", "capital_end", "net", "bank_result",
            "bank_commission", "recorded_result", "bank_result_recorded",
-           "bank_commission_recorded", "commission_recorded", "result_recorded")
+           "bank_commission_recorded", "commission_recorded", "result_recorded"))
 """The keys of the bank's rows that hold amounts: written two-decimal in JSON and CSV."""
 
 
@@ -48,9 +48,9 @@ def bank(
     runs = {t: bank_runs(rows, t) for t in tables}
     tables = {t: _table_recorded(s, rounds[t]) for t, s in tables.items()}
     if as_json:
-        print_json({"tables": _plain([{**{k: v for k, v in s.items() if k != "state"},
+        print_json({"tables": plain_amounts([{**{k: v for k, v in s.items() if k != "state"},
                                        "runs": runs[t], "rounds": rounds[t]}
-                                      for t, s in tables.items()])})
+                                      for t, s in tables.items()], AMOUNTS)})
     elif as_csv:
         _csv(rounds)
     else:
@@ -86,17 +86,6 @@ def _agrees(row: Row) -> bool:
     pairs = ((row["result"], row["result_recorded"]),
              (row["commission"], row["commission_recorded"]))
     return all(a is not None and b is not None and Decimal(a) == Decimal(b) for a, b in pairs)
-
-
-def _plain(node: object, key: str = "") -> object:
-    """Every amount of the JSON as a two-decimal string (docs/FEED.md, JSON amounts)."""
-    if isinstance(node, dict):
-        return {k: _plain(v, k) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_plain(v, key) for v in node]
-    if key in AMOUNTS and isinstance(node, str):
-        return plain(node)
-    return node
 
 
 def _layers(row: Row) -> str:

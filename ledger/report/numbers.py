@@ -40,6 +40,22 @@ def plain(value: Decimal | str | None) -> str | None:
     return f"{number:f}"
 
 
+def plain_amounts(node: object, keys: frozenset[str], key: str = "") -> object:
+    """A JSON-like value with the text under each of ``keys`` (at any depth) made
+    :func:`plain`; everything else as it was.
+
+    >>> plain_amounts({"seed": "20000", "n": 2, "rows": [{"seed": "1.5"}]}, frozenset({"seed"}))
+    {'seed': '20000.00', 'n': 2, 'rows': [{'seed': '1.50'}]}
+    """
+    if isinstance(node, dict):
+        return {k: plain_amounts(v, keys, k) for k, v in node.items()}
+    if isinstance(node, list):
+        return [plain_amounts(v, keys, key) for v in node]
+    if key in keys and isinstance(node, str):
+        return plain(node)
+    return node
+
+
 def text(value: Decimal | str | None) -> str:
     """An amount for a person: :func:`amount` of a decimal or its text, ``-`` for nothing."""
     return "-" if value is None else amount(Decimal(value))
