@@ -57,8 +57,19 @@ def plain_amounts(node: object, keys: frozenset[str], key: str = "") -> object:
 
 
 def text(value: Decimal | str | None) -> str:
-    """An amount for a person: :func:`amount` of a decimal or its text, ``-`` for nothing."""
-    return "-" if value is None else amount(Decimal(value))
+    """An amount for a person: :func:`amount` of a decimal or its text, with more than two
+    decimals only when the value has them (never rounded), an ASCII ``-`` sign (a terminal's
+    text is copied and searched), ``-`` for nothing.
+
+    >>> text("0.125"), text("-1000")
+    ('0.125', '-1,000.00')
+    """
+    if value is None:
+        return "-"
+    number = Decimal(value)
+    exponent = number.as_tuple().exponent
+    places = max(2, -exponent) if isinstance(exponent, int) else 2
+    return amount(number, places).replace(MINUS, "-")
 
 
 def count(value: int) -> str:

@@ -318,3 +318,28 @@ def test_a_stud_row_marked_wrong_shows_the_jackpot_paid(tmp_path: Path) -> None:
     assert '<span class="fld want"><i>amount </i>250.00</span>' in derived
     assert '<span class="fld diff"><i>amount </i>350.00</span>' in recorded
     assert "jackpot_mismatch" in derived and "jackpot_mismatch" in recorded
+
+
+def test_jackpot_and_commission_write_amounts_one_way(tmp_path: Path) -> None:
+    from tests.conftest import EXAMPLES
+
+    db = f"sqlite:///{tmp_path / 'l.db'}"
+    feeds = [str(EXAMPLES / f"{g}.jsonl") for g in ("stud", "3cb", "sp9")]
+    assert runner.invoke(app, ["ingest", *feeds, "--db", db]).exit_code == 0
+    shown = runner.invoke(app, ["jackpot", "--db", db]).stdout.splitlines()
+    assert "pool PJ-1 (HKD)  balance 50,008.00" in shown
+    assert "  seed                         50,000.00" in shown
+    assert "  awards paid from the pool    0.00" in shown
+    code, body = ledger("jackpot", "--db", db, "--json")
+    [pool] = body["pools"]
+    assert (pool["seed"], pool["pool_awards"], pool["awards"]["flush"]["amount"]) == (
+        "50000.00", "0.00", "0.00")
+    jsonschema.validate(body, plain_schema("jackpot"))
+    rows = runner.invoke(app, ["jackpot", "--db", db, "--csv"]).stdout.splitlines()
+    assert rows[1].startswith("PJ-1,HKD,50000.00,50008.00,8.00,")
+
+    code, body = ledger("commission", "--by", "game", "--db", db, "--json")
+    assert [line["recorded"] for line in body["lines"]] == ["37.50", "0.00", "65.00"]
+    lines = runner.invoke(app, ["commission", "--by", "game", "--db", db]).stdout.splitlines()
+    assert any(x.startswith("2026-11-20  SP9") and x.split()[4:6] == ["65.00", "65.00"]
+               for x in lines)
