@@ -227,3 +227,34 @@ def test_a_bad_line_is_rejected_once_and_the_log_says_so(tmp_path: Path, example
     assert not any("rejects" in line for line in LOG_LINE.findall(site.output))
     assert len(rejects.read_text(encoding="utf-8").splitlines()) == 1
     assert LOG_LINE.findall(site.output)[-1] == "exit 0"
+
+
+def test_the_day_report_cron_line_names_its_store_and_logs_its_exit_code(
+        tmp_path: Path, examples: Path) -> None:
+    """The line runs as cron runs it (``sh -c``, ``\\%`` unescaped, no LEDGER_* in the
+    environment), with only its URL and paths rewritten."""
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    text = OPERATIONS.read_text(encoding="utf-8")
+    [line] = [x for x in text.splitlines() if x.startswith("30 6 * * * ledger ")]
+    command = line.removeprefix("30 6 * * * ledger ").replace("\\%", "%")
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    assert CliRunner().invoke(app, ["ingest", str(examples / "rl.jsonl"), "--db", url],
+                              env={"LEDGER_DB": None}).exit_code == 0
+    (tmp_path / "srv" / "reports").mkdir(parents=True)
+    log = tmp_path / "ledger-report.log"
+    command = (command.replace(AUDITOR_URL, url).replace("/srv/", f"{tmp_path}/srv/")
+               .replace("/opt/ledger/venv/bin/ledger", str(LEDGER))
+               .replace("/var/log/ledger-report.log", str(log)))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LEDGER_")}
+    done = subprocess.run([SH, "-c", command], env=env, cwd=tmp_path / "srv",
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    written = log.read_text(encoding="utf-8")
+    found = re.search(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ ledger-report: exit (\d)$", written,
+                      re.MULTILINE)
+    assert found is not None, written
+    assert "no ledger at" not in written  # it found the store the line names
+    assert found.group(1) in ("0", "1", "2"), written  # yesterday may hold no round (2)
