@@ -66,6 +66,30 @@ NOT_RUN: dict[str, list[str]] = {
 }
 """The blocks each document marks ``<!-- not run: … -->``, by their first command line."""
 
+SLOW: dict[str, list[str]] = {
+    "README.md": [". .venv/bin/activate"],
+    "docs/SURVEILLANCE.md": [
+        "python -m bench.surveillance --tables 200 --runs 200 --seed 1 --out surveillance.json "
+        "--e2e /tmp/e2e",
+        'python -c "from bench.surveillance import false_alarms; print(false_alarms(1000, 2, '
+        '0.01))"',
+        "ledger simulate --out biased.jsonl --game RL --tables 2 --rounds 10000 --seed 1 "
+        "--bias RL-01:17=1.5",
+    ],
+    "docs/games/3CB.md": [
+        "ledger simulate --game 3CB --rounds 200 --tables 3 --error-rate 0.05 --out 3cb-sim.jsonl",
+    ],
+    "docs/games/SP9.md": [
+        "ledger simulate --game SP9 --rounds 200 --tables 3 --seed 5 --error-rate 0.05 "
+        "--out sim.jsonl",
+    ],
+    "docs/games/STUD.md": [
+        "ledger simulate --game STUD --tables 3 --rounds 100 --seed 3 --error-rate 0.1 "
+        "--out stud.jsonl",
+    ],
+}
+"""The blocks each document marks ``<!-- slow: … -->`` (run only with ``-m slow``)."""
+
 FENCE = re.compile(r"^```(sh|bash|console)[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 MARK = re.compile(r"(?:^|\n)<!-- *(not run|slow): *([^\n]+?) *-->\s*\Z")
 EXIT_COMMENT = re.compile(r"\bexit(?: code)? (\d)\b")
@@ -332,10 +356,12 @@ def test_document_examples_run_as_shown(doc: str, with_slow: bool, tmp_path: Pat
     run_document(doc, tmp_path, with_slow)
 
 
-def test_skipped_blocks_are_the_known_list() -> None:
+def test_skipped_and_slow_blocks_are_the_known_lists() -> None:
     for doc in documents():
         skipped = [b.first for b in blocks_of(doc) if b.mark == "not run"]
         assert skipped == NOT_RUN.get(doc, []), (doc, skipped)
+        slow_ones = [b.first for b in blocks_of(doc) if b.mark == "slow"]
+        assert slow_ones == SLOW.get(doc, []), (doc, slow_ones)
         assert all(b.why for b in blocks_of(doc) if b.mark), doc
 
 
