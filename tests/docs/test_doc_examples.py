@@ -60,6 +60,12 @@ NOT_RUN: dict[str, list[str]] = {
         "ledger verify --since last --public-key /srv/ledger/seal.key.pub --json   # or --since cp-….json",
         "ledger seal --list                               # say checkpoints 1 … 40 exist",
     ],
+    "docs/SURVEILLANCE.md": [
+        "python -m bench.surveillance --tables 200 --runs 200 --seed 1 --out surveillance.json "
+        "--e2e /tmp/e2e",
+        'python -c "from bench.surveillance import false_alarms; print(false_alarms(1000, 2, '
+        '0.01))"',
+    ],
     "docs/SECURITY.md": [
         "ledger init --db postgresql://owner@db/ledger?schema=ledger --roles    # once, as the owner",
     ],
@@ -69,10 +75,6 @@ NOT_RUN: dict[str, list[str]] = {
 SLOW: dict[str, list[str]] = {
     "README.md": [". .venv/bin/activate"],
     "docs/SURVEILLANCE.md": [
-        "python -m bench.surveillance --tables 200 --runs 200 --seed 1 --out surveillance.json "
-        "--e2e /tmp/e2e",
-        'python -c "from bench.surveillance import false_alarms; print(false_alarms(1000, 2, '
-        '0.01))"',
         "ledger simulate --out biased.jsonl --game RL --tables 2 --rounds 10000 --seed 1 "
         "--bias RL-01:17=1.5",
     ],
