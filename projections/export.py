@@ -242,6 +242,8 @@ def csv_cell(value: Any, kind: str) -> str:
     ('="TRUE"', '="false"', '="5%"')
     >>> csv_cell(datetime(2026, 11, 20, 22, 0, tzinfo=timezone.utc), "time")
     '2026-11-21T06:00:00+08:00'
+    >>> csv_cell(datetime(9999, 12, 31, 23, 0, tzinfo=timezone(timedelta(hours=-8))), "time")
+    '9999-12-31T23:00:00-08:00'
     """
     if value is None:
         return ""
@@ -250,7 +252,10 @@ def csv_cell(value: Any, kind: str) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, datetime) and value.tzinfo is not None:
-        return value.astimezone(MACAU).isoformat()
+        try:
+            return value.astimezone(MACAU).isoformat()
+        except OverflowError:  # a time at the calendar's edge: kept in its own offset
+            return value.isoformat()
     if isinstance(value, datetime | date):
         return value.isoformat()
     if kind in ("struct", "record"):
