@@ -24,6 +24,7 @@ def export_round_command(
         help="Prove against this checkpoint (default: the store's newest link; the bundle then "
              "checks against any checkpoint sealed at or before it that covers the round).")
     ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Write one round's stored events and the chain links that tie them to a checkpoint.
 
@@ -42,6 +43,11 @@ def export_round_command(
         app.close()
     Path(bundle).write_text(json.dumps(obj, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     links = obj["links"]["items"]
+    if as_json:
+        print_json({"bundle": bundle, "table": table, "round": round,
+                    "events": len(obj["events"]), "first_link": links[0]["version"],
+                    "last_link": links[-1]["version"]})
+        return
     typer.echo(f"wrote {bundle}: {len(obj['events'])} events of {table}/{round}, chain links "
                f"{links[0]['version']}-{links[-1]['version']}")
 

@@ -13,13 +13,13 @@ from cli.context import DbOption, current_view, opened
 from cli.contract import fail
 from cli.render import out, print_json
 from ledger.errors import UsageError
+from ledger.report.numbers import text
 from projections.commission import (
     GROUPINGS,
     CommissionReport,
     CommissionView,
     Grouping,
     commission_report,
-    money_text,
 )
 from projections.export import csv_cell
 from projections.gaming_day import CUTOFF_SETTING, check_cutoff, default_cutoff
@@ -104,16 +104,16 @@ def _print_text(report: CommissionReport) -> None:
               markup=False)
     out.print(head, markup=False)
     for line in report.lines:
-        unjudged = (f"{money_text(line.unjudged)} ({line.unjudged_items})"
+        unjudged = (f"{text(line.unjudged)} ({line.unjudged_items})"
                     if line.unjudged_items else "-")
         out.print(f"{line.day.isoformat():<10}  {line.group:<12} {line.currency:<3} "
-                  f"{line.rounds:>6} {money_text(line.recorded):>12} {money_text(line.due):>12} "
-                  f"{money_text(line.difference):>11} {unjudged:>12}", markup=False)
+                  f"{line.rounds:>6} {text(line.recorded):>12} {text(line.due):>12} "
+                  f"{text(line.difference):>11} {unjudged:>12}", markup=False)
     for t in report.totals:
-        unjudged = f"{money_text(t.unjudged)} ({t.unjudged_items})" if t.unjudged_items else "-"
+        unjudged = f"{text(t.unjudged)} ({t.unjudged_items})" if t.unjudged_items else "-"
         out.print(f"{'total':<10}  {'':<12} {t.currency:<3} {t.rounds:>6} "
-                  f"{money_text(t.recorded):>12} {money_text(t.due):>12} "
-                  f"{money_text(t.difference):>11} {unjudged:>12}", markup=False)
+                  f"{text(t.recorded):>12} {text(t.due):>12} "
+                  f"{text(t.difference):>11} {unjudged:>12}", markup=False)
     if any(t.unjudged_items for t in report.totals):
         out.print("unjudged: commission recorded where the rules cannot yet say what was due "
                   "(amount, items); not part of the difference", markup=False)

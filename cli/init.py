@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from cli.context import DbOption, open_app
-from cli.contract import fail
+from cli.contract import fail, print_json
 from ledger.checkpoints import CheckpointStore, checkpoints_sql
 from ledger.db_admin import (
     AUDITOR_ROLE,
@@ -44,6 +44,7 @@ def init(
                                             "view and checkpoints tables, and with --roles the "
                                             "roles and grants. Nothing else is changed (the "
                                             "events table is still created).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Create the tables, install the append-only triggers and optionally the roles.
 
@@ -67,6 +68,9 @@ def init(
             if roles:
                 statements += roles_sql(where, ingest_role, auditor_role,
                                         "***" if password else None)
+            if as_json:
+                print_json({"statements": [f"{s};" for s in statements]})
+                return
             for statement in statements:
                 typer.echo(statement + ";")
             return
@@ -81,6 +85,10 @@ def init(
         fail(f"{exc}")
     finally:
         app.close()
+    if as_json:
+        print_json({"store": where.qualified(), "backend": where.backend, "append_only": True,
+                    "roles": {"ingest": ingest_role, "auditor": auditor_role} if roles else None})
+        return
     typer.echo(f"initialised {where.qualified()} ({where.backend}): UPDATE and DELETE of stored "
                "events are refused" + (f"; roles {ingest_role} (ingest) and {auditor_role} "
                                        "(auditor) granted" if roles else ""))

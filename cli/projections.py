@@ -61,6 +61,7 @@ def update_command(
     names: ViewsArg = None,
     db: DbOption = None,
     batch: Annotated[int, typer.Option(min=1, help="Rounds per transaction.")] = 500,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Fold every round closed since the last update into the views (exactly once: rows and
     position commit together). Run it on a timer or after each ingest.
@@ -68,6 +69,10 @@ def update_command(
     views = _chosen(names)
     with opened(db) as app, working("updating the views"):
         positions = catch_up(app, views, batch_rounds=batch)
+    if as_json:
+        print_json({"views": [{"view": name, "position": position}
+                              for name, position in positions.items()]})
+        return
     for name, position in positions.items():
         out.print(f"{name}: position {position}", markup=False)
 

@@ -52,6 +52,12 @@ has a JSON Schema in [docs/schemas/](schemas/):
 | `bank --json` | [bank.json](schemas/bank.json) |
 | `export --json` | [export.json](schemas/export.json) |
 | `seal --json` | [seal.json](schemas/seal.json) |
+| `check-bundle FILE --json` | [check-bundle.json](schemas/check-bundle.json) |
+| `init --json` (and `--print-sql --json`) | [init.json](schemas/init.json) |
+| `keygen --json` | [keygen.json](schemas/keygen.json) |
+| `export-round --json` | [export-round.json](schemas/export-round.json) |
+| `simulate --json` | [simulate.json](schemas/simulate.json) |
+| `projections update --json` | [projections-update.json](schemas/projections-update.json) |
 | `projections status --json` | [projections-status.json](schemas/projections-status.json) |
 | `projections rebuild --json` | [projections-rebuild.json](schemas/projections-rebuild.json) |
 | `demo --json` | [demo.json](schemas/demo.json) |

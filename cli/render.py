@@ -8,7 +8,15 @@ from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeRemainingColumn,
+)
 
 from cli.contract import print_json as print_json
 from ledger.findings import Finding
@@ -18,12 +26,19 @@ out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False)
 
 
-def progress_bar(total: int | None, what: str) -> Progress | None:
-    """A progress bar on standard error, only when it is a terminal."""
+def progress_bar(total: int | None, what: str, unit: str = "bytes") -> Progress | None:
+    """A progress bar on standard error, only when it is a terminal. ``unit``: what the bar
+    counts — ``bytes`` (a file read: sizes in kB, MB) or a plain count of things, such as
+    ``events`` (``657/657 events``)."""
     if not err.is_terminal:
         return None
-    columns = [TextColumn(what), BarColumn(), DownloadColumn() if total else TextColumn(""),
-               TimeRemainingColumn()]
+    count: ProgressColumn = TextColumn("")
+    if total and unit == "bytes":
+        count = DownloadColumn()
+    elif total:
+        count = MofNCompleteColumn()
+    columns = [TextColumn(what), BarColumn(), count,
+               TextColumn(unit if total and unit != "bytes" else ""), TimeRemainingColumn()]
     return Progress(*columns, console=err, transient=True)
 
 

@@ -126,6 +126,7 @@ def keygen(
     out: Annotated[str, typer.Option("--out", help="The private key file to write (PEM, mode "
                                      "0600); the public key goes to OUT.pub.")],
     force: Annotated[bool, typer.Option(help="Overwrite existing files.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Make an Ed25519 sealing key pair (same files as `openssl genpkey -algorithm ed25519`).
 
@@ -140,6 +141,10 @@ def keygen(
     with os.fdopen(fd, "wb") as stream:
         stream.write(private_pem(key))
     public_path.write_bytes(public_pem(key.public_key()))
+    if as_json:
+        print_json({"private_key": str(private_path), "public_key": str(public_path),
+                    "key_id": key_id(key.public_key())})
+        return
     typer.echo(f"wrote {private_path} (private, keep it from the writer) and {public_path} "
                f"(public); key {key_id(key.public_key())}")
 

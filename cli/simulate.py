@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from cli.render import err
+from cli.render import err, print_json
 from ledger.games import GAMES
 from ledger.games.stud_poker.simulate import force_plan
 from ledger.simulate import parse_bias, parse_croupier_rates
@@ -51,6 +51,7 @@ def simulate(
         "--croupier-error-rate", help="A croupier's own share of rounds given an error, "
                                       "CROUPIER=RATE, e.g. D-RL-03=0.09 (repeatable; others keep "
                                       "--error-rate).")] = [],  # noqa: B006
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Write a seeded feed of every game (or --game); injected errors are listed in OUT.errors.json."""
     keys = simulated_games(game)
@@ -73,6 +74,10 @@ def simulate(
                          error_rate=error_rate, game_state=state, bias=biased,
                          croupier_error_rates=croupier_rates)
     sidecar = sim.write(out)
+    if as_json:
+        print_json({"out": out, "errors_file": str(sidecar), "lines": len(sim.lines),
+                    "rounds": sim.rounds, "games": keys, "injected": len(sim.injected)})
+        return
     err.print(f"wrote {len(sim.lines)} lines ({sim.rounds} rounds of {', '.join(keys)}) to {out}; "
               f"{len(sim.injected)} injected errors listed in {sidecar}")
 

@@ -349,7 +349,7 @@ def _run_one(app: LedgerApp, selection: Selection, expect_head: str | None,
         total = (app.recorder.max_notification_id() or 0) - (start.position if start else 0)
     except Exception:  # a damaged file: let verify report it
         total = 0
-    bar = progress_bar(max(total, 0), "verify")
+    bar = progress_bar(max(total, 0), "verify", unit="events")
     if bar is None:
         return verify_store(app, selection, expect_head=expect_head, start=start)
     with bar:

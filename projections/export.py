@@ -47,7 +47,7 @@ import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
@@ -101,7 +101,7 @@ SCHEMAS: dict[str, list[Column]] = {
                     ("bet", "id"), ("party", "id"), ("currency", "str"), ("seq", "int"),
                     ("at", "time"), ("result", "str"), ("bank_result", "money"),
                     ("returned", "money"), ("won", "money"), ("commission", "money")],
-    "commission": [("gaming_day", "date"), ("group", "str"), ("currency", "str"),
+    "commission": [("gaming_day", "date"), ("game", "str"), ("currency", "str"),
                    ("rounds", "int"), ("items", "int"), ("recorded", "money"), ("due", "money"),
                    ("difference", "money"), ("unjudged_recorded", "money"),
                    ("unjudged_items", "int")],
@@ -219,9 +219,13 @@ def _settlement_row(fact: Any, where: dict[str, Any], currency: str) -> dict[str
 # ---- CSV ---------------------------------------------------------------------------------
 
 _MANGLED = re.compile(r"^(0\d+(\.\d*)?|\d{16,}|\d+(\.\d+)?[eE][-+]?\d+|\d+\.\d*0"
-                      r"|\d{1,4}[-/.]\d{1,2}([-/.]\d{1,4})?|\d{1,2}:\d{2}(:\d{2})?)$")
+                      r"|\d{1,4}[-/.]\d{1,2}([-/.]\d{1,4})?|\d{1,2}:\d{2}(:\d{2})?"
+                      r"|(?i:true|false)|\d+(\.\d+)?%)$")
 """Text a spreadsheet would change on opening: leading zeros, more digits than it keeps,
-exponents, trailing decimal zeros, dates and times."""
+exponents, trailing decimal zeros, dates and times, the booleans ``TRUE`` and ``FALSE`` (any
+case) and percentages."""
+MACAU = timezone(timedelta(hours=8))
+"""The offset of the gaming day: CSV times are written in it, as Parquet stores them."""
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -234,6 +238,12 @@ def csv_cell(value: Any, kind: str) -> str:
     ('="1E5"', '="11-20"', "'=1+1")
     >>> csv_cell(Decimal("-3.5"), "money"), csv_cell(None, "money"), csv_cell(True, "bool")
     ('-3.50', '', 'true')
+    >>> csv_cell("TRUE", "id"), csv_cell("false", "id"), csv_cell("5%", "id")
+    ('="TRUE"', '="false"', '="5%"')
+    >>> csv_cell(datetime(2026, 11, 20, 22, 0, tzinfo=timezone.utc), "time")
+    '2026-11-21T06:00:00+08:00'
+    >>> csv_cell(datetime(9999, 12, 31, 23, 0, tzinfo=timezone(timedelta(hours=-8))), "time")
+    '9999-12-31T23:00:00-08:00'
     """
     if value is None:
         return ""
@@ -241,6 +251,11 @@ def csv_cell(value: Any, kind: str) -> str:
         return money_text(Decimal(value))
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        try:
+            return value.astimezone(MACAU).isoformat()
+        except OverflowError:  # a time at the calendar's edge: kept in its own offset
+            return value.isoformat()
     if isinstance(value, datetime | date):
         return value.isoformat()
     if kind in ("struct", "record"):
@@ -378,8 +393,8 @@ def export(app: LedgerApp, directory: Path, *, formats: Sequence[str] = FORMATS,
     tables = table_rows(app, cutoff_hour, day_from, day_to, upto=checkpoint)
     report = commission_report(view_rows[CommissionView.name], by="game", cutoff_hour=cutoff_hour,
                                day_from=day_from, day_to=day_to)
-    tables["commission"] = [{**line.to_json(), "gaming_day": line.day}
-                            for line in report.lines]
+    tables["commission"] = [{**line.to_json(), "gaming_day": line.day,
+                             "game": line.to_json()["group"]} for line in report.lines]
     tables["projections"] = projection_rows
     manifest = Manifest(directory)
     written: list[tuple[str, int]] = []

@@ -125,14 +125,41 @@ def bets_table(replay: RoundReplay) -> Markup:
         differs = {f for f in SETTLEMENT_FIELDS if _differs(derived, recorded, f)}
         why = ([derived["reason"], " ", el("span", derived["rule"], class_="rule")]
                if derived else "-")
+        extra = ([] if bet["agrees"] or differs
+                 else _finding_fields(data["findings"], bet["bet"]))
         rows.append(el(
             "tr", el("td", "✓" if bet["agrees"] else "✗", class_="ok" if bet["agrees"] else "bad"),
             el("td", bet["bet"]), el("td", bet["player"] or ""), el("td", bet["spot"]),
             el("td", _money(bet["amount"]), class_="num"),
-            el("td", settlement_cell(derived, differs, "want")),
-            el("td", settlement_cell(recorded, differs, "diff")),
+            el("td", settlement_cell(derived, differs, "want"), [e for e, _ in extra]),
+            el("td", settlement_cell(recorded, differs, "diff"), [r for _, r in extra]),
             el("td", why, class_="why"), class_=None if bet["agrees"] else "mismatch"))
     return el("table", el("thead", head), el("tbody", rows), class_="bets")
+
+
+def _finding_fields(findings: list[dict[str, Any]], bet: str) -> list[tuple[Markup, Markup]]:
+    """For a bet marked wrong whose settlement agrees (a jackpot paid beside it, a bet that
+    should not have been taken): each error finding's differing fields, expected against
+    recorded (``jackpot_mismatch: amount 250.00`` / ``amount 350.00``), so the row shows the
+    value that is wrong; the finding's code alone when it has no such fields."""
+    pairs: list[tuple[Markup, Markup]] = []
+    for f in findings:
+        if f["bet"] != bet or f["severity"] != "error":
+            continue
+        expected, recorded = f["expected"] or {}, f["recorded"] or {}
+        names = [k for k in {**expected, **recorded}
+                 if _field_differs(expected.get(k), recorded.get(k))]
+        pairs.append((_finding_side(f["code"], names, expected, "want"),
+                      _finding_side(f["code"], names, recorded, "diff")))
+    return pairs
+
+
+def _finding_side(code: str, names: list[str], values: dict[str, Any], mark: str) -> Markup:
+    """One side of :func:`_finding_fields`: the code, then each differing field marked."""
+    fields = [el("span", el("i", name + " "), _money(values.get(name)), class_=f"fld {mark}")
+              for name in names]
+    return el("div", el("i", f"{code}: "), fields or el("span", "see Findings", class_="fld"),
+              class_="finding-fields")
 
 
 def _differs(derived: dict[str, Any] | None, recorded: dict[str, Any] | None, name: str) -> bool:

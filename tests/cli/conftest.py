@@ -51,7 +51,7 @@ def check_schema(body: Any, name: str) -> None:
 def _resolved(schema: Any) -> Any:
     """The schema with each ``{"$ref": "NAME.json"}`` replaced by that file of docs/schemas."""
     if isinstance(schema, dict):
-        if set(schema) == {"$ref"}:
+        if set(schema) == {"$ref"} and not schema["$ref"].startswith("#"):
             return _resolved(json.loads((SCHEMAS / schema["$ref"]).read_text()))
         return {k: _resolved(v) for k, v in schema.items()}
     if isinstance(schema, list):

@@ -17,9 +17,12 @@ Only paths and URLs of the scripts are rewritten (:data:`SUBSTITUTIONS`):
 - ``/srv/`` → a temporary folder holding ``feeds/{incoming,done,reports}`` and
   ``ledger/{checkpoints,seal.key,seal.key.pub}``.
 
-The seal key reaches ``ledger seal`` as OPERATIONS.md says it does, through ``LEDGER_SEAL_KEY``
-in the job's environment; the store is made once with ``ledger init`` (the scripts run with
-``LEDGER_CREATE_TABLE=n``).
+The seal key is made as OPERATIONS.md says (``ledger keygen --out /srv/ledger/seal.key``) and
+reaches ``ledger seal`` only through the script (``--key``): the job's environment carries no
+``LEDGER_*`` setting, as under cron. The store is made once with ``ledger init`` (the scripts
+run with ``LEDGER_CREATE_TABLE=n``). A feed with a bad line leaves its rejects in the reports
+folder, never in the incoming one, and every run logs time-stamped lines ending in its exit
+code.
 """
 
 from __future__ import annotations
@@ -50,7 +53,8 @@ SUBSTITUTIONS = (INGEST_URL, AUDITOR_URL, "/opt/ledger/venv/bin/ledger", "/srv/"
 def script(name: str) -> str:
     """The ``sh`` block that follows the line naming ``/opt/ledger/bin/NAME`` in OPERATIONS.md."""
     text = OPERATIONS.read_text(encoding="utf-8")
-    found = re.search(rf"^`/opt/ledger/bin/{re.escape(name)}`:\n\n```sh\n(.*?)^```$", text,
+    found = re.search(rf"^`/opt/ledger/bin/{re.escape(name)}`:\n\n(?:<!--.*?-->\n)?```sh\n(.*?)^```$",
+                      text,
                       re.MULTILINE | re.DOTALL)
     assert found is not None, f"OPERATIONS.md has no script /opt/ledger/bin/{name}"
     return found.group(1)
@@ -64,6 +68,9 @@ def rewrite(body: str, url: str, srv: Path) -> str:
     body = body.replace(INGEST_URL, url).replace(AUDITOR_URL, url)
     body = body.replace("/opt/ledger/venv/bin/ledger", str(LEDGER))
     return body.replace("/srv/", f"{srv}/")
+
+
+LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ ledger-job: (.*)$", re.MULTILINE)
 
 
 def test_the_scripts_are_posix_sh() -> None:
@@ -92,7 +99,6 @@ class Site:
         assert self.ledger("init", "--db", url).returncode == 0
         key = self.srv / "ledger" / "seal.key"
         assert self.ledger("keygen", "--out", str(key)).returncode == 0
-        self.env["LEDGER_SEAL_KEY"] = key.read_text(encoding="ascii")
 
     def ledger(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([str(LEDGER), *args], env=self.env, capture_output=True,
@@ -165,6 +171,9 @@ def test_nightly_job_and_weekly_audit_end_to_end(db_url: str, tmp_path: Path,
     written = sorted(p.name for p in (site.srv / "ledger" / "checkpoints").iterdir())
     assert len(written) == 2 and written[1] == written[0].replace(".json", ".snapshot.json")
 
+    assert LOG_LINE.findall(site.output)[0] == "start"
+    assert LOG_LINE.findall(site.output)[-1] == "exit 0"
+
     # Night 2: only the rows stored since checkpoint 1 are read; checkpoint 2 continues from 1.
     site.deliver(examples / "stud.jsonl", examples / "rl.jsonl")
     assert site.run("ledger-job") == 0, site.output
@@ -196,3 +205,56 @@ def test_nightly_job_and_weekly_audit_end_to_end(db_url: str, tmp_path: Path,
     audit = site.newest("audit-*.json")
     assert audit["integrity"] == "broken"
     assert any(f["code"] == "chain_broken" for f in audit["findings"])
+
+
+def test_a_bad_line_is_rejected_once_and_the_log_says_so(tmp_path: Path, examples: Path) -> None:
+    site = Site(tmp_path, f"sqlite:///{tmp_path / 'ledger.db'}")
+    lines = (examples / "rl.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    bad = site.srv / "feeds" / "incoming" / "rl-bad.jsonl"
+    bad.write_text("".join(lines) + '{"type": "bet_placed", "table": "RL-01"}\n',
+                   encoding="utf-8")
+    assert site.run("ledger-job") == 1, site.output
+    assert "ingest rl-bad.jsonl: exit 1" in LOG_LINE.findall(site.output)
+    assert LOG_LINE.findall(site.output)[-1] == "exit 1"
+    assert not list((site.srv / "feeds" / "incoming").iterdir())  # nothing left to re-ingest
+    rejects = site.srv / "feeds" / "reports" / "rl-bad.jsonl.rejects.jsonl"
+    assert len(rejects.read_text(encoding="utf-8").splitlines()) == 1
+    assert len(site.checkpoints()) == 1  # sealed with the key the page says to make
+
+    # A rejects file left in the incoming folder (by an older job) is never taken for a feed.
+    shutil.copy(rejects, site.srv / "feeds" / "incoming" / rejects.name)
+    assert site.run("ledger-job") == 0, site.output
+    assert not any("rejects" in line for line in LOG_LINE.findall(site.output))
+    assert len(rejects.read_text(encoding="utf-8").splitlines()) == 1
+    assert LOG_LINE.findall(site.output)[-1] == "exit 0"
+
+
+def test_the_day_report_cron_line_names_its_store_and_logs_its_exit_code(
+        tmp_path: Path, examples: Path) -> None:
+    """The line runs as cron runs it (``sh -c``, ``\\%`` unescaped, no LEDGER_* in the
+    environment), with only its URL and paths rewritten."""
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    text = OPERATIONS.read_text(encoding="utf-8")
+    [line] = [x for x in text.splitlines() if x.startswith("30 6 * * * ledger ")]
+    command = line.removeprefix("30 6 * * * ledger ").replace("\\%", "%")
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    assert CliRunner().invoke(app, ["ingest", str(examples / "rl.jsonl"), "--db", url],
+                              env={"LEDGER_DB": None}).exit_code == 0
+    (tmp_path / "srv" / "reports").mkdir(parents=True)
+    log = tmp_path / "ledger-report.log"
+    command = (command.replace(AUDITOR_URL, url).replace("/srv/", f"{tmp_path}/srv/")
+               .replace("/opt/ledger/venv/bin/ledger", str(LEDGER))
+               .replace("/var/log/ledger-report.log", str(log)))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LEDGER_")}
+    done = subprocess.run([SH, "-c", command], env=env, cwd=tmp_path / "srv",
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    written = log.read_text(encoding="utf-8")
+    found = re.search(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ ledger-report: exit (\d)$", written,
+                      re.MULTILINE)
+    assert found is not None, written
+    assert "no ledger at" not in written  # it found the store the line names
+    assert found.group(1) in ("0", "1", "2"), written  # yesterday may hold no round (2)

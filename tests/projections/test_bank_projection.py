@@ -77,7 +77,7 @@ def test_ledger_bank_prints_text_json_and_csv(tmp_path: Path, examples: Path) ->
     assert runner.invoke(cli, ["ingest", str(examples / "sp9.jsonl"), "--db", db]).exit_code == 0
     text = runner.invoke(cli, ["bank", "--db", db])
     assert text.exit_code == 0, text.output
-    assert "table SP9-01" in text.stdout and "must carry at least 4235.00" in text.stdout
+    assert "table SP9-01" in text.stdout and "must carry at least 4,235.00" in text.stdout
     body = json.loads(runner.invoke(cli, ["bank", "--db", db, "--json"]).stdout)
     (table,) = body["tables"]
     assert table["table"] == "SP9-01" and len(table["rounds"]) == 2 and "state" not in table

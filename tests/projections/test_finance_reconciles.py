@@ -104,7 +104,7 @@ def test_every_exported_total_equals_the_views(finance_day: tuple[LedgerApp, str
         pool["contributions"])
     assert Decimal(pool["resets"]) > 0 and Decimal(pool["house_funded"]) > 0
     exported_lines = pq.read_table(out / "commission.parquet").to_pylist()
-    assert {(r["group"], r["recorded"], r["due"]) for r in exported_lines} == {
+    assert {(r["game"], r["recorded"], r["due"]) for r in exported_lines} == {
         (g, Decimal(line["recorded"]), Decimal(line["due"])) for g, line in by_game.items()}
     settlements = pq.read_table(out / "settlements.parquet").to_pylist()
     assert sum((s["commission"] for s in settlements), ZERO) + sum(

@@ -74,7 +74,7 @@ def test_the_meters_conserve_and_match_verify(tmp_path: Path) -> None:
     assert data["pools"][0]["balance"] == meters["balance"]
     assert len(data["pools"][0]["history"]) == meters["rounds"]
     csv_out = CliRunner().invoke(cli_app, ["jackpot", "--db", url, "--csv"])
-    assert csv_out.output.splitlines()[1].startswith(f"{POOL},HKD,20000,{meters['balance']},")
+    assert csv_out.output.splitlines()[1].startswith(f"{POOL},HKD,20000.00,{meters['balance']},")
     bad = CliRunner().invoke(cli_app, ["jackpot", "--db", url, "--pool", "NOPE"])
     assert bad.exit_code == 2
 
