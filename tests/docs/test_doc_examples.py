@@ -61,10 +61,7 @@ NOT_RUN: dict[str, list[str]] = {
         "ledger seal --list                               # say checkpoints 1 … 40 exist",
     ],
     "docs/SURVEILLANCE.md": [
-        "python -m bench.surveillance --tables 200 --runs 200 --seed 1 --out surveillance.json "
-        "--e2e /tmp/e2e",
-        'python -c "from bench.surveillance import false_alarms; print(false_alarms(1000, 2, '
-        '0.01))"',
+        "python -m bench.surveillance --runs 400 --seed 1 --json surveillance.json",
     ],
     "docs/SECURITY.md": [
         "ledger init --db postgresql://owner@db/ledger?schema=ledger --roles    # once, as the owner",
@@ -75,8 +72,11 @@ NOT_RUN: dict[str, list[str]] = {
 SLOW: dict[str, list[str]] = {
     "README.md": [". .venv/bin/activate"],
     "docs/SURVEILLANCE.md": [
-        "ledger simulate --out biased.jsonl --game RL --tables 2 --rounds 10000 --seed 1 "
-        "--bias RL-01:17=1.5",
+        "ledger simulate --out demo.jsonl --game RL,FPC,STUD --rounds 500 --tables 2 --seed 5 "
+        "--bias RL-01:17=4 --bias FPC-02:d1.6=2 --bias STUD-01:missing=QH --croupier-error-rate "
+        "D-RL-03=0.3 --error-rate 0.02",
+        "ledger simulate --out wheel.jsonl --game RL --tables 2 --rounds 5000 --seed 1 --bias "
+        "RL-01:17=1.5",
     ],
     "docs/games/3CB.md": [
         "ledger simulate --game 3CB --rounds 200 --tables 3 --error-rate 0.05 --out 3cb-sim.jsonl",
