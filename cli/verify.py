@@ -12,9 +12,16 @@ from eventsourcing.persistence import InterfaceError, OperationalError
 
 from cli.context import DbOption, open_app
 from cli.contract import fail
-from cli.render import out, print_json, print_verify, progress_bar
-from ledger.checkpoints import latest as latest_checkpoint
-from ledger.checkpoints import load_snapshot, resume_findings, snapshot_path
+from cli.render import err, out, print_json, print_verify, progress_bar
+from ledger.checkpoints import (
+    NO_SEALING_KEY,
+    SealingKey,
+    load_snapshot,
+    read_checkpoints,
+    resume_findings,
+    sealing_key,
+    snapshot_path,
+)
 from ledger.errors import SealError, UsageError
 from ledger.feed.types import GAME_KEYS
 from ledger.findings import Finding
@@ -63,8 +70,10 @@ def verify(
         metavar="FILE", help="A signed checkpoint (ledger seal): fail (exit 3) unless the store still holds "
              "every event it covers, unchanged. See docs/SECURITY.md.")] = None,
     public_key: Annotated[str | None, typer.Option(
-        metavar="FILE", help="The sealer's public key (PEM) to check the checkpoint's signature; without it "
-             "the key inside the checkpoint is used (proves the file intact, not its author).")
+        metavar="FILE", help="The sealer's public key (PEM) to check the checkpoint's signature "
+             "(default: LEDGER_SEAL_PUBLIC_KEY, else the key named at ledger init); without any, "
+             "a checkpoint FILE is checked with the key inside it (proves the file intact, not "
+             "its author) and a stored checkpoint is not used.")
     ] = None,
     projections: Annotated[bool, typer.Option(
         "--projections/--no-projections",
@@ -122,6 +131,8 @@ def verify(
     try:
         if since is not None:
             report, extra["since"] = _since(app, since, public_key, selection, expect_head)
+            if extra["since"] is None:
+                extra["note"] = f"{NO_SEALING_KEY}: the whole store was verified"
         elif segment is not None:
             report, extra["segment"], extra["keys"] = _segment(app, segment, public_key,
                                                                expect_head)
@@ -144,7 +155,7 @@ def verify(
         extra["checkpoint"] = _checkpoint_json(checkpoint, sealed, key, public_key)
     _print(report, as_json=as_json, quiet=quiet, summary=summary, extra=extra)
     if not as_json and not quiet:
-        _print_context(extra, checkpoint, public_key)
+        _print_context(extra, checkpoint)
     raise typer.Exit(code=report.exit_code)
 
 
@@ -174,23 +185,30 @@ def _print(report: VerifyReport, *, as_json: bool, quiet: bool, summary: bool,
         print_verify(report, findings=not summary)
 
 
-def _print_context(extra: dict[str, Any], checkpoint: str | None,
-                   public_key: str | None) -> None:
+def _source(info: dict[str, Any]) -> str:
+    if info["key_source"] == "checkpoint":
+        return ("taken from the checkpoint itself (proves the file intact, not its author: "
+                "give --public-key)")
+    return f"from {info['key_source']}"
+
+
+def _print_context(extra: dict[str, Any], checkpoint: str | None) -> None:
     """The readable lines saying which checkpoint, snapshot or segment was used."""
-    source = ("from --public-key" if public_key else "taken from the checkpoint itself (proves "
-              "the file intact, not its author: give --public-key)")
     seal_info, since_info, part = extra["checkpoint"], extra["since"], extra.get("segment")
+    if extra.get("note"):
+        err.print(f"note: {extra['note']}", markup=False)
     if seal_info is not None:
         out.print(f"checkpoint {checkpoint}: link {seal_info['links']} "
                   f"({seal_info['events']} events), head {seal_info['head']}, sealed "
                   f"{seal_info['sealed_at']}; signature checked with key "
-                  f"{seal_info['key_id']} {source}", markup=False)
+                  f"{seal_info['key_id']} {_source(seal_info)}", markup=False)
     if since_info is not None:
         out.print(f"since checkpoint {since_info['checkpoint']}"
                   + (f" (number {since_info['number']})" if since_info["number"] else "")
                   + f": row {since_info['position']}, link {since_info['links']}, sealed "
                   f"{since_info['sealed_at']}; snapshot from the {since_info['snapshot_source']}"
-                  f"; signature checked with key {since_info['key_id']} {source}",
+                  f"; signature checked with key {since_info['key_id']} "
+                  f"{_source(since_info)}",
                   markup=False)
     if part is not None:
         out.print(f"segment {part['from']}..{part['to']}: rows {part['from_position']}.."
@@ -202,26 +220,24 @@ def _print_context(extra: dict[str, Any], checkpoint: str | None,
 
 
 def _since(app: LedgerApp, since: str, public_key: str | None, selection: Selection,
-           expect_head: str | None) -> tuple[VerifyReport, dict[str, Any]]:
-    """``--since``: check the checkpoint and its snapshot, then verify only what came after."""
+           expect_head: str | None) -> tuple[VerifyReport, dict[str, Any] | None]:
+    """``--since``: check the checkpoint and its snapshot, then verify only what came after.
+    ``--since last`` with no sealing public key: the whole store, and ``None``."""
     number: int | None = None
     path: str | None = None
     try:
-        key = load_public_key(public_key) if public_key else None
+        key = sealing_key(app, public_key)
         if since == "last":
-            stored = latest_checkpoint(app)
-            if stored is None:
-                fail("--since last: the store holds no checkpoint (run ledger seal first)")
-            sealed, number = stored.checkpoint, stored.number
+            if key is None:  # an unchecked stored checkpoint is never resumed from
+                return _run(app, selection, expect_head), None
+            sealed, number = _last(app, key)
         else:
             path = since
             sealed = read_checkpoint(since)
-    except SnapshotError as exc:
-        fail(str(exc), 3, prefix="integrity broken")
     except SealError as exc:
         fail(f"{exc}")
     try:
-        checked = sealed.check_signature(key)
+        checked = sealed.check_signature(key.key if key else None)
     except SealError as exc:
         fail(f"{exc}", 3, prefix="integrity broken")
     if sealed.snapshot is None:
@@ -232,7 +248,7 @@ def _since(app: LedgerApp, since: str, public_key: str | None, selection: Select
         "checkpoint": since, "file": path, "number": number, "position": sealed.row,
         "links": pos.links, "events": pos.events, "head": pos.head, "snapshot": sealed.snapshot,
         "snapshot_source": None, "sealed_at": sealed.sealed_at, "store": sealed.store,
-        "key_id": key_id(checked), "key_source": "public_key" if public_key else "checkpoint",
+        "key_id": key_id(checked), "key_source": key.source if key else "checkpoint",
         "public_key_file": public_key}
     problems = resume_findings(app, sealed)
     if problems:
@@ -250,6 +266,20 @@ def _since(app: LedgerApp, since: str, public_key: str | None, selection: Select
              + (f"{snapshot_path(path)} nor " if path else "") + "the store holds one")
     snapshot, info["snapshot_source"] = found
     return _run(app, selection, expect_head, start=snapshot), info
+
+
+def _last(app: LedgerApp, key: SealingKey) -> tuple[Checkpoint, int]:
+    """``--since last``: the newest stored checkpoint valid under ``key``; exit 3 if the table
+    holds only invalid rows, 2 if it holds none."""
+    found = read_checkpoints(app, key)
+    stored = found.latest()
+    if stored is not None:
+        return stored.checkpoint, stored.number
+    if found.invalid:
+        fail(f"--since last: no stored checkpoint is valid under key {key.key_id} "
+             f"({key.source}); {len(found.invalid)} invalid row(s): ledger seal --list names "
+             "them", 3, prefix="integrity broken")
+    fail("--since last: the store holds no checkpoint (run ledger seal first)")
 
 
 def _segment(app: LedgerApp, segment: str, public_key: str | None,
@@ -300,7 +330,7 @@ def _checkpoint_json(path: str | None, sealed: Checkpoint, key: Ed25519PublicKey
     return {"file": path, "links": pos.links, "events": pos.events, "head": pos.head,
             "sealed_at": sealed.sealed_at, "store": sealed.store,
             "key_id": key_id(key) if key is not None else sealed.key_id,
-            "key_source": "public_key" if public_key else "checkpoint",
+            "key_source": f"--public-key {public_key}" if public_key else "checkpoint",
             "public_key_file": public_key}
 
 
