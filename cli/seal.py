@@ -153,7 +153,7 @@ def _list(db: str | None, as_json: bool, public_key: str | None) -> None:
         app.close()
     invalid = [i.to_json() for i in found.invalid] + bad_snapshots
     valid = [s for s in found.valid if s.number not in {b["number"] for b in bad_snapshots}]
-    if not found.trusted:
+    if not found.trusted and not as_json:  # --json says it: key_id null
         sys.stderr.write(f"note: {NO_SEALING_KEY}; each row was checked with the key it "
                          "carries (intact, not who sealed it)\n")
     if as_json:

@@ -185,11 +185,14 @@ def _print(report: VerifyReport, *, as_json: bool, quiet: bool, summary: bool,
         print_verify(report, findings=not summary)
 
 
+_SOURCES = {"public_key": "from --public-key", "env": "from LEDGER_SEAL_PUBLIC_KEY",
+            "init": "named at ledger init",
+            "checkpoint": "taken from the checkpoint itself (proves the file intact, not its "
+                          "author: give --public-key)"}
+
+
 def _source(info: dict[str, Any]) -> str:
-    if info["key_source"] == "checkpoint":
-        return ("taken from the checkpoint itself (proves the file intact, not its author: "
-                "give --public-key)")
-    return f"from {info['key_source']}"
+    return _SOURCES[info["key_source"]]
 
 
 def _print_context(extra: dict[str, Any], checkpoint: str | None) -> None:
@@ -236,19 +239,19 @@ def _since(app: LedgerApp, since: str, public_key: str | None, selection: Select
             sealed = read_checkpoint(since)
     except SealError as exc:
         fail(f"{exc}")
+    if sealed.snapshot is None:
+        fail(f"{since} is a {sealed.format} checkpoint: it signs no snapshot (verify "
+             "--checkpoint checks it; seal again for one --since can start from)")
     try:
         checked = sealed.check_signature(key.key if key else None)
     except SealError as exc:
         fail(f"{exc}", 3, prefix="integrity broken")
-    if sealed.snapshot is None:
-        fail(f"{since} is a {sealed.format} checkpoint: it signs no snapshot (verify "
-             "--checkpoint checks it; seal again for one --since can start from)")
     pos = sealed.position
     info: dict[str, Any] = {
         "checkpoint": since, "file": path, "number": number, "position": sealed.row,
         "links": pos.links, "events": pos.events, "head": pos.head, "snapshot": sealed.snapshot,
         "snapshot_source": None, "sealed_at": sealed.sealed_at, "store": sealed.store,
-        "key_id": key_id(checked), "key_source": key.source if key else "checkpoint",
+        "key_id": key_id(checked), "key_source": key.kind if key else "checkpoint",
         "public_key_file": public_key}
     problems = resume_findings(app, sealed)
     if problems:
@@ -330,7 +333,7 @@ def _checkpoint_json(path: str | None, sealed: Checkpoint, key: Ed25519PublicKey
     return {"file": path, "links": pos.links, "events": pos.events, "head": pos.head,
             "sealed_at": sealed.sealed_at, "store": sealed.store,
             "key_id": key_id(key) if key is not None else sealed.key_id,
-            "key_source": f"--public-key {public_key}" if public_key else "checkpoint",
+            "key_source": "public_key" if public_key else "checkpoint",
             "public_key_file": public_key}
 
 

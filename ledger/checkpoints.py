@@ -149,6 +149,14 @@ class SealingKey:
     """``LEDGER_SEAL_PUBLIC_KEY=PATH``, ``ledger init --seal-public-key`` or ``--public-key``."""
 
     @property
+    def kind(self) -> str:
+        """``public_key`` (a file given to the command), ``env`` (``LEDGER_SEAL_PUBLIC_KEY``) or
+        ``init`` (named at ``ledger init``): ``key_source`` in the JSON of ``verify``."""
+        if self.source.startswith(SEAL_PUBLIC_KEY_ENV):
+            return "env"
+        return "init" if self.source.startswith("ledger init") else "public_key"
+
+    @property
     def key_id(self) -> str:
         """The key's short name."""
         return key_id(self.key)

@@ -225,7 +225,6 @@ def merge(parts: list[Part]) -> VerifyReport:
     if not parts:
         raise UsageError("nothing to merge")
     ordered = sorted(parts, key=lambda p: p.start_position)
-    check_chained(ordered)
     expected_from = 0
     for part in ordered:
         if part.start_position != expected_from:
@@ -239,6 +238,7 @@ def merge(parts: list[Part]) -> VerifyReport:
     if ordered[-1].end is not None:
         raise UsageError(f"the segments do not reach the head: the last ends at checkpoint "
                          f"{ordered[-1].end}")
+    check_chained(ordered)
     chain: list[Finding] = []
     keyed: list[Finding] = []
     for part in ordered:
