@@ -315,3 +315,49 @@ def test_seal_out_into_a_missing_folder_exits_2_and_stores_nothing(
     assert code == 2 and "does not exist" in err
     code, out, _ = _cli("seal", "--list", "--db", db_url, "--json")
     assert code == 0 and json.loads(out)["checkpoints"] == []
+
+
+# --- hole 4: snapshots encrypted under LEDGER_CIPHER_KEY --------------------------------------------
+
+
+def test_hole4_snapshots_are_encrypted_in_the_store_and_in_the_file(
+        db_url: str, raw: Any, tmp_path: Path, keys: tuple[Path, Path],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from eventsourcing.cryptography import AESCipher
+
+    monkeypatch.setenv("LEDGER_CIPHER_KEY", AESCipher.create_key(32))
+    lines = simulate([GAMES["3CB"], GAMES["STUD"]], rounds=6, tables=1, seed=7,
+                     error_rate=0.0).lines
+    cut = len(lines) // 2 + 3  # rounds in play at the checkpoint: players, amounts, cards
+    app = open_ledger(db_url)
+    try:
+        _ingest(app, lines[:cut], tmp_path / "a.jsonl")
+        plain = verify_store(app, snapshot=True).snapshot
+    finally:
+        app.close()
+    assert plain is not None
+    players = {line["player"] for line in lines[:cut] if line.get("player")}
+    secrets = {p.encode() for p in players if p.encode() in plain.dumps()}
+    assert secrets  # the snapshot holds player ids in clear before it is encrypted
+    out = tmp_path / "cp.json"
+    code, _, err = _cli("seal", "--db", db_url, "--key", str(keys[0]), "--out", str(out))
+    assert code == 0, err
+    stored = bytes(raw.run("SELECT snapshot FROM {t}", fetch=True)[0][0])
+    written = (tmp_path / "cp.snapshot.json").read_bytes()
+    for data in (stored, written):
+        assert not any(s in data for s in secrets)
+        with pytest.raises(zlib.error):
+            zlib.decompress(data)  # not merely compressed
+    app = open_ledger(db_url)
+    try:
+        _ingest(app, lines[cut:], tmp_path / "b.jsonl")
+    finally:
+        app.close()
+    for since in (str(out), "last"):
+        code, body, err = _cli("verify", "--db", db_url, "--since", since, "--json")
+        assert code == 0 and json.loads(body)["since"]["position"] == plain.position, err
+    code, body, err = _cli("seal", "--db", db_url, "--key", str(keys[0]), "--json")
+    assert code == 0 and json.loads(body)["resumed_from"] == 1, err
+    monkeypatch.setenv("LEDGER_CIPHER_KEY", AESCipher.create_key(32))  # another key: no use
+    code, _, _ = _cli("verify", "--db", db_url, "--since", str(out))
+    assert code == 3
