@@ -361,3 +361,41 @@ def test_hole4_snapshots_are_encrypted_in_the_store_and_in_the_file(
     monkeypatch.setenv("LEDGER_CIPHER_KEY", AESCipher.create_key(32))  # another key: no use
     code, _, _ = _cli("verify", "--db", db_url, "--since", str(out))
     assert code == 3
+
+
+# --- hole 10: what a swap inside one save does and does not break ----------------------------------
+
+
+def _unguard(raw: Any, db_url: str) -> None:
+    if db_url.startswith("sqlite"):
+        for name in ("ledger_no_delete", "ledger_no_update"):
+            raw.run(f"DROP TRIGGER IF EXISTS {name}")
+    else:
+        raw.run("ALTER TABLE {events} DISABLE TRIGGER USER")
+
+
+def test_hole10_rows_of_two_rounds_swapped_inside_one_save_pass_one_round_s_do_not(
+        app: LedgerApp, raw: Any, db_url: str, examples: Path) -> None:
+    """What INTEGRITY.md says: the chain fixes each aggregate's events in version order and the
+    save that stored them, not the order of rows of different rounds inside one save."""
+    with open(examples / "rl.jsonl", encoding="utf-8") as stream:
+        Ingestor(app, batch_events=40).ingest(numbered_lines(stream))
+    assert verify_store(app).exit_code == 0
+    rows = raw.run("SELECT {id}, originator_id, originator_version, topic, state FROM {events} "
+                   "ORDER BY {id}", fetch=True)
+    pair = next((a, b) for a, b in zip(rows, rows[1:], strict=False)
+                if b[0] == a[0] + 1 and a[1] != b[1]
+                and not any(t.startswith(("chain", "table")) for t in (a[3], b[3])))
+    _unguard(raw, db_url)
+    for row in pair:
+        raw.delete(row[0])
+    for row_id, other in ((pair[0][0], pair[1]), (pair[1][0], pair[0])):
+        raw.run("INSERT INTO {events} ({id}, originator_id, originator_version, topic, state) "
+                "VALUES ({p}, {p}, {p}, {p}, {p})", (row_id, *other[1:]))
+    assert verify_store(app).exit_code == 0  # not detected: documented
+    same = next((a, b) for a, b in zip(rows, rows[1:], strict=False)
+                if a[1] == b[1] and "chain" not in a[3] and a[0] not in (pair[0][0], pair[1][0])
+                and b[0] not in (pair[0][0], pair[1][0]))
+    raw.set_state(same[0][0], bytes(same[1][4]))
+    raw.set_state(same[1][0], bytes(same[0][4]))
+    assert verify_store(app).exit_code == 3  # two events of one round: the digests break
