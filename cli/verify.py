@@ -88,19 +88,24 @@ def verify(
     since: Annotated[str | None, typer.Option(
         metavar="CHECKPOINT",
         help="Verify only what came after a checkpoint: a checkpoint FILE (its snapshot beside "
-             "it, FILE.snapshot.json, else the stored one) or `last` (the newest stored). Checks "
-             "its signature (give --public-key), that the store holds its head, and its "
-             "snapshot; exit 3 if any does not match. See docs/INTEGRITY.md.")] = None,
+             "it, FILE.snapshot.json, else the stored one) or `last` (the newest stored "
+             "checkpoint valid under the sealing public key; with no key given or configured, "
+             "the whole store is verified, and said so). Checks its signature, that the store "
+             "holds its head and the rows it covers (count and sum of ids), and its snapshot; "
+             "exit 3 if any does not match. See docs/INTEGRITY.md.")] = None,
     segment: Annotated[str | None, typer.Option(
         metavar="A..B",
         help="Verify one segment between stored checkpoints A and B (0 = the start of the "
              "store, B may be `head`; `ledger seal --list`), from A's snapshot, ending with a "
-             "check that the derived state equals B's (exit 3 if not). Every segment verified "
-             "is a full verification; merge their --json reports with --merge.")] = None,
+             "check that the derived state equals B's (exit 3 if not). A and B must be valid "
+             "under the sealing public key (--public-key or configured; exit 2 without one). "
+             "Every segment verified is a full verification; merge their --json reports with "
+             "--merge.")] = None,
     merge: Annotated[bool, typer.Option(
         "--merge", help="Merge REPORTS, the --json outputs of `verify --segment` covering the "
                         "store from 0 to head, into the report of one full pass (reads no "
-                        "store).")] = False,
+                        "store). Refuses (exit 2) reports of another store, that saw another "
+                        "head, or whose checkpoints do not chain.")] = False,
     reports: Annotated[list[str] | None, typer.Argument(
         metavar="REPORTS", help="With --merge: the segment reports (JSON files).",
         show_default=False)] = None,
