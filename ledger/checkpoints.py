@@ -1,24 +1,33 @@
-"""Stored checkpoints and their snapshots: where ``verify --since``, ``--segment`` and ``seal`` resume.
+"""Stored checkpoints and their snapshots: where ``verify --since``, ``--segment``, ``--jobs``,
+``replay``, ``recall``, ``report`` and ``seal`` resume.
 
-``ledger seal`` signs a v2 checkpoint (``ledger.seal``): the chain head at a link row *and* the
-digest of the verifier's :class:`~ledger.verify.snapshot.Snapshot` right after that row. Both are
-kept, append-only, in one table beside the store's events:
+``ledger seal`` signs a v2 checkpoint (``ledger.seal``): the chain head at a link row, the
+digest of the verifier's :class:`~ledger.verify.snapshot.Snapshot` right after that row, and the
+sum of the ids of the rows up to it. Both are kept, append-only, in one table beside the store's
+events:
 
 ``ledger_checkpoints (number, position, links, events, head, digest, sealed_at, checkpoint,
 snapshot)`` — ``number`` counts checkpoints from 1, ``position`` is the link row's notification
 id, ``checkpoint`` the signed JSON text, ``snapshot`` the snapshot's canonical bytes compressed
-with zlib. The other columns repeat what the signed JSON says, for listing and lookup; every
-reader trusts only the JSON (its signature) and the snapshot's digest, so an edited row is
-detected (:class:`~ledger.verify.snapshot.SnapshotError`). UPDATE and DELETE are refused by
-triggers (PostgreSQL and SQLite, as for the events); with ``ledger init --roles`` the auditor role
-(which seals) may INSERT and SELECT, the ingest role only SELECT.
+with zlib and, with ``LEDGER_CIPHER_KEY``, encrypted under it. UPDATE and DELETE are refused by
+triggers (PostgreSQL and SQLite, as for the events).
+
+**Nothing read from the table is trusted before it is checked.** :meth:`CheckpointStore.read`
+checks every row — a number >= 1, a v2 checkpoint, columns that say what its JSON says, a
+signature valid under the store's sealing public key (:func:`sealing_key`:
+``LEDGER_SEAL_PUBLIC_KEY``, else the key named at ``ledger init --seal-public-key`` and kept in
+``ledger_seal_key``), a row after every valid one numbered before it — and returns the valid
+ones apart from the others (:class:`Checkpoints`). Every reader uses only valid rows, and a
+snapshot only once it matches the digest its checkpoint signs; ``seal --list`` names the invalid
+rows. With no sealing public key configured, no stored checkpoint is used (:func:`nearest` and
+:func:`latest` return ``None``), so a forged row can never change what a command says.
 
 ``seal --out cp.json`` also writes the snapshot beside the file (``cp.snapshot.json``,
-:func:`snapshot_path`), so a checkpoint can be taken away with its snapshot.
+:func:`snapshot_path`; encrypted like the stored one when a cipher key is set).
 
-:func:`seal` is the incremental seal: it continues from the newest stored checkpoint (its
-signature checked with the sealing key, its snapshot with its digest, its head at its position in
-the store) instead of re-reading the whole chain; the first seal is a full pass.
+:func:`seal` is the incremental seal: it continues from the newest checkpoint valid under the
+sealing key (its snapshot checked with its digest, its head at its position, the count and id
+sum of the rows it covers) instead of re-reading the whole chain; the first seal is a full pass.
 """
 
 from __future__ import annotations
