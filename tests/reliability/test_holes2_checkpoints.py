@@ -9,6 +9,7 @@ Only names that existed before the fix are imported, so the same file runs again
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 import zlib
@@ -383,7 +384,7 @@ def test_hole10_rows_of_two_rounds_swapped_inside_one_save_pass_one_round_s_do_n
     assert verify_store(app).exit_code == 0
     rows = raw.run("SELECT {id}, originator_id, originator_version, topic, state FROM {events} "
                    "ORDER BY {id}", fetch=True)
-    pair = next((a, b) for a, b in zip(rows, rows[1:], strict=False)
+    pair = next((a, b) for a, b in itertools.pairwise(rows)
                 if b[0] == a[0] + 1 and a[1] != b[1]
                 and not any(t.startswith(("chain", "table")) for t in (a[3], b[3])))
     _unguard(raw, db_url)
@@ -393,9 +394,98 @@ def test_hole10_rows_of_two_rounds_swapped_inside_one_save_pass_one_round_s_do_n
         raw.run("INSERT INTO {events} ({id}, originator_id, originator_version, topic, state) "
                 "VALUES ({p}, {p}, {p}, {p}, {p})", (row_id, *other[1:]))
     assert verify_store(app).exit_code == 0  # not detected: documented
-    same = next((a, b) for a, b in zip(rows, rows[1:], strict=False)
+    same = next((a, b) for a, b in itertools.pairwise(rows)
                 if a[1] == b[1] and "chain" not in a[3] and a[0] not in (pair[0][0], pair[1][0])
                 and b[0] not in (pair[0][0], pair[1][0]))
     raw.set_state(same[0][0], bytes(same[1][4]))
     raw.set_state(same[1][0], bytes(same[0][4]))
     assert verify_store(app).exit_code == 3  # two events of one round: the digests break
+
+
+# --- the sealing public key: named at init, or refused when it is another ----------------------------
+
+
+def test_hole1_the_key_named_at_init_is_used_kept_and_cannot_be_changed(
+        db_url: str, raw: Any, tmp_path: Path, examples: Path, keys: tuple[Path, Path],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LEDGER_SEAL_PUBLIC_KEY")
+    code, out, err = _cli("init", "--db", db_url, "--seal-public-key", str(keys[1]))
+    assert code == 0 and "sealing public key sha256:" in out, err
+    app = open_ledger(db_url)
+    try:
+        with open(examples / "3cb.jsonl", encoding="utf-8") as stream:
+            lines = [json.loads(line) for line in stream if line.strip()]
+        _ingest(app, lines[: len(lines) // 2], tmp_path / "a.jsonl")
+        seal(app, KEY)
+        _ingest(app, lines[len(lines) // 2:], tmp_path / "b.jsonl")
+        last = lines[-1]
+        near = replay_round(app, last["table"], last["round"])
+        assert near is not None and near.judged_from is not None  # the named key checked it
+        with pytest.raises(Exception, match=r"sealing key .* is not the store's"):
+            seal(app, ATTACKER)
+    finally:
+        app.close()
+    other = tmp_path / "other.pub"
+    other.write_bytes(public_pem(ATTACKER.public_key()))
+    code, _, err = _cli("init", "--db", db_url, "--seal-public-key", str(other))
+    assert code == 2 and "cannot be changed" in err
+    with pytest.raises(Exception, match=r"fixed|append-only|refused"):
+        raw.run("UPDATE ledger_seal_key SET public_key = 'x'" if db_url.startswith("sqlite")
+                else "UPDATE " + raw.url.split("schema=")[1] + ".ledger_seal_key "
+                "SET public_key = 'x'")
+    attacker = tmp_path / "attacker.key"
+    attacker.write_bytes(private_pem(ATTACKER))
+    code, _, err = _cli("seal", "--db", db_url, "--key", str(attacker))
+    assert code == 2 and "not the store's sealing public key" in err
+
+
+def test_hole1_a_segment_needs_the_sealing_public_key(
+        app: LedgerApp, sp9: dict[str, Any], db_url: str, keys: tuple[Path, Path],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LEDGER_SEAL_PUBLIC_KEY")
+    code, _, err = _cli("verify", "--db", db_url, "--segment", "0..1")
+    assert code == 2 and "no sealing public key" in err
+    code, _, err = _cli("verify", "--db", db_url, "--segment", "0..1", "--public-key",
+                        str(keys[1]))
+    assert code in (0, 1), err
+
+
+@pytest.mark.postgres
+def test_hole1_with_roles_both_read_the_named_key_and_neither_can_change_it(
+        db_url: str, keys: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    if not db_url.startswith("postgres"):
+        pytest.skip("roles exist only on PostgreSQL")
+    import uuid
+
+    import psycopg
+    from psycopg import sql
+
+    monkeypatch.delenv("LEDGER_SEAL_PUBLIC_KEY")
+    base = db_url.split("?")[0]
+    tag = uuid.uuid4().hex[:10]
+    schema, prefix = f"t_{tag}", f"lt{tag}"
+    roles = (f"{prefix}_ingest", f"{prefix}_auditor")
+    try:
+        code, _, err = _cli("init", "--db", f"{base}?schema={schema}", "--roles",
+                            "--role-prefix", prefix, "--seal-public-key", str(keys[1]))
+        assert code == 0, err
+        host = base.split("://", 1)[1].split("@", 1)[-1]
+        for role in roles:
+            url = f"postgresql://{role}@{host}?schema={schema}"
+            code, out, err = _cli("seal", "--list", "--json", "--db", url)
+            assert code == 0 and json.loads(out)["key_source"].startswith("ledger init"), err
+            with psycopg.connect(url.split("?")[0], autocommit=True) as conn:
+                for statement in (f"UPDATE {schema}.ledger_seal_key SET public_key = 'x'",
+                                  f"INSERT INTO {schema}.ledger_seal_key VALUES "
+                                  "(2, 'x', 'x', 'x')"):
+                    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                        conn.execute(statement)  # type: ignore[arg-type]
+    finally:
+        with psycopg.connect(base, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
+                sql.Identifier(schema)))
+            for role in roles:
+                if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s",
+                                (role,)).fetchone():
+                    conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
+                    conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
