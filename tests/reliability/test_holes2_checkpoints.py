@@ -24,6 +24,7 @@ from ledger.checkpoints import seal
 from ledger.games import GAMES
 from ledger.ingest import Ingestor, numbered_lines
 from ledger.replay import replay_round
+from ledger.report.recall import recall
 from ledger.round import round_id
 from ledger.seal import ChainPosition, generate_key, private_pem, public_pem, sign
 from ledger.simulate import simulate
@@ -102,7 +103,7 @@ def sp9(app: LedgerApp, tmp_path: Path, keys: tuple[Path, Path]) -> dict[str, An
     later = [r for r in sorted({line["round"] for line in lines})
              if (span := app.span(round_id(table, r))) is not None and span[0] > middle.position]
     assert len(later) >= 3
-    return {"first": first, "middle": middle, "table": table, "later": later}
+    return {"first": first, "middle": middle, "table": table, "later": later, "tmp": tmp_path}
 
 
 def _replays_agree(app: LedgerApp, table: str, rounds: list[str]) -> None:
@@ -129,6 +130,16 @@ def test_hole1_a_forged_stored_checkpoint_does_not_make_replay_lie(
         assert near.judged_from["position"] == sp9["first"].snapshot.position
     code, _, err = _cli("seal", "--list", "--db", db_url)
     assert code == 3 and "row 2" in err and "signature is not valid" in err
+    near_recall = recall(app, sp9["table"], 10)
+    whole_recall = recall(app, sp9["table"], 10, from_start=True)
+    assert near_recall is not None and whole_recall is not None
+    assert ([r.findings for r in near_recall.rounds]
+            == [r.findings for r in whole_recall.rounds])
+    page = sp9["tmp"] / "r.html"
+    target = f"{sp9['table']}/{sp9['later'][0]}"
+    code, _, err = _cli("report", target, "--html", str(page), "--db", db_url)
+    assert code == (1 if replay_round(app, sp9["table"], sp9["later"][0], from_start=True)
+                    .errors else 0), err  # type: ignore[union-attr]
 
 
 def test_hole1_a_garbage_signature_numbered_0_is_refused_by_list_since_and_seal(
