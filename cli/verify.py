@@ -16,6 +16,7 @@ from cli.render import err, out, print_json, print_verify, progress_bar
 from ledger.checkpoints import (
     NO_SEALING_KEY,
     SealingKey,
+    latest,
     load_snapshot,
     read_checkpoints,
     resume_findings,
@@ -279,10 +280,10 @@ def _since(app: LedgerApp, since: str, public_key: str | None, selection: Select
 def _last(app: LedgerApp, key: SealingKey) -> tuple[Checkpoint, int]:
     """``--since last``: the newest stored checkpoint valid under ``key``; exit 3 if the table
     holds only invalid rows, 2 if it holds none."""
-    found = read_checkpoints(app, key)
-    stored = found.latest()
+    stored = latest(app, key)
     if stored is not None:
         return stored.checkpoint, stored.number
+    found = read_checkpoints(app, key)  # none valid: why (rarely)
     if found.invalid:
         fail(f"--since last: no stored checkpoint is valid under key {key.key_id} "
              f"({key.source}); {len(found.invalid)} invalid row(s): ledger seal --list names "

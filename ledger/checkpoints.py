@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -322,16 +323,13 @@ class CheckpointStore:
         if checkpoint.snapshot != snapshot.digest or checkpoint.row != snapshot.position:
             raise SnapshotError("the snapshot is not the one the checkpoint signs")
         own = parse_public_key(checkpoint.public_key.encode())
-        known = self.read(SealingKey(own, "the checkpoint's key"))
-        last = known.latest()
+        last = self.newest(SealingKey(own, "the checkpoint's key"))
         if last is not None and last.position >= snapshot.position:
             raise SealError(f"checkpoint {last.number} already stands at row {last.position}: "
                             f"a checkpoint at row {snapshot.position} is not newer")
-        taken = {s.number for s in known.valid} | {
-            i.number for i in known.invalid if isinstance(i.number, int)}
-        number = max((s.number for s in known.valid), default=0) + 1
-        while number in taken:
-            number += 1
+        number = (last.number if last is not None else 0) + 1
+        while self.db.read(f"SELECT 1 FROM {self.table} WHERE number = {self.p}", (number,)):
+            number += 1  # a row that is not valid holds it
         pos = checkpoint.position
         p = self.p
         try:
@@ -361,20 +359,61 @@ class CheckpointStore:
         if not self.exists:
             return found
         rows = self.db.read(f"SELECT number, position, digest, checkpoint FROM {self.table}")
+        newer: StoredCheckpoint | None = None
         for number, position, digest, text in sorted(rows, key=_row_order):
             why = _invalid(number, position, digest, text, key)
             if isinstance(why, str):
                 found.invalid.append(InvalidCheckpoint(number, why))
                 continue
             stored = StoredCheckpoint(number, why)
-            newer = found.latest()
             if newer is not None and newer.position >= stored.position:
                 found.invalid.append(InvalidCheckpoint(number, (
                     f"it stands at row {stored.position}, not after checkpoint {newer.number} "
                     f"(row {newer.position}) although numbered after it: a copied row")))
                 continue
             found.valid.append(stored)
+            newer = stored
         return found
+
+    _PAGE = 64
+
+    def valid_rows(self, key: SealingKey | None, where: str = "",
+                   params: tuple[object, ...] = (), *, order: str = "position DESC, number",
+                   skipped: list[InvalidCheckpoint] | None = None
+                   ) -> Iterator[StoredCheckpoint]:
+        """The rows ``where`` selects that are valid under ``key`` (as :meth:`read` checks a
+        row, but without reading the others), in ``order``, a page at a time; the invalid ones
+        met on the way go to ``skipped``. What replay, ``--since last`` and the incremental
+        seal use: their cost does not grow with the number of checkpoints stored."""
+        if not self.exists:
+            return
+        offset = 0
+        while True:
+            rows = self.db.read(f"SELECT number, position, digest, checkpoint FROM {self.table}"
+                                f"{where} ORDER BY {order} LIMIT {self._PAGE} OFFSET {offset}",
+                                params)
+            for number, position, digest, text in rows:
+                why = _invalid(number, position, digest, text, key)
+                if not isinstance(why, str):
+                    yield StoredCheckpoint(number, why)
+                elif skipped is not None:
+                    skipped.append(InvalidCheckpoint(number, why))
+            if len(rows) < self._PAGE:
+                return
+            offset += self._PAGE
+
+    def newest(self, key: SealingKey | None,
+               skipped: list[InvalidCheckpoint] | None = None) -> StoredCheckpoint | None:
+        """The valid checkpoint at the newest row."""
+        return next(self.valid_rows(key, skipped=skipped), None)
+
+    def checked(self, number: int, key: SealingKey | None
+                ) -> StoredCheckpoint | InvalidCheckpoint | None:
+        """Row ``number``: valid, invalid (and why), or ``None`` if there is none."""
+        skipped: list[InvalidCheckpoint] = []
+        found = next(self.valid_rows(key, f" WHERE number = {self.p}", (number,),
+                                     skipped=skipped), None)
+        return found or (skipped[0] if skipped else None)
 
     def snapshot(self, stored: StoredCheckpoint) -> Snapshot:
         """Its snapshot, checked against the digest the checkpoint signs."""
@@ -404,15 +443,17 @@ class CheckpointStore:
 
     def latest(self) -> StoredCheckpoint | None:
         """The intact stored checkpoint at the newest row (its own key: check it yourself)."""
-        return self.read(None).latest()
+        return self.newest(None)
 
     def by_number(self, number: int) -> StoredCheckpoint | None:
         """Intact checkpoint ``number`` (its own key: check it yourself)."""
-        return self.read(None).by_number(number)
+        found = self.checked(number, None)
+        return found if isinstance(found, StoredCheckpoint) else None
 
     def by_digest(self, digest: str) -> StoredCheckpoint | None:
-        """The intact stored checkpoint whose snapshot has this digest."""
-        return next((s for s in self.read(None).valid if s.checkpoint.snapshot == digest), None)
+        """The intact stored checkpoint whose snapshot has this digest (the caller has checked
+        the checkpoint that signs it)."""
+        return next(self.valid_rows(None, f" WHERE digest = {self.p}", (digest,)), None)
 
 
 def _row_order(row: tuple[Any, ...]) -> tuple[int, int]:
@@ -478,15 +519,30 @@ def read_checkpoints(app: LedgerApp, key: SealingKey | None = None) -> Checkpoin
 def latest(app: LedgerApp, key: SealingKey | None = None) -> StoredCheckpoint | None:
     """The newest valid stored checkpoint under ``key`` (default: the configured key), or
     ``None`` (none, or no key configured: an unchecked checkpoint is not used)."""
-    found = read_checkpoints(app, key)
-    return found.latest() if found.trusted else None
+    key = key or sealing_key(app)
+    if key is None:
+        return None
+    with CheckpointStore(app, create=False) as store:
+        return store.newest(key)
 
 
 def by_number(app: LedgerApp, number: int, key: SealingKey | None = None
               ) -> StoredCheckpoint | None:
     """Valid stored checkpoint ``number`` under ``key`` (default: the configured key)."""
-    found = read_checkpoints(app, key)
-    return found.by_number(number) if found.trusted else None
+    key = key or sealing_key(app)
+    if key is None:
+        return None
+    with CheckpointStore(app, create=False) as store:
+        found = store.checked(number, key)
+    return found if isinstance(found, StoredCheckpoint) else None
+
+
+def stored_rows(app: LedgerApp) -> int:
+    """How many rows the checkpoints table holds, valid or not."""
+    with CheckpointStore(app, create=False) as store:
+        if not store.exists:
+            return 0
+        return int(store.db.read(f"SELECT COUNT(*) FROM {store.table}")[0][0])
 
 
 def listing(app: LedgerApp, key: SealingKey | None = None) -> list[StoredCheckpoint]:
@@ -502,11 +558,11 @@ def nearest(app: LedgerApp, before: int,
     is configured (then nothing stored is trusted: the caller reads from the start). A signed
     checkpoint whose stored snapshot does not match its digest is passed over for an older
     one (``seal --list`` names it)."""
-    found = read_checkpoints(app, key)
-    if not found.trusted:
+    key = key or sealing_key(app)
+    if key is None:
         return None
     with CheckpointStore(app, create=False) as store:
-        for stored in found.before(before):
+        for stored in store.valid_rows(key, f" WHERE position < {store.p}", (before,)):
             try:
                 return stored.checkpoint, store.snapshot(stored)
             except SnapshotError:
@@ -689,8 +745,9 @@ def seal(app: LedgerApp, key: Ed25519PrivateKey, *, store: str = "",
                         f"key {configured.key_id} ({configured.source}): readers would refuse "
                         "its checkpoints")
     with CheckpointStore(app) as table:
-        known = table.read(SealingKey(public, "the sealing key"))
-        last = None if full else known.latest()
+        passed_over: list[InvalidCheckpoint] = []
+        last = None if full else table.newest(SealingKey(public, "the sealing key"),
+                                              passed_over)
         start = None
         if last is not None:
             try:
@@ -707,7 +764,7 @@ def seal(app: LedgerApp, key: Ed25519PrivateKey, *, store: str = "",
                          "integrity broken")
             raise SealRefused(f"the store does not verify; refusing to seal it: {first}")
         snapshot = report.snapshot
-        skipped = tuple(known.invalid)
+        skipped = tuple(passed_over)
         if last is not None and start is not None and (
                 (snapshot is None and report.events == 0)
                 or (snapshot is not None and snapshot.position == start.position)):

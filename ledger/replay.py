@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.checkpoints import NO_SEALING_KEY, nearest, read_checkpoints
+from ledger.checkpoints import NO_SEALING_KEY, nearest, sealing_key, stored_rows
 from ledger.feed.envelope import BetPlaced, FeedEvent
 from ledger.findings import Finding
 from ledger.games import GAMES
@@ -124,11 +124,11 @@ def judge_in_store(app: LedgerApp, selection: Selection, rounds: list[tuple[str,
     start: Snapshot | None = None
     note: str | None = None
     if not from_start:
-        stored = read_checkpoints(app)
-        if stored.trusted:
-            found = nearest(app, min(first for first, _, _ in spans), stored.key)
+        key = sealing_key(app)
+        if key is not None:
+            found = nearest(app, min(first for first, _, _ in spans), key)
             start = found[1] if found is not None else None
-        elif stored.valid:
+        elif stored_rows(app):
             note = f"{NO_SEALING_KEY}: judged from the start of the store"
     in_play = any(not topic.endswith(TERMINAL_SUFFIXES) for _, _, topic in spans)
     seen: list[Judged] = []

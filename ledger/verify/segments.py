@@ -39,8 +39,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from ledger.chain import CHAIN_ID
 from ledger.checkpoints import (
     NO_SEALING_KEY,
-    Checkpoints,
     CheckpointStore,
+    InvalidCheckpoint,
     SealingKey,
     StoredCheckpoint,
     sealing_key,
@@ -131,14 +131,13 @@ def _broken(report: VerifyReport, message: str, expected: dict[str, Any] | None 
                                       message=message, expected=expected))
 
 
-def _bound(known: Checkpoints, number: int,
+def _bound(store: CheckpointStore, key: SealingKey, number: int,
            app: LedgerApp) -> tuple[StoredCheckpoint, list[Finding]]:
-    stored = known.by_number(number)
+    stored = store.checked(number, key)
+    if isinstance(stored, InvalidCheckpoint):
+        raise SealError(f"stored checkpoint {number} is not valid: {stored.reason}")
     if stored is None:
-        bad = next((i for i in known.invalid if i.number == number), None)
-        if bad is not None:
-            raise SealError(f"stored checkpoint {number} is not valid: {bad.reason}")
-        last = known.latest()
+        last = store.newest(key)
         raise UsageError(f"no stored checkpoint {number} (the newest is "
                          f"{last.number if last else 'none: run ledger seal'})")
     return stored, checkpoint_findings(app, stored.checkpoint, count_events=False)
@@ -173,17 +172,18 @@ def verify_segment(app: LedgerApp, start: int, end: int | None, *,
     with CheckpointStore(app, create=False) as store:
         if (start or end is not None) and not store.exists:
             raise UsageError("the store holds no checkpoint: run ledger seal first")
-        known = (store.read(segment_key(app, public_key)) if start or end is not None
-                 else Checkpoints([], [], None))
+        key = segment_key(app, public_key) if start or end is not None else None
         if start:
-            first, found = _bound(known, start, app)
+            assert key is not None
+            first, found = _bound(store, key, start, app)
             problems += found
             try:
                 snapshot = store.snapshot(first)
             except SnapshotError as exc:
                 return _refused(start, end, first, str(exc), identity, seen)
         if end is not None:
-            last, found = _bound(known, end, app)
+            assert key is not None
+            last, found = _bound(store, key, end, app)
             problems += found
 
     def part(report: VerifyReport) -> Part:
