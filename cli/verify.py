@@ -143,6 +143,8 @@ def verify(
             report, extra["segment"], extra["keys"] = _segment(app, segment, public_key,
                                                                expect_head)
         else:
+            if jobs > 1:
+                _configured_key(app)
             report = _run(app, selection,
                           sealed.position.head if sealed and not expect_head else expect_head,
                           jobs=jobs, db=db)
@@ -275,6 +277,14 @@ def _since(app: LedgerApp, since: str, public_key: str | None, selection: Select
              + (f"{snapshot_path(path)} nor " if path else "") + "the store holds one")
     snapshot, info["snapshot_source"] = found
     return _run(app, selection, expect_head, start=snapshot), info
+
+
+def _configured_key(app: LedgerApp) -> None:
+    """``--jobs``: an unreadable sealing public key is a usage error (exit 2), not damage."""
+    try:
+        sealing_key(app)
+    except SealError as exc:
+        fail(str(exc))
 
 
 def _last(app: LedgerApp, key: SealingKey) -> tuple[Checkpoint, int]:

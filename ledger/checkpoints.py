@@ -225,8 +225,12 @@ def name_sealing_key(app: LedgerApp, key: Ed25519PublicKey) -> None:
 def _named_key(db: Connection) -> Ed25519PublicKey | None:
     if not db.table_exists(SEAL_KEY_TABLE):
         return None
-    rows = db.read(f"SELECT public_key FROM {db.dialect.qualified(SEAL_KEY_TABLE)} "
-                   "WHERE id = 1")
+    try:
+        rows = db.read(f"SELECT public_key FROM {db.dialect.qualified(SEAL_KEY_TABLE)} "
+                       "WHERE id = 1")
+    except Exception as exc:  # e.g. a role not granted SELECT on it (re-run ledger init --roles)
+        raise SealError(f"the store's sealing public key ({SEAL_KEY_TABLE}) cannot be read: "
+                        f"{str(exc).splitlines()[0]}") from None
     if not rows:
         return None
     return parse_public_key(str(rows[0][0]).encode())
@@ -273,10 +277,6 @@ class Checkpoints:
     def by_number(self, number: int) -> StoredCheckpoint | None:
         """Valid checkpoint ``number``."""
         return next((s for s in self.valid if s.number == number), None)
-
-    def before(self, row: int) -> list[StoredCheckpoint]:
-        """The valid checkpoints at a row before ``row``, nearest first."""
-        return sorted((s for s in self.valid if s.position < row), key=lambda s: -s.position)
 
 
 class CheckpointStore:

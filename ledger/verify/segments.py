@@ -147,7 +147,10 @@ def segment_key(app: LedgerApp, public_key: Ed25519PublicKey | None) -> SealingK
     """The key a segment's checkpoints are checked with; :class:`UsageError` if none."""
     if public_key is not None:
         return SealingKey(public_key, "--public-key")
-    configured = sealing_key(app)
+    try:
+        configured = sealing_key(app)
+    except SealError as exc:  # an unreadable LEDGER_SEAL_PUBLIC_KEY: a usage error
+        raise UsageError(str(exc)) from None
     if configured is None:
         raise UsageError(f"{NO_SEALING_KEY}: give --public-key FILE")
     return configured

@@ -500,3 +500,18 @@ def test_hole1_with_roles_both_read_the_named_key_and_neither_can_change_it(
                                 (role,)).fetchone():
                     conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
                     conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+
+
+def test_hole1_an_unreadable_sealing_public_key_is_exit_2_everywhere(
+        app: LedgerApp, sp9: dict[str, Any], db_url: str, keys: tuple[Path, Path],
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wrong path in a cron job: one line, exit 2, never a silent fallback."""
+    monkeypatch.setenv("LEDGER_SEAL_PUBLIC_KEY", str(tmp_path / "no-such.pub"))
+    target = f"{sp9['table']}/{sp9['later'][0]}"
+    for args in (["replay", target], ["recall", "--table", sp9["table"]],
+                 ["report", target, "--html", str(tmp_path / "r.html")],
+                 ["verify", "--since", "last"], ["verify", "--segment", "0..1"],
+                 ["verify", "--jobs", "2"], ["seal", "--list"],
+                 ["seal", "--key", str(keys[0])]):
+        code, _, err = _cli(*args, "--db", db_url)
+        assert code == 2 and "no-such.pub" in err, (args, code, err)
