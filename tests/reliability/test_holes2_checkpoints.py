@@ -332,6 +332,21 @@ def test_seal_out_into_a_missing_folder_exits_2_and_stores_nothing(
 # --- hole 4: snapshots encrypted under LEDGER_CIPHER_KEY --------------------------------------------
 
 
+def _whole_store(db_url: str) -> bytes:
+    """Every byte of the store as an outsider copies it: the SQLite files, or pg_dump's
+    output of the schema (events and checkpoints)."""
+    if db_url.startswith("sqlite"):
+        path = Path(db_url[len("sqlite:///"):])
+        return b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))
+    import subprocess
+
+    schema = db_url.split("schema=")[1]
+    done = subprocess.run(["pg_dump", "--data-only", "-n", schema, db_url.split("?")[0]],
+                          capture_output=True, check=True)
+    assert b"ledger_checkpoints" in done.stdout
+    return done.stdout
+
+
 def test_hole4_snapshots_are_encrypted_in_the_store_and_in_the_file(
         db_url: str, raw: Any, tmp_path: Path, keys: tuple[Path, Path],
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -349,7 +364,8 @@ def test_hole4_snapshots_are_encrypted_in_the_store_and_in_the_file(
         app.close()
     assert plain is not None
     players = {line["player"] for line in lines[:cut] if line.get("player")}
-    secrets = {p.encode() for p in players if p.encode() in plain.dumps()}
+    quoted = {f'\\"{p}\\"'.encode() for p in players}  # as the snapshot holds them
+    secrets = {q for q in quoted if q in plain.dumps()}
     assert secrets  # the snapshot holds player ids in clear before it is encrypted
     out = tmp_path / "cp.json"
     code, _, err = _cli("seal", "--db", db_url, "--key", str(keys[0]), "--out", str(out))
@@ -360,6 +376,7 @@ def test_hole4_snapshots_are_encrypted_in_the_store_and_in_the_file(
         assert not any(s in data for s in secrets)
         with pytest.raises(zlib.error):
             zlib.decompress(data)  # not merely compressed
+    assert not any(s in _whole_store(db_url) for s in secrets)  # what strings/pg_dump see
     app = open_ledger(db_url)
     try:
         _ingest(app, lines[cut:], tmp_path / "b.jsonl")
