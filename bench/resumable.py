@@ -313,13 +313,18 @@ def measure_store_kind(stores: Stores, kind: str, feeds: dict[str, FeedFile],
     from ledger.checkpoints import seal as seal_store
     from ledger.replay import replay_round
     from ledger.report.recall import recall
-    from ledger.seal import generate_key
+    from ledger.seal import generate_key, public_pem
     from ledger.store import open_ledger
     from ledger.verify.engine import verify_store
     from ledger.verify.segments import plan, verify_parallel_segments, verify_segment
 
     fig: dict[str, Any] = {}
     key = generate_key()
+    # Readers use a stored checkpoint only once the store's sealing public key checks it.
+    public = os.path.join(stores.workdir, f"seal-{kind}.pub")
+    with open(public, "wb") as stream:
+        stream.write(public_pem(key.public_key()))
+    os.environ["LEDGER_SEAL_PUBLIC_KEY"] = public
     new = feeds["new"]
 
     # 1. The big store: nightly ingest + seal of the base, then the new events.

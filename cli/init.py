@@ -8,18 +8,29 @@ import typer
 
 from cli.context import DbOption, open_app
 from cli.contract import fail, print_json
-from ledger.checkpoints import CheckpointStore, checkpoints_sql
+from ledger.checkpoints import (
+    SEAL_KEY_TABLE,
+    SEAL_PUBLIC_KEY_ENV,
+    CheckpointStore,
+    checkpoints_sql,
+    name_sealing_key,
+    seal_key_sql,
+)
 from ledger.db_admin import (
     AUDITOR_ROLE,
     INGEST_ROLE,
     append_only_sql,
     create_roles,
     events_table,
+    execute,
     install_append_only,
     roles_sql,
 )
+from ledger.errors import SealError
+from ledger.seal import key_id, load_public_key
 from ledger.sql import dialect_of
-from ledger.store import LOCK_FUNCTION
+from ledger.sql import quote as _quote
+from ledger.store import LOCK_FUNCTION, LedgerApp
 from projections.updater import ViewStore
 from projections.view_store import view_tables_sql
 
@@ -45,10 +56,19 @@ def init(
                                             "roles and grants. Nothing else is changed (the "
                                             "events table is still created).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    seal_public_key: Annotated[str | None, typer.Option(
+        "--seal-public-key", metavar="FILE",
+        help="The sealing public key (ledger keygen's OUT.pub): recorded once in the store "
+             f"(table {SEAL_KEY_TABLE}, which refuses a change), and every reader of a stored "
+             f"checkpoint checks it with this key ({SEAL_PUBLIC_KEY_ENV}=FILE wins over it).")
+    ] = None,
 ) -> None:
     """Create the tables, install the append-only triggers and optionally the roles.
 
     The tables: the events, the views and the checkpoints (`ledger seal`; append-only too).
+
+    With --seal-public-key, the key stored checkpoints are checked with is kept in the store:
+    only the owner can write it (the roles read it), so it is as trustworthy as the owner.
 
     Run it once as the database owner, before any writer. Then `ingest` and `projections
     update` run as the ingest role and every read command as the auditor role, e.g.
@@ -56,6 +76,10 @@ def init(
     """
     if role_prefix:
         ingest_role, auditor_role = f"{role_prefix}_ingest", f"{role_prefix}_auditor"
+    try:
+        sealing = load_public_key(seal_public_key) if seal_public_key else None
+    except SealError as exc:
+        fail(str(exc))
     app = open_app(db, create=True)
     try:
         where = events_table(app)
@@ -64,7 +88,8 @@ def init(
         if print_sql:
             dialect = dialect_of(app)
             statements = (append_only_sql(where) + view_tables_sql(dialect)
-                          + checkpoints_sql(dialect))
+                          + checkpoints_sql(dialect)
+                          + (seal_key_sql(dialect) if sealing else []))
             if roles:
                 statements += roles_sql(where, ingest_role, auditor_role,
                                         "***" if password else None)
@@ -77,8 +102,12 @@ def init(
         install_append_only(app)
         ViewStore(app).close()  # the view tables exist before any grant on them
         CheckpointStore(app).close()  # so does the checkpoints table
+        if sealing is not None:
+            name_sealing_key(app, sealing)
         if roles:
             create_roles(app, ingest_role, auditor_role, password)
+            if sealing is not None:
+                _grant_seal_key(app, (ingest_role, auditor_role))
     except typer.Exit:
         raise
     except Exception as exc:
@@ -91,7 +120,15 @@ def init(
         return
     typer.echo(f"initialised {where.qualified()} ({where.backend}): UPDATE and DELETE of stored "
                "events are refused" + (f"; roles {ingest_role} (ingest) and {auditor_role} "
-                                       "(auditor) granted" if roles else ""))
+                                       "(auditor) granted" if roles else "")
+               + (f"; sealing public key {key_id(sealing)}" if sealing else ""))
+
+
+def _grant_seal_key(app: LedgerApp, roles: tuple[str, ...]) -> None:
+    """The roles read the sealing public key; neither may write it."""
+    table = dialect_of(app).qualified(SEAL_KEY_TABLE)
+    execute(app, [f"REVOKE ALL ON {table} FROM {', '.join(_quote(r) for r in roles)}",
+                  f"GRANT SELECT ON {table} TO {', '.join(_quote(r) for r in roles)}"])
 
 ORDER = 5
 COMMANDS = [init]

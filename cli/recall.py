@@ -9,7 +9,8 @@ import typer
 
 from cli.context import DbOption, opened
 from cli.contract import fail
-from cli.render import out, print_json
+from cli.render import err, out, print_json
+from ledger.errors import SealError
 from ledger.report.recall import DEFAULT_LAST, Recall, recall
 
 
@@ -29,9 +30,14 @@ def recall_command(
     Exit code 0: no finding in these rounds. 1: findings. 2: no such table or bad usage.
     """
     with opened(db) as app:
-        result = recall(app, table, last, from_start=from_start)
+        try:
+            result = recall(app, table, last, from_start=from_start)
+        except SealError as exc:
+            fail(str(exc))
     if result is None:
         fail(f"no round of table {table} in the store")
+    for note in sorted({r.note for r in result.rounds if r.note}):
+        err.print(f"note: {note}", markup=False)
     if as_json:
         print_json(result.to_json())
     else:

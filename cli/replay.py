@@ -8,7 +8,8 @@ import typer
 
 from cli.context import DbOption, opened, round_target
 from cli.contract import fail
-from cli.render import out, print_json
+from cli.render import err, out, print_json
+from ledger.errors import SealError
 from ledger.replay import RoundReplay, replay_round
 
 
@@ -24,13 +25,23 @@ def replay(
     """Show one round: its events, the derived outcome with the article behind each step, and
     each bet's derived settlement next to the recorded one.
 
-    Exit code 0: the round has no findings. 1: it has findings. 2: no such round or bad usage.
+    A stored checkpoint is used only when its signature is valid under the store's sealing
+    public key (LEDGER_SEAL_PUBLIC_KEY or `ledger init --seal-public-key`); without one the
+    round is judged from the start of the store (said once on stderr).
+
+    Exit code 0: the round has no findings. 1: it has findings. 2: no such round, bad usage or
+    an unreadable sealing public key.
     """
     table, round_ = round_target(target)
     with opened(db) as app:
-        result = replay_round(app, table, round_, from_start=from_start)
+        try:
+            result = replay_round(app, table, round_, from_start=from_start)
+        except SealError as exc:
+            fail(str(exc))
     if result is None:
         fail(f"no round {table}/{round_} in the store")
+    if result.note:
+        err.print(f"note: {result.note}", markup=False)
     if as_json:
         print_json(result.to_json())
     else:

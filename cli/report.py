@@ -10,7 +10,7 @@ import typer
 
 from cli.context import DbOption, opened, round_target
 from cli.contract import fail
-from cli.render import out, print_json, working
+from cli.render import err, out, print_json, working
 from ledger.errors import SealError
 from ledger.replay import replay_round
 from ledger.report.day import summarize_day
@@ -74,11 +74,17 @@ def _usage(message: str) -> None:
 def _round(target: str, html: Path | None, db: str | None, sealed: Checkpoint | None) -> None:
     table, round_ = round_target(target)
     with opened(db) as app:
-        result = replay_round(app, table, round_)
+        try:
+            result = replay_round(app, table, round_)
+        except SealError as exc:  # an unreadable LEDGER_SEAL_PUBLIC_KEY
+            _usage(str(exc))
+            raise  # unreachable: _usage exits
         made_from = provenance(app, sealed)
     if result is None:
         _usage(f"no round {table}/{round_} in the store")
     assert result is not None and html is not None
+    if result.note:
+        err.print(f"note: {result.note}", markup=False)
     _write(html, render_round(result, made_from))
     out.print(f"wrote {html}: {result.round.game} round {table}/{round_}, "
               f"{len(result.errors)} finding(s)", markup=False)

@@ -4,6 +4,7 @@ verifier's snapshot (docs/SECURITY.md, docs/INTEGRITY.md)."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -13,8 +14,14 @@ from cli.context import DbOption, open_app
 from cli.contract import fail
 from cli.render import print_json, working
 from ledger.checkpoints import (
+    NO_SEALING_KEY,
+    Checkpoints,
+    CheckpointStore,
     SealRefused,
-    listing,
+    StoredCheckpoint,
+    read_checkpoints,
+    sealing_key,
+    snapshot_file_bytes,
     snapshot_path,
     write_snapshot_file,
 )
@@ -28,7 +35,7 @@ from ledger.seal import (
     private_pem,
     public_pem,
 )
-from ledger.store import database_url, redact
+from ledger.store import LedgerApp, database_url, redact
 
 
 def seal(
@@ -46,7 +53,13 @@ def seal(
         "--full", help="Verify the whole store instead of continuing from the newest stored "
                        "checkpoint (e.g. after a key change).")] = False,
     list_: Annotated[bool, typer.Option(
-        "--list", help="Only list the stored checkpoints (no key needed).")] = False,
+        "--list", help="Only list the stored checkpoints, each checked with the sealing public "
+                       "key (--public-key, LEDGER_SEAL_PUBLIC_KEY or the one named at ledger "
+                       "init; no private key needed), and name every invalid row (exit 3).")
+    ] = False,
+    public_key: Annotated[str | None, typer.Option(
+        "--public-key", metavar="FILE", help="With --list: the sealing public key to check the "
+                                             "rows with.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the checkpoint (with --list: "
                                           "the list).")] = False,
 ) -> None:
@@ -57,22 +70,28 @@ def seal(
     stored since is read; the first seal reads everything. Keep checkpoint files (and the public
     key) where the writer cannot reach them; `ledger verify --checkpoint FILE --public-key PUB`
     proves the store still holds everything they cover, and `verify --since FILE|last` verifies
-    only what came after. Exit code 0: sealed (or nothing new to seal). 2: usage error (no key,
-    unreadable key, empty store). 3: the store or its newest checkpoint does not verify.
+    only what came after. Rows of the checkpoints table not signed by this key are skipped.
+    Exit code 0: sealed (or nothing new to seal). 2: usage error (no key, unreadable key, a key
+    other than the store's sealing public key, empty store, an --out that cannot be written;
+    checked before anything is stored). 3: the store or its newest checkpoint does not verify
+    (with --list: a stored row is invalid).
     """
     if list_:
-        _list(db, as_json)
+        _list(db, as_json, public_key)
         return
     try:
         private = load_private_key(key)
     except SealError as exc:
         fail(f"{exc}")
+    if out is not None:
+        _check_out(out)
     app = open_app(db)
     try:
         with working("verifying before sealing"):
             sealed = incremental_seal(app, private, full=full,
                                       store=label if label is not None
                                       else redact(database_url(db)))
+        snapshot_bytes = snapshot_file_bytes(app, sealed.snapshot)
     except SealRefused as exc:
         fail(str(exc), 3, prefix="integrity broken")
     except SealError as exc:
@@ -80,9 +99,16 @@ def seal(
     finally:
         app.close()
     checkpoint = sealed.checkpoint
+    for skipped in sealed.skipped:
+        sys.stderr.write(f"note: stored checkpoint row {skipped.number!r} skipped (not valid "
+                         f"under key {checkpoint.key_id}): {skipped.reason}\n")
     if out is not None:
-        Path(out).write_text(checkpoint.dumps(), encoding="utf-8")
-        write_snapshot_file(out, sealed.snapshot)
+        try:
+            Path(out).write_text(checkpoint.dumps(), encoding="utf-8")
+            write_snapshot_file(out, snapshot_bytes)
+        except OSError as exc:
+            fail(f"checkpoint {sealed.number} is stored, but {out} could not be written: "
+                 f"{exc.strerror or exc}")
     if as_json:
         print_json({**checkpoint.to_json(), "number": sealed.number, "new": sealed.new,
                     "resumed_from": sealed.resumed_from})
@@ -99,24 +125,68 @@ def seal(
                f"{checkpoint.row}, head {pos.head}, key {checkpoint.key_id} ({since}){where}")
 
 
-def _list(db: str | None, as_json: bool) -> None:
-    """``seal --list``: every stored checkpoint, oldest first."""
+def _check_out(out: str) -> None:
+    """``--out``: its folder must exist and be writable before anything is stored (exit 2)."""
+    path = Path(out)
+    folder = path.parent
+    if not folder.is_dir():
+        fail(f"--out {out}: the folder {folder} does not exist (nothing was sealed)")
+    for target in (path, snapshot_path(path)):
+        if target.is_dir():
+            fail(f"--out {out}: {target} is a folder (nothing was sealed)")
+        if (target.exists() and not os.access(target, os.W_OK)) or not os.access(folder,
+                                                                                  os.W_OK):
+            fail(f"--out {out}: {target} cannot be written (nothing was sealed)")
+
+
+def _list(db: str | None, as_json: bool, public_key: str | None) -> None:
+    """``seal --list``: every stored checkpoint, oldest first, checked; the invalid rows named
+    (exit 3)."""
     app = open_app(db)
     try:
-        stored = listing(app)
+        key = sealing_key(app, public_key)
+        found = read_checkpoints(app, key)
+        bad_snapshots = _bad_snapshots(app, found)
     except SealError as exc:
-        fail(str(exc), 3, prefix="integrity broken")
+        fail(str(exc))
     finally:
         app.close()
+    invalid = [i.to_json() for i in found.invalid] + bad_snapshots
+    valid = [s for s in found.valid if s.number not in {b["number"] for b in bad_snapshots}]
+    if not found.trusted and not as_json:  # --json says it: key_id null
+        sys.stderr.write(f"note: {NO_SEALING_KEY}; each row was checked with the key it "
+                         "carries (intact, not who sealed it)\n")
     if as_json:
-        print_json({"checkpoints": [s.to_json() for s in stored]})
-        return
-    if not stored:
+        print_json({"checkpoints": [s.to_json() for s in valid], "invalid": invalid,
+                    "key_id": found.key.key_id if found.key else None,
+                    "key_source": found.key.source if found.key else None})
+    elif not valid and not invalid:
         typer.echo("no stored checkpoint (ledger seal stores one)")
-        return
+    else:
+        _print_listing(valid)
+    for bad in invalid:
+        sys.stderr.write(f"integrity broken: stored checkpoint row {bad['number']!r} is "
+                         f"invalid (skipped by every command): {bad['reason']}\n")
+    if invalid:
+        raise typer.Exit(code=3)
+
+
+def _bad_snapshots(app: LedgerApp, found: Checkpoints) -> list[dict[str, object]]:
+    """The valid checkpoints whose stored snapshot does not match the digest they sign."""
+    bad: list[dict[str, object]] = []
+    with CheckpointStore(app, create=False) as table:
+        for stored in found.valid:
+            try:
+                table.snapshot(stored)
+            except SealError as exc:
+                bad.append({"number": stored.number, "reason": str(exc)})
+    return bad
+
+
+def _print_listing(valid: list[StoredCheckpoint]) -> None:
     typer.echo(f"{'number':>6} {'position':>10} {'links':>7} {'events':>10}  sealed_at"
                "                         head")
-    for s in stored:
+    for s in valid:
         pos = s.checkpoint.position
         typer.echo(f"{s.number:>6} {s.position:>10} {pos.links:>7} {pos.events:>10}  "
                    f"{s.checkpoint.sealed_at:<32}  {pos.head}")

@@ -12,9 +12,17 @@ from eventsourcing.persistence import InterfaceError, OperationalError
 
 from cli.context import DbOption, open_app
 from cli.contract import fail
-from cli.render import out, print_json, print_verify, progress_bar
-from ledger.checkpoints import latest as latest_checkpoint
-from ledger.checkpoints import load_snapshot, resume_findings, snapshot_path
+from cli.render import err, out, print_json, print_verify, progress_bar
+from ledger.checkpoints import (
+    NO_SEALING_KEY,
+    SealingKey,
+    latest,
+    load_snapshot,
+    read_checkpoints,
+    resume_findings,
+    sealing_key,
+    snapshot_path,
+)
 from ledger.errors import SealError, UsageError
 from ledger.feed.types import GAME_KEYS
 from ledger.findings import Finding
@@ -63,8 +71,10 @@ def verify(
         metavar="FILE", help="A signed checkpoint (ledger seal): fail (exit 3) unless the store still holds "
              "every event it covers, unchanged. See docs/SECURITY.md.")] = None,
     public_key: Annotated[str | None, typer.Option(
-        metavar="FILE", help="The sealer's public key (PEM) to check the checkpoint's signature; without it "
-             "the key inside the checkpoint is used (proves the file intact, not its author).")
+        metavar="FILE", help="The sealer's public key (PEM) to check the checkpoint's signature "
+             "(default: LEDGER_SEAL_PUBLIC_KEY, else the key named at ledger init); without any, "
+             "a checkpoint FILE is checked with the key inside it (proves the file intact, not "
+             "its author) and a stored checkpoint is not used.")
     ] = None,
     projections: Annotated[bool, typer.Option(
         "--projections/--no-projections",
@@ -79,19 +89,24 @@ def verify(
     since: Annotated[str | None, typer.Option(
         metavar="CHECKPOINT",
         help="Verify only what came after a checkpoint: a checkpoint FILE (its snapshot beside "
-             "it, FILE.snapshot.json, else the stored one) or `last` (the newest stored). Checks "
-             "its signature (give --public-key), that the store holds its head, and its "
-             "snapshot; exit 3 if any does not match. See docs/INTEGRITY.md.")] = None,
+             "it, FILE.snapshot.json, else the stored one) or `last` (the newest stored "
+             "checkpoint valid under the sealing public key; with no key given or configured, "
+             "the whole store is verified, and said so). Checks its signature, that the store "
+             "holds its head and the rows it covers (count and sum of ids), and its snapshot; "
+             "exit 3 if any does not match. See docs/INTEGRITY.md.")] = None,
     segment: Annotated[str | None, typer.Option(
         metavar="A..B",
         help="Verify one segment between stored checkpoints A and B (0 = the start of the "
              "store, B may be `head`; `ledger seal --list`), from A's snapshot, ending with a "
-             "check that the derived state equals B's (exit 3 if not). Every segment verified "
-             "is a full verification; merge their --json reports with --merge.")] = None,
+             "check that the derived state equals B's (exit 3 if not). A and B must be valid "
+             "under the sealing public key (--public-key or configured; exit 2 without one). "
+             "Every segment verified is a full verification; merge their --json reports with "
+             "--merge.")] = None,
     merge: Annotated[bool, typer.Option(
         "--merge", help="Merge REPORTS, the --json outputs of `verify --segment` covering the "
                         "store from 0 to head, into the report of one full pass (reads no "
-                        "store).")] = False,
+                        "store). Refuses (exit 2) reports of another store, that saw another "
+                        "head, or whose checkpoints do not chain.")] = False,
     reports: Annotated[list[str] | None, typer.Argument(
         metavar="REPORTS", help="With --merge: the segment reports (JSON files).",
         show_default=False)] = None,
@@ -122,10 +137,14 @@ def verify(
     try:
         if since is not None:
             report, extra["since"] = _since(app, since, public_key, selection, expect_head)
+            if extra["since"] is None:
+                extra["note"] = f"{NO_SEALING_KEY}: the whole store was verified"
         elif segment is not None:
             report, extra["segment"], extra["keys"] = _segment(app, segment, public_key,
                                                                expect_head)
         else:
+            if jobs > 1:
+                _configured_key(app)
             report = _run(app, selection,
                           sealed.position.head if sealed and not expect_head else expect_head,
                           jobs=jobs, db=db)
@@ -144,7 +163,7 @@ def verify(
         extra["checkpoint"] = _checkpoint_json(checkpoint, sealed, key, public_key)
     _print(report, as_json=as_json, quiet=quiet, summary=summary, extra=extra)
     if not as_json and not quiet:
-        _print_context(extra, checkpoint, public_key)
+        _print_context(extra, checkpoint)
     raise typer.Exit(code=report.exit_code)
 
 
@@ -174,23 +193,33 @@ def _print(report: VerifyReport, *, as_json: bool, quiet: bool, summary: bool,
         print_verify(report, findings=not summary)
 
 
-def _print_context(extra: dict[str, Any], checkpoint: str | None,
-                   public_key: str | None) -> None:
+_SOURCES = {"public_key": "from --public-key", "env": "from LEDGER_SEAL_PUBLIC_KEY",
+            "init": "named at ledger init",
+            "checkpoint": "taken from the checkpoint itself (proves the file intact, not its "
+                          "author: give --public-key)"}
+
+
+def _source(info: dict[str, Any]) -> str:
+    return _SOURCES[info["key_source"]]
+
+
+def _print_context(extra: dict[str, Any], checkpoint: str | None) -> None:
     """The readable lines saying which checkpoint, snapshot or segment was used."""
-    source = ("from --public-key" if public_key else "taken from the checkpoint itself (proves "
-              "the file intact, not its author: give --public-key)")
     seal_info, since_info, part = extra["checkpoint"], extra["since"], extra.get("segment")
+    if extra.get("note"):
+        err.print(f"note: {extra['note']}", markup=False)
     if seal_info is not None:
         out.print(f"checkpoint {checkpoint}: link {seal_info['links']} "
                   f"({seal_info['events']} events), head {seal_info['head']}, sealed "
                   f"{seal_info['sealed_at']}; signature checked with key "
-                  f"{seal_info['key_id']} {source}", markup=False)
+                  f"{seal_info['key_id']} {_source(seal_info)}", markup=False)
     if since_info is not None:
         out.print(f"since checkpoint {since_info['checkpoint']}"
                   + (f" (number {since_info['number']})" if since_info["number"] else "")
                   + f": row {since_info['position']}, link {since_info['links']}, sealed "
                   f"{since_info['sealed_at']}; snapshot from the {since_info['snapshot_source']}"
-                  f"; signature checked with key {since_info['key_id']} {source}",
+                  f"; signature checked with key {since_info['key_id']} "
+                  f"{_source(since_info)}",
                   markup=False)
     if part is not None:
         out.print(f"segment {part['from']}..{part['to']}: rows {part['from_position']}.."
@@ -202,37 +231,35 @@ def _print_context(extra: dict[str, Any], checkpoint: str | None,
 
 
 def _since(app: LedgerApp, since: str, public_key: str | None, selection: Selection,
-           expect_head: str | None) -> tuple[VerifyReport, dict[str, Any]]:
-    """``--since``: check the checkpoint and its snapshot, then verify only what came after."""
+           expect_head: str | None) -> tuple[VerifyReport, dict[str, Any] | None]:
+    """``--since``: check the checkpoint and its snapshot, then verify only what came after.
+    ``--since last`` with no sealing public key: the whole store, and ``None``."""
     number: int | None = None
     path: str | None = None
     try:
-        key = load_public_key(public_key) if public_key else None
+        key = sealing_key(app, public_key)
         if since == "last":
-            stored = latest_checkpoint(app)
-            if stored is None:
-                fail("--since last: the store holds no checkpoint (run ledger seal first)")
-            sealed, number = stored.checkpoint, stored.number
+            if key is None:  # an unchecked stored checkpoint is never resumed from
+                return _run(app, selection, expect_head), None
+            sealed, number = _last(app, key)
         else:
             path = since
             sealed = read_checkpoint(since)
-    except SnapshotError as exc:
-        fail(str(exc), 3, prefix="integrity broken")
     except SealError as exc:
         fail(f"{exc}")
-    try:
-        checked = sealed.check_signature(key)
-    except SealError as exc:
-        fail(f"{exc}", 3, prefix="integrity broken")
     if sealed.snapshot is None:
         fail(f"{since} is a {sealed.format} checkpoint: it signs no snapshot (verify "
              "--checkpoint checks it; seal again for one --since can start from)")
+    try:
+        checked = sealed.check_signature(key.key if key else None)
+    except SealError as exc:
+        fail(f"{exc}", 3, prefix="integrity broken")
     pos = sealed.position
     info: dict[str, Any] = {
         "checkpoint": since, "file": path, "number": number, "position": sealed.row,
         "links": pos.links, "events": pos.events, "head": pos.head, "snapshot": sealed.snapshot,
         "snapshot_source": None, "sealed_at": sealed.sealed_at, "store": sealed.store,
-        "key_id": key_id(checked), "key_source": "public_key" if public_key else "checkpoint",
+        "key_id": key_id(checked), "key_source": key.kind if key else "checkpoint",
         "public_key_file": public_key}
     problems = resume_findings(app, sealed)
     if problems:
@@ -250,6 +277,28 @@ def _since(app: LedgerApp, since: str, public_key: str | None, selection: Select
              + (f"{snapshot_path(path)} nor " if path else "") + "the store holds one")
     snapshot, info["snapshot_source"] = found
     return _run(app, selection, expect_head, start=snapshot), info
+
+
+def _configured_key(app: LedgerApp) -> None:
+    """``--jobs``: an unreadable sealing public key is a usage error (exit 2), not damage."""
+    try:
+        sealing_key(app)
+    except SealError as exc:
+        fail(str(exc))
+
+
+def _last(app: LedgerApp, key: SealingKey) -> tuple[Checkpoint, int]:
+    """``--since last``: the newest stored checkpoint valid under ``key``; exit 3 if the table
+    holds only invalid rows, 2 if it holds none."""
+    stored = latest(app, key)
+    if stored is not None:
+        return stored.checkpoint, stored.number
+    found = read_checkpoints(app, key)  # none valid: why (rarely)
+    if found.invalid:
+        fail(f"--since last: no stored checkpoint is valid under key {key.key_id} "
+             f"({key.source}); {len(found.invalid)} invalid row(s): ledger seal --list names "
+             "them", 3, prefix="integrity broken")
+    fail("--since last: the store holds no checkpoint (run ledger seal first)")
 
 
 def _segment(app: LedgerApp, segment: str, public_key: str | None,

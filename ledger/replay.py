@@ -5,6 +5,11 @@ jackpot pool) is judged exactly as verify judges it, in a pass over the log that
 nearest stored checkpoint before the round (its snapshot holds every game's state there,
 ``ledger.checkpoints``) and stops where the round closed: its cost is that of the rows since the
 checkpoint, not of the whole store. ``from_start`` reads from the beginning instead.
+
+A stored checkpoint is used only if its signature is valid under the store's sealing public key
+(``ledger.checkpoints.sealing_key``) and its snapshot matches the digest it signs; with no key
+configured none is trusted, the pass starts at the beginning of the store, and
+:attr:`RoundReplay.note` says so.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.checkpoints import nearest
+from ledger.checkpoints import NO_SEALING_KEY, nearest, sealing_key, stored_rows
 from ledger.feed.envelope import BetPlaced, FeedEvent
 from ledger.findings import Finding
 from ledger.games import GAMES
@@ -39,6 +44,9 @@ class RoundReplay:
     """Where the pass that judged the round began: the checkpoint's ``position``, ``links``
     and ``head`` (``None``: the round was judged alone, or from the start of the store; the
     JSON then has no ``judged_from`` key)."""
+    note: str | None = None
+    """Why the pass started at the beginning although checkpoints are stored (no sealing public
+    key configured), for the command to say once; not in the JSON."""
 
     @property
     def errors(self) -> list[Finding]:
@@ -114,9 +122,14 @@ def judge_in_store(app: LedgerApp, selection: Selection, rounds: list[tuple[str,
     if not spans:
         return []
     start: Snapshot | None = None
+    note: str | None = None
     if not from_start:
-        found = nearest(app, min(first for first, _, _ in spans))
-        start = found[1] if found is not None else None
+        key = sealing_key(app)
+        if key is not None:
+            found = nearest(app, min(first for first, _, _ in spans), key)
+            start = found[1] if found is not None else None
+        elif stored_rows(app):
+            note = f"{NO_SEALING_KEY}: judged from the start of the store"
     in_play = any(not topic.endswith(TERMINAL_SUFFIXES) for _, _, topic in spans)
     seen: list[Judged] = []
     verify_store(app, selection, on_judged=seen.append, start=start,
@@ -124,7 +137,7 @@ def judge_in_store(app: LedgerApp, selection: Selection, rounds: list[tuple[str,
     where = None if start is None else {"position": start.position, "links": start.links,
                                         "head": start.head}
     wanted = set(rounds)
-    return [RoundReplay(j.round, j.derivation, j.findings, where) for j in seen
+    return [RoundReplay(j.round, j.derivation, j.findings, where, note) for j in seen
             if (j.round.table, j.round.round) in wanted]
 
 

@@ -12,7 +12,10 @@ a small JSON file, signed with an Ed25519 key the writer does not need to hold, 
 - (format v2, what ``ledger seal`` writes) ``position``: the notification id of that link's row,
   and ``snapshot``: the digest of the verifier's state right after it
   (:class:`~ledger.verify.snapshot.Snapshot`), so ``verify --since`` and ``verify --segment``
-  can continue from there without reading what came before (``ledger.checkpoints`` stores them).
+  can continue from there without reading what came before (``ledger.checkpoints`` stores them);
+- (v2, since ``id_sum``) ``id_sum``: the sum of the notification ids of every row at or before
+  ``position``, so a resumed pass sees a row deleted there and a copy planted at another id
+  (``ledger.checkpoints.planted_rows``).
 
 ``verify --checkpoint`` then needs the store to hold a link with exactly that version and digest,
 covering exactly that many events, on a chain that verifies end to end. A truncated store has no
@@ -167,6 +170,9 @@ class Checkpoint:
     """Notification id of the chain link row (``position`` in the file); ``None`` in v1."""
     snapshot: str | None = None
     """SHA-256 hex of the snapshot taken right after that row; ``None`` in v1."""
+    id_sum: int | None = None
+    """Sum of the notification ids of the rows at or before ``row``; ``None`` in v1 and in v2
+    checkpoints sealed before it was signed."""
 
     @property
     def format(self) -> str:
@@ -176,7 +182,7 @@ class Checkpoint:
     def payload(self) -> dict[str, Any]:
         """Everything the signature covers."""
         return _payload(self.position, self.sealed_at, self.store, self.public_key, self.key_id,
-                        self.row, self.snapshot)
+                        self.row, self.snapshot, self.id_sum)
 
     def to_json(self) -> dict[str, Any]:
         """The checkpoint file's object."""
@@ -202,13 +208,16 @@ class Checkpoint:
 
 
 def _payload(position: ChainPosition, sealed_at: str, store: str, public_key: str,
-             kid: str, row: int | None = None, snapshot: str | None = None) -> dict[str, Any]:
+             kid: str, row: int | None = None, snapshot: str | None = None,
+             id_sum: int | None = None) -> dict[str, Any]:
     payload: dict[str, Any] = {
         "format": CHECKPOINT_FORMAT_V1, "links": position.links, "events": position.events,
         "head": position.head, "sealed_at": sealed_at, "store": store, "public_key": public_key,
         "key_id": kid}
     if snapshot is not None:
         payload.update(format=CHECKPOINT_FORMAT, position=row, snapshot=snapshot)
+        if id_sum is not None:
+            payload["id_sum"] = id_sum
     return payload
 
 
@@ -217,8 +226,10 @@ def _canonical(payload: dict[str, Any]) -> bytes:
 
 
 def sign(position: ChainPosition, key: Ed25519PrivateKey, *, store: str = "",
-         sealed_at: datetime | None = None, snapshot: Snapshot | None = None) -> Checkpoint:
-    """Sign a chain position: a v2 checkpoint with ``snapshot`` (taken at that position), else v1."""
+         sealed_at: datetime | None = None, snapshot: Snapshot | None = None,
+         id_sum: int | None = None) -> Checkpoint:
+    """Sign a chain position: a v2 checkpoint with ``snapshot`` (taken at that position), else v1;
+    ``id_sum`` (v2 only): the sum of the ids of the rows at or before the snapshot's row."""
     row = digest = None
     if snapshot is not None:
         if (snapshot.links, snapshot.events, snapshot.head) != (
@@ -230,9 +241,12 @@ def sign(position: ChainPosition, key: Ed25519PrivateKey, *, store: str = "",
     public = key.public_key()
     pub = base64.b64encode(raw_public(public)).decode()
     kid = key_id(public)
-    signature = key.sign(_canonical(_payload(position, at, store, pub, kid, row, digest)))
+    if snapshot is None:
+        id_sum = None
+    signature = key.sign(_canonical(_payload(position, at, store, pub, kid, row, digest,
+                                             id_sum)))
     return Checkpoint(position, at, store, pub, kid, base64.b64encode(signature).decode(), row,
-                      digest)
+                      digest, id_sum)
 
 
 def parse_checkpoint(text: str | bytes) -> Checkpoint:
@@ -250,18 +264,20 @@ def parse_checkpoint(text: str | bytes) -> Checkpoint:
             obj[k] for k in ("sealed_at", "store", "public_key", "key_id", "signature")]
         if not all(isinstance(v, str) for v in fields):
             raise ValueError("a field is not text")
-        row = digest = None
+        row = digest = id_sum = None
         if obj["format"] == CHECKPOINT_FORMAT:
-            row, digest = obj["position"], obj["snapshot"]
+            row, digest, id_sum = obj["position"], obj["snapshot"], obj.get("id_sum")
             if (type(row) is not int or row < 1 or not isinstance(digest, str)
                     or len(digest) != 64):
                 raise ValueError("position or snapshot out of range")
+            if id_sum is not None and type(id_sum) is not int:
+                raise ValueError("id_sum is not an integer")
     except (ValueError, KeyError) as exc:
         raise SealError(f"not a checkpoint: {exc}") from None
     except RecursionError:
         raise SealError("not a checkpoint: its JSON is nested too deeply") from None
     return Checkpoint(ChainPosition(links, events, head), sealed_at, store, public_key, kid,
-                      signature, row=row, snapshot=digest)
+                      signature, row=row, snapshot=digest, id_sum=id_sum)
 
 
 def read_checkpoint(path: str) -> Checkpoint:

@@ -15,10 +15,19 @@ findings, then every part's other findings (each part's are in pass order, and t
 log's only in the last part), and adds up the counts, so the merged report equals
 ``verify_store``'s. :func:`verify_parallel_segments` runs ``--jobs N`` this
 way where checkpoints exist: each row is read by one process only.
+
+A checkpoint bounds a segment only if its signature is valid under the store's sealing public
+key (``--public-key``, else ``ledger.checkpoints.sealing_key``); a row that is not valid is never
+used. Each part is bound to what it was run on: the store's identity (the digest of its first
+chain link), the snapshot digests of the checkpoints at its ends, and the head it saw (the
+newest row and the newest link's digest). :func:`merge` refuses parts that do not chain: another
+store, another head, or an end that is not the next part's start. It cannot tell a report run
+on a byte-identical copy of the store from one run on the store (docs/INTEGRITY.md).
 """
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -27,10 +36,18 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from ledger.checkpoints import CheckpointStore, StoredCheckpoint
+from ledger.chain import CHAIN_ID
+from ledger.checkpoints import (
+    NO_SEALING_KEY,
+    CheckpointStore,
+    InvalidCheckpoint,
+    SealingKey,
+    StoredCheckpoint,
+    sealing_key,
+)
 from ledger.errors import SealError, UsageError
 from ledger.findings import Finding
-from ledger.seal import checkpoint_findings
+from ledger.seal import checkpoint_findings, raw_public
 from ledger.store import LedgerApp, open_ledger
 from ledger.verify.engine import Selection, VerifyReport, verify_store
 from ledger.verify.partition import verify_parallel
@@ -55,13 +72,32 @@ class Part:
     end_position: int | None
     report: VerifyReport
     keys: list[Key] = field(default_factory=list)
+    store: str | None = None
+    """The store's identity: the digest of its first chain link (``None``: no link)."""
+    start_digest: str | None = None
+    """The snapshot digest the start checkpoint signs (``None``: the start of the store)."""
+    end_digest: str | None = None
+    """The snapshot digest the end checkpoint signs (``None``: the head)."""
+    seen: dict[str, Any] | None = None
+    """The head the part saw: ``{"row": newest row id, "head": newest link's digest}``."""
 
     def segment_json(self) -> dict[str, Any]:
         """``segment`` in ``verify --segment --json``."""
         return {"from": self.start, "to": HEAD if self.end is None else self.end,
                 "from_position": self.start_position, "to_position": self.end_position,
                 "events": self.report.events,
-                "integrity": "ok" if self.report.integrity_ok else "broken"}
+                "integrity": "ok" if self.report.integrity_ok else "broken",
+                "store": self.store, "from_snapshot": self.start_digest,
+                "to_snapshot": self.end_digest, "seen": self.seen}
+
+
+def store_identity(app: LedgerApp) -> tuple[str | None, dict[str, Any]]:
+    """The store's identity (its first chain link's digest) and the head it has now."""
+    first = app.stored(CHAIN_ID, gt=0, lte=1)
+    newest = app.stored(CHAIN_ID, desc=True, limit=1)
+    row = app.recorder.max_notification_id() or 0
+    return (first[0].digest if first else None,
+            {"row": row, "head": newest[0].digest if newest else None})
 
 
 def parse_segment(text: str) -> tuple[int, int | None]:
@@ -95,15 +131,29 @@ def _broken(report: VerifyReport, message: str, expected: dict[str, Any] | None 
                                       message=message, expected=expected))
 
 
-def _bound(store: CheckpointStore, number: int, key: Ed25519PublicKey | None,
+def _bound(store: CheckpointStore, key: SealingKey, number: int,
            app: LedgerApp) -> tuple[StoredCheckpoint, list[Finding]]:
-    stored = store.by_number(number)
+    stored = store.checked(number, key)
+    if isinstance(stored, InvalidCheckpoint):
+        raise SealError(f"stored checkpoint {number} is not valid: {stored.reason}")
     if stored is None:
-        last = store.latest()
+        last = store.newest(key)
         raise UsageError(f"no stored checkpoint {number} (the newest is "
                          f"{last.number if last else 'none: run ledger seal'})")
-    stored.checkpoint.check_signature(key)
     return stored, checkpoint_findings(app, stored.checkpoint, count_events=False)
+
+
+def segment_key(app: LedgerApp, public_key: Ed25519PublicKey | None) -> SealingKey:
+    """The key a segment's checkpoints are checked with; :class:`UsageError` if none."""
+    if public_key is not None:
+        return SealingKey(public_key, "--public-key")
+    try:
+        configured = sealing_key(app)
+    except SealError as exc:  # an unreadable LEDGER_SEAL_PUBLIC_KEY: a usage error
+        raise UsageError(str(exc)) from None
+    if configured is None:
+        raise UsageError(f"{NO_SEALING_KEY}: give --public-key FILE")
+    return configured
 
 
 def verify_segment(app: LedgerApp, start: int, end: int | None, *,
@@ -111,8 +161,9 @@ def verify_segment(app: LedgerApp, start: int, end: int | None, *,
                    expect_head: str | None = None) -> Part:
     """Verify segment ``start..end`` of the store (see the module docstring).
 
-    :class:`UsageError` if a checkpoint number is not stored; :class:`SealError` (integrity
-    broken) if a checkpoint's signature is not valid under ``public_key`` (or its own key).
+    :class:`UsageError` if a checkpoint number is not stored, or if a checkpoint bounds the
+    segment and no sealing public key is given or configured; :class:`SealError` (integrity
+    broken) if the checkpoint's row is not valid under that key (``seal --list`` says why).
     A snapshot that does not match its checkpoint, a checkpoint the store contradicts, or a
     derived state that differs from the end's snapshot is a ``chain_broken`` finding.
     """
@@ -120,23 +171,32 @@ def verify_segment(app: LedgerApp, start: int, end: int | None, *,
     snapshot: Snapshot | None = None
     first: StoredCheckpoint | None = None
     last: StoredCheckpoint | None = None
+    identity, seen = store_identity(app)
     with CheckpointStore(app, create=False) as store:
         if (start or end is not None) and not store.exists:
             raise UsageError("the store holds no checkpoint: run ledger seal first")
+        key = segment_key(app, public_key) if start or end is not None else None
         if start:
-            first, found = _bound(store, start, public_key, app)
+            assert key is not None
+            first, found = _bound(store, key, start, app)
             problems += found
             try:
                 snapshot = store.snapshot(first)
             except SnapshotError as exc:
-                return _refused(start, end, first, str(exc))
+                return _refused(start, end, first, str(exc), identity, seen)
         if end is not None:
-            last, found = _bound(store, end, public_key, app)
+            assert key is not None
+            last, found = _bound(store, key, end, app)
             problems += found
-    if problems:
-        report = VerifyReport(integrity_ok=False, findings=problems)
+
+    def part(report: VerifyReport) -> Part:
         return Part(start, end, first.position if first else 0,
-                    last.position if last else None, report, finding_keys(report))
+                    last.position if last else None, report, finding_keys(report), identity,
+                    first.checkpoint.snapshot if first else None,
+                    last.checkpoint.snapshot if last else None, seen)
+
+    if problems:
+        return part(VerifyReport(integrity_ok=False, findings=problems))
     report = verify_store(app, start=snapshot, stop=None if last is None else last.position,
                           expect_head=expect_head if last is None else None)
     if last is not None:
@@ -147,22 +207,25 @@ def verify_segment(app: LedgerApp, start: int, end: int | None, *,
                     "snapshot was changed",
                     {"snapshot": last.checkpoint.snapshot,
                      "derived": None if derived is None else derived.digest})
-    return Part(start, end, first.position if first else 0,
-                last.position if last else None, report, finding_keys(report))
+    return part(report)
 
 
-def _refused(start: int, end: int | None, first: StoredCheckpoint, why: str) -> Part:
+def _refused(start: int, end: int | None, first: StoredCheckpoint, why: str,
+             identity: str | None, seen: dict[str, Any]) -> Part:
     report = VerifyReport(integrity_ok=False)
     _broken(report, why)
-    return Part(start, end, first.position, None, report, finding_keys(report))
+    return Part(start, end, first.position, None, report, finding_keys(report), identity,
+                first.checkpoint.snapshot, None, seen)
 
 
-def merge(parts: list[Part]) -> VerifyReport:
+def merge(parts: list[Part], *, one_head: bool = True) -> VerifyReport:
     """One report from segments that cover the store from 0 to the head, in single-pass order
     (parts in any order; they are put in log order).
 
     :class:`UsageError` if the parts leave a gap, overlap, or do not reach from the start of
-    the store to its head.
+    the store to its head, or do not chain (:func:`check_chained`; ``one_head=False``: the
+    parts may have seen different heads, as the processes of one ``--jobs`` run on a store
+    still being written do).
     """
     if not parts:
         raise UsageError("nothing to merge")
@@ -180,6 +243,7 @@ def merge(parts: list[Part]) -> VerifyReport:
     if ordered[-1].end is not None:
         raise UsageError(f"the segments do not reach the head: the last ends at checkpoint "
                          f"{ordered[-1].end}")
+    check_chained(ordered, one_head=one_head)
     chain: list[Finding] = []
     keyed: list[Finding] = []
     for part in ordered:
@@ -194,6 +258,33 @@ def merge(parts: list[Part]) -> VerifyReport:
     report.head = ordered[-1].report.head
     report.seconds = sum(p.report.seconds for p in ordered)
     return report
+
+
+def _name(part: Part) -> str:
+    return f"segment {part.start}..{HEAD if part.end is None else part.end}"
+
+
+def check_chained(ordered: list[Part], *, one_head: bool = True) -> None:
+    """:class:`UsageError` unless the parts (in log order) were run on one store that had one
+    head, each starting at the checkpoint (snapshot digest) the one before ends at."""
+    first = ordered[0]
+    for part in ordered:
+        if part.store is None or part.seen is None:
+            raise UsageError(f"{_name(part)} names no store or head (a report of an older "
+                             "ledger, or of an empty store): run the segment again")
+        if part.store != first.store:
+            raise UsageError(f"{_name(part)} was run on another store (first chain link "
+                             f"{part.store}, {_name(first)}'s is {first.store})")
+        if one_head and part.seen != first.seen:
+            raise UsageError(f"{_name(part)} saw another head ({part.seen}, {_name(first)} saw "
+                             f"{first.seen}): the reports were made at other times or on "
+                             "other copies; run every segment against one head")
+    if first.start_digest is not None:
+        raise UsageError(f"{_name(first)} does not start at the start of the store")
+    for before, after in itertools.pairwise(ordered):
+        if before.end_digest is None or before.end_digest != after.start_digest:
+            raise UsageError(f"{_name(after)} starts at the snapshot {after.start_digest}, "
+                             f"{_name(before)} ends at {before.end_digest}: they do not chain")
 
 
 # --- JSON parts (verify --segment --json, verify --merge) ------------------------------------
@@ -221,16 +312,27 @@ def part_from_json(obj: Any, name: str) -> Part:
             findings=[finding_from_json(f) for f in obj["findings"]],
             integrity_ok=obj["integrity"] == "ok", head=obj["head"])
         to = segment["to"]
+        seen = segment.get("seen")
         part = Part(int(segment["from"]), None if to == HEAD else int(to),
                     int(segment["from_position"]),
                     None if segment["to_position"] is None else int(segment["to_position"]),
-                    report, [(int(a), int(b), int(c)) for a, b, c in keys])
+                    report, [(int(a), int(b), int(c)) for a, b, c in keys],
+                    _text(segment.get("store")), _text(segment.get("from_snapshot")),
+                    _text(segment.get("to_snapshot")),
+                    {"row": int(seen["row"]), "head": _text(seen["head"])}
+                    if isinstance(seen, dict) else None)
     except (KeyError, TypeError, ValueError) as exc:
         raise UsageError(f"{name} is not a ledger verify --segment --json report "
                          f"({type(exc).__name__}: {exc})") from None
     if len(part.keys) != len(report.findings):
         raise UsageError(f"{name}: keys and findings differ in number")
     return part
+
+
+def _text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"{value!r} is not text")
 
 
 # --- --jobs N over segments ------------------------------------------------------------------
@@ -241,13 +343,18 @@ UNEVEN = 1.5
 share of the rows (else the checkpoints are too unevenly placed, and tables balance better)."""
 
 
-def plan(app: LedgerApp, jobs: int) -> list[tuple[int, int | None]] | None:
+def plan(app: LedgerApp, jobs: int,
+         key: SealingKey | None = None) -> list[tuple[int, int | None]] | None:
     """``jobs`` consecutive segments of about the same number of rows, cut at stored
-    checkpoints; ``None`` if the store has no checkpoint (or one that cannot be read), or if
-    the checkpoints cannot cut it evenly enough (:data:`UNEVEN`)."""
+    checkpoints valid under ``key`` (default: the configured sealing key); ``None`` if there
+    is no such checkpoint (or no key), or if the checkpoints cannot cut it evenly enough
+    (:data:`UNEVEN`)."""
     try:
+        key = key or sealing_key(app)
+        if key is None:
+            return None
         with CheckpointStore(app, create=False) as store:
-            stored = store.listing()
+            stored = store.read(key).valid
     except (SealError, SnapshotError):
         return None
     if not stored:
@@ -281,10 +388,13 @@ def verify_parallel_segments(url: str, selection: Selection = Selection(), *, jo
     tables (``ledger.verify.partition``). The findings are those of one pass."""
     from_tables = selection != Selection()
     segments = None
+    key: bytes | None = None
     if not from_tables:
         app = open_ledger(url)
         try:
-            segments = plan(app, jobs)
+            configured = sealing_key(app)
+            segments = plan(app, jobs, configured)
+            key = None if configured is None else raw_public(configured.key)
         finally:
             app.close()
     if segments is None or len(segments) < 2:
@@ -293,17 +403,20 @@ def verify_parallel_segments(url: str, selection: Selection = Selection(), *, jo
     context = multiprocessing.get_context(
         "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     with ProcessPoolExecutor(max_workers=len(segments) - 1, mp_context=context) as pool:
-        futures = [pool.submit(_work, url, a, b, expect_head) for a, b in segments[1:]]
-        parts = [_work(url, *segments[0], expect_head)]
+        futures = [pool.submit(_work, url, a, b, expect_head, key) for a, b in segments[1:]]
+        parts = [_work(url, *segments[0], expect_head, key)]
         parts += [f.result() for f in futures]
-    report = merge(parts)
+    report = merge(parts, one_head=False)  # one store, one run: the head may move meanwhile
     report.seconds = time.perf_counter() - started
     return report
 
 
-def _work(url: str, start: int, end: int | None, expect_head: str | None) -> Part:
+def _work(url: str, start: int, end: int | None, expect_head: str | None,
+          key: bytes | None) -> Part:
     app = open_ledger(url, extra_env={"CREATE_TABLE": "n"})
     try:
-        return verify_segment(app, start, end, expect_head=expect_head)
+        return verify_segment(app, start, end, expect_head=expect_head,
+                              public_key=None if key is None
+                              else Ed25519PublicKey.from_public_bytes(key))
     finally:
         app.close()

@@ -34,11 +34,13 @@ def _ingest(app: LedgerApp, path: Path) -> None:
 
 
 @pytest.fixture
-def keys(tmp_path: Path) -> tuple[Path, Path]:
+def keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """The sealing key pair; its public key is the store's (LEDGER_SEAL_PUBLIC_KEY)."""
     key = generate_key()
     private, public = tmp_path / "seal.key", tmp_path / "seal.key.pub"
     private.write_bytes(private_pem(key))
     public.write_bytes(public_pem(key.public_key()))
+    monkeypatch.setenv("LEDGER_SEAL_PUBLIC_KEY", str(public))
     return private, public
 
 

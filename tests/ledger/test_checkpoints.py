@@ -2,8 +2,9 @@
 
 The format: v2 signs the link row's position and the snapshot's digest; v1 files still parse and
 still check. The table: append-only (UPDATE and DELETE refused by a trigger on both databases),
-numbered from 1, refusing a checkpoint that is not newer; every reader trusts only the signed JSON
-and the snapshot digest, so an edited row is detected.
+numbered from 1, refusing a checkpoint that is not newer than the newest sealed with the same
+key; every reader trusts only the signed JSON (checked with the sealing public key) and the
+snapshot digest, so an edited row is detected and passed over.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pytest
 
 from ledger.checkpoints import (
     CheckpointStore,
+    SealingKey,
     by_number,
     checked_snapshot,
     latest,
@@ -40,6 +42,8 @@ from ledger.store import LedgerApp
 from ledger.verify.snapshot import Snapshot, SnapshotError
 
 HEAD = "ab" * 32
+KEY = generate_key()
+TRUSTED = SealingKey(KEY.public_key(), "the test's key")
 
 
 def _snapshot(position: int, links: int = 3, events: int = 40, head: str = HEAD,
@@ -50,7 +54,7 @@ def _snapshot(position: int, links: int = 3, events: int = 40, head: str = HEAD,
 
 
 def _sealed(snapshot: Snapshot, key: Any = None) -> Any:
-    key = key or generate_key()
+    key = key or KEY
     return sign(ChainPosition(snapshot.links, snapshot.events, snapshot.head), key,
                 snapshot=snapshot)
 
@@ -97,21 +101,24 @@ def test_v2_with_a_bad_position_is_not_a_checkpoint() -> None:
 
 
 def test_checkpoints_are_numbered_listed_and_found(app: LedgerApp) -> None:
-    assert latest(app) is None and listing(app) == [] and nearest(app, 100) is None
+    assert latest(app, TRUSTED) is None and listing(app, TRUSTED) == []
+    assert nearest(app, 100, TRUSTED) is None
     first, second = _snapshot(10, links=1), _snapshot(30, links=2, carried="b1")
     assert save(app, _sealed(first), first) == 1
     assert save(app, _sealed(second), second) == 2
-    assert [s.number for s in listing(app)] == [1, 2]
-    newest = latest(app)
+    assert [s.number for s in listing(app, TRUSTED)] == [1, 2]
+    newest = latest(app, TRUSTED)
     assert newest is not None and newest.number == 2 and newest.position == 30
-    one = by_number(app, 1)
+    one = by_number(app, 1, TRUSTED)
     assert one is not None and one.checkpoint.snapshot == first.digest
-    assert by_number(app, 3) is None
-    assert nearest(app, 10) is None  # strictly before the row
-    found = nearest(app, 31)
+    assert by_number(app, 3, TRUSTED) is None
+    assert nearest(app, 10, TRUSTED) is None  # strictly before the row
+    found = nearest(app, 31, TRUSTED)
     assert found is not None and found[1] == second
-    found = nearest(app, 30)
+    found = nearest(app, 30, TRUSTED)
     assert found is not None and found[1] == first
+    # no sealing public key configured: nothing stored is trusted
+    assert latest(app) is None and nearest(app, 31) is None
 
 
 def test_a_checkpoint_that_is_not_newer_is_refused(app: LedgerApp) -> None:
@@ -133,7 +140,7 @@ def test_update_and_delete_of_stored_checkpoints_are_refused(app: LedgerApp, raw
     for statement in ("UPDATE {t} SET position = 5", "DELETE FROM {t}"):
         with pytest.raises(Exception, match="append-only"):
             raw.run(statement)
-    assert [s.number for s in listing(app)] == [1]
+    assert [s.number for s in listing(app, TRUSTED)] == [1]
 
 
 def test_an_edited_snapshot_row_is_detected(app: LedgerApp, db_url: str, raw: Any) -> None:
@@ -149,11 +156,14 @@ def test_an_edited_snapshot_row_is_detected(app: LedgerApp, db_url: str, raw: An
         assert stored is not None
         with pytest.raises(SnapshotError, match="edited, or belongs to another"):
             store.snapshot(stored)
-    with pytest.raises(SnapshotError):
-        nearest(app, 11)
+    assert nearest(app, 11, TRUSTED) is None  # passed over, never trusted
     raw.run("UPDATE {t} SET snapshot = {p}", (b"not zlib",))
-    with pytest.raises(SnapshotError, match="damaged"):
-        nearest(app, 11)
+    with CheckpointStore(app, create=False) as store:
+        stored = store.latest()
+        assert stored is not None
+        with pytest.raises(SnapshotError, match="cannot be decrypted or decompressed"):
+            store.snapshot(stored)
+    assert nearest(app, 11, TRUSTED) is None
 
 
 def test_the_snapshot_file_beside_a_checkpoint(app: LedgerApp, tmp_path: Path) -> None:

@@ -8,14 +8,26 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ledger.checkpoints import seal
 from ledger.games import GAMES
 from ledger.ingest import Ingestor, numbered_lines
 from ledger.replay import replay_round
 from ledger.report.recall import recall
-from ledger.seal import generate_key
+from ledger.seal import generate_key, public_pem
 from ledger.simulate import simulate
 from ledger.store import LedgerApp
+
+KEY = generate_key()
+
+
+@pytest.fixture(autouse=True)
+def _sealing_public_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store's sealing public key: replay and recall start only at checkpoints it checks."""
+    path = tmp_path / "seal.key.pub"
+    path.write_bytes(public_pem(KEY.public_key()))
+    monkeypatch.setenv("LEDGER_SEAL_PUBLIC_KEY", str(path))
 
 
 def _ingest(app: LedgerApp, lines: list[dict[str, Any]], path: Path) -> None:
@@ -33,7 +45,7 @@ def test_replay_and_recall_from_the_nearest_checkpoint_equal_a_pass_from_the_sta
     sim = simulate([GAMES["3CB"], GAMES["STUD"], GAMES["SP9"]], rounds=24, tables=2, seed=3,
                    error_rate=0.2)
     cut = len(sim.lines) * 2 // 5
-    key = generate_key()
+    key = KEY
     _ingest(app, sim.lines[:cut], tmp_path / "a.jsonl")
     seal(app, key)
     _ingest(app, sim.lines[cut:], tmp_path / "b.jsonl")

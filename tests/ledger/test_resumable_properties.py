@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 
 from ledger.checkpoints import CheckpointStore, listing, seal
 from ledger.ingest import Ingestor, numbered_lines
-from ledger.seal import generate_key
+from ledger.seal import generate_key, public_pem
 from ledger.simulate import simulate
 from ledger.simulators import simulated_games
 from ledger.store import LedgerApp
@@ -35,6 +36,16 @@ from ledger.verify.segments import (
 )
 
 SEEDS = [3, 11, 29]
+KEY = generate_key()
+
+
+@pytest.fixture(autouse=True)
+def _sealing_public_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store's sealing public key (LEDGER_SEAL_PUBLIC_KEY): segments, --jobs and replay
+    use only checkpoints it checks."""
+    path = tmp_path / "seal.key.pub"
+    path.write_bytes(public_pem(KEY.public_key()))
+    monkeypatch.setenv("LEDGER_SEAL_PUBLIC_KEY", str(path))
 
 
 def _lines(seed: int) -> list[str]:
@@ -52,7 +63,7 @@ def _build(app: LedgerApp, seed: int, cuts: int = 3) -> list[str]:
     lines = _lines(seed)
     rng = random.Random(seed)
     points = sorted(rng.sample(range(20, len(lines) - 20), cuts))
-    key = generate_key()
+    key = KEY
     start = 0
     for point in points:
         _ingest(app, lines[start:point])
@@ -112,7 +123,7 @@ def test_segments_merged_equal_a_full_verify(db_url: str, app: LedgerApp, seed: 
 def test_jobs_split_by_segments_only_where_checkpoints_cut_evenly(
         db_url: str, app: LedgerApp) -> None:
     lines = _lines(5)
-    key = generate_key()
+    key = KEY
     half = len(lines) // 2
     _ingest(app, lines[:half])
     seal(app, key)

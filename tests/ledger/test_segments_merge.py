@@ -1,4 +1,5 @@
-"""Merging segment reports: single-pass order by key, counts added, gaps and overlaps refused.
+"""Merging segment reports: single-pass order by key, counts added, gaps and overlaps refused,
+and parts of another store, another head or unchained ends refused.
 
 Pure tests on parts built by hand; the end-to-end equality with a full verify is in
 ``test_resumable_properties``.
@@ -33,7 +34,9 @@ def _part(start: int, end: int | None, start_pos: int, end_pos: int | None,
           events: int = 10, ok: bool = True, head: str | None = None) -> Part:
     report = VerifyReport(rounds_checked=rounds, rounds_with_findings=len(keyed), events=events,
                           findings=[f for _, f in keyed], integrity_ok=ok, head=head)
-    return Part(start, end, start_pos, end_pos, report, [k for k, _ in keyed])
+    return Part(start, end, start_pos, end_pos, report, [k for k, _ in keyed], "store",
+                f"d{start}" if start else None, None if end is None else f"d{end}",
+                {"row": 100, "head": "h"})
 
 
 def test_parse_segment() -> None:
@@ -68,6 +71,20 @@ def test_merge_puts_findings_in_single_pass_order_and_adds_counts() -> None:
 def test_merge_refuses_gaps_overlaps_and_missing_ends(bounds: list, message: str) -> None:
     with pytest.raises(UsageError, match=message):
         merge([_part(a, b, pa, pb, []) for a, b, pa, pb in bounds])
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"store": "another"}, "another store"),
+    ({"seen": {"row": 99, "head": "h"}}, "another head"),
+    ({"start_digest": "d9"}, "do not chain"),
+    ({"store": None}, "names no store"),
+])
+def test_merge_refuses_parts_that_do_not_chain(change: dict, message: str) -> None:
+    early, late = _part(0, 1, 0, 10, []), _part(1, None, 10, None, [])
+    for name, value in change.items():
+        setattr(late, name, value)
+    with pytest.raises(UsageError, match=message):
+        merge([early, late])
 
 
 def test_a_part_round_trips_through_json() -> None:
