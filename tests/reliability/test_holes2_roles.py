@@ -207,3 +207,26 @@ def test_ingest_update_and_rebuild_still_run_as_the_ingest_role(
     assert code == 0, output
     code, output = _run("projections", "update", db=d.auditor)  # the auditor writes nothing
     assert code == 2 and "permission denied" in output, output
+
+
+def test_init_again_revokes_what_an_older_version_granted(deployment: Deployment) -> None:
+    """An installation made before this change: the auditor could INSERT checkpoints and the
+    ingest role UPDATE and DELETE the view tables. ``init --roles`` again takes both back."""
+    d = deployment
+    ingest, auditor, _ = d.roles
+    with _connect(d.owner) as conn:
+        conn.execute(f'GRANT SELECT, INSERT ON "{d.schema}".ledger_checkpoints TO "{auditor}"')
+        for table in VIEW_TABLES:
+            conn.execute(f'GRANT SELECT, INSERT, UPDATE, DELETE ON "{d.schema}".{table} '
+                         f'TO "{ingest}"')
+    assert _privilege(d, auditor, "ledger_checkpoints", "INSERT")
+    assert _privilege(d, ingest, "ledger_view_rows", "DELETE")
+    code, output = _run("init", "--roles", "--role-prefix", ingest.removesuffix("_ingest"),
+                        db=d.owner)
+    assert code == 0, output
+    assert not _privilege(d, auditor, "ledger_checkpoints", "INSERT")
+    for table in VIEW_TABLES:
+        for what in ("UPDATE", "DELETE"):
+            assert not _privilege(d, ingest, table, what), (table, what)
+    code, output = _run("projections", "update", db=d.ingest)  # the column grants are back
+    assert code == 0, output
