@@ -31,10 +31,11 @@ ledger has no such figure: an unknown ``what``, a table or pool it never saw, no
 that point). A line that cannot be read is a :class:`MeterFileError` naming its line and field;
 nothing is compared then.
 
-**Missing from the file.** For each ``what`` the file gives and each gaming day it gives it for
-(a time counts for its gaming day), every table or pool the ledger has a non-zero figure for
-that day and the file has no line for is **missing** (a variance to see: a table the cage
-register left out), with the ledger's figure.
+**Missing from the file.** For each ``what`` the file gives, on every gaming day from the first
+to the last it gives it for (a time counts for its gaming day), every table or pool the ledger
+has a non-zero figure for that day and the file has no line for is **missing** (a variance to
+see: a table the cage register left out, or a whole day inside the period), with the ledger's
+figure.
 
 **The notation** is strict, so nothing is read as something else: an amount is ASCII digits,
 an optional leading ``-``, an optional point with at most :data:`MAX_DECIMALS` decimals and at
@@ -45,7 +46,7 @@ scripts' digits); a field holds at most :data:`MAX_FIELD` characters and a line 
 **Cost.** The file is read as a stream (:func:`iter_meters`), never held: the command reads it
 once to check it and once to compare, line by line, each in constant time against indexes
 built once over the views (:class:`LedgerFigures`); what it keeps is those indexes and, per
-figure and day, which tables or pools the file named.
+figure, its first and last day and the ledger's tables or pools the file has not named yet.
 """
 
 from __future__ import annotations
@@ -548,14 +549,15 @@ PRESENCE: dict[str, tuple[str, str]] = {
 
 
 class Reconciler:
-    """Compares meters one at a time (constant time each) and remembers, per figure and
-    gaming day, which of the ledger's tables or pools the file named."""
+    """Compares meters one at a time (constant time each) and remembers, per figure, the
+    first and last gaming day the file gives it for and which of the ledger's tables or pools
+    it named on each day."""
 
     def __init__(self, figures: LedgerFigures) -> None:
         self.figures = figures
         self.counts: Counter[str] = Counter()
         self._uncovered: dict[str, dict[date, set[str]]] = {}
-        self._days: dict[str, set[date]] = defaultdict(set)
+        self._span: dict[str, tuple[date, date]] = {}
 
     def compare(self, meter: Meter) -> Outcome:
         """One line: its outcome, counted; its table or pool marked as given that day."""
@@ -566,18 +568,22 @@ class Reconciler:
                 self._uncovered[meter.what] = self.figures.present(meter.what)
             day = meter.day if meter.day is not None else self.figures.day_of(
                 meter.at or datetime.min.replace(tzinfo=MACAU))
+            first, last = self._span.get(meter.what, (day, day))
+            self._span[meter.what] = (min(first, day), max(last, day))
             present = self._uncovered[meter.what].get(day)
             if present is not None:
-                self._days[meter.what].add(day)
                 present.discard(meter.where)
         return outcome
 
     def missing(self) -> list[Missing]:
-        """The ledger's non-zero figures the file left out, on the days it covers."""
+        """The ledger's non-zero figures the file left out: for each figure it gives, every
+        table or pool on every gaming day from its first to its last day for that figure
+        (a whole day left out inside that span included)."""
         out = []
-        for what, days in sorted(self._days.items()):
-            for day in sorted(days):
-                for where in sorted(self._uncovered[what][day]):
+        for what, (first, last) in sorted(self._span.items()):
+            uncovered = self._uncovered[what]
+            for day in sorted(d for d in uncovered if first <= d <= last):
+                for where in sorted(uncovered[day]):
                     found = FIGURES[what](self.figures, Meter(0, what, where, day, None, ZERO,
                                                               ""))
                     if isinstance(found, tuple) and found[0] != ZERO:

@@ -191,3 +191,34 @@ def test_a_table_the_file_leaves_out_is_listed_as_missing(two_tables: str,
     other_day.write_text(_one("commission,3CB-01,2026-11-21,0,HKD,"))
     done = runner.invoke(cli_app, ["reconcile", str(other_day), "--db", db, "--json"])
     assert done.exit_code == 0 and json.loads(done.stdout)["missing_from_file"] == []
+
+
+def _shifted(examples: Path, folder: Path, table: str, day: str) -> Path:
+    """The example 3CB feed as another table on another gaming day."""
+    text = (examples / "3cb.jsonl").read_text(encoding="utf-8")
+    text = text.replace('"table":"3CB-01"', f'"table":"{table}"').replace(
+        "2026-11-20T", f"{day}T")
+    out = folder / f"{table}.jsonl"
+    out.write_text(text, encoding="utf-8")
+    return out
+
+
+def test_a_day_the_file_leaves_out_inside_its_period_is_missing(
+        db_url: str, examples: Path, tmp_path: Path) -> None:
+    """The register gives 2026-11-20 and 2026-11-22; the ledger also has a table playing on
+    2026-11-21: that day's table is missing. A day after the file's last is not asked for."""
+    feeds = [examples / "3cb.jsonl", _shifted(examples, tmp_path, "3CB-07", "2026-11-21"),
+             _shifted(examples, tmp_path, "3CB-08", "2026-11-22"),
+             _shifted(examples, tmp_path, "3CB-09", "2026-11-24")]
+    result = runner.invoke(cli_app, ["ingest", *map(str, feeds), "--db", db_url])
+    assert result.exit_code == 0, result.output
+    meters = tmp_path / "register.csv"
+    meters.write_text(HEADER + "commission,3CB-01,2026-11-20,0,HKD,\n"
+                      "commission,3CB-08,2026-11-22,0,HKD,\n")
+    result = runner.invoke(cli_app, ["reconcile", str(meters), "--db", db_url, "--json"])
+    assert result.exit_code == 1, result.output
+    body = json.loads(result.stdout)
+    assert [(m["where"], m["day"]) for m in body["missing_from_file"]] == [
+        ("3CB-07", "2026-11-21")]
+    by_line = {line["line"]: line for line in body["lines"]}
+    assert by_line[2]["ledger"] == by_line[3]["ledger"] == body["missing_from_file"][0]["ledger"]
