@@ -28,6 +28,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app as cli_app
+from projections.sealed_rows import META_KEY
 from tests.conftest import EXAMPLES, PG_BASE, require_postgres
 
 pytestmark = pytest.mark.postgres
@@ -229,4 +230,27 @@ def test_init_again_revokes_what_an_older_version_granted(deployment: Deployment
         for what in ("UPDATE", "DELETE"):
             assert not _privilege(d, ingest, table, what), (table, what)
     code, output = _run("projections", "update", db=d.ingest)  # the column grants are back
+    assert code == 0, output
+
+
+def test_a_view_row_the_ingest_role_rewrites_is_found_not_prevented(
+        deployment: Deployment) -> None:
+    """What its column grant still allows (SECURITY.md says so): the ingest role copies one
+    stored row's text over another's; ``verify --projections`` as the auditor finds it, and
+    ``projections rebuild --replace`` puts it right."""
+    d = deployment
+    rows = f'"{d.schema}".ledger_view_rows'
+    with _connect(d.ingest) as conn:
+        found = [r for r in conn.execute(
+            f"SELECT view, key, row FROM {rows} WHERE view = 'commission' ORDER BY key")
+            if not str(r[1]).startswith(META_KEY)]
+        assert len(found) > 3
+        (view, key, _), (_, _, other) = found[-1], found[-2]
+        conn.execute(f"UPDATE {rows} SET row = %s WHERE view = %s AND key = %s",
+                     (other, view, key))
+    code, output = _run("verify", "--projections", db=d.auditor)
+    assert code not in (0, 4), output
+    code, output = _run("projections", "rebuild", "--replace", db=d.ingest)
+    assert code in (0, 1), output
+    code, output = _run("verify", "--projections", db=d.auditor)
     assert code == 0, output
