@@ -40,8 +40,8 @@ figure.
 **The notation** is strict, so nothing is read as something else: an amount is ASCII digits,
 an optional leading ``-``, an optional point with at most :data:`MAX_DECIMALS` decimals and at
 most :data:`MAX_DIGITS` digits before it (no exponent, no ``_``, no separators, no other
-scripts' digits); a field holds at most :data:`MAX_FIELD` characters and a line at most
-:data:`MAX_LINE`; the header names each column once.
+scripts' digits); a field holds at most :data:`MAX_FIELD` characters and no control character
+but tab, a line at most :data:`MAX_LINE`; the header names each column once.
 
 **Cost.** The file is read as a stream (:func:`iter_meters`), never held: the command reads it
 once to check it and once to compare, line by line, each in constant time against indexes
@@ -80,6 +80,8 @@ MAX_LINE = 16_384
 _AMOUNT = re.compile(rf"-?[0-9]{{1,{MAX_DIGITS}}}(?:\.[0-9]{{1,{MAX_DECIMALS}}})?")
 _CURRENCY = re.compile(r"[A-Z]{3}")
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+"""Control characters (tab allowed): a hostile file must not reach a terminal with them."""
 
 
 class MeterFileError(ValueError):
@@ -235,8 +237,11 @@ def iter_meters(lines: Iterable[str]) -> Iterator[Meter]:
     reader = csv.reader(physical)
     names = physical.names = _header(reader)
     width = len(names)
-    while (cells := _next_record(reader)) is not None:
-        number = reader.line_num
+    while True:
+        number = reader.line_num + 1  # where the record starts
+        cells = _next_record(reader)
+        if cells is None:
+            break
         stripped = [c.strip() for c in cells]
         if not any(stripped):
             continue
@@ -246,6 +251,13 @@ def iter_meters(lines: Iterable[str]) -> Iterator[Meter]:
             name, cell = next((n, c) for n, c in zip(names, cells, strict=False)
                               if len(c) > MAX_FIELD)
             raise MeterFileError(number, name, f"{len(cell)} characters; at most {MAX_FIELD}")
+        if _CONTROL.search("".join(cells)):
+            name, cell = next((n, c) for n, c in zip(names, cells, strict=False)
+                              if _CONTROL.search(c))
+            found = _CONTROL.search(cell)
+            assert found is not None
+            raise MeterFileError(number, name, f"control character U+{ord(found.group()):04X} "
+                                 "(a quoted line break included)")
         yield _meter(number, dict(zip(names, stripped, strict=False)))
 
 

@@ -62,6 +62,9 @@ HOSTILE = {
     "time before the calendar": (_one("hold,RL-01,0001-01-01T01:00:00+14:00,1,HKD,"), 2,
                                  "when"),
     "arabic-indic date": (_one("hold,RL-01,٢٠٢٦-١١-٢٠,1,HKD,"), 2, "when"),
+    "escape in where": (_one("hold,RL-01\x1b[2J,2026-11-20,1,HKD,"), 2, "where"),
+    "quoted line break": (_one('hold,RL-01,2026-11-20,1,HKD,"two\nlines"'), 2, "note"),
+    "C1 control in note": (_one("hold,RL-01,2026-11-20,1,HKD,a\x9bb"), 2, "note"),
     "amount twice": ("what,where,when,amount,currency,amount\n"
                      "hold,RL-01,2026-11-20,1.00,HKD,2.00\n", 1, "amount"),
     "what twice": ("what,What ,where,when,amount,currency\n", 1, "what"),
