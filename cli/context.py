@@ -16,8 +16,8 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from cli.contract import fail
-from ledger.errors import StoreError
+from cli.contract import EXIT_INTEGRITY, EXIT_USAGE, fail
+from ledger.errors import StoreDamaged, StoreError
 from ledger.store import LedgerApp, open_ledger
 from projections.base import MemoryRows, View
 from projections.updater import read_views
@@ -48,6 +48,9 @@ def open_app(db: str | None, *, create: bool = False) -> LedgerApp:
     ``create``)."""
     try:
         return open_ledger(db, create=create)
+    except StoreDamaged as exc:
+        fail(f"{exc} (`ledger verify` shows what can still be read)", EXIT_INTEGRITY,
+             prefix="integrity broken")
     except StoreError as exc:
         fail(str(exc))
 
@@ -55,12 +58,16 @@ def open_app(db: str | None, *, create: bool = False) -> LedgerApp:
 @contextmanager
 def opened(db: str | None, *, create: bool = False) -> Iterator[LedgerApp]:
     """The ledger for the length of a command, then closed; exit 2 with one line if it cannot be
-    opened or a :class:`StoreError` (a store problem, not a finding) ends the command."""
+    opened or a :class:`StoreError` (a store problem, not a finding) ends the command; exit 3
+    if it is :class:`StoreDamaged` (the store's integrity is broken)."""
     app = open_app(db, create=create)
     try:
         yield app
+    except StoreDamaged as exc:
+        fail(f"{exc} (`ledger verify` shows what can still be read)", EXIT_INTEGRITY,
+             prefix="integrity broken")
     except StoreError as exc:
-        fail(str(exc))
+        fail(str(exc), EXIT_USAGE)
     finally:
         app.close()
 

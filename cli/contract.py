@@ -7,7 +7,8 @@ Exit codes (``ledger --help`` and docs/CLI.md say the same):
 1     findings (verify, replay, recall, report, commission differences) or rejected feed lines
 2     the command could not run as asked: usage error, no ledger at the URL, a selection that
       matches nothing, the database cannot be reached or refuses the role
-3     the store's integrity is broken (wins over 1)
+3     the store's integrity is broken (wins over 1); a damaged store too (a damaged database
+      page, a row that is not a ledger row: ``ledger.errors.StoreDamaged``), in every command
 4     internal error: a bug in ledger (one line on stderr; the traceback with ``--debug`` or
       ``LEDGER_DEBUG=1``)
 ====  ==========================================================================================
@@ -17,7 +18,8 @@ prints; :func:`fail` prints ``{"schema_version", "error", "exit_code"}`` on stan
 when the command was given ``--json``, so a scheduled job always gets one object to parse.
 A new command follows the contract by calling ``print_json`` for its output and ``fail`` for
 every error it detects; exceptions it does not catch are mapped by :class:`cli.main.LedgerGroup`
-(a :class:`~ledger.errors.StoreError` to 2 with its message, anything else to 4).
+(damage the store reports, :func:`ledger.errors.damage_in`, to 3; a
+:class:`~ledger.errors.StoreError` to 2 with its message; anything else to 4).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ EXIT_CODES: dict[int, str] = {
     EXIT_FINDINGS: "findings, or rejected feed lines",
     EXIT_USAGE: "could not run as asked: usage error, no ledger at the URL, a selection that "
                 "matches nothing, database unreachable or permission denied",
-    EXIT_INTEGRITY: "the store's integrity is broken (wins over 1)",
+    EXIT_INTEGRITY: "the store's integrity is broken, or the store is damaged (wins over 1)",
     EXIT_INTERNAL: "internal error (a bug): rerun with --debug for the traceback",
 }
 """Every exit code and its one meaning."""

@@ -19,6 +19,8 @@ from ledger.checkpoints import (
 from ledger.db_admin import (
     AUDITOR_ROLE,
     INGEST_ROLE,
+    SEALER_ROLE,
+    Roles,
     append_only_sql,
     create_roles,
     events_table,
@@ -40,15 +42,19 @@ def init(
     roles: Annotated[bool, typer.Option(
         help="PostgreSQL: also create an ingest role (SELECT; INSERT on the event columns "
              "only; no UPDATE or DELETE; the insert lock through the SECURITY DEFINER function "
-             f"{LOCK_FUNCTION}(); writes to the views) and an auditor role (SELECT).")
+             f"{LOCK_FUNCTION}(); column-level writes to the views), a sealer role (SELECT; "
+             "INSERT on the checkpoints) and an auditor role (SELECT only).")
     ] = False,
     ingest_role: Annotated[str, typer.Option(help="Name of the ingest role.")] = INGEST_ROLE,
     auditor_role: Annotated[str, typer.Option(help="Name of the auditor role.")] = AUDITOR_ROLE,
+    sealer_role: Annotated[str, typer.Option(help="Name of the sealer role (`ledger seal`).")
+                           ] = SEALER_ROLE,
     role_prefix: Annotated[str | None, typer.Option(
-        metavar="PREFIX", help="Name the roles PREFIX_ingest and PREFIX_auditor (roles are "
-                               "global to the server: one pair per store or test).")] = None,
+        metavar="PREFIX", help="Name the roles PREFIX_ingest, PREFIX_auditor and PREFIX_sealer "
+                               "(roles are global to the server: one set per store or test).")
+    ] = None,
     password: Annotated[str | None, typer.Option(
-        envvar="LEDGER_ROLE_PASSWORD", help="Login password for both roles (default: none, "
+        envvar="LEDGER_ROLE_PASSWORD", help="Login password for the roles (default: none, "
         "for peer/cert authentication).")] = None,
     print_sql: Annotated[bool, typer.Option(help="Only print the SQL, for the database owner "
                                             "to review and run: the append-only triggers, the "
@@ -71,11 +77,15 @@ def init(
     only the owner can write it (the roles read it), so it is as trustworthy as the owner.
 
     Run it once as the database owner, before any writer. Then `ingest` and `projections
-    update` run as the ingest role and every read command as the auditor role, e.g.
+    update` run as the ingest role, `seal` as the sealer role (or the owner) and every read
+    command as the auditor role, e.g.
     --db postgresql://ledger_auditor@HOST/DB?schema=NAME. Exit code 0: done. 2: usage error.
     """
-    if role_prefix:
-        ingest_role, auditor_role = f"{role_prefix}_ingest", f"{role_prefix}_auditor"
+    names = (Roles.prefixed(role_prefix) if role_prefix
+             else Roles(ingest_role, auditor_role, sealer_role))
+    if roles and len(set(names.all())) != 3:
+        fail(f"the ingest, auditor and sealer roles must be three different names, not "
+             f"{', '.join(names.all())}")
     try:
         sealing = load_public_key(seal_public_key) if seal_public_key else None
     except SealError as exc:
@@ -91,8 +101,7 @@ def init(
                           + checkpoints_sql(dialect)
                           + (seal_key_sql(dialect) if sealing else []))
             if roles:
-                statements += roles_sql(where, ingest_role, auditor_role,
-                                        "***" if password else None)
+                statements += roles_sql(where, names, "***" if password else None)
             if as_json:
                 print_json({"statements": [f"{s};" for s in statements]})
                 return
@@ -105,9 +114,9 @@ def init(
         if sealing is not None:
             name_sealing_key(app, sealing)
         if roles:
-            create_roles(app, ingest_role, auditor_role, password)
+            create_roles(app, names, password)
             if sealing is not None:
-                _grant_seal_key(app, (ingest_role, auditor_role))
+                _grant_seal_key(app, names.all())
     except typer.Exit:
         raise
     except Exception as exc:
@@ -116,11 +125,13 @@ def init(
         app.close()
     if as_json:
         print_json({"store": where.qualified(), "backend": where.backend, "append_only": True,
-                    "roles": {"ingest": ingest_role, "auditor": auditor_role} if roles else None})
+                    "roles": {"ingest": names.ingest, "auditor": names.auditor, "sealer": names.sealer}
+                    if roles else None})
         return
     typer.echo(f"initialised {where.qualified()} ({where.backend}): UPDATE and DELETE of stored "
-               "events are refused" + (f"; roles {ingest_role} (ingest) and {auditor_role} "
-                                       "(auditor) granted" if roles else "")
+               "events are refused" + (f"; roles {names.ingest} (ingest), {names.sealer} "
+                                       f"(sealer) and {names.auditor} (auditor) granted"
+                                       if roles else "")
                + (f"; sealing public key {key_id(sealing)}" if sealing else ""))
 
 

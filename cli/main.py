@@ -28,6 +28,7 @@ from typer.core import TyperGroup
 import cli
 from cli.contract import (
     EXIT_CODES,
+    EXIT_INTEGRITY,
     EXIT_INTERNAL,
     EXIT_USAGE,
     begin,
@@ -37,7 +38,7 @@ from cli.contract import (
     report_error,
     state,
 )
-from ledger.errors import LedgerError
+from ledger.errors import LedgerError, damage_in
 
 
 def _exit_codes_help() -> str:
@@ -68,9 +69,11 @@ class LedgerGroup(TyperGroup):
             os.dup2(devnull, sys.stdout.fileno())
             raise typer.Exit(code=0) from None
         except LedgerError as exc:  # a store or usage problem the command did not word itself
+            _damaged(exc)
             report_error(str(exc), EXIT_USAGE)
             raise typer.Exit(code=EXIT_USAGE) from None
         except Exception as exc:
+            _damaged(exc)
             if isinstance(exc, _click.ClickException):  # bad option or value: typer prints it
                 if state.argv and "--json" in state.argv and not state.json_printed:
                     print_json(error_object(exc.format_message(), exc.exit_code))
@@ -109,6 +112,16 @@ def _plain_placeholder(self: Any, ctx: Any) -> str | None:
 
 for _cls in (typer.core.TyperOption, typer.core.TyperArgument):
     _cls.display_type_rich = _plain_placeholder  # type: ignore[method-assign]
+
+
+def _damaged(exc: BaseException) -> None:
+    """A damaged store (``ledger.errors.damage_in``) ends every command alike: one line and
+    exit 3 (integrity broken), never "internal error"."""
+    damage = damage_in(exc)
+    if damage is not None:
+        report_error(f"{_one_line(damage)} (`ledger verify` shows what can still be read)",
+                     EXIT_INTEGRITY, prefix="integrity broken")
+        raise typer.Exit(code=EXIT_INTEGRITY) from None
 
 
 def _one_line(exc: BaseException) -> str:

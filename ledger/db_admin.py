@@ -10,14 +10,23 @@
 - **Positive row ids.** A row id <= 0 is refused: ``CHECK (notification_id > 0)`` on
   PostgreSQL, an ``AFTER INSERT`` trigger on SQLite (droppable by whoever owns the file; verify
   reads every row whatever its id anyway).
-- **Roles** (PostgreSQL, ``--roles``): an *ingest* role with ``SELECT`` on the events table,
-  ``INSERT`` on its four event columns only (never ``notification_id``), the sequence, and
-  ``EXECUTE`` on ``ledger_lock_events()`` — a ``SECURITY DEFINER`` function that takes the
-  ``EXCLUSIVE`` lock the library takes before each insert. The role has no ``UPDATE``, so it
-  cannot ``LOCK`` the table in ``ACCESS EXCLUSIVE`` mode and block the auditors. An *auditor*
-  role with ``SELECT`` only. On the checkpoints table (``ledger.checkpoints``, created by
-  ``ledger init``): the auditor role, which runs ``ledger seal``, may ``INSERT`` and ``SELECT``;
-  the ingest role only ``SELECT``; nobody ``UPDATE`` or ``DELETE`` (a trigger refuses them too).
+- **Roles** (PostgreSQL, ``--roles``): three logins, none of which can take a lock that blocks
+  another's reads (PostgreSQL lets a role ``LOCK`` a table in ``ACCESS EXCLUSIVE`` mode only with
+  a *table-level* ``UPDATE``, ``DELETE``, ``TRUNCATE`` or ``MAINTAIN``; no role below has one).
+
+  - *ingest* (``ledger ingest``, ``ledger projections update``): on the events table ``SELECT``,
+    ``INSERT`` on its four event columns only (never ``notification_id``), the sequence, and
+    ``EXECUTE`` on ``ledger_lock_events()`` — a ``SECURITY DEFINER`` function that takes the
+    ``EXCLUSIVE`` lock the library takes before each insert. On the view tables ``SELECT``,
+    ``INSERT`` and a *column* ``UPDATE`` (the row's text; the tracked position), which is what
+    an upsert and ``SELECT … FOR UPDATE`` need, and ``EXECUTE`` on ``ledger_view_delete()``
+    (``projections.view_store``) for the deletes of a rebuild. On checkpoints ``SELECT``.
+  - *sealer* (``ledger seal``): ``SELECT`` everywhere, and ``INSERT`` on ``ledger_checkpoints``
+    — the only role besides the owner that may store a checkpoint.
+  - *auditor* (every read command): ``SELECT`` only, checkpoints included.
+
+  Nobody ``UPDATE``s or ``DELETE``s a checkpoint (a trigger refuses it too). Running ``init
+  --roles`` again revokes whatever an older version granted and grants the above.
 
 The SQL is in :func:`append_only_sql` and :func:`roles_sql` so an operator can read it or run
 it by hand (``ledger init --print-sql``).
@@ -32,9 +41,16 @@ from ledger.sql import Dialect, DialectName, dialect_of
 from ledger.sql import literal as _literal
 from ledger.sql import quote as _quote
 from ledger.store import LOCK_FUNCTION, LedgerApp, positive_id_sql
+from projections.view_store import (
+    ROWS_TABLE,
+    TRACKING_TABLE,
+    VIEW_DELETE_FUNCTION,
+    view_delete_function_sql,
+)
 
 INGEST_ROLE = "ledger_ingest"
 AUDITOR_ROLE = "ledger_auditor"
+SEALER_ROLE = "ledger_sealer"
 TRIGGER_FUNCTION = "ledger_refuse_change"
 APPEND_ONLY_MESSAGE = "ledger events are append-only"
 WRITER_COLUMNS = ("originator_id", "originator_version", "topic", "state")
@@ -87,53 +103,99 @@ def append_only_sql(where: EventsTable) -> list[str]:
     ]
 
 
-def roles_sql(where: EventsTable, ingest: str = INGEST_ROLE, auditor: str = AUDITOR_ROLE,
+@dataclass(frozen=True)
+class Roles:
+    """The names of the three roles ``ledger init --roles`` creates."""
+
+    ingest: str = INGEST_ROLE
+    auditor: str = AUDITOR_ROLE
+    sealer: str = SEALER_ROLE
+
+    @classmethod
+    def prefixed(cls, prefix: str) -> Roles:
+        """``PREFIX_ingest``, ``PREFIX_auditor`` and ``PREFIX_sealer``."""
+        return cls(f"{prefix}_ingest", f"{prefix}_auditor", f"{prefix}_sealer")
+
+    def all(self) -> tuple[str, str, str]:
+        """The three names."""
+        return self.ingest, self.auditor, self.sealer
+
+
+def roles_sql(where: EventsTable, roles: Roles | None = None,
               password: str | None = None) -> list[str]:
-    """PostgreSQL: create (if absent) the ingest and auditor roles and grant them the minimum."""
+    """PostgreSQL: create (if absent) the ingest, auditor and sealer roles and grant each the
+    minimum (module docstring). Every earlier grant to them on these tables is revoked first."""
     if where.backend != "postgres":
         raise ValueError("roles exist only on PostgreSQL")
-    schema, table = _quote(where.schema), where.qualified()
-    sequence = f"{schema}.{_quote(where.table + '_notification_id_seq')}"
+    roles = roles or Roles()
+    if len(set(roles.all())) != 3:
+        raise ValueError(f"the ingest, auditor and sealer roles must differ: {roles.all()}")
     login = "LOGIN" + (f" PASSWORD {_literal(password)}" if password else "")
+    schema = _quote(where.schema)
     statements: list[str] = []
-    for role in (ingest, auditor):
+    for role in roles.all():
         statements.append(
             f"DO $do$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = {_literal(role)}) "
             f"THEN CREATE ROLE {_quote(role)} {login}; END IF; END $do$")
-        statements.append(f"REVOKE ALL ON {table} FROM {_quote(role)}")
         statements.append(f"GRANT USAGE ON SCHEMA {schema} TO {_quote(role)}")
+    return (statements + _events_grants(where, roles) + _checkpoint_grants(where, roles)
+            + view_grants_sql(where, roles))
+
+
+def _events_grants(where: EventsTable, roles: Roles) -> list[str]:
+    schema, table = _quote(where.schema), where.qualified()
+    sequence = f"{schema}.{_quote(where.table + '_notification_id_seq')}"
+    ingest = _quote(roles.ingest)
     lock = f"{schema}.{_quote(LOCK_FUNCTION)}"
-    statements += [
+    return [
+        f"REVOKE ALL ON {table} FROM {', '.join(_quote(r) for r in roles.all())}",
         f"CREATE OR REPLACE FUNCTION {lock}() RETURNS void LANGUAGE plpgsql SECURITY DEFINER "
         f"SET search_path = pg_catalog AS $body$ BEGIN LOCK TABLE {table} IN EXCLUSIVE MODE; "
         "END $body$",
         f"REVOKE ALL ON FUNCTION {lock}() FROM PUBLIC",
-        f"GRANT EXECUTE ON FUNCTION {lock}() TO {_quote(ingest)}",
-        f"GRANT SELECT ON {table} TO {_quote(ingest)}",
-        f"GRANT INSERT ({', '.join(WRITER_COLUMNS)}) ON {table} TO {_quote(ingest)}",
-        f"GRANT USAGE ON SEQUENCE {sequence} TO {_quote(ingest)}",
-        f"GRANT SELECT ON {table} TO {_quote(auditor)}",
+        f"GRANT EXECUTE ON FUNCTION {lock}() TO {ingest}",
+        f"GRANT SELECT ON {table} TO {ingest}, {_quote(roles.auditor)}, {_quote(roles.sealer)}",
+        f"GRANT INSERT ({', '.join(WRITER_COLUMNS)}) ON {table} TO {ingest}",
+        f"GRANT USAGE ON SEQUENCE {sequence} TO {ingest}",
     ]
-    checkpoints = f"{schema}.{_quote(CHECKPOINTS_TABLE)}"
-    statements += [f"REVOKE ALL ON {checkpoints} FROM {_quote(ingest)}, {_quote(auditor)}",
-                   f"GRANT SELECT ON {checkpoints} TO {_quote(ingest)}",
-                   f"GRANT SELECT, INSERT ON {checkpoints} TO {_quote(auditor)}"]
-    return statements + view_grants_sql(where, ingest, auditor)
 
 
-VIEW_TABLES = ("ledger_view_rows", "ledger_view_tracking")
+def _checkpoint_grants(where: EventsTable, roles: Roles) -> list[str]:
+    """Only the sealer (and the owner) may store a checkpoint; the others read them."""
+    checkpoints = f"{_quote(where.schema)}.{_quote(CHECKPOINTS_TABLE)}"
+    everyone = ", ".join(_quote(r) for r in roles.all())
+    return [f"REVOKE ALL ON {checkpoints} FROM {everyone}",
+            f"GRANT SELECT ON {checkpoints} TO {everyone}",
+            f"GRANT INSERT ON {checkpoints} TO {_quote(roles.sealer)}"]
+
+
+VIEW_TABLES = (ROWS_TABLE, TRACKING_TABLE)
 """The projection updater's tables (``projections.updater``), created by ``ledger init``."""
 
+VIEW_WRITES = {ROWS_TABLE: (("view", "key", "row"), ("row",)),
+               TRACKING_TABLE: (("view", "position", "version"), ("position", "version"))}
+"""Per view table, the columns the updater inserts and the columns it updates."""
 
-def view_grants_sql(where: EventsTable, ingest: str, auditor: str) -> list[str]:
-    """The views: the ingest role runs ``ledger projections update`` (reads and writes rows and
-    positions); the auditor role reads them (read commands never write)."""
-    schema = _quote(where.schema)
-    statements = []
+
+def view_grants_sql(where: EventsTable, roles: Roles) -> list[str]:
+    """The views: the ingest role runs ``ledger projections update`` — column-level INSERT and
+    UPDATE (never a table-level UPDATE or DELETE, so no ``LOCK … ACCESS EXCLUSIVE``), deletes
+    through ``ledger_view_delete()``; the auditor and sealer roles read them."""
+    dialect = Dialect("postgres", where.schema)
+    ingest = _quote(roles.ingest)
+    statements = [f"REVOKE ALL ON {dialect.qualified(name)} FROM "
+                  f"{', '.join(_quote(r) for r in roles.all())}" for name in VIEW_TABLES]
+    statements += view_delete_function_sql(dialect)
+    function = dialect.qualified(VIEW_DELETE_FUNCTION)
+    statements.append(f"GRANT EXECUTE ON FUNCTION {function}(text, boolean) TO {ingest}")
     for name in VIEW_TABLES:
-        table = f"{schema}.{_quote(name)}"
-        statements += [f"GRANT SELECT, INSERT, UPDATE, DELETE ON {table} TO {_quote(ingest)}",
-                       f"GRANT SELECT ON {table} TO {_quote(auditor)}"]
+        table = dialect.qualified(name)
+        inserted, updated = VIEW_WRITES[name]
+        statements += [
+            f"GRANT SELECT ON {table} TO {ingest}, {_quote(roles.auditor)}, "
+            f"{_quote(roles.sealer)}",
+            f"GRANT INSERT ({', '.join(inserted)}), UPDATE ({', '.join(updated)}) ON {table} "
+            f"TO {ingest}"]
     return statements
 
 
@@ -151,7 +213,6 @@ def install_append_only(app: LedgerApp) -> EventsTable:
     return where
 
 
-def create_roles(app: LedgerApp, ingest: str = INGEST_ROLE, auditor: str = AUDITOR_ROLE,
-                 password: str | None = None) -> None:
+def create_roles(app: LedgerApp, roles: Roles | None = None, password: str | None = None) -> None:
     """Create the roles and grants (PostgreSQL only)."""
-    execute(app, roles_sql(events_table(app), ingest, auditor, password))
+    execute(app, roles_sql(events_table(app), roles, password))

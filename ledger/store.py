@@ -28,7 +28,7 @@ from eventsourcing.persistence import Mapper, StoredEvent, Transcoder
 
 from ledger.bulk import POSTGRES_TOPIC, SQLITE_TOPIC
 from ledger.chain import CHAIN_ID, CHAIN_TOPIC, FrameError, Linked, frame, unframe
-from ledger.errors import StoreError, StoreMissing, StoreUnreachable
+from ledger.errors import StoreDamaged, StoreError, StoreMissing, StoreUnreachable
 from ledger.feed.envelope import FeedEvent, FeedModel
 from ledger.games import GAMES
 from ledger.round import Round, round_id
@@ -153,7 +153,12 @@ class LedgerMapper(Mapper[UUID]):
             raise FrameError(f"unknown topic {stored_event.topic!r}")
         originator_id = stored_event.originator_id
         if not isinstance(originator_id, UUID):
-            originator_id = UUID(str(originator_id))
+            try:
+                originator_id = UUID(str(originator_id))
+            except ValueError:
+                raise StoreDamaged(f"a stored row's aggregate id {str(originator_id)[:40]!r} "
+                                   "is not a UUID: the row was not written by the ledger") \
+                    from None
         return Recorded(originator_id, stored_event.originator_version, stored_event.topic,
                         cls.model_validate_json(content), content, digest)
 

@@ -29,6 +29,10 @@ from projections.sealed_rows import META_KEY, RowCodec
 
 ROWS_TABLE = "ledger_view_rows"
 TRACKING_TABLE = "ledger_view_tracking"
+VIEW_DELETE_FUNCTION = "ledger_view_delete"
+"""PostgreSQL: the ``SECURITY DEFINER`` function that deletes one view's rows (and, if asked,
+its tracking record), so the ingest role needs no table-level ``DELETE`` — which would also let
+it ``LOCK`` the view tables in ``ACCESS EXCLUSIVE`` mode and stall every reader."""
 
 class ProjectionError(StoreError):
     """The view tables cannot be read or written, or updaters kept conflicting."""
@@ -71,6 +75,24 @@ def view_tables_sql(dialect: Dialect) -> list[str]:
         f" key TEXT{collate} NOT NULL, row TEXT NOT NULL, PRIMARY KEY (view, key))",
         f"CREATE TABLE IF NOT EXISTS {tracking} (view TEXT PRIMARY KEY,"
         f" position BIGINT NOT NULL, version BIGINT NOT NULL)",
+        *view_delete_function_sql(dialect),
+    ]
+
+
+def view_delete_function_sql(dialect: Dialect) -> list[str]:
+    """PostgreSQL: (re)create :data:`VIEW_DELETE_FUNCTION` (``view text, with_tracking
+    boolean``), executable by nobody but its owner until ``ledger init --roles`` grants it to
+    the ingest role. SQLite: nothing."""
+    if dialect.is_sqlite:
+        return []
+    rows, tracking = dialect.qualified(ROWS_TABLE), dialect.qualified(TRACKING_TABLE)
+    function = dialect.qualified(VIEW_DELETE_FUNCTION)
+    return [
+        f"CREATE OR REPLACE FUNCTION {function}(wanted text, with_tracking boolean) RETURNS void "
+        "LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $body$ BEGIN "
+        f"DELETE FROM {rows} WHERE view = wanted; IF with_tracking THEN "
+        f"DELETE FROM {tracking} WHERE view = wanted; END IF; END $body$",
+        f"REVOKE ALL ON FUNCTION {function}(text, boolean) FROM PUBLIC",
     ]
 
 
@@ -94,6 +116,7 @@ class ViewStore:
         if create and not self.exists:
             self._create()
             self.exists = True
+        self._delete_function: bool | None = None
 
     def close(self) -> None:
         """Close connections opened for the view tables."""
@@ -193,6 +216,22 @@ class ViewStore:
 
     # --- writing -------------------------------------------------------------------------
 
+    def _delete(self, cur: Any, view: str, *, with_tracking: bool) -> None:
+        """Delete a view's rows (and its tracking record): through :data:`VIEW_DELETE_FUNCTION`
+        on PostgreSQL where it exists (a role without ``DELETE`` may call it), else directly."""
+        d = self.db.dialect
+        if self._delete_function is None:
+            self._delete_function = not d.is_sqlite and bool(self.db.read(
+                f"SELECT to_regprocedure({self.p}) IS NOT NULL",
+                (f"{d.qualified(VIEW_DELETE_FUNCTION)}(text, boolean)",))[0][0])
+        if self._delete_function:
+            cur.execute(f"SELECT {d.qualified(VIEW_DELETE_FUNCTION)}({self.p}, {self.p})",
+                        (view, with_tracking))
+            return
+        cur.execute(f"DELETE FROM {self.rows_table} WHERE view = {self.p}", (view,))
+        if with_tracking:
+            cur.execute(f"DELETE FROM {self.tracking_table} WHERE view = {self.p}", (view,))
+
     def commit(self, view: str, version: int, base: Tracking | None, position: int,
                changed: dict[str, str], *, reset: bool,
                on_write: Callable[[], None] | None = None) -> None:
@@ -222,7 +261,7 @@ class ViewStore:
                     if now != item.base:
                         raise Moved
                     if item.reset:
-                        cur.execute(f"DELETE FROM {self.rows_table} WHERE view = {self.p}", (view,))
+                        self._delete(cur, view, with_tracking=False)
                     seal = self.codec
                     cur.executemany(upsert, [(view, *seal.meta(item.position, item.version))] + [
                         (view, seal.stored_key(k), seal.seal(k, text))
@@ -243,10 +282,9 @@ class ViewStore:
     def replace(self, view: str, source: str) -> None:
         """Make ``view`` a copy of ``source`` (rows and tracking), in one transaction."""
         with self.db.write() as cur:
-            cur.execute(f"DELETE FROM {self.rows_table} WHERE view = {self.p}", (view,))
+            self._delete(cur, view, with_tracking=True)
             cur.execute(f"INSERT INTO {self.rows_table} (view, key, row) SELECT {self.p}, key, row "
                         f"FROM {self.rows_table} WHERE view = {self.p}", (view, source))
-            cur.execute(f"DELETE FROM {self.tracking_table} WHERE view = {self.p}", (view,))
             cur.execute(f"INSERT INTO {self.tracking_table} (view, position, version) SELECT {self.p}, "
                         f"position, version FROM {self.tracking_table} WHERE view = {self.p}", (view, source))
 
@@ -255,5 +293,4 @@ class ViewStore:
         if not self.exists:
             return
         with self.db.write() as cur:
-            cur.execute(f"DELETE FROM {self.rows_table} WHERE view = {self.p}", (view,))
-            cur.execute(f"DELETE FROM {self.tracking_table} WHERE view = {self.p}", (view,))
+            self._delete(cur, view, with_tracking=True)

@@ -31,6 +31,7 @@ from ledger.chain import (
     Linked,
     unframe,
 )
+from ledger.errors import StoreDamaged
 from ledger.feed.envelope import TERMINAL_TYPES
 from ledger.findings import Finding
 from ledger.store import LedgerMapper
@@ -250,7 +251,11 @@ def _genesis(oid: str) -> bytes:
     except ValueError:
         raw = b""
     if len(raw) != 16:  # not 32 hex digits (``fromhex`` also skips spaces)
-        raw = UUID(oid).bytes
+        try:
+            raw = UUID(oid).bytes
+        except ValueError:
+            raise StoreDamaged(f"a stored row's aggregate id {oid[:40]!r} is not a UUID: "
+                               "the row was not written by the ledger") from None
     return sha256(GENESIS_TAG + raw).hexdigest().encode("ascii")
 
 

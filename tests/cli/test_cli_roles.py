@@ -37,8 +37,9 @@ def _drop(schema: str, *roles: str) -> None:
 
 
 @pytest.fixture
-def deployment(db_url: str, ledger_cli: Any) -> Iterator[tuple[str, str, str]]:
-    """(owner URL, ingest URL, auditor URL) of a fresh store initialised with roles."""
+def deployment(db_url: str, ledger_cli: Any) -> Iterator[tuple[str, str, str, str]]:
+    """(owner URL, ingest URL, auditor URL, sealer URL) of a fresh store initialised with
+    roles."""
     if not db_url.startswith("postgres"):
         pytest.skip("roles exist only on PostgreSQL")
     ledger = ledger_cli
@@ -48,15 +49,16 @@ def deployment(db_url: str, ledger_cli: Any) -> Iterator[tuple[str, str, str]]:
     try:
         done = ledger("init", "--roles", "--role-prefix", prefix, "--db", owner)
         assert done.code == 0, done.stderr
-        yield owner, _as(f"{prefix}_ingest", schema), _as(f"{prefix}_auditor", schema)
+        yield (owner, _as(f"{prefix}_ingest", schema), _as(f"{prefix}_auditor", schema),
+               _as(f"{prefix}_sealer", schema))
     finally:
-        _drop(schema, f"{prefix}_ingest", f"{prefix}_auditor")
+        _drop(schema, f"{prefix}_ingest", f"{prefix}_auditor", f"{prefix}_sealer")
 
 
 def test_each_command_runs_as_the_role_a_deployment_gives_it(
-        deployment: tuple[str, str, str], examples: Path, tmp_path: Path, ledger_cli: Any) -> None:
+        deployment: tuple[str, str, str, str], examples: Path, tmp_path: Path, ledger_cli: Any) -> None:
     ledger = ledger_cli
-    _, ingest, auditor = deployment
+    _, ingest, auditor, sealer = deployment
     feeds = sorted(str(p) for p in examples.glob("*.jsonl"))
     done = ledger("ingest", *feeds, "--db", ingest, "--json")
     assert done.code == 0, done.stderr
@@ -77,7 +79,7 @@ def test_each_command_runs_as_the_role_a_deployment_gives_it(
 
     key = tmp_path / "seal.pem"
     assert ledger("keygen", "--out", str(key)).code == 0
-    done = ledger("seal", "--out", str(tmp_path / "cp.json"), "--key", str(key), "--db", auditor)
+    done = ledger("seal", "--out", str(tmp_path / "cp.json"), "--key", str(key), "--db", sealer)
     assert done.code == 0, done.stderr
     done = ledger("verify", "--checkpoint", str(tmp_path / "cp.json"), "--public-key",
                   f"{key}.pub", "--db", auditor, "--json")
@@ -85,9 +87,9 @@ def test_each_command_runs_as_the_role_a_deployment_gives_it(
 
 
 def test_a_role_refused_a_write_gets_one_line_and_exit_2(
-        deployment: tuple[str, str, str], examples: Path, ledger_cli: Any) -> None:
+        deployment: tuple[str, str, str, str], examples: Path, ledger_cli: Any) -> None:
     ledger = ledger_cli
-    _, _, auditor = deployment
+    _, _, auditor, _ = deployment
     done = ledger("ingest", str(examples / "rl.jsonl"), "--db", auditor)
     assert done.code == 2
     assert "permission denied" in done.stderr and "Traceback" not in done.stderr
@@ -96,31 +98,32 @@ def test_a_role_refused_a_write_gets_one_line_and_exit_2(
     assert done.code == 2 and "permission denied" in done.stderr
 
 
-def test_the_auditor_seals_and_stores_checkpoints_that_nobody_can_change(
-        deployment: tuple[str, str, str], examples: Path, tmp_path: Path,
+def test_the_sealer_seals_and_stores_checkpoints_that_nobody_can_change(
+        deployment: tuple[str, str, str, str], examples: Path, tmp_path: Path,
         ledger_cli: Any) -> None:
-    """Checkpoints table (issue 15): the auditor INSERTs and SELECTs, the ingest role only
-    SELECTs, neither UPDATEs nor DELETEs."""
+    """Checkpoints table (issue 15, issue 26 hole 3): the sealer INSERTs and SELECTs, the
+    ingest and auditor roles only SELECT, none UPDATEs or DELETEs."""
     import psycopg
 
     ledger = ledger_cli
-    _, ingest, auditor = deployment
+    _, ingest, auditor, sealer = deployment
     key = tmp_path / "seal.pem"
     assert ledger("keygen", "--out", str(key)).code == 0
     assert ledger("ingest", str(examples / "rl.jsonl"), "--db", ingest).code == 0
-    done = ledger("seal", "--key", str(key), "--db", auditor)
+    done = ledger("seal", "--key", str(key), "--db", sealer)
     assert done.code == 0, done.stderr
     assert ledger("ingest", str(examples / "fpc.jsonl"), "--db", ingest).code == 0
-    done = ledger("seal", "--key", str(key), "--db", auditor, "--json")
+    done = ledger("seal", "--key", str(key), "--db", sealer, "--json")
     assert done.code == 0 and done.json()["resumed_from"] == 1, done.stderr
     done = ledger("verify", "--since", "last", "--public-key", f"{key}.pub", "--db", ingest)
     assert done.code == 0, done.stderr
     assert ledger("ingest", str(examples / "3cb.jsonl"), "--db", ingest).code == 0
-    done = ledger("seal", "--key", str(key), "--db", ingest)
-    assert done.code == 2 and "permission denied" in done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1
-    schema = auditor.split("schema=")[1]
     for url in (ingest, auditor):
+        done = ledger("seal", "--key", str(key), "--db", url)
+        assert done.code == 2 and "permission denied" in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+    schema = auditor.split("schema=")[1]
+    for url in (ingest, auditor, sealer):
         for statement in ("UPDATE {t} SET position = 1", "DELETE FROM {t}"):
             with psycopg.connect(url.split("?")[0], autocommit=True) as conn, \
                     pytest.raises(psycopg.errors.InsufficientPrivilege):

@@ -10,7 +10,8 @@ does not see it (the gap docs/INTEGRITY.md documents), the weekly audit does (ex
 
 Only paths and URLs of the scripts are rewritten (:data:`SUBSTITUTIONS`):
 
-- both database URLs (``ledger_ingest@db``, ``ledger_auditor@db``) → the test's store, with
+- the database URLs (``ledger_ingest@db``, ``ledger_sealer@db``, ``ledger_auditor@db``) → the
+  test's store, with
   the test database's owner login (the roles of ``ledger init --roles`` are cluster-wide and
   are tested elsewhere);
 - ``/opt/ledger/venv/bin/ledger`` → the ``ledger`` of this environment;
@@ -46,7 +47,8 @@ SH = shutil.which("dash") or "/bin/sh"
 
 INGEST_URL = "postgresql://ledger_ingest@db:5432/ledger?schema=ledger"
 AUDITOR_URL = "postgresql://ledger_auditor@db:5432/ledger?schema=ledger"
-SUBSTITUTIONS = (INGEST_URL, AUDITOR_URL, "/opt/ledger/venv/bin/ledger", "/srv/")
+SEALER_URL = "postgresql://ledger_sealer@db:5432/ledger?schema=ledger"
+SUBSTITUTIONS = (INGEST_URL, AUDITOR_URL, SEALER_URL, "/opt/ledger/venv/bin/ledger", "/srv/")
 """What the test rewrites in the scripts, and nothing else."""
 
 
@@ -62,10 +64,10 @@ def script(name: str) -> str:
 
 def rewrite(body: str, url: str, srv: Path) -> str:
     """Only :data:`SUBSTITUTIONS`; each must occur (the test would otherwise test nothing)."""
-    for old in SUBSTITUTIONS[2:]:
+    for old in SUBSTITUTIONS[3:]:
         assert old in body, old
     assert INGEST_URL in body or AUDITOR_URL in body
-    body = body.replace(INGEST_URL, url).replace(AUDITOR_URL, url)
+    body = body.replace(INGEST_URL, url).replace(AUDITOR_URL, url).replace(SEALER_URL, url)
     body = body.replace("/opt/ledger/venv/bin/ledger", str(LEDGER))
     return body.replace("/srv/", f"{srv}/")
 

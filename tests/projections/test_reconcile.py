@@ -50,11 +50,24 @@ def test_the_example_meters_find_exactly_the_planted_variances(finance_db: str) 
 
 
 def test_matching_meters_exit_0(finance_db: str, tmp_path: Path) -> None:
+    """Without the planted lines the file still leaves tables out (exit 1, each named as
+    missing); with a line for each of those, nothing differs: exit 0."""
     lines = METERS.read_text().splitlines()
     clean = tmp_path / "clean.csv"
     clean.write_text("\n".join(ln for ln in lines if "planted" not in ln) + "\n")
+    result = CliRunner().invoke(cli_app, ["reconcile", str(clean), "--db", finance_db, "--json"])
+    assert result.exit_code == 1, result.output
+    body = json.loads(result.output)
+    assert body["variance"] == 0 and body["missing"] == len(body["missing_from_file"]) > 0
+    assert {"what": "commission", "where": "SP9-02", "day": "2026-11-20", "ledger": "1077.50",
+            "ledger_currency": "HKD"} in body["missing_from_file"]
+    with clean.open("a") as more:
+        for gap in body["missing_from_file"]:
+            more.write(f"{gap['what']},{gap['where']},{gap['day']},{gap['ledger']},"
+                       f"{gap['ledger_currency']},\n")
     result = CliRunner().invoke(cli_app, ["reconcile", str(clean), "--db", finance_db])
     assert result.exit_code == 0, result.output
+    assert "0 variance, 3 unknown, 0 missing" in result.output
 
 
 @pytest.mark.parametrize(("text", "line", "field"), [

@@ -75,14 +75,15 @@ def _tables(conn: sqlite3.Connection) -> set[str]:
 
 def test_postgres_printed_sql_sets_up_what_init_does(db_url: str) -> None:
     """An owner who reviews `init --print-sql --roles` and runs it gets the tables and grants
-    `init --roles` makes: the auditor can seal (insert a checkpoint), nobody can change one."""
+    `init --roles` makes: the sealer can seal (insert a checkpoint), the auditor cannot,
+    nobody can change one."""
     if db_url.startswith("sqlite"):
         pytest.skip("roles exist only on PostgreSQL (the SQLite case is the test above)")
     import psycopg
 
     schema = parse_qs(urlsplit(db_url).query)["schema"][0]
     prefix = f"lp_{uuid.uuid4().hex[:8]}"
-    auditor = f"{prefix}_auditor"
+    auditor, sealer = f"{prefix}_auditor", f"{prefix}_sealer"
     try:
         result = runner.invoke(cli_app, ["init", "--db", db_url, "--print-sql", "--roles",
                                          "--role-prefix", prefix])
@@ -92,7 +93,9 @@ def test_postgres_printed_sql_sets_up_what_init_does(db_url: str) -> None:
                 if statement.strip():
                     conn.execute(statement)
         row = "(1, 1, 1, 1, 'h', 'd', 't', 'c', '')"
-        with _psql(db_url, auditor) as conn:
+        with _psql(db_url, auditor) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute(f"INSERT INTO {schema}.ledger_checkpoints VALUES {row}")
+        with _psql(db_url, sealer) as conn:
             conn.execute(f"INSERT INTO {schema}.ledger_checkpoints VALUES {row}")
             assert conn.execute(f"SELECT count(*) FROM {schema}.ledger_view_rows").fetchone()
         with _psql(db_url) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege,
@@ -100,7 +103,7 @@ def test_postgres_printed_sql_sets_up_what_init_does(db_url: str) -> None:
             conn.execute(f"UPDATE {schema}.ledger_checkpoints SET head = 'x'")
     finally:
         with _psql(db_url) as conn:
-            for role in (f"{prefix}_ingest", auditor):
+            for role in (f"{prefix}_ingest", auditor, sealer):
                 if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
                     conn.execute(f'DROP OWNED BY "{role}"')
                     conn.execute(f'DROP ROLE "{role}"')
@@ -124,9 +127,11 @@ def test_postgres_roles_ingest_and_audit_but_never_change_an_event(db_url: str, 
     db = db_url
     schema = parse_qs(urlsplit(db).query)["schema"][0]
     ingest_role, auditor_role = f"li_{uuid.uuid4().hex[:8]}", f"la_{uuid.uuid4().hex[:8]}"
+    sealer_role = f"ls_{uuid.uuid4().hex[:8]}"
     try:
         result = runner.invoke(cli_app, ["init", "--db", db, "--roles", "--ingest-role",
-                                         ingest_role, "--auditor-role", auditor_role])
+                                         ingest_role, "--auditor-role", auditor_role,
+                                         "--sealer-role", sealer_role])
         assert result.exit_code == 0, result.output
 
         def as_role(role: str) -> str:
@@ -165,7 +170,7 @@ def test_postgres_roles_ingest_and_audit_but_never_change_an_event(db_url: str, 
                 conn.execute(f"TRUNCATE {table}")
     finally:
         with _psql(db) as conn:
-            for role in (ingest_role, auditor_role):
+            for role in (ingest_role, auditor_role, sealer_role):
                 if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
                     conn.execute(f'DROP OWNED BY "{role}"')
                     conn.execute(f'DROP ROLE "{role}"')

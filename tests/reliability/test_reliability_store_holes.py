@@ -238,9 +238,11 @@ def test_the_postgres_writer_inserts_only_event_columns_and_cannot_lock_out_audi
     schema = parse_qs(urlsplit(db_url).query)["schema"][0]
     table = f'"{schema}".ledger_events'
     writer, auditor = f"lw_{uuid.uuid4().hex[:8]}", f"la_{uuid.uuid4().hex[:8]}"
+    sealer = f"ls_{uuid.uuid4().hex[:8]}"
     try:
         result = runner.invoke(cli_app, ["init", "--db", db_url, "--roles", "--ingest-role",
-                                         writer, "--auditor-role", auditor])
+                                         writer, "--auditor-role", auditor, "--sealer-role",
+                                         sealer])
         assert result.exit_code == 0, result.output
         app = open_ledger(_as_role(db_url, writer), extra_env={"CREATE_TABLE": "n"})
         try:
@@ -266,7 +268,7 @@ def test_the_postgres_writer_inserts_only_event_columns_and_cannot_lock_out_audi
             app.close()
     finally:
         with psycopg.connect(db_url.split("?")[0], autocommit=True) as conn:
-            for role in (writer, auditor):
+            for role in (writer, auditor, sealer):
                 if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
                     conn.execute(f'DROP OWNED BY "{role}"')
                     conn.execute(f'DROP ROLE "{role}"')
