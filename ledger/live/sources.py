@@ -400,7 +400,9 @@ class NatsSource:
     async def close(self) -> None:
         if self.nc is not None:
             with contextlib.suppress(Exception):
-                await self.nc.drain()
+                await self.nc.flush(timeout=5)  # the acknowledgements are out
+            with contextlib.suppress(Exception):
+                await self.nc.close()
 
 
 def open_source(spec: str, *, state: str | None = None, durable: str = "ledger-follower") -> Source:

@@ -22,7 +22,8 @@ from ledger.chain import CHAIN_TOPIC
 from ledger.games import GAMES
 from ledger.ingest import Ingestor
 from ledger.live.follower import Follower, FollowOptions
-from ledger.live.sources import Bounds, NatsAddress, Source, ensure_stream
+from ledger.live.publish import publish_lines
+from ledger.live.sources import Bounds, Source
 from ledger.simulate import simulate
 from ledger.store import LedgerApp, open_ledger
 
@@ -81,17 +82,8 @@ def stream() -> Iterator[str]:
 
 
 async def publish(url: str, lines: list[bytes]) -> None:
-    """Publish feed lines to ``STREAM.<table>`` with JetStream acknowledgements."""
-    address = NatsAddress.parse(url)
-    nc = await nats.connect(address.server)
-    try:
-        js = nc.jetstream()
-        await ensure_stream(js, address)
-        for line in lines:
-            table = json.loads(line)["table"] if line.startswith(b"{") else "unknown"
-            await js.publish(f"{address.stream}.{table}", line)
-    finally:
-        await nc.close()
+    """Publish feed lines to ``STREAM.<table>`` (the simulator's publisher, at full speed)."""
+    await publish_lines(url, lines)
 
 
 class Captured:
