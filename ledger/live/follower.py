@@ -57,7 +57,7 @@ FINDINGS_SUBJECT = "ledger.findings"
 REJECTS_SUBJECT = "ledger.rejects"
 
 
-def _store_errors() -> tuple[type[Exception], ...]:
+def store_errors() -> tuple[type[Exception], ...]:
     """What an unreachable or locked database raises through the store or beside it."""
     import psycopg
 
@@ -187,7 +187,7 @@ class Follower:
                 report = self._ingestor.ingest(
                     [(line.number, line.text) for line in batch.lines],
                     on_reject=lambda r, text: self._rejected(r, text, by_number.get(r.line)))
-            except _store_errors() as exc:
+            except store_errors() as exc:
                 self._ingestor = Ingestor(self.app)  # what it believed of the heads may be stale
                 wait = RETRY_SECONDS[min(attempt, len(RETRY_SECONDS) - 1)]
                 attempt += 1
@@ -235,7 +235,7 @@ class Follower:
     async def _judge(self) -> None:
         try:
             found = self.judge.advance()
-        except _store_errors() as exc:  # judged again from where it stopped, next batch
+        except store_errors() as exc:  # judged again from where it stopped, next batch
             self.metrics.error("database", str(exc).splitlines()[0] if str(exc) else repr(exc))
             return
         self.metrics.rounds.inc(self.judge.rounds)
@@ -283,7 +283,7 @@ class Follower:
             self.metrics.error("seal", str(exc))
             self._say(f"integrity broken: not sealed: {exc}")
             return
-        except (SealError, *_store_errors()) as exc:  # type: ignore[misc]
+        except (SealError, *store_errors()) as exc:  # type: ignore[misc]
             self.metrics.error("seal", str(exc))
             return
         if sealed.new:
