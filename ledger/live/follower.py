@@ -32,7 +32,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import Any, Protocol
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from eventsourcing.persistence import PersistenceError
@@ -46,6 +46,17 @@ from ledger.live.metrics import FollowerMetrics
 from ledger.live.sources import Batch, Bounds, Line, NatsSource, Source
 from ledger.seal import SealError
 from ledger.store import LedgerApp
+
+
+class TextSink(Protocol):
+    """Where findings (one JSON line each) or the follower's log lines are written."""
+
+    def write(self, text: str, /) -> int:
+        """Write text."""
+
+    def flush(self) -> None:
+        """Push what was written out."""
+
 
 SealHook = Callable[[checkpoints.Sealed], None]
 """Told of each checkpoint the follower stores (a witness cosigns it there)."""
@@ -99,14 +110,17 @@ class FollowSummary:
     seals: int = 0
     unstored: int = 0
     """Lines read but not stored when the follower stopped (the database was unreachable)."""
+    first_line_at: float | None = None
+    last_commit_at: float | None = None
+    """``time.monotonic()`` of the first line read and of the last batch committed."""
 
 
 class Follower:
     """One follower of one source into one ledger (see the module docstring)."""
 
     def __init__(self, app: LedgerApp, source: Source, *, options: FollowOptions | None = None,
-                 out: IO[str] | None = None, log: IO[str] | None = None,
-                 rejects: Any = None, metrics: FollowerMetrics | None = None) -> None:
+                 out: TextSink | None = None, log: TextSink | None = None,
+                 rejects: TextSink | None = None, metrics: FollowerMetrics | None = None) -> None:
         self.app = app
         self.source = source
         self.options = options or FollowOptions()
@@ -124,6 +138,7 @@ class Follower:
         self._last_seal = time.monotonic()
         self._waiting = False
         self._pending: list[Any] = []
+        self._last_tick = 0.0
 
     def stop(self) -> None:
         """Finish the batch in hand, then end (what SIGTERM does)."""
@@ -154,15 +169,17 @@ class Follower:
                     break
                 if batch.lines:
                     self._last_line = time.monotonic()
+                    if self.summary.first_line_at is None:
+                        self.summary.first_line_at = self._last_line
                     if not await self._store(batch):
                         self.summary.unstored += len(batch.lines)
                         break
                     await self.source.committed(batch)
                     await self._judge()
+                    self.summary.last_commit_at = time.monotonic()
                 elif self._idle():
                     break
-                self.metrics.lag.set(await self.source.lag())
-                await self._seal_if_due()
+                await self._every_second()
         finally:
             await self.source.close()
         s = self.summary
@@ -170,6 +187,15 @@ class Follower:
                   f"rejected, {s.findings} findings, {s.seals} checkpoints" +
                   (f"; {s.unstored} lines read were not stored" if s.unstored else ""))
         return 2 if s.unstored else 0
+
+    async def _every_second(self) -> None:
+        """What need not be done per batch: the lag (a request to the broker), the seal."""
+        now = time.monotonic()
+        if now - self._last_tick < 1.0:
+            return
+        self._last_tick = now
+        self.metrics.lag.set(await self.source.lag())
+        await self._seal_if_due()
 
     def _idle(self) -> bool:
         idle = self.options.idle_exit

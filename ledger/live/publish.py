@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ledger.live.follower import subject_token
@@ -37,9 +37,11 @@ def table_of(line: bytes) -> str:
 
 
 async def publish_lines(url: str, lines: Iterable[bytes], *, rate: float | None = None,
-                        tick: float = 0.01) -> Published:
+                        tick: float = 0.01,
+                        on_sent: Callable[[bytes], None] | None = None) -> Published:
     """Publish ``lines`` in order, ``rate`` lines per second (as fast as possible if ``None``);
-    returns once the stream has stored every one."""
+    returns once the stream has stored every one. ``on_sent`` is told of each line once it is
+    handed to the connection (the benchmark's clock)."""
     address = NatsAddress.parse(url)
     nc = await connect_nats(address.server, name="ledger simulate")
     done = Published()
@@ -50,6 +52,8 @@ async def publish_lines(url: str, lines: Iterable[bytes], *, rate: float | None 
         started = time.monotonic()
         for line in lines:
             await nc.publish(f"{address.stream}.{table_of(line)}", line)
+            if on_sent is not None:
+                on_sent(line)
             done.lines += 1
             if rate is not None:
                 due = started + done.lines / rate

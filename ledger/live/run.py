@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import IO
 
-from ledger.live.follower import Follower, FollowOptions
+from ledger.live.follower import Follower, FollowOptions, TextSink
 from ledger.live.judging import ResumeRefused
 from ledger.live.lock import FollowerLock, FollowerRunning
 from ledger.live.metrics import FollowerMetrics
@@ -59,8 +59,8 @@ def default_rejects_path(source: str) -> str:
     return source + ".rejects.jsonl"
 
 
-def follow(app: LedgerApp, request: FollowRequest, *, out: IO[str] | None = None,
-           log: IO[str] | None = None) -> int:
+def follow(app: LedgerApp, request: FollowRequest, *, out: TextSink | None = None,
+           log: TextSink | None = None) -> int:
     """Run a follower to its end; its exit code. :class:`FollowError` if it cannot start."""
     try:
         source = open_source(request.source, state=request.state_path, durable=request.durable)

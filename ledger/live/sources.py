@@ -328,7 +328,8 @@ async def ensure_stream(js: Any, address: NatsAddress) -> None:
 class NatsSource:
     """A JetStream stream read through a durable pull consumer.
 
-    Messages are acknowledged only after their lines are committed. At start the consumer is
+    Messages are acknowledged only after their lines are committed (the batch's last message,
+    with the "all" policy: the batches are committed in stream order). At start the consumer is
     set up again from its acknowledged floor, so what was delivered and not acknowledged before
     a crash comes again at once and in stream order (not after the acknowledgement timeout and
     out of order); those lines are duplicates of what was stored, or new.
@@ -350,7 +351,7 @@ class NatsSource:
         await ensure_stream(self.js, self.address)
         start = await self._resume_point()
         config = ConsumerConfig(
-            durable_name=self.durable, ack_policy=AckPolicy.EXPLICIT,
+            durable_name=self.durable, ack_policy=AckPolicy.ALL,
             ack_wait=self.ack_wait_seconds, max_ack_pending=-1, filter_subject=self.address.subjects,
             deliver_policy=DeliverPolicy.BY_START_SEQUENCE if start > 1 else DeliverPolicy.ALL,
             opt_start_seq=start if start > 1 else None)
@@ -369,21 +370,35 @@ class NatsSource:
         return start
 
     async def next_batch(self, bounds: Bounds) -> Batch | None:
-        try:
-            msgs = await self._sub.fetch(batch=bounds.lines, timeout=bounds.seconds)
-        except (NatsTimeout, TimeoutError):
-            return Batch()
-        except ConnectionClosedError as exc:
-            raise SourceError(f"the NATS connection closed: {exc}") from None
-        lines = []
-        for msg in msgs:
-            table = msg.subject.rsplit(".", 1)[-1] if "." in msg.subject else ""
-            lines.append(Line(int(msg.metadata.sequence.stream), bytes(msg.data), table, msg))
-        return Batch(lines)
+        """Fetch until ``bounds.lines`` messages or ``bounds.seconds`` after the first one (a
+        fetch alone returns whatever is there at once, often one message)."""
+        batch = Batch()
+        deadline: float | None = None
+        while len(batch.lines) < bounds.lines:
+            now = time.monotonic()
+            remaining = bounds.seconds if deadline is None else deadline - now
+            if remaining <= 0.001:
+                break
+            try:
+                msgs = await self._sub.fetch(batch=bounds.lines - len(batch.lines),
+                                             timeout=remaining)
+            except (NatsTimeout, TimeoutError):
+                break
+            except ConnectionClosedError as exc:
+                raise SourceError(f"the NATS connection closed: {exc}") from None
+            if deadline is None:
+                deadline = time.monotonic() + bounds.seconds
+            for msg in msgs:
+                table = msg.subject.rsplit(".", 1)[-1] if "." in msg.subject else ""
+                batch.lines.append(Line(int(msg.metadata.sequence.stream), bytes(msg.data),
+                                        table, msg))
+        return batch
 
     async def committed(self, batch: Batch) -> None:
-        for line in batch.lines:
-            await line.token.ack()
+        """Acknowledge the batch's last message: the consumer acknowledges all (every earlier
+        one is committed too, in stream order)."""
+        if batch.lines:
+            await batch.lines[-1].token.ack()
 
     async def holding(self, batch: Batch) -> None:
         for line in batch.lines:

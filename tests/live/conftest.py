@@ -30,7 +30,7 @@ from ledger.store import LedgerApp, open_ledger
 NATS_BASE = os.environ.get("LEDGER_TEST_NATS", "nats://127.0.0.1:4222")
 
 
-def feed_lines(rounds: int = 12, seed: int = 7, error_rate: float = 0.25) -> list[bytes]:
+def feed_lines(rounds: int = 6, seed: int = 7, error_rate: float = 0.3) -> list[bytes]:
     """A small simulated property (one table of each game), as feed lines."""
     sim = simulate([GAMES[k] for k in ("RL", "FPC", "3CB", "SP9", "STUD", "MJ")], rounds=rounds,
                    tables=1, seed=seed, error_rate=error_rate)
@@ -39,7 +39,7 @@ def feed_lines(rounds: int = 12, seed: int = 7, error_rate: float = 0.25) -> lis
 
 @pytest.fixture(scope="session")
 def lines() -> list[bytes]:
-    """The feed most live tests follow (about 650 lines, findings included)."""
+    """The feed most live tests follow (about 2,000 lines, findings included)."""
     return feed_lines()
 
 
