@@ -174,9 +174,9 @@ def test_a_second_follower_on_one_store_is_refused(db_url: str) -> None:
     again.release()
 
 
-def test_stdin_follow_then_sigterm_drains_and_exits_0(tmp_path: Path, lines: list[bytes]) -> None:
-    """The command itself: lines piped in are stored and judged; SIGTERM ends it with 0 and
-    every line read is stored (nothing in hand is dropped)."""
+def test_stdin_follow_a_second_is_refused_sigterm_drains_and_exits_0(tmp_path: Path, lines: list[bytes]) -> None:
+    """The command itself: lines piped in are stored and judged; a second follower on the same
+    store is refused (exit 2); SIGTERM ends the first with 0 and every line read is stored."""
     db = f"sqlite:///{tmp_path / 'l.db'}"
     proc = subprocess.Popen([sys.executable, "-m", "cli.main", "ingest", "--db", db, "--follow",
                              "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -190,6 +190,11 @@ def test_stdin_follow_then_sigterm_drains_and_exits_0(tmp_path: Path, lines: lis
         time.sleep(0.3)
         if len(store_rows(db)) >= len(lines) if Path(tmp_path / "l.db").exists() else False:
             break
+    second = subprocess.run([sys.executable, "-m", "cli.main", "ingest", "--db", db, "--follow",
+                             "-"], stdin=subprocess.DEVNULL, capture_output=True, cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+                            timeout=30)
+    assert second.returncode == 2 and b"another follower is running" in second.stderr
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err.decode()
