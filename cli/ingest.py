@@ -38,7 +38,7 @@ def ingest(
              "printed at once as one JSON line (with detected_at).")] = None,
     batch_lines: Annotated[int, typer.Option(
         min=1, max=500, rich_help_panel="Live",
-        help="--follow: most lines per committed batch.")] = 200,
+        help="--follow: most lines per committed batch.")] = 500,
     batch_window: Annotated[str, typer.Option(
         metavar="DURATION", rich_help_panel="Live",
         help="--follow: a batch is committed at the latest this long after its first line.")

@@ -3,7 +3,7 @@
 The loop of one :class:`Follower`:
 
 1. take the next :class:`~ledger.live.sources.Batch` from the source (bounded by count and by
-   time, 200 lines or 200 ms by default);
+   time, 500 lines or 200 ms by default);
 2. store it with the batch ingest's :class:`~ledger.ingest.Ingestor` (the same validation,
    chain and duplicate rules; a line stored before is an exact duplicate and is skipped), in
    one or a few atomic saves; while the database cannot be reached, wait and retry the same
@@ -31,6 +31,7 @@ import sqlite3
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -40,7 +41,7 @@ from eventsourcing.persistence import PersistenceError
 from ledger import checkpoints
 from ledger.errors import StoreError
 from ledger.feed.parse import Rejection
-from ledger.ingest import Ingestor
+from ledger.ingest import Ingestor, IngestReport
 from ledger.live.judging import LiveFinding, LiveJudge
 from ledger.live.metrics import FollowerMetrics
 from ledger.live.sources import Batch, Bounds, Line, NatsSource, Source
@@ -56,6 +57,15 @@ class TextSink(Protocol):
 
     def flush(self) -> None:
         """Push what was written out."""
+
+
+@dataclass
+class _Done:
+    """A batch's database work: what the ingest did, the findings, the seconds it took."""
+
+    report: IngestReport
+    found: list[LiveFinding]
+    seconds: float
 
 
 SealHook = Callable[[checkpoints.Sealed], None]
@@ -139,6 +149,8 @@ class Follower:
         self._waiting = False
         self._pending: list[Any] = []
         self._last_tick = 0.0
+        self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-follow-db")
+        """Every database call of the follower runs in this one thread, in order."""
 
     def stop(self) -> None:
         """Finish the batch in hand, then end (what SIGTERM does)."""
@@ -148,7 +160,11 @@ class Follower:
 
     async def run(self) -> int:
         """Follow until stopped, the input ends, or it is idle for ``idle_exit``; the exit
-        code (0, or 2 when lines read could not be stored)."""
+        code (0, or 2 when lines read could not be stored).
+
+        The database work of a batch (store, then judge) runs in the follower's one database
+        thread while the loop reads the next batch; batches are still stored, acknowledged and
+        judged one after the other, in order."""
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             try:
@@ -157,36 +173,53 @@ class Follower:
                 break
         await self.source.open()
         try:
-            if self.options.resume:
-                self.judge.resume_from_checkpoint()
-            await self._judge()
+            await self._in_db(self._start_judging)
             self._say(f"following {self.source.name}" + (
                 f" (judging from checkpoint {self.judge.resumed_from})"
                 if self.judge.resumed_from is not None else ""))
-            while not self._stop.is_set():
-                batch = await self.source.next_batch(self.options.bounds)
-                if batch is None:
-                    break
-                if batch.lines:
-                    self._last_line = time.monotonic()
-                    if self.summary.first_line_at is None:
-                        self.summary.first_line_at = self._last_line
-                    if not await self._store(batch):
-                        self.summary.unstored += len(batch.lines)
-                        break
-                    await self.source.committed(batch)
-                    await self._judge()
-                    self.summary.last_commit_at = time.monotonic()
-                elif self._idle():
-                    break
-                await self._every_second()
+            await self._loop()
         finally:
             await self.source.close()
+            self._db.shutdown(wait=True)
         s = self.summary
         self._say(f"stopped: {s.stored} stored, {s.duplicates} already stored, {s.rejected} "
                   f"rejected, {s.findings} findings, {s.seals} checkpoints" +
                   (f"; {s.unstored} lines read were not stored" if s.unstored else ""))
         return 2 if s.unstored else 0
+
+    async def _loop(self) -> None:
+        held: tuple[Batch, asyncio.Future[_Done]] | None = None
+        while True:
+            batch = None
+            if not self._stop.is_set():
+                batch = await self.source.next_batch(self.options.bounds)
+            if held is not None:
+                if not await self._finish(*held):
+                    self.summary.unstored += len(held[0].lines) + (
+                        len(batch.lines) if batch is not None else 0)
+                    return
+                held = None
+            if batch is None:
+                return
+            if batch.lines:
+                self._last_line = time.monotonic()
+                if self.summary.first_line_at is None:
+                    self.summary.first_line_at = self._last_line
+                held = (batch, asyncio.get_running_loop().run_in_executor(
+                    self._db, self._store_and_judge, batch))
+            elif self._idle():
+                return
+            await self._every_second()
+
+    def _start_judging(self) -> list[LiveFinding]:
+        if self.options.resume:
+            self.judge.resume_from_checkpoint()
+        return self._advance()
+
+    async def _in_db(self, work: Callable[[], list[LiveFinding]]) -> None:
+        """Run database work in the database thread, then tell the findings it made."""
+        found = await asyncio.get_running_loop().run_in_executor(self._db, work)
+        await self._tell_all(found)
 
     async def _every_second(self) -> None:
         """What need not be done per batch: the lag (a request to the broker), the seal."""
@@ -203,18 +236,29 @@ class Follower:
 
     # -- storing ----------------------------------------------------------------------------
 
-    async def _store(self, batch: Batch) -> bool:
-        """Store the batch, waiting out an unreachable database; False if stopped first."""
+    def _store_and_judge(self, batch: Batch) -> _Done:
+        """In the database thread: store the batch, then judge what is new in the store."""
+        started = time.perf_counter()
         by_number = {line.number: line for line in batch.lines}
+        try:
+            report = self._ingestor.ingest(
+                [(line.number, line.text) for line in batch.lines],
+                on_reject=lambda r, text: self._rejected(r, text, by_number.get(r.line)))
+        except BaseException:
+            self._ingestor = Ingestor(self.app)  # what it believed of the heads may be stale
+            raise
+        return _Done(report, self._advance(), time.perf_counter() - started)
+
+    async def _finish(self, batch: Batch, work: asyncio.Future[_Done], *,
+                      acknowledge: bool = True) -> bool:
+        """Wait for a batch's database work (retrying while the database cannot be reached),
+        then acknowledge it and tell its findings; False if stopped before it was stored."""
         attempt = 0
         while True:
-            started = time.perf_counter()
             try:
-                report = self._ingestor.ingest(
-                    [(line.number, line.text) for line in batch.lines],
-                    on_reject=lambda r, text: self._rejected(r, text, by_number.get(r.line)))
+                done = await work
+                break
             except store_errors() as exc:
-                self._ingestor = Ingestor(self.app)  # what it believed of the heads may be stale
                 wait = RETRY_SECONDS[min(attempt, len(RETRY_SECONDS) - 1)]
                 attempt += 1
                 self._unreachable(exc, wait)
@@ -223,21 +267,35 @@ class Follower:
                     await asyncio.wait_for(self._stop.wait(), wait)
                     return False
                 except TimeoutError:
-                    continue
-            if self._waiting:
-                self._waiting = False
-                self.metrics.up.set(1)
-                self._say("the database is reachable again; storing")
-            self.metrics.commit_seconds.observe(time.perf_counter() - started)
-            s = self.summary
-            s.batches += 1
-            s.stored += report.stored
-            s.duplicates += report.duplicates
-            s.rejected += len(report.rejected)
-            self.metrics.lines.labels("stored").inc(report.stored)
-            self.metrics.lines.labels("duplicate").inc(report.duplicates)
-            self.metrics.lines.labels("rejected").inc(len(report.rejected))
-            return True
+                    work = asyncio.get_running_loop().run_in_executor(
+                        self._db, self._store_and_judge, batch)
+        if self._waiting:
+            self._waiting = False
+            self.metrics.up.set(1)
+            self._say("the database is reachable again; storing")
+        self._count(done)
+        if acknowledge:
+            await self.source.committed(batch)
+        await self._tell_all(done.found)
+        self.summary.last_commit_at = time.monotonic()
+        return True
+
+    async def _store(self, batch: Batch) -> bool:
+        """Store and judge one batch (without acknowledging it): False if stopped first."""
+        work = asyncio.get_running_loop().run_in_executor(self._db, self._store_and_judge, batch)
+        return await self._finish(batch, work, acknowledge=False)
+
+    def _count(self, done: _Done) -> None:
+        report = done.report
+        self.metrics.commit_seconds.observe(done.seconds)
+        s = self.summary
+        s.batches += 1
+        s.stored += report.stored
+        s.duplicates += report.duplicates
+        s.rejected += len(report.rejected)
+        self.metrics.lines.labels("stored").inc(report.stored)
+        self.metrics.lines.labels("duplicate").inc(report.duplicates)
+        self.metrics.lines.labels("rejected").inc(len(report.rejected))
 
     def _unreachable(self, exc: BaseException, wait: float) -> None:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -258,14 +316,19 @@ class Follower:
 
     # -- judging and telling ----------------------------------------------------------------
 
-    async def _judge(self) -> None:
+    def _advance(self) -> list[LiveFinding]:
+        """In the database thread: judge the rows stored since the last call. A database error
+        here is counted and left: the next batch judges from where this one stopped."""
         try:
             found = self.judge.advance()
-        except store_errors() as exc:  # judged again from where it stopped, next batch
+        except store_errors() as exc:
             self.metrics.error("database", str(exc).splitlines()[0] if str(exc) else repr(exc))
-            return
+            return []
         self.metrics.rounds.inc(self.judge.rounds)
         self.judge.rounds = 0
+        return found
+
+    async def _tell_all(self, found: list[LiveFinding]) -> None:
         for live in found:
             self._tell(live)
         if self._pending:
@@ -302,9 +365,10 @@ class Follower:
             return
         self._last_seal = time.monotonic()
         assert self.options.seal_key is not None
+        key, label = self.options.seal_key, self.options.store_label
         try:
-            sealed = checkpoints.seal(self.app, self.options.seal_key,
-                                      store=self.options.store_label)
+            sealed = await asyncio.get_running_loop().run_in_executor(
+                self._db, lambda: checkpoints.seal(self.app, key, store=label))
         except checkpoints.SealRefused as exc:
             self.metrics.error("seal", str(exc))
             self._say(f"integrity broken: not sealed: {exc}")

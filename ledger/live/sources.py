@@ -36,7 +36,7 @@ from ledger.ingest import bounded_lines
 class Bounds:
     """How big a batch may grow: at most ``lines`` lines, closed ``seconds`` after its first."""
 
-    lines: int = 200
+    lines: int = 500
     seconds: float = 0.2
 
 

@@ -174,7 +174,8 @@ def test_a_second_follower_on_one_store_is_refused(db_url: str) -> None:
     again.release()
 
 
-def test_stdin_follow_a_second_is_refused_sigterm_drains_and_exits_0(tmp_path: Path, lines: list[bytes]) -> None:
+def test_stdin_follow_a_second_is_refused_sigterm_drains_and_exits_0(
+        tmp_path: Path, lines: list[bytes]) -> None:
     """The command itself: lines piped in are stored and judged; a second follower on the same
     store is refused (exit 2); SIGTERM ends the first with 0 and every line read is stored."""
     db = f"sqlite:///{tmp_path / 'l.db'}"
