@@ -17,7 +17,7 @@ from ledger.feed.parse import Rejection
 from ledger.ingest import Ingestor, IngestReport, bounded_lines
 from ledger.live.follower import FollowOptions
 from ledger.live.run import FollowError, FollowRequest, follow, make_bounds, parse_duration
-from ledger.seal import SealError, load_private_key
+from ledger.seal import SEAL_KEY_ENV, SealError, load_private_key
 from ledger.store import database_url, redact
 
 
@@ -111,6 +111,9 @@ def _follow(source: str, db: str | None, rejects: str | None, batch_lines: int,
         options.idle_exit = parse_duration(idle_exit) if idle_exit else None
         if seal_every is not None:
             options.seal_every = parse_duration(seal_every)
+            if seal_key is None and not os.environ.get(SEAL_KEY_ENV):
+                fail(f"--seal-every needs the sealing key: pass --seal-key FILE or set "
+                     f"{SEAL_KEY_ENV}")
             options.seal_key = load_private_key(seal_key)
             options.store_label = redact(database_url(db))
     except (ValueError, SealError) as exc:

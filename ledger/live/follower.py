@@ -171,6 +171,8 @@ class Follower:
                 loop.add_signal_handler(sig, self.stop)
             except (RuntimeError, ValueError):  # not the main thread (tests): stop() is there
                 break
+        if isinstance(self.source, NatsSource):
+            self.source.say = self._say
         await self.source.open()
         try:
             await self._in_db(self._start_judging)

@@ -14,9 +14,11 @@ import asyncio
 import contextlib
 import json
 import os
+import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
@@ -306,12 +308,31 @@ class NatsAddress:
         return f"{self.stream}.>"
 
 
-async def connect_nats(server: str, *, name: str) -> Any:
-    """A NATS connection that reconnects for ever (a broker restart is waited out);
-    :class:`SourceError` if the server cannot be reached at all at start."""
+async def connect_nats(server: str, *, name: str,
+                       say: Callable[[str], None] | None = None) -> Any:
+    """A NATS connection that reconnects for ever (a broker restart is waited out, and said
+    once through ``say``); :class:`SourceError` if the server cannot be reached at start."""
+    parts = urlsplit(server)
+    try:  # the client retries a first connection for ever too: fail at once instead
+        socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 4222), 3).close()
+    except OSError as exc:
+        raise SourceError(f"cannot reach NATS at {server}: {exc.strerror or exc}") from None
+    tell = say if say is not None else (lambda text: None)
+
+    async def error(exc: Exception) -> None:
+        tell(f"NATS: {exc or type(exc).__name__}")
+
+    async def disconnected() -> None:
+        tell(f"NATS at {server} went away; reconnecting (nothing is acknowledged meanwhile)")
+
+    async def reconnected() -> None:
+        tell(f"NATS at {server} is back")
+
     try:
-        return await nats.connect(server, name=name, connect_timeout=3, max_reconnect_attempts=-1,
-                                  reconnect_time_wait=0.5, allow_reconnect=True)
+        return await nats.connect(server, name=name, connect_timeout=3,
+                                  max_reconnect_attempts=-1, reconnect_time_wait=0.5,
+                                  allow_reconnect=True, error_cb=error,
+                                  disconnected_cb=disconnected, reconnected_cb=reconnected)
     except (NoServersError, OSError, TimeoutError) as exc:
         raise SourceError(f"cannot reach NATS at {server}: {exc or type(exc).__name__}") from None
 
@@ -344,9 +365,12 @@ class NatsSource:
         self.nc: Any = None
         self.js: Any = None
         self._sub: Any = None
+        self.say: Callable[[str], None] = lambda text: None
+        """Where the connection's events are told (the follower's log)."""
 
     async def open(self) -> None:
-        self.nc = await connect_nats(self.address.server, name=f"ledger follower {self.durable}")
+        self.nc = await connect_nats(self.address.server, name=f"ledger follower {self.durable}",
+                                     say=self.say)
         self.js = self.nc.jetstream()
         await ensure_stream(self.js, self.address)
         start = await self._resume_point()

@@ -203,3 +203,24 @@ def test_stdin_follow_a_second_is_refused_sigterm_drains_and_exits_0(
     findings = [json.loads(x) for x in out.splitlines()]
     assert findings and all("detected_at" in f for f in findings)
     assert store_rows(db) == store_rows(batch_store(tmp_path / "batch.db", lines))
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--follow", "nats://127.0.0.1:1/S"], "cannot reach NATS at nats://127.0.0.1:1"),
+    (["--follow", "nats://127.0.0.1:4222/a.b"], "is not nats://HOST:PORT/STREAM"),
+    (["--follow", "/no/such/feed.jsonl"], "no such file: /no/such/feed.jsonl"),
+    (["--follow", "-", "--seal-every", "5m"], "--seal-every needs the sealing key"),
+    (["--follow", "-", "--batch-window", "0"], "is not a duration"),
+    (["--follow", "-", "feed.jsonl"], "either FILE... or --follow SOURCE"),
+    ([], "give FILE..."),
+])
+def test_follow_usage_errors_are_one_line_and_exit_2(tmp_path: Path, args: list[str],
+                                                     says: str) -> None:
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    done = CliRunner().invoke(app, ["ingest", "--db", f"sqlite:///{tmp_path / 'l.db'}", *args],
+                              env={"LEDGER_SEAL_KEY": ""})
+    assert done.exit_code == 2, done.output
+    assert says in done.output and len(done.output.strip().splitlines()) == 1
