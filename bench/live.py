@@ -165,7 +165,7 @@ def latency(store: Store, lines: list[bytes], nats_base: str, rate: float) -> di
     found = seen.seconds()
     if len(found) < 2:
         raise SystemExit(f"only {len(found)} rounds with findings came back: give more rounds")
-    q = statistics.quantiles(found, n=100)
+    q = statistics.quantiles(found, n=100, method="inclusive")
     return {"rounds_with_findings": len(found), "p50_s": round(q[49], 3), "p99_s": round(q[98], 3),
             "max_s": round(found[-1], 3) if found else None,
             "achieved_rate": round(len(lines) / sent_seconds)}
