@@ -224,3 +224,23 @@ def test_follow_usage_errors_are_one_line_and_exit_2(tmp_path: Path, args: list[
                               env={"LEDGER_SEAL_KEY": ""})
     assert done.exit_code == 2, done.output
     assert says in done.output and len(done.output.strip().splitlines()) == 1
+
+
+def test_simulate_out_dash_plays_the_feed_on_stdout_at_its_rate(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    runner = CliRunner()
+    whole = runner.invoke(app, ["simulate", "--game", "RL", "--rounds", "2", "--tables", "1",
+                                "--out", str(tmp_path / "f.jsonl")])
+    started = time.monotonic()
+    played = runner.invoke(app, ["simulate", "--game", "RL", "--rounds", "2", "--tables", "1",
+                                 "--out", "-", "--rate", "100"])
+    seconds = time.monotonic() - started
+    assert whole.exit_code == played.exit_code == 0
+    lines = (tmp_path / "f.jsonl").read_text().splitlines()
+    assert played.stdout.splitlines() == lines  # the same feed, byte for byte
+    assert seconds >= (len(lines) - 1) / 100  # paced, not dumped
+    refused = runner.invoke(app, ["simulate", "--out", str(tmp_path / "g.jsonl"), "--rate", "5"])
+    assert refused.exit_code == 2 and "--rate plays the feed in real time" in refused.output
