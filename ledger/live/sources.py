@@ -376,7 +376,7 @@ class NatsSource:
         start = await self._resume_point()
         config = ConsumerConfig(
             durable_name=self.durable, ack_policy=AckPolicy.ALL,
-            ack_wait=self.ack_wait_seconds, max_ack_pending=-1, filter_subject=self.address.subjects,
+            ack_wait=self.ack_wait_seconds, max_ack_pending=20_000, filter_subject=self.address.subjects,
             deliver_policy=DeliverPolicy.BY_START_SEQUENCE if start > 1 else DeliverPolicy.ALL,
             opt_start_seq=start if start > 1 else None)
         self._sub = await self.js.pull_subscribe(self.address.subjects, durable=self.durable,
