@@ -8,5 +8,7 @@
 - :mod:`ledger.live.judging`: the verify pass kept open over the log;
 - :mod:`ledger.live.lock`: one follower per store;
 - :mod:`ledger.live.metrics`: Prometheus health and metrics;
-- :mod:`ledger.live.publish`: a simulated property played in real time onto a stream.
+- :mod:`ledger.live.publish`: a simulated property played in real time onto a stream;
+- :mod:`ledger.live.run`: the command line's values turned into a running follower;
+- :mod:`ledger.live.views`: ``ledger projections update --follow``.
 """
