@@ -15,22 +15,69 @@ from cli.contract import fail
 from cli.render import print_json, progress_bar
 from ledger.feed.parse import Rejection
 from ledger.ingest import Ingestor, IngestReport, bounded_lines
+from ledger.live.follower import FollowOptions
+from ledger.live.run import FollowError, FollowRequest, follow, make_bounds, parse_duration
+from ledger.seal import SEAL_KEY_ENV, SealError, load_private_key
+from ledger.store import database_url, redact
 
 
 def ingest(
-    files: Annotated[list[str], typer.Argument(
-        metavar="FILE", help="Feed files (JSON Lines); - reads standard input.")],
+    files: Annotated[list[str] | None, typer.Argument(
+        metavar="FILE", help="Feed files (JSON Lines); - reads standard input.")] = None,
     db: DbOption = None,
     rejects: Annotated[str | None, typer.Option(
         metavar="FILE",
         help="Where rejected lines go (JSON Lines: file, line, code, field, message, text), "
              "for every input. Default: FILE.rejects.jsonl next to each input.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
+    follow: Annotated[str | None, typer.Option(
+        "--follow", metavar="SOURCE", rich_help_panel="Live",
+        help="Follow SOURCE instead of reading files: a file being appended (followed across "
+             "rotation), - for standard input, or nats://HOST:PORT/STREAM (a durable JetStream "
+             "consumer on STREAM.<table>). Each round is judged as it closes; each finding is "
+             "printed at once as one JSON line (with detected_at).")] = None,
+    batch_lines: Annotated[int, typer.Option(
+        min=1, max=500, rich_help_panel="Live",
+        help="--follow: most lines per committed batch.")] = 500,
+    batch_window: Annotated[str, typer.Option(
+        metavar="DURATION", rich_help_panel="Live",
+        help="--follow: a batch is committed at the latest this long after its first line.")
+    ] = "200ms",
+    seal_every: Annotated[str | None, typer.Option(
+        metavar="DURATION", rich_help_panel="Live",
+        help="--follow: store an incremental checkpoint this often (e.g. 30s, 5m); needs the "
+             "sealing key (--seal-key or LEDGER_SEAL_KEY).")] = None,
+    seal_key: Annotated[str | None, typer.Option(
+        metavar="FILE", rich_help_panel="Live",
+        help="--follow: the Ed25519 sealing key (PEM) for --seal-every.")] = None,
+    metrics_port: Annotated[int | None, typer.Option(
+        min=1, max=65535, rich_help_panel="Live",
+        help="--follow: serve Prometheus metrics and health on 127.0.0.1:PORT/metrics.")] = None,
+    durable: Annotated[str, typer.Option(
+        rich_help_panel="Live", help="--follow nats://: the durable consumer's name.")
+    ] = "ledger-follower",
+    state: Annotated[str | None, typer.Option(
+        metavar="FILE", rich_help_panel="Live",
+        help="--follow FILE: where the follower records how far it has read (default "
+             "FILE.follow.json).")] = None,
+    idle_exit: Annotated[str | None, typer.Option(
+        metavar="DURATION", rich_help_panel="Live",
+        help="--follow: stop (exit 0) once nothing came for this long.")] = None,
 ) -> None:
     """Store feed lines as immutable events; reject malformed lines with a reason.
 
     Exit code 0: every line stored (or already stored). 1: some lines rejected. 2: usage error.
+    With --follow: 0 stopped cleanly (SIGTERM, end of input, --idle-exit), 2 could not start
+    (another follower on the store, unreachable source) or stopped with lines it could not
+    store, 3 the newest checkpoint does not agree with the store.
     """
+    if follow is not None:
+        if files:
+            fail("give either FILE... or --follow SOURCE, not both")
+        _follow(follow, db, rejects, batch_lines, batch_window, seal_every, seal_key,
+                metrics_port, durable, state, idle_exit)
+    if not files:
+        fail("give FILE... (or - for standard input), or --follow SOURCE")
     for name in files:
         if name != "-" and not Path(name).is_file():
             fail(f"no such file: {name}")
@@ -53,6 +100,36 @@ def ingest(
         for s in summaries:
             typer.echo(_line(s))
     raise typer.Exit(code=worst)
+
+
+def _follow(source: str, db: str | None, rejects: str | None, batch_lines: int,
+            batch_window: str, seal_every: str | None, seal_key: str | None,
+            metrics_port: int | None, durable: str, state: str | None,
+            idle_exit: str | None) -> None:
+    try:
+        options = FollowOptions(make_bounds(batch_lines, batch_window))
+        options.idle_exit = parse_duration(idle_exit) if idle_exit else None
+        if seal_every is not None:
+            options.seal_every = parse_duration(seal_every)
+            if seal_key is None and not os.environ.get(SEAL_KEY_ENV):
+                fail(f"--seal-every needs the sealing key: pass --seal-key FILE or set "
+                     f"{SEAL_KEY_ENV}")
+            options.seal_key = load_private_key(seal_key)
+            options.store_label = redact(database_url(db))
+    except (ValueError, SealError) as exc:
+        fail(str(exc))
+    if source != "-" and not source.startswith("nats://") and not Path(source).is_file():
+        fail(f"no such file: {source}")
+    app = open_app(db, create=True)
+    request = FollowRequest(source, database_url(db), options, rejects, state, durable,
+                            metrics_port)
+    try:
+        code = follow(app, request)
+    except FollowError as exc:
+        fail(str(exc), exc.code, prefix="integrity broken" if exc.code == 3 else "error")
+    finally:
+        app.close()
+    raise typer.Exit(code=code)
 
 
 def _ingest_one(app: Any, name: str,

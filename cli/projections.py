@@ -8,7 +8,10 @@ import typer
 
 from cli.context import DbOption, opened
 from cli.contract import fail
-from cli.render import out, print_json, working
+from cli.render import err, out, print_json, working
+from ledger.live.follower import store_errors
+from ledger.live.run import parse_duration
+from ledger.live.views import follow_views
 from projections.base import View
 from projections.registry import registered_views
 from projections.updater import catch_up, rebuild_all, status
@@ -62,11 +65,32 @@ def update_command(
     db: DbOption = None,
     batch: Annotated[int, typer.Option(min=1, help="Rounds per transaction.")] = 500,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    follow: Annotated[bool, typer.Option(
+        "--follow", rich_help_panel="Live",
+        help="Keep updating (every --every) until SIGTERM or SIGINT, printing each view "
+             "that moved; an unreachable database is waited out.")] = False,
+    every: Annotated[str, typer.Option(
+        metavar="DURATION", rich_help_panel="Live",
+        help="--follow: how often to update (e.g. 1s, 500ms).")] = "1s",
 ) -> None:
     """Fold every round closed since the last update into the views (exactly once: rows and
-    position commit together). Run it on a timer or after each ingest.
+    position commit together). Run it on a timer or after each ingest, or with --follow.
     """
     views = _chosen(names)
+    if follow:
+        try:
+            seconds = parse_duration(every)
+        except ValueError as exc:
+            fail(str(exc))
+        with opened(db) as app:
+            follow_views(app, views, every=seconds, batch_rounds=batch,
+                         on_moved=lambda name, pos: out.print(f"{name}: position {pos}",
+                                                              markup=False),
+                         on_error=lambda exc: err.print(
+                             f"ledger projections: cannot update: {str(exc).splitlines()[0]}; "
+                             "waiting for the database", markup=False),
+                         errors=store_errors())
+        return
     with opened(db) as app, working("updating the views"):
         positions = catch_up(app, views, batch_rounds=batch)
     if as_json:

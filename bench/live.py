@@ -1,0 +1,217 @@
+"""``python -m bench.live``: issue 28's figures for following the tables, measured.
+
+One command, from the repository root (NATS with JetStream at ``--nats``, default
+``nats://127.0.0.1:4222``; PostgreSQL optional)::
+
+    python -m bench.live --out bench-live.json
+
+On SQLite and, when a server answers, on PostgreSQL, with one seeded simulated property
+(every game, ``--tables`` tables each, 5 % of rounds with an injected dealer error):
+
+1. **batch ingest rate**: ``Ingestor.ingest`` of the whole feed into a fresh store (lines/s);
+2. **sustained follow rate**: the feed published to a fresh stream first, then one follower
+   (in this process) reads it into a fresh store; lines stored / time from its first line read
+   to its last batch committed; target: at least 0.8 × the batch rate;
+3. **latency at ``--rate`` events/s** (default 2,000): a follower started as the command
+   (``ledger ingest --follow nats://…``, its own process) while this process publishes the
+   feed in real time and listens on ``ledger.findings.>``; for each round with a finding, the
+   time from its ``round_closed`` being handed to the connection to its first finding
+   arriving; p50 and p99; target: p99 at most 1 s.
+
+Both clocks are this process's, so the latency includes the broker, the follower's batch
+window (200 ms) and the findings' way back. Nothing here is a test: ``tests/bench`` does not run
+it; ``tests/live`` checks the behaviour.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nats
+
+from bench.stores import DEFAULT_PG, Store, Stores, pg_reachable
+from ledger.games import GAMES
+from ledger.ingest import Ingestor
+from ledger.live.follower import Follower, FollowOptions
+from ledger.live.publish import publish_lines
+from ledger.live.sources import NatsAddress, NatsSource
+from ledger.simulate import simulate
+from ledger.store import open_ledger
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGETS = {"p99_latency_s": 1.0, "follow_vs_batch": 0.8}
+
+
+class _Sink:
+    """Where the in-process follower's findings and log go (counted, not kept)."""
+
+    def __init__(self) -> None:
+        self.lines = 0
+
+    def write(self, text: str) -> int:
+        self.lines += text.count("\n")
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def feed(tables: int, rounds: int, seed: int) -> list[bytes]:
+    """The simulated property: every game, ``tables`` tables each, 5 % of rounds with an error."""
+    sim = simulate([GAMES[k] for k in ("RL", "FPC", "3CB", "SP9", "STUD", "MJ")], rounds=rounds,
+                   tables=tables, seed=seed, error_rate=0.05)
+    return [json.dumps(line, separators=(",", ":")).encode() for line in sim.lines]
+
+
+def batch_rate(store: Store, lines: list[bytes]) -> float:
+    """Lines per second of one batch ingest into a fresh store."""
+    app = open_ledger(store.url)
+    try:
+        report = Ingestor(app).ingest(enumerate(lines, 1))
+    finally:
+        app.close()
+    return len(lines) / report.seconds
+
+
+async def _drop_stream(url: str) -> None:
+    address = NatsAddress.parse(url)
+    nc = await nats.connect(address.server)
+    try:
+        await nc.jetstream().delete_stream(address.stream)
+    finally:
+        await nc.close()
+
+
+def follow_rate(store: Store, lines: list[bytes], nats_base: str) -> float:
+    """Lines per second a follower stores from a stream that already holds the feed."""
+    url = f"{nats_base}/BENCH{uuid.uuid4().hex[:10]}"
+    asyncio.run(publish_lines(url, lines))
+    app = open_ledger(store.url)
+    try:
+        follower = Follower(app, NatsSource(url, "bench"), out=_Sink(), log=_Sink(),
+                            rejects=_Sink(), options=FollowOptions(idle_exit=1.0))
+        asyncio.run(follower.run())
+    finally:
+        app.close()
+        asyncio.run(_drop_stream(url))
+    s = follower.summary
+    assert s.stored == len(lines) and s.first_line_at and s.last_commit_at
+    return s.stored / (s.last_commit_at - s.first_line_at)
+
+
+@dataclass
+class Latency:
+    """Round closes sent and findings received, by (table, round)."""
+
+    closed_at: dict[tuple[str, str], float] = field(default_factory=dict)
+    found_at: dict[tuple[str, str], float] = field(default_factory=dict)
+
+    def sent(self, line: bytes) -> None:
+        if b'"type":"round_closed"' in line:
+            data = json.loads(line)
+            self.closed_at[(data["table"], data["round"])] = time.monotonic()
+
+    async def received(self, msg: Any) -> None:
+        data = json.loads(msg.data)
+        key = (data["table"], data["round"])
+        self.found_at.setdefault(key, time.monotonic())
+
+    def seconds(self) -> list[float]:
+        return sorted(self.found_at[k] - self.closed_at[k] for k in self.found_at
+                      if k in self.closed_at)
+
+
+def latency(store: Store, lines: list[bytes], nats_base: str, rate: float) -> dict[str, Any]:
+    """p50 and p99 from a round's close being published to its first finding, at ``rate``."""
+    url = f"{nats_base}/BENCH{uuid.uuid4().hex[:10]}"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "cli.main", "ingest", "--db", store.url,
+                             "--follow", url, "--durable", "bench", "--idle-exit", "3s"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                            cwd=tempfile.gettempdir())
+    assert proc.stderr is not None
+    proc.stderr.readline()  # "following …": the consumer is there
+    seen = Latency()
+
+    async def run() -> float:
+        nc = await nats.connect(nats_base)
+        await nc.subscribe("ledger.findings.>", cb=seen.received)
+        started = time.monotonic()
+        await publish_lines(url, lines, rate=rate, on_sent=seen.sent)
+        sent_seconds = time.monotonic() - started
+        await asyncio.sleep(2.0)
+        await nc.close()
+        return sent_seconds
+
+    try:
+        sent_seconds = asyncio.run(run())
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        asyncio.run(_drop_stream(url))
+    found = seen.seconds()
+    if len(found) < 2:
+        raise SystemExit(f"only {len(found)} rounds with findings came back: give more rounds")
+    q = statistics.quantiles(found, n=100, method="inclusive")
+    return {"rounds_with_findings": len(found), "p50_s": round(q[49], 3), "p99_s": round(q[98], 3),
+            "max_s": round(found[-1], 3) if found else None,
+            "achieved_rate": round(len(lines) / sent_seconds)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure, print a markdown table, write the JSON (``--out``)."""
+    parser = argparse.ArgumentParser(prog="python -m bench.live", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tables", type=int, default=5, help="tables per game (default 5)")
+    parser.add_argument("--rounds", type=int, default=40, help="rounds per table (default 40)")
+    parser.add_argument("--seed", type=int, default=28)
+    parser.add_argument("--rate", type=float, default=2000.0, help="events/s for the latency")
+    parser.add_argument("--nats", default=os.environ.get("LEDGER_TEST_NATS",
+                                                         "nats://127.0.0.1:4222"))
+    parser.add_argument("--pg", default=DEFAULT_PG)
+    parser.add_argument("--no-pg", action="store_true")
+    parser.add_argument("--out", default=None, help="write the figures here (JSON)")
+    args = parser.parse_args(argv)
+    pg = None if args.no_pg or pg_reachable(args.pg) else args.pg
+    lines = feed(args.tables, args.rounds, args.seed)
+    results: dict[str, Any] = {"lines": len(lines), "rate": args.rate, "stores": {}}
+    with tempfile.TemporaryDirectory() as work:
+        stores = Stores(work, pg)
+        try:
+            for kind in stores.kinds():
+                batch = batch_rate(stores.fresh(kind, "batch"), lines)
+                follow = follow_rate(stores.fresh(kind, "follow"), lines, args.nats)
+                lat = latency(stores.fresh(kind, "latency"), lines, args.nats, args.rate)
+                results["stores"][kind] = {"batch_lines_s": round(batch),
+                                           "follow_lines_s": round(follow),
+                                           "follow_vs_batch": round(follow / batch, 2), **lat}
+        finally:
+            stores.drop_all()
+    print(f"{len(lines)} lines; latency at {args.rate:g} events/s\n")
+    print("| store | batch ingest (lines/s) | follow (lines/s) | follow / batch (>= 0.8) | "
+          "p50 (s) | p99 (s) (<= 1) | rounds with findings | rate reached |")
+    print("|---|---|---|---|---|---|---|---|")
+    for kind, r in results["stores"].items():
+        print(f"| {kind} | {r['batch_lines_s']:,} | {r['follow_lines_s']:,} | "
+              f"{r['follow_vs_batch']} | {r['p50_s']} | {r['p99_s']} | "
+              f"{r['rounds_with_findings']} | {r['achieved_rate']:,} |")
+    if args.out:
+        Path(args.out).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,14 @@
+"""Following the tables live: ``ledger ingest --follow`` and ``ledger projections update
+--follow``.
+
+- :mod:`ledger.live.sources`: a file followed across rotation, standard input, a NATS
+  JetStream stream (durable consumer), each read in batches bounded by count and time;
+- :mod:`ledger.live.follower`: store each batch with the batch ingest, acknowledge it only
+  after it is committed, judge and tell the findings, seal on a timer;
+- :mod:`ledger.live.judging`: the verify pass kept open over the log;
+- :mod:`ledger.live.lock`: one follower per store;
+- :mod:`ledger.live.metrics`: Prometheus health and metrics;
+- :mod:`ledger.live.publish`: a simulated property played in real time onto a stream;
+- :mod:`ledger.live.run`: the command line's values turned into a running follower;
+- :mod:`ledger.live.views`: ``ledger projections update --follow``.
+"""

@@ -1,0 +1,456 @@
+"""Where a follower reads feed lines: a file being appended, standard input, or a NATS
+JetStream stream.
+
+Every source hands out :class:`Batch` es of lines, bounded by count and by time
+(:class:`Bounds`), and is told when a batch is committed (:meth:`Source.committed`): only then
+does a file source record how far it has read, and a NATS source acknowledge the messages. A
+line read again after a crash is stored already and is skipped by the ingest as an exact
+duplicate (FEED §9), so a source may deliver a line twice but never loses one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO, Protocol
+from urllib.parse import urlsplit
+
+import nats
+from nats.errors import ConnectionClosedError, NoServersError
+from nats.errors import TimeoutError as NatsTimeout
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StorageType, StreamConfig
+from nats.js.errors import NotFoundError
+
+from ledger.feed.parse import MAX_LINE_BYTES
+from ledger.ingest import bounded_lines
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """How big a batch may grow: at most ``lines`` lines, closed ``seconds`` after its first."""
+
+    lines: int = 500
+    seconds: float = 0.2
+
+
+@dataclass
+class Line:
+    """One feed line and where it came from: its number (file line, or stream sequence) and
+    the table the source names for it (the NATS subject's last token; ``""`` for files)."""
+
+    number: int
+    text: bytes
+    table: str = ""
+    token: Any = None
+    """What the source needs to acknowledge it (a NATS message)."""
+
+
+@dataclass
+class Batch:
+    """Lines read together, committed together."""
+
+    lines: list[Line] = field(default_factory=list)
+    position: Any = None
+    """Where the source stands after these lines (a file offset)."""
+
+
+class SourceError(Exception):
+    """A source cannot be opened or read (exit 2)."""
+
+
+class Source(Protocol):
+    """What the follower reads from."""
+
+    name: str
+
+    async def open(self) -> None:
+        """Connect or open; :class:`SourceError` if it cannot."""
+
+    async def next_batch(self, bounds: Bounds) -> Batch | None:
+        """The next lines (an empty batch when none came within the bounds); ``None`` when the
+        source has ended (standard input closed)."""
+
+    async def committed(self, batch: Batch) -> None:
+        """The batch is stored: acknowledge it, or record how far the source was read."""
+
+    async def holding(self, batch: Batch) -> None:
+        """The batch cannot be stored yet (database unreachable): keep it from expiring."""
+
+    async def lag(self) -> float:
+        """How far the follower is behind the source (lines or bytes not read yet)."""
+
+    async def close(self) -> None:
+        """Disconnect or close."""
+
+
+# -- a file being appended ------------------------------------------------------------------
+
+
+class FileSource:
+    """A file that is being appended, followed across rotation (renamed away and created
+    again, or truncated).
+
+    Where it has read is recorded after each committed batch in ``STATE`` (JSON: the file's
+    device and inode, and the byte offset), written atomically; a follower started again
+    continues there if the file is the same, else from the start of the file now at the path.
+    """
+
+    poll_seconds = 0.05
+
+    def __init__(self, path: str, state_path: str | None = None) -> None:
+        self.name = path
+        self.path = Path(path)
+        self.state_path = Path(state_path) if state_path else Path(path + ".follow.json")
+        self._file: BinaryIO | None = None
+        self._identity: tuple[int, int] = (0, 0)
+        self._offset = 0
+        self._line_no = 0
+        self._partial = b""
+
+    async def open(self) -> None:
+        try:
+            self._open_at_path()
+        except OSError as exc:
+            raise SourceError(f"cannot open {self.name}: {exc.strerror or exc}") from None
+        saved = self._saved()
+        if saved is not None and tuple(saved["file"]) == self._identity:
+            assert self._file is not None
+            self._offset = int(saved["offset"])
+            self._line_no = int(saved["line"])
+            self._file.seek(self._offset)
+
+    def _open_at_path(self) -> None:
+        file = open(self.path, "rb")  # noqa: SIM115 - held for the follower's life
+        st = os.fstat(file.fileno())
+        if self._file is not None:
+            self._file.close()
+        self._file, self._identity = file, (st.st_dev, st.st_ino)
+        self._offset, self._line_no, self._partial = 0, 0, b""
+
+    def _saved(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads(self.state_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise SourceError(f"cannot read the follow state {self.state_path}: {exc}") from None
+        if not isinstance(data, dict) or not {"file", "offset", "line"} <= data.keys():
+            raise SourceError(f"the follow state {self.state_path} is not a follower's")
+        return data
+
+    async def next_batch(self, bounds: Bounds) -> Batch | None:
+        batch = Batch()
+        deadline: float | None = None
+        while len(batch.lines) < bounds.lines:
+            line = self._read_line()
+            if line is not None:
+                batch.lines.append(line)
+                if deadline is None:
+                    deadline = time.monotonic() + bounds.seconds
+                continue
+            if self._rotated():
+                continue
+            now = time.monotonic()
+            if deadline is None:
+                deadline = now + bounds.seconds
+            if now >= deadline:
+                break
+            await asyncio.sleep(min(self.poll_seconds, deadline - now))
+        batch.position = (self._identity, self._offset, self._line_no)
+        return batch
+
+    def _read_line(self) -> Line | None:
+        assert self._file is not None
+        chunk = self._file.readline(MAX_LINE_BYTES + 1 - len(self._partial))
+        if not chunk:
+            return None
+        text = self._partial + chunk
+        if not text.endswith(b"\n") and len(text) <= MAX_LINE_BYTES:
+            self._partial = text  # a line still being written: wait for its end
+            return None
+        self._partial = b""
+        self._offset += len(text)
+        self._line_no += 1
+        if not text.endswith(b"\n"):  # too long: cut (rejected as such), skip the rest of it
+            while (rest := self._file.readline(1 << 20)) and not rest.endswith(b"\n"):
+                self._offset += len(rest)
+            self._offset += len(rest)
+        return Line(self._line_no, text.rstrip(b"\r\n"))
+
+    def _rotated(self) -> bool:
+        """At the end of the open file: if another file now sits at the path (or this one was
+        truncated), go on with it from its start."""
+        assert self._file is not None
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return False  # moved away, not created again yet
+        if (st.st_dev, st.st_ino) != self._identity:
+            self._open_at_path()
+            return True
+        if st.st_size < self._offset:
+            self._file.seek(0)
+            self._offset, self._line_no, self._partial = 0, 0, b""
+            return True
+        return False
+
+    async def committed(self, batch: Batch) -> None:
+        if batch.position is None:
+            return
+        identity, offset, line = batch.position
+        temp = self.state_path.with_name(self.state_path.name + ".tmp")
+        temp.write_text(json.dumps({"file": list(identity), "offset": offset, "line": line}),
+                        encoding="utf-8")
+        os.replace(temp, self.state_path)
+
+    async def holding(self, batch: Batch) -> None:
+        return None
+
+    async def lag(self) -> float:
+        try:
+            return float(max(0, os.stat(self.path).st_size - self._offset))
+        except OSError:
+            return 0.0
+
+    async def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+# -- standard input -------------------------------------------------------------------------
+
+
+class StdinSource:
+    """Standard input, read by a thread (reads block) into a queue; ends when the input
+    closes. Nothing is recorded: a follower started again reads what it is then given."""
+
+    def __init__(self, stream: BinaryIO | None = None) -> None:
+        self.name = "-"
+        self._stream = stream if stream is not None else sys.stdin.buffer
+        self._queue: asyncio.Queue[Line | None] = asyncio.Queue()
+        self._ended = False
+
+    async def open(self) -> None:
+        loop = asyncio.get_running_loop()
+        threading.Thread(target=self._read, args=(loop,), daemon=True).start()
+
+    def _read(self, loop: asyncio.AbstractEventLoop) -> None:
+        for number, text in bounded_lines(self._stream):
+            loop.call_soon_threadsafe(self._queue.put_nowait, Line(number, text))
+        loop.call_soon_threadsafe(self._queue.put_nowait, None)
+
+    async def next_batch(self, bounds: Bounds) -> Batch | None:
+        if self._ended:
+            return None
+        batch = Batch()
+        deadline = time.monotonic() + bounds.seconds
+        while len(batch.lines) < bounds.lines:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            try:
+                line = await asyncio.wait_for(self._queue.get(), remaining)
+            except TimeoutError:
+                break
+            if line is None:
+                self._ended = True
+                break
+            batch.lines.append(line)
+        return batch
+
+    async def committed(self, batch: Batch) -> None:
+        return None
+
+    async def holding(self, batch: Batch) -> None:
+        return None
+
+    async def lag(self) -> float:
+        return float(self._queue.qsize())
+
+    async def close(self) -> None:
+        return None
+
+
+# -- NATS JetStream -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NatsAddress:
+    """``nats://HOST:PORT/STREAM``: the server and the stream (subjects ``STREAM.<table>``)."""
+
+    server: str
+    stream: str
+
+    @classmethod
+    def parse(cls, url: str) -> NatsAddress:
+        """Split a NATS source URL; ``ValueError`` with the expected form if it is not one."""
+        parts = urlsplit(url)
+        stream = parts.path.strip("/")
+        if parts.scheme != "nats" or not parts.hostname or not stream or "/" in stream or \
+                not stream.replace("-", "").replace("_", "").isalnum():
+            raise ValueError(f"{url!r} is not nats://HOST:PORT/STREAM (STREAM: letters, digits, "
+                             "- and _)")
+        return cls(f"nats://{parts.netloc}", stream)
+
+    @property
+    def subjects(self) -> str:
+        """The stream's subjects: one per table."""
+        return f"{self.stream}.>"
+
+
+async def connect_nats(server: str, *, name: str,
+                       say: Callable[[str], None] | None = None) -> Any:
+    """A NATS connection that reconnects for ever (a broker restart is waited out, and said
+    once through ``say``); :class:`SourceError` if the server cannot be reached at start."""
+    parts = urlsplit(server)
+    try:  # the client retries a first connection for ever too: fail at once instead
+        socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 4222), 3).close()
+    except OSError as exc:
+        raise SourceError(f"cannot reach NATS at {server}: {exc.strerror or exc}") from None
+    tell = say if say is not None else (lambda text: None)
+
+    async def error(exc: Exception) -> None:
+        tell(f"NATS: {exc or type(exc).__name__}")
+
+    async def disconnected() -> None:
+        tell(f"NATS at {server} went away; reconnecting (nothing is acknowledged meanwhile)")
+
+    async def reconnected() -> None:
+        tell(f"NATS at {server} is back")
+
+    try:
+        return await nats.connect(server, name=name, connect_timeout=3,
+                                  max_reconnect_attempts=-1, reconnect_time_wait=0.5,
+                                  allow_reconnect=True, error_cb=error,
+                                  disconnected_cb=disconnected, reconnected_cb=reconnected)
+    except (NoServersError, OSError, TimeoutError) as exc:
+        raise SourceError(f"cannot reach NATS at {server}: {exc or type(exc).__name__}") from None
+
+
+async def ensure_stream(js: Any, address: NatsAddress) -> None:
+    """Create the stream (file storage, subjects ``STREAM.>``) when it does not exist."""
+    try:
+        await js.stream_info(address.stream)
+    except NotFoundError:
+        await js.add_stream(StreamConfig(name=address.stream, subjects=[address.subjects],
+                                         storage=StorageType.FILE))
+
+
+class NatsSource:
+    """A JetStream stream read through a durable pull consumer.
+
+    Messages are acknowledged only after their lines are committed (the batch's last message,
+    with the "all" policy: the batches are committed in stream order). At start the consumer is
+    set up again from its acknowledged floor, so what was delivered and not acknowledged before
+    a crash comes again at once and in stream order (not after the acknowledgement timeout and
+    out of order); those lines are duplicates of what was stored, or new.
+    """
+
+    ack_wait_seconds = 60.0
+
+    def __init__(self, url: str, durable: str = "ledger-follower") -> None:
+        self.name = url
+        self.address = NatsAddress.parse(url)
+        self.durable = durable
+        self.nc: Any = None
+        self.js: Any = None
+        self._sub: Any = None
+        self.say: Callable[[str], None] = lambda text: None
+        """Where the connection's events are told (the follower's log)."""
+
+    async def open(self) -> None:
+        self.nc = await connect_nats(self.address.server, name=f"ledger follower {self.durable}",
+                                     say=self.say)
+        self.js = self.nc.jetstream()
+        await ensure_stream(self.js, self.address)
+        start = await self._resume_point()
+        config = ConsumerConfig(
+            durable_name=self.durable, ack_policy=AckPolicy.ALL,
+            ack_wait=self.ack_wait_seconds, max_ack_pending=20_000, filter_subject=self.address.subjects,
+            deliver_policy=DeliverPolicy.BY_START_SEQUENCE if start > 1 else DeliverPolicy.ALL,
+            opt_start_seq=start if start > 1 else None)
+        self._sub = await self.js.pull_subscribe(self.address.subjects, durable=self.durable,
+                                                 stream=self.address.stream, config=config)
+
+    async def _resume_point(self) -> int:
+        """The first stream sequence not acknowledged by the durable consumer (1 if there is no
+        consumer yet); the old consumer is removed, to be created again from there."""
+        try:
+            info = await self.js.consumer_info(self.address.stream, self.durable)
+        except NotFoundError:
+            return 1
+        start = int(info.ack_floor.stream_seq) + 1
+        await self.js.delete_consumer(self.address.stream, self.durable)
+        return start
+
+    async def next_batch(self, bounds: Bounds) -> Batch | None:
+        """Fetch until ``bounds.lines`` messages or ``bounds.seconds`` after the first one (a
+        fetch alone returns whatever is there at once, often one message)."""
+        batch = Batch()
+        deadline: float | None = None
+        while len(batch.lines) < bounds.lines:
+            now = time.monotonic()
+            remaining = bounds.seconds if deadline is None else deadline - now
+            if remaining <= 0.001:
+                break
+            try:
+                msgs = await self._sub.fetch(batch=bounds.lines - len(batch.lines),
+                                             timeout=remaining)
+            except (NatsTimeout, TimeoutError):
+                break
+            except ConnectionClosedError as exc:
+                raise SourceError(f"the NATS connection closed: {exc}") from None
+            if deadline is None:
+                deadline = time.monotonic() + bounds.seconds
+            for msg in msgs:
+                table = msg.subject.rsplit(".", 1)[-1] if "." in msg.subject else ""
+                batch.lines.append(Line(int(msg.metadata.sequence.stream), bytes(msg.data),
+                                        table, msg))
+        return batch
+
+    async def committed(self, batch: Batch) -> None:
+        """Acknowledge the batch's last message: the consumer acknowledges all (every earlier
+        one is committed too, in stream order)."""
+        if batch.lines:
+            await batch.lines[-1].token.ack()
+
+    async def holding(self, batch: Batch) -> None:
+        for line in batch.lines:
+            with contextlib.suppress(Exception):
+                await line.token.in_progress()
+
+    async def lag(self) -> float:
+        try:
+            info = await self.js.consumer_info(self.address.stream, self.durable)
+        except Exception:
+            return 0.0
+        return float(info.num_pending)
+
+    async def close(self) -> None:
+        if self.nc is not None:
+            with contextlib.suppress(Exception):
+                await self.nc.flush(timeout=5)  # the acknowledgements are out
+            with contextlib.suppress(Exception):
+                await self.nc.close()
+
+
+def open_source(spec: str, *, state: str | None = None, durable: str = "ledger-follower") -> Source:
+    """The source a ``--follow`` value names: ``-``, ``nats://…``, or a file path."""
+    if spec == "-":
+        return StdinSource()
+    if spec.startswith("nats://"):
+        try:
+            return NatsSource(spec, durable)
+        except ValueError as exc:
+            raise SourceError(str(exc)) from None
+    return FileSource(spec, state)

@@ -1,0 +1,141 @@
+"""Shared parts of the live tests: a simulated feed with injected errors, a real NATS server
+with JetStream (``LEDGER_TEST_NATS``, default ``nats://127.0.0.1:4222``; skipped without one,
+required under ``CI=true``), a unique stream per test, deleted afterwards."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import nats
+import pytest
+
+from ledger.chain import CHAIN_TOPIC
+from ledger.games import GAMES
+from ledger.ingest import Ingestor
+from ledger.live.follower import Follower, FollowOptions
+from ledger.live.publish import publish_lines
+from ledger.live.sources import Bounds, Source
+from ledger.simulate import simulate
+from ledger.store import LedgerApp, open_ledger
+
+NATS_BASE = os.environ.get("LEDGER_TEST_NATS", "nats://127.0.0.1:4222")
+
+
+def feed_lines(rounds: int = 6, seed: int = 7, error_rate: float = 0.3) -> list[bytes]:
+    """A small simulated property (one table of each game), as feed lines."""
+    sim = simulate([GAMES[k] for k in ("RL", "FPC", "3CB", "SP9", "STUD", "MJ")], rounds=rounds,
+                   tables=1, seed=seed, error_rate=error_rate)
+    return [json.dumps(line, separators=(",", ":")).encode() for line in sim.lines]
+
+
+@pytest.fixture(scope="session")
+def lines() -> list[bytes]:
+    """The feed most live tests follow (about 2,000 lines, findings included)."""
+    return feed_lines()
+
+
+def _nats_problem() -> str | None:
+    parts = urlsplit(NATS_BASE)
+    try:
+        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 4222), 2):
+            return None
+    except OSError as exc:
+        return str(exc)
+
+
+def require_nats() -> str:
+    """The test server's URL; skip without one, or fail under CI=true."""
+    problem = _nats_problem()
+    if problem is None:
+        return NATS_BASE
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"NATS is required under CI=true and is not reachable at {NATS_BASE}: {problem}")
+    pytest.skip(f"no NATS at {NATS_BASE}: {problem}")
+
+
+@pytest.fixture
+def stream() -> Iterator[str]:
+    """``nats://HOST:PORT/STREAM`` of a stream unique to the test, deleted afterwards."""
+    base = require_nats()
+    name = "T" + uuid.uuid4().hex[:12]
+    yield f"{base}/{name}"
+
+    async def drop() -> None:
+        nc = await nats.connect(base)
+        try:
+            js = nc.jetstream()
+            with contextlib.suppress(Exception):
+                await js.delete_stream(name)
+        finally:
+            await nc.close()
+
+    asyncio.run(drop())
+
+
+async def publish(url: str, lines: list[bytes]) -> None:
+    """Publish feed lines to ``STREAM.<table>`` (the simulator's publisher, at full speed)."""
+    await publish_lines(url, lines)
+
+
+class Captured:
+    """A text sink the follower writes its findings (or its log) to."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.parts.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        return [json.loads(x) for x in "".join(self.parts).splitlines() if x.strip()]
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+def run_follower(app: LedgerApp, source: Source, *, idle: float = 0.6,
+                 bounds: Bounds = Bounds(200, 0.05), **options: Any) -> tuple[Follower, int]:
+    """Run a follower in this process until it is idle for ``idle`` seconds."""
+    follower = Follower(app, source, options=FollowOptions(bounds, idle_exit=idle, **options),
+                        out=Captured(), log=Captured(), rejects=Captured())
+    code = asyncio.run(follower.run())
+    return follower, code
+
+
+def store_rows(url: str) -> list[tuple[str, int, str, bytes]]:
+    """Every stored row but the chain links (whose batching differs): aggregate, version,
+    topic and content, in aggregate and version order."""
+    app = open_ledger(url, create=False)
+    try:
+        rows = [(oid, version, topic, app.ledger_mapper.open_state(state)[1])
+                for page in app.rows() for _, oid, version, topic, state in page
+                if topic != CHAIN_TOPIC]
+    finally:
+        app.close()
+    return sorted(rows)
+
+
+def batch_store(path: Path, lines: list[bytes]) -> str:
+    """A store made by one batch ingest of ``lines``; its URL."""
+    url = f"sqlite:///{path}"
+    app = open_ledger(url)
+    try:
+        Ingestor(app).ingest(enumerate(lines, 1))
+    finally:
+        app.close()
+    return url
