@@ -1,4 +1,9 @@
-"""Shared fixtures: a fresh ledger on SQLite and on a real PostgreSQL.
+"""Shared fixtures: a fresh ledger on SQLite and on a real PostgreSQL; the two tiers.
+
+A bare ``pytest`` is the developer's tier: every module exercised, on both stores, in about a
+minute of CPU. Tests marked ``slow`` (long simulations, valgrind, many real subprocesses) are
+left out of it, and run by ``pytest -m slow`` (only them), ``pytest --all`` (everything, the
+README's command) and under ``CI=true`` (everything).
 
 PostgreSQL tests use a fresh schema per test on ``LEDGER_TEST_PG`` (default
 ``postgresql://postgres@127.0.0.1:5432/test``). Without a server they are skipped — except
@@ -33,6 +38,21 @@ EXAMPLES = _find_examples()
 """shared/examples beside the checkout (binding), else the vendored copy. Test modules read it
 from ``LEDGER_EXAMPLES``, which this conftest sets before they are imported."""
 os.environ["LEDGER_EXAMPLES"] = str(EXAMPLES)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--all", action="store_true", dest="all_tiers",
+                     help="run the slow tier too (as CI=true does)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave the ``slow`` tier out unless asked for (``--all``, ``-m …`` or ``CI=true``)."""
+    if config.getoption("all_tiers") or config.option.markexpr or os.environ.get("CI") == "true":
+        return
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
 
 
 def _pg_available() -> str | None:

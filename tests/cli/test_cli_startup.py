@@ -62,14 +62,14 @@ def test_every_listed_command_builds_with_the_listed_help() -> None:
         assert root.get_command(typer.Context(root), entry.name) is root.commands[entry.name]
 
 
-def test_short_version_flag(ledger_cli: Any) -> None:
-    ran = ledger_cli("-V")
+def test_short_version_flag(ledger_real: Any, ledger_cli: Any) -> None:
+    ran = ledger_real("-V")
     assert ran.code == 0 and ran.stdout.startswith("ledger ")
-    assert ledger_cli("--version").stdout == ran.stdout
+    assert ledger_cli("--version").stdout == ran.stdout == ledger_cli("-V").stdout
 
 
-def test_a_usage_error_is_one_line_and_exit_2(ledger_cli: Any) -> None:
-    ran = ledger_cli("verify", "--no-such-option")
+def test_a_usage_error_is_one_line_and_exit_2(ledger_real: Any, ledger_cli: Any) -> None:
+    ran = ledger_real("verify", "--no-such-option")
     assert ran.code == 2
     assert ran.stderr.count("\n") == 1
     assert ran.stderr.startswith("error: No such option: --no-such-option")
