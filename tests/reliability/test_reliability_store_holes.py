@@ -29,6 +29,14 @@ from ledger.round import round_id
 from ledger.store import open_ledger
 from ledger.verify.engine import verify_store
 
+
+@pytest.fixture
+def cli(cli_in_process):
+    """``ledger`` in this process (tests/reliability/conftest.py): these tests check what the
+    commands print and exit with, not the process."""
+    return cli_in_process
+
+
 runner = CliRunner()
 
 
