@@ -85,17 +85,34 @@ def _drop_schema(schema: str) -> None:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A URL of an empty ledger database, on each backend."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'ledger.db'}"
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+def _empty_url(backend: str, folder: Path) -> Iterator[str]:
+    """A URL of an empty ledger database on ``backend`` (a file in ``folder``, or a fresh
+    PostgreSQL schema dropped afterwards)."""
+    if backend == "sqlite":
+        yield f"sqlite:///{folder / 'ledger.db'}"
         return
     require_postgres()
     schema = "t_" + uuid.uuid4().hex[:12]
     sep = "&" if "?" in PG_BASE else "?"
     yield f"{PG_BASE}{sep}schema={schema}"
     _drop_schema(schema)
+
+
+@pytest.fixture(params=BACKENDS)
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A URL of an empty ledger database, on each backend."""
+    yield from _empty_url(request.param, tmp_path)
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def module_db_url(request: pytest.FixtureRequest,
+                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Like ``db_url``, but one per test module and backend: for a store that is expensive to
+    build and that the module's tests only read (build it in a module-scoped fixture)."""
+    yield from _empty_url(request.param, tmp_path_factory.mktemp("module-store"))
 
 
 @pytest.fixture
