@@ -90,3 +90,19 @@ def test_ledger_alone_still_prints_the_help(ledger_cli: Any) -> None:
     ran = ledger_cli()
     assert ran.code == 2
     assert "Usage: ledger" in ran.stdout + ran.stderr and "verify" in ran.stdout + ran.stderr
+
+
+def test_the_package_loads_its_public_names_on_first_use() -> None:
+    probe = ("import sys, ledger\n"
+             "assert 'ledger.store' not in sys.modules and 'ledger.errors' not in sys.modules\n"
+             "from ledger import Ingestor, open_ledger, verify_store\n"
+             "import ledger.store, ledger.ingest, ledger.verify.engine\n"
+             "assert open_ledger is ledger.store.open_ledger and Ingestor is ledger.ingest.Ingestor\n"
+             "assert verify_store is ledger.verify.engine.verify_store\n"
+             "assert set(ledger.__all__) <= set(dir(ledger))\n"
+             "try:\n    ledger.nothing_of_that_name\n"
+             "except AttributeError as exc:\n    print(exc)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "no attribute 'nothing_of_that_name'" in done.stdout
