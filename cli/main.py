@@ -94,7 +94,7 @@ class LedgerGroup(TyperGroup):
                         ) -> tuple[str | None, _click.Command | None, list[str]]:
         """Load the command about to run (its module is imported here, not before)."""
         if args and args[0] in self.commands:
-            self.commands[args[0]]
+            _LOADED.setdefault(args[0], self.commands[args[0]])
         return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: Any) -> Any:
