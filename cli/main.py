@@ -4,26 +4,37 @@ Each module of ``cli/`` that defines ``COMMANDS`` (functions, or ``typer.Typer``
 ``ledger projections``) is registered here, in the order of its ``ORDER``; adding a command is
 adding a module, without touching this file.
 
+Start-up costs only what the command uses: the commands are found by reading the source of
+``cli/`` (:func:`command_manifest`, with ``ast``: name, module, order and help text), and a
+command's module, with the heavy parts of ``ledger`` it imports, is imported only when that
+command runs (:class:`LazyCommands`). ``ledger --version`` imports none of them and
+``ledger --help`` lists them from the manifest. A module whose ``COMMANDS`` cannot be read
+without running it is imported at once, as before.
+
 :class:`LedgerGroup` applies the operations contract of ``cli.contract`` to every command: an
-exception a command does not handle becomes one line on stderr and exit 2 (a store problem) or
-4 (a bug), with the error object on stdout under ``--json``.
+exception a command does not handle becomes one line on stderr and exit 2 (a store problem or a
+usage error) or 4 (a bug), with the error object on stdout under ``--json``.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 import importlib
+import inspect
 import os
 import pkgutil
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, MutableMapping, Sequence
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
-from typing import Annotated, Any
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
 
 import typer
-from eventsourcing.persistence import InterfaceError, OperationalError, ProgrammingError
 from typer import _click
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 import cli
 from cli.contract import (
@@ -33,8 +44,6 @@ from cli.contract import (
     EXIT_USAGE,
     begin,
     debug,
-    error_object,
-    print_json,
     report_error,
     state,
 )
@@ -46,7 +55,12 @@ def _exit_codes_help() -> str:
 
 
 class LedgerGroup(TyperGroup):
-    """The root group: records the arguments and maps unhandled exceptions to exit codes."""
+    """The root group: records the arguments, finds its commands lazily (:class:`LazyCommands`)
+    and maps usage errors and unhandled exceptions to one line and an exit code."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands = LazyCommands(self.commands)
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
@@ -57,6 +71,32 @@ class LedgerGroup(TyperGroup):
         return super().main(args=argv, prog_name=prog_name or "ledger", complete_var=complete_var,
                             standalone_mode=standalone_mode,
                             windows_expand_args=windows_expand_args, **extra)
+
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: _click.Context | None = None, **extra: Any) -> _click.Context:
+        """Parse the root options; a usage error there is one line and exit 2."""
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except _click.exceptions.ClickException as exc:
+            _usage_error(exc)
+
+    def get_command(self, ctx: _click.Context, cmd_name: str) -> _click.Command | None:
+        """The command if it was loaded, else a stub with its name and help (for listings)."""
+        commands = self.commands
+        if isinstance(commands, LazyCommands):
+            return commands.loaded_or_stub(cmd_name)
+        return commands.get(cmd_name)
+
+    def list_commands(self, ctx: _click.Context) -> list[str]:
+        """The names, in order, without building the commands."""
+        return list(self.commands)
+
+    def resolve_command(self, ctx: _click.Context, args: list[str]
+                        ) -> tuple[str | None, _click.Command | None, list[str]]:
+        """Load the command about to run (its module is imported here, not before)."""
+        if args and args[0] in self.commands:
+            _LOADED.setdefault(args[0], self.commands[args[0]])
+        return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: Any) -> Any:
         """Invoke the sub-command; unhandled exceptions become one line and an exit code."""
@@ -72,12 +112,10 @@ class LedgerGroup(TyperGroup):
             _damaged(exc)
             report_error(str(exc), EXIT_USAGE)
             raise typer.Exit(code=EXIT_USAGE) from None
+        except _click.exceptions.ClickException as exc:  # bad option or value
+            _usage_error(exc)
         except Exception as exc:
             _damaged(exc)
-            if isinstance(exc, _click.ClickException):  # bad option or value: typer prints it
-                if state.argv and "--json" in state.argv and not state.json_printed:
-                    print_json(error_object(exc.format_message(), exc.exit_code))
-                raise
             store = _store_problem(exc)
             if store is not None:
                 report_error(store, EXIT_USAGE)
@@ -88,6 +126,19 @@ class LedgerGroup(TyperGroup):
                          "rerun with --debug (or LEDGER_DEBUG=1) for the traceback and report it",
                          EXIT_INTERNAL, prefix="internal error")
             raise typer.Exit(code=EXIT_INTERNAL) from None
+
+
+def _usage_error(exc: _click.exceptions.ClickException) -> NoReturn:
+    """Word a usage error as every other error (one line, the error object under ``--json``)
+    and exit 2; ``ledger`` alone still prints the help."""
+    if isinstance(exc, _click.exceptions.NoArgsIsHelpError):
+        raise exc
+    message = " ".join(exc.format_message().split())
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, _click.exceptions.UsageError) and ctx is not None:
+        message += f" (see `{ctx.command_path} --help`)"
+    report_error(message, EXIT_USAGE)
+    raise typer.Exit(code=EXIT_USAGE) from None
 
 
 _PLAIN = {"str": "TEXT", "int": "N", "float": "NUMBER", "int range": "N",
@@ -135,6 +186,8 @@ def _store_problem(exc: BaseException) -> str | None:
         import psycopg
     except ImportError:  # pragma: no cover - psycopg is a dependency
         psycopg = None  # type: ignore[assignment]
+    from eventsourcing.persistence import InterfaceError, OperationalError, ProgrammingError
+
     text = _one_line(exc)
     if (psycopg is not None and isinstance(exc, psycopg.errors.InsufficientPrivilege)) or (
             isinstance(exc, ProgrammingError) and "permission denied" in text):
@@ -181,7 +234,7 @@ def root(
         "--debug", help="Show the traceback of an internal error (also LEDGER_DEBUG=1).")
     ] = False,
     version: Annotated[bool, typer.Option(
-        "--version", callback=_version, is_eager=True, help="Print the version and exit.")
+        "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
 ) -> None:
     """Event-sourced audit and settlement ledger for Macau table games."""
@@ -191,21 +244,177 @@ def root(
         ctx.meta["ledger.db"] = db
 
 
-def _register(root: typer.Typer) -> None:
-    modules: list[Any] = []
+@dataclass(frozen=True)
+class CommandEntry:
+    """One command of ``ledger`` as its module's source declares it, before it is imported."""
+
+    name: str
+    module: str
+    order: int
+    help: str
+    group: bool
+    """A ``typer.Typer`` group (``ledger projections …``), listed after the plain commands."""
+    attribute: str
+    """The name of the function or group in its module."""
+
+    def load(self) -> _click.Command:
+        """Import the module and build this command (typer reads the signature here)."""
+        module = importlib.import_module(self.module)
+        return _built(getattr(module, self.attribute))[self.name]
+
+    def stub(self) -> _click.Command:
+        """A command with this entry's name and help only: what a listing needs."""
+        return TyperCommand(name=self.name, help=self.help, callback=None)
+
+
+def _built(*commands: Any) -> dict[str, _click.Command]:
+    """The click commands typer builds for these functions and groups, by name."""
+    holder = typer.Typer()
+    holder.callback()(_no_options)
+    for command in commands:
+        if isinstance(command, typer.Typer):
+            holder.add_typer(command)
+        else:
+            holder.command()(command)
+    built = typer.main.get_command(holder)
+    return dict(getattr(built, "commands", {}))
+
+
+def _no_options() -> None:
+    """The callback of the holder group :func:`_built` makes (a group, even of one command)."""
+
+
+class _Unreadable(Exception):
+    """A module whose commands cannot be read from its source alone."""
+
+
+def _literal_str(node: ast.expr | None) -> str:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    raise _Unreadable
+
+
+def _entries_from_source(module: str, tree: ast.Module) -> list[CommandEntry]:
+    """The commands ``tree`` declares in ``COMMANDS`` (and ``ORDER``), read without running it.
+
+    Raises :class:`_Unreadable` for anything other than the plain forms: functions (with an
+    optional ``f.__name__ = "name"``) and ``x = typer.Typer(name=..., help=...)``.
+    """
+    order, listed = 100, None
+    functions: dict[str, str] = {}
+    renamed: dict[str, str] = {}
+    groups: dict[str, tuple[str, str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            functions[node.name] = inspect.cleandoc(ast.get_docstring(node) or "")
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+            if isinstance(target, ast.Name) and target.id == "ORDER":
+                order = ast.literal_eval(value)
+            elif isinstance(target, ast.Name) and target.id == "COMMANDS":
+                if not isinstance(value, ast.List | ast.Tuple):
+                    raise _Unreadable
+                listed = [e.id if isinstance(e, ast.Name) else "" for e in value.elts]
+            elif (isinstance(target, ast.Attribute) and target.attr == "__name__"
+                  and isinstance(target.value, ast.Name)):
+                renamed[target.value.id] = _literal_str(value)
+            elif (isinstance(target, ast.Name) and isinstance(value, ast.Call)
+                  and ast.unparse(value.func) == "typer.Typer"):
+                kw = {k.arg: k.value for k in value.keywords}
+                groups[target.id] = (_literal_str(kw.get("name")),
+                                     inspect.cleandoc(_literal_str(kw.get("help"))))
+    if listed is None:
+        return []
+    entries = []
+    for attribute in listed:
+        if attribute in groups:
+            name, text = groups[attribute]
+            entries.append(CommandEntry(name, module, order, text, True, attribute))
+        elif attribute in functions:
+            name = typer.main.get_command_name(renamed.get(attribute, attribute))
+            entries.append(CommandEntry(name, module, order, functions[attribute], False,
+                                        attribute))
+        else:
+            raise _Unreadable
+    return entries
+
+
+def _entries_from_import(module_name: str) -> list[CommandEntry]:
+    """The commands of a module whose source cannot be read alone: imported, as before."""
+    module = importlib.import_module(module_name)
+    entries = []
+    order = getattr(module, "ORDER", 100)
+    for command in getattr(module, "COMMANDS", []):
+        attribute = next(k for k, v in vars(module).items() if v is command)
+        for name, built in _built(command).items():
+            entries.append(CommandEntry(name, module_name, order, built.help or "",
+                                        isinstance(command, typer.Typer), attribute))
+    return entries
+
+
+@functools.cache
+def command_manifest() -> tuple[CommandEntry, ...]:
+    """Every command of ``ledger``, in the order of ``ledger --help``: plain commands by
+    (``ORDER``, module), then groups the same way (as typer lists them)."""
+    entries: list[CommandEntry] = []
     for info in pkgutil.iter_modules(cli.__path__):
-        module = importlib.import_module(f"cli.{info.name}")
-        if hasattr(module, "COMMANDS"):
-            modules.append(module)
-    for module in sorted(modules, key=lambda m: (getattr(m, "ORDER", 100), m.__name__)):
-        for command in module.COMMANDS:
-            if isinstance(command, typer.Typer):
-                root.add_typer(command)
-            else:
-                root.command()(command)
+        name = f"cli.{info.name}"
+        path = Path(cli.__path__[0]) / f"{info.name}.py"
+        source = path.read_text(encoding="utf-8") if path.is_file() else ""
+        if "COMMANDS" not in source and path.is_file():
+            continue
+        try:
+            entries += _entries_from_source(name, ast.parse(source))
+        except (_Unreadable, ValueError, SyntaxError):
+            entries += _entries_from_import(name)
+    return tuple(sorted(entries, key=lambda e: (e.group, e.order, e.module)))
 
 
-_register(app)
+_LOADED: dict[str, _click.Command] = {}
+"""Commands built so far in this process (``CliRunner`` tests run many commands in one)."""
+
+
+class LazyCommands(MutableMapping[str, _click.Command]):
+    """The root group's commands: names from :func:`command_manifest`, each command built (its
+    module imported) the first time it is looked up by name."""
+
+    def __init__(self, extra: MutableMapping[str, _click.Command]) -> None:
+        self._extra = dict(extra)
+
+    def _entries(self) -> dict[str, CommandEntry]:
+        return {e.name: e for e in command_manifest()}
+
+    def __getitem__(self, name: str) -> _click.Command:
+        if name in self._extra:
+            return self._extra[name]
+        if name not in _LOADED:
+            _LOADED[name] = self._entries()[name].load()
+        return _LOADED[name]
+
+    def loaded_or_stub(self, name: str) -> _click.Command | None:
+        """The built command if it was built, else a stub for listings; ``None`` if unknown."""
+        if name in self._extra:
+            return self._extra[name]
+        if name in _LOADED:
+            return _LOADED[name]
+        entry = self._entries().get(name)
+        return entry.stub() if entry is not None else None
+
+    def __setitem__(self, name: str, command: _click.Command) -> None:
+        self._extra[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._extra[name]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._entries()
+        yield from (n for n in self._extra if n not in self._entries())
+
+    def __len__(self) -> int:
+        return len(set(self._entries()) | set(self._extra))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._extra or name in self._entries()
 
 
 def main() -> None:

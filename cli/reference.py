@@ -15,6 +15,7 @@ from typing import Any
 import typer
 
 from cli.contract import EXIT_CODES
+from cli.main import app
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "CLI.md"
 
@@ -140,8 +141,6 @@ def _command(path: list[str], cmd: Any, parent: Any) -> list[str]:
 
 def render() -> str:
     """docs/CLI.md as the commands describe themselves."""
-    from cli.main import app  # cli.main discovers every cli module, this one included
-
     root = typer.main.get_command(app)
     ctx = typer.Context(root, info_name="ledger")
     out = [_INTRO, _exit_codes(), _JSON, "## Global options", "",

@@ -16,10 +16,11 @@ three forms, which may be combined with ``;`` or ``/``:
 heading). :func:`heading_anchor` finds that heading in a Markdown text and gives its anchor as
 GitHub renders it. Markers such as ``[I]`` and remarks in parentheses are ignored.
 
->>> resolve("STUD art. 9(5); RULES §8.6 P2")
-[Ref(doc='docs/games/STUD.md', key='art. 9'), Ref(doc='docs/games/STUD.md', key='P2')]
+>>> resolve("STUD art. 9(5); RULES §8.6 P2")  # doctest: +NORMALIZE_WHITESPACE
+[Ref(doc='docs/games/STUD.md', key='art. 9'), Ref(doc='docs/games/STUD.md', key='§8.6'),
+ Ref(doc='docs/games/STUD.md', key='P2')]
 >>> resolve("RULES §8 G3")
-[Ref(doc='docs/RULES.md', key='G3')]
+[Ref(doc='docs/RULES.md', key='§8'), Ref(doc='docs/RULES.md', key='G3')]
 >>> heading_anchor("# T\\n## §10 Verify\\n", "§10")
 '10-verify'
 """

@@ -1,4 +1,9 @@
-"""Shared fixtures: a fresh ledger on SQLite and on a real PostgreSQL.
+"""Shared fixtures: a fresh ledger on SQLite and on a real PostgreSQL; the two tiers.
+
+A bare ``pytest`` is the developer's tier: every module exercised, on both stores, in about a
+minute of CPU. Tests marked ``slow`` (long simulations, valgrind, many real subprocesses) are
+left out of it, and run by ``pytest -m slow`` (only them), ``pytest --all`` (everything, the
+README's command) and under ``CI=true`` (everything).
 
 PostgreSQL tests use a fresh schema per test on ``LEDGER_TEST_PG`` (default
 ``postgresql://postgres@127.0.0.1:5432/test``). Without a server they are skipped — except
@@ -35,6 +40,21 @@ from ``LEDGER_EXAMPLES``, which this conftest sets before they are imported."""
 os.environ["LEDGER_EXAMPLES"] = str(EXAMPLES)
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--all", action="store_true", dest="all_tiers",
+                     help="run the slow tier too (as CI=true does)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave the ``slow`` tier out unless asked for (``--all``, ``-m …`` or ``CI=true``)."""
+    if config.getoption("all_tiers") or config.option.markexpr or os.environ.get("CI") == "true":
+        return
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+
+
 def _pg_available() -> str | None:
     try:
         import psycopg
@@ -65,17 +85,34 @@ def _drop_schema(schema: str) -> None:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A URL of an empty ledger database, on each backend."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'ledger.db'}"
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+def _empty_url(backend: str, folder: Path) -> Iterator[str]:
+    """A URL of an empty ledger database on ``backend`` (a file in ``folder``, or a fresh
+    PostgreSQL schema dropped afterwards)."""
+    if backend == "sqlite":
+        yield f"sqlite:///{folder / 'ledger.db'}"
         return
     require_postgres()
     schema = "t_" + uuid.uuid4().hex[:12]
     sep = "&" if "?" in PG_BASE else "?"
     yield f"{PG_BASE}{sep}schema={schema}"
     _drop_schema(schema)
+
+
+@pytest.fixture(params=BACKENDS)
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A URL of an empty ledger database, on each backend."""
+    yield from _empty_url(request.param, tmp_path)
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def module_db_url(request: pytest.FixtureRequest,
+                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Like ``db_url``, but one per test module and backend: for a store that is expensive to
+    build and that the module's tests only read (build it in a module-scoped fixture)."""
+    yield from _empty_url(request.param, tmp_path_factory.mktemp("module-store"))
 
 
 @pytest.fixture

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -52,6 +54,7 @@ def test_the_harness_runs_on_a_tiny_feed_and_writes_its_json(tmp_path: Path) -> 
     assert not list(tmp_path.glob("ledger-bench-*"))  # the work folder is removed
 
 
+@pytest.mark.slow
 def test_the_resumable_bench_alone(tmp_path: Path) -> None:
     """``python -m bench.resumable``: its help, and a tiny run of every measurement."""
     helped = subprocess.run([sys.executable, "-m", "bench.resumable", "--help"], cwd=ROOT,

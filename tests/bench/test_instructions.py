@@ -1,7 +1,8 @@
 """``python -m bench.instructions``: valgrind's counts read right, and a real count of verify.
 
 The real count needs valgrind (``apt-get install valgrind``): skipped without it, required under
-``CI=true`` (``.ci/run`` installs it).
+``CI=true`` (``.ci/run`` installs it). It takes minutes of CPU, so it belongs to the ``slow``
+tier (``pytest -m slow``, ``pytest --all``, CI); the rest of this file is instant.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ def test_cache_sizes_are_whole_numbers() -> None:
     assert sizes["l2_bytes"] > sizes["l1d_bytes"] > 0 and sizes["l1d_line"] == 64
 
 
+@pytest.mark.slow
 def test_verify_is_counted_under_valgrind(tmp_path: Path) -> None:
     if shutil.which("valgrind") is None:
         if os.environ.get("CI") == "true":

@@ -1,10 +1,13 @@
-"""Fixtures for CLI tests: the installed ``ledger`` console script run as a scheduled job or a
-user would (``ledger_cli``), each ``--json`` output checked against docs/schemas
-(``json_schema``), and PostgreSQL stores initialised with roles of unique names
-(``deployment``), dropped afterwards."""
+"""Fixtures for CLI tests: ``ledger ARGS`` run in this process through typer's test runner
+(``ledger_cli``: the same root group, exit-code mapping, environment, working folder and
+standard input as the console script, without a second of imports per call), the installed
+console script in a real subprocess for the few tests that need one per command
+(``ledger_process``: signals, the real exit status, a fresh interpreter), and each ``--json``
+output checked against docs/schemas (``json_schema``)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -14,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 LEDGER = str(Path(sys.executable).with_name("ledger"))
 SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schemas"
@@ -31,14 +35,34 @@ class Ran:
         return json.loads(self.stdout)
 
 
-def ledger(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
-           stdin: str | None = None) -> Ran:
-    """Run ``ledger ARGS`` in a subprocess (no LEDGER_DB leaking in unless given)."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith("LEDGER_DB")
-            and k != "LEDGER_DEBUG"}
+def _unset() -> dict[str, str | None]:
+    """The variables a test must not inherit from the shell that runs it."""
+    return {k: None for k in os.environ if k.startswith("LEDGER_DB") or k == "LEDGER_DEBUG"}
+
+
+def ledger_process(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+                   stdin: str | None = None) -> Ran:
+    """Run the installed ``ledger ARGS`` in a subprocess (no LEDGER_DB leaking in unless
+    given)."""
+    base = {k: v for k, v in os.environ.items() if k not in _unset()}
     done = subprocess.run([LEDGER, *args], capture_output=True, text=True, timeout=300,
                           env={**base, **(env or {})}, cwd=cwd, input=stdin)
     return Ran(done.returncode, done.stdout, done.stderr)
+
+
+def ledger(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+           stdin: str | None = None) -> Ran:
+    """Run ``ledger ARGS`` in this process, as the console script would in a subprocess: the
+    environment (no LEDGER_DB leaking in unless given), working folder and standard input are
+    those given; an exception the command lets through is raised here, not hidden."""
+    from cli.main import app
+
+    with contextlib.chdir(cwd or Path.cwd()):
+        done = CliRunner().invoke(app, list(args), input=stdin, env={**_unset(), **(env or {})},
+                                  catch_exceptions=True)
+    if done.exception is not None and not isinstance(done.exception, SystemExit):
+        raise done.exception
+    return Ran(done.exit_code, done.stdout, done.stderr)
 
 
 def check_schema(body: Any, name: str) -> None:
@@ -61,8 +85,16 @@ def _resolved(schema: Any) -> Any:
 
 @pytest.fixture(scope="session")
 def ledger_cli() -> Any:
-    """``ledger_cli(*args, env=..., cwd=...) -> Ran``."""
+    """``ledger_cli(*args, env=..., cwd=..., stdin=...) -> Ran``, in this process."""
     return ledger
+
+
+@pytest.fixture(scope="session")
+def ledger_real() -> Any:
+    """``ledger_real(*args, env=..., cwd=..., stdin=...) -> Ran``: the installed console script
+    in a subprocess (about 0.1 s of start-up for ``--version``, more for a command that reads a
+    store)."""
+    return ledger_process
 
 
 @pytest.fixture(scope="session")

@@ -98,6 +98,7 @@ def _simulated_store(ledger_cli: Any, folder: Path, *simulate: str) -> str:
     return db
 
 
+@pytest.mark.slow
 def test_stats_json_matches_its_schema_with_a_biased_table(
         tmp_path: Path, ledger_cli: Any, json_schema: Any) -> None:
     db = _simulated_store(ledger_cli, tmp_path, "simulate", "--game", "RL,FPC,3CB", "--rounds",

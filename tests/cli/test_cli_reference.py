@@ -27,7 +27,7 @@ def test_every_option_of_every_help_is_in_the_reference(ledger_cli: Any) -> None
     doc = DOC.read_text(encoding="utf-8")
     leaves = _leaves(typer.main.get_command(app), [])
     assert len(leaves) >= 15
-    for path, _ in leaves[:6]:  # a sample through the installed script (each run costs ~1 s)
+    for path, _ in leaves[:6]:  # a sample of the help texts as `ledger … --help` prints them
         shown = ledger_cli(*path, "--help")
         assert shown.code == 0
         for option in set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", shown.stdout)):

@@ -40,6 +40,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 OPERATIONS = ROOT / "docs" / "OPERATIONS.md"
 LEDGER = Path(sys.executable).with_name("ledger")
@@ -156,6 +158,7 @@ class Site:
             conn.execute(f"ALTER TABLE {table} ENABLE TRIGGER USER")
 
 
+@pytest.mark.slow
 def test_nightly_job_and_weekly_audit_end_to_end(db_url: str, tmp_path: Path,
                                                  examples: Path) -> None:
     site = Site(tmp_path, db_url)

@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 from collections import defaultdict
+from collections.abc import Iterator
 from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -28,7 +29,7 @@ from ledger.ingest import ingest_file
 from ledger.report.day import summarize_day
 from ledger.simulate import simulate
 from ledger.simulators import simulated_games
-from ledger.store import LedgerApp
+from ledger.store import LedgerApp, open_ledger
 from projections.beancount import account_part
 from projections.export import export
 from projections.house import HouseView
@@ -61,13 +62,20 @@ def _money(text: str) -> Decimal:
     return Decimal(text) if text else ZERO
 
 
-@pytest.fixture
-def finance_day(app: LedgerApp, db_url: str, tmp_path: Path) -> tuple[LedgerApp, str, Path]:
-    report = ingest_file(app, simulated_day(tmp_path))
-    assert report.rejected == []
-    out = tmp_path / "out"
-    export(app, out, formats=["csv", "parquet", "beancount"])
-    return app, db_url, out
+@pytest.fixture(scope="module")
+def finance_day(module_db_url: str, tmp_path_factory: pytest.TempPathFactory
+                ) -> Iterator[tuple[LedgerApp, str, Path]]:
+    """The day ingested and exported once per module and store (the tests only read it)."""
+    folder = tmp_path_factory.mktemp("finance")
+    app = open_ledger(module_db_url)
+    try:
+        report = ingest_file(app, simulated_day(folder))
+        assert report.rejected == []
+        out = folder / "out"
+        export(app, out, formats=["csv", "parquet", "beancount"])
+        yield app, module_db_url, out
+    finally:
+        app.close()
 
 
 def test_every_exported_total_equals_the_views(finance_day: tuple[LedgerApp, str, Path]) -> None:

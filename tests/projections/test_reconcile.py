@@ -20,15 +20,16 @@ SIMULATE = ["simulate", "--rounds", "12", "--tables", "2", "--seed", "16", "--er
 """The day of docs/FINANCE.md's worked example."""
 
 
-@pytest.fixture
-def finance_db(db_url: str, tmp_path: Path) -> str:
+@pytest.fixture(scope="module")
+def finance_db(module_db_url: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The simulated day, stored once per module and store (the tests only read it)."""
     runner = CliRunner()
-    feed = tmp_path / "day.jsonl"
+    feed = tmp_path_factory.mktemp("reconcile") / "day.jsonl"
     made = runner.invoke(cli_app, [*SIMULATE, "--out", str(feed)])
     assert made.exit_code == 0, made.output
-    ingested = runner.invoke(cli_app, ["ingest", "--db", db_url, str(feed)])
+    ingested = runner.invoke(cli_app, ["ingest", "--db", module_db_url, str(feed)])
     assert ingested.exit_code == 0, ingested.output
-    return db_url
+    return module_db_url
 
 
 def test_the_example_meters_find_exactly_the_planted_variances(finance_db: str) -> None:

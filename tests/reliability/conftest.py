@@ -1,7 +1,10 @@
-"""Shared helpers of the reliability and security tests: the CLI in a subprocess, keys, stores."""
+"""Shared helpers of the reliability and security tests: the CLI in a subprocess (``cli``,
+``run_cli``) or in this process (``run_in_process``, for modules that override ``cli`` with it:
+the same arguments and result, without a second of imports per call), keys, stores."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -35,6 +38,26 @@ def run_cli(args: Sequence[str], *, env: dict[str, str] | None = None, timeout: 
                           cwd=ROOT)
 
 
+def run_in_process(args: Sequence[str], *, env: dict[str, str] | None = None,
+                   timeout: float = 120, stdin: bytes | None = None
+                   ) -> subprocess.CompletedProcess[str]:
+    """``ledger ARGS`` through typer's test runner in this process, as :func:`run_cli` runs it
+    in a subprocess: same environment additions, working folder and standard input, and a
+    ``CompletedProcess`` back (``timeout`` is not enforced). An exception the command lets
+    through is raised here."""
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    extra = {"NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200", **(env or {})}
+    with contextlib.chdir(ROOT):
+        done = CliRunner().invoke(app, list(args), env=extra,
+                                  input=None if stdin is None else stdin.decode())
+    if done.exception is not None and not isinstance(done.exception, SystemExit):
+        raise done.exception
+    return subprocess.CompletedProcess([*CLI, *args], done.exit_code, done.stdout, done.stderr)
+
+
 def fill(app: LedgerApp, *feeds: Path, batch_events: int = 40) -> None:
     """Ingest clean feeds in small batches (many chain links)."""
     for feed in feeds:
@@ -47,6 +70,13 @@ def fill(app: LedgerApp, *feeds: Path, batch_events: int = 40) -> None:
 def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     """``run_cli`` as a fixture."""
     return run_cli
+
+
+@pytest.fixture
+def cli_in_process() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``run_in_process`` as a fixture (a module whose tests need no real process overrides
+    ``cli`` with it)."""
+    return run_in_process
 
 
 DRIVER = """
@@ -155,6 +185,7 @@ class Harness:
     cli_cmd = staticmethod(lambda *args: [*CLI, *args])
     cli_env = staticmethod(cli_env)
     run_cli = staticmethod(run_cli)
+    run_in_process = staticmethod(run_in_process)
     driver_cmd = staticmethod(driver_cmd)
     feed_rounds = staticmethod(feed_rounds)
     assert_prefix_of_feed = staticmethod(assert_prefix_of_feed)

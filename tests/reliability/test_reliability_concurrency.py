@@ -30,6 +30,7 @@ def _split(feed: Path, tmp_path: Path) -> tuple[Path, Path]:
     return a, b
 
 
+@pytest.mark.slow
 def test_three_writers_at_once_lose_and_duplicate_nothing(db_url, harness, tmp_path) -> None:
     if db_url.startswith("sqlite"):
         pytest.skip("SQLite has one writer at a time by design (EVENTSOURCING.md §6.9)")

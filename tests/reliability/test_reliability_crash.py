@@ -21,6 +21,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from ledger.store import open_ledger
 
 RUNS = int(os.environ.get("LEDGER_CRASH_RUNS", "2"))
@@ -46,6 +48,7 @@ def _kill_after(cmd: list[str], env: dict[str, str], delay: float) -> int:
     return proc.returncode
 
 
+@pytest.mark.slow
 def test_ingest_killed_anywhere_then_rerun_stores_every_line_exactly_once(db_url, harness, tmp_path) -> None:
     rng = random.Random(f"{SEED}:{db_url.split(':')[0]}")
     feed = _feed(harness, tmp_path)

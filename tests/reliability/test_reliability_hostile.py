@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -77,6 +78,7 @@ def _check(app: LedgerApp, lines: list[bytes]) -> IngestReport:
     return report
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                    HealthCheck.too_slow])
 @given(lines=hostile_lines)
@@ -155,6 +157,7 @@ def _ingest_measured(args: list[str], tmp_path: Path, stdin=None) -> tuple[int, 
     return proc.returncode, proc.stdout.decode() + err, rss
 
 
+@pytest.mark.slow
 def test_a_1_gb_file_without_newline_is_rejected_with_bounded_memory(tmp_path: Path) -> None:
     big = tmp_path / "big.jsonl"
     with open(big, "wb") as stream:  # sparse: 1 GiB of zero bytes that take no disk blocks

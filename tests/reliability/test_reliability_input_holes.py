@@ -20,6 +20,14 @@ from ledger.feed.parse import Rejection, parse_line
 from ledger.ingest import Ingestor, numbered_lines
 from ledger.store import open_ledger
 
+
+@pytest.fixture
+def cli(cli_in_process):
+    """``ledger`` in this process (tests/reliability/conftest.py): these tests check what the
+    commands print and exit with, not the process."""
+    return cli_in_process
+
+
 OPEN = {"v": 1, "table": "RL-09", "game": "RL", "round": "r1", "seq": 1,
         "at": "2026-11-20T10:01:00+08:00", "type": "round_opened", "currency": "HKD"}
 BET = ('{"v":1,"table":"RL-09","game":"RL","round":"r1","seq":2,"at":"2026-11-20T10:02:00+08:00",'

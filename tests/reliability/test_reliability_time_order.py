@@ -7,8 +7,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from ledger.ingest import Ingestor, numbered_lines
 from ledger.store import open_ledger
+
+
+@pytest.fixture
+def cli(cli_in_process):
+    """``ledger`` in this process (tests/reliability/conftest.py): these tests check what the
+    commands print and exit with, not the process."""
+    return cli_in_process
 
 
 def _first_round(examples: Path) -> list[dict]:

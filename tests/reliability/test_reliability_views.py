@@ -22,6 +22,14 @@ from eventsourcing.cryptography import AESCipher
 from ledger.ingest import Ingestor, numbered_lines
 from ledger.store import open_ledger
 
+
+@pytest.fixture
+def cli(cli_in_process):
+    """``ledger`` in this process (tests/reliability/conftest.py): these tests check what the
+    commands print and exit with, not the process."""
+    return cli_in_process
+
+
 FEEDS = ("rl.jsonl", "3cb.jsonl", "sp9.jsonl", "stud.jsonl")
 
 

@@ -70,6 +70,7 @@ def test_verify_finds_exactly_what_was_injected(inject: str | None, seed: int,
         assert found(lines) == injected
 
 
+@pytest.mark.slow
 def test_liability_injections_happen_and_are_found() -> None:
     hits = 0
     for seed in range(40):

@@ -44,12 +44,14 @@ def ordering() -> array[int]:
     return array("Q", sorted(keys))
 
 
+@pytest.mark.slow
 def test_category_counts_are_those_of_rules_9_6(ordering: array[int]) -> None:
     counts = Counter(Category(k >> 54) for k in ordering)
     assert len(ordering) == 2_598_960
     assert counts == CATEGORY_COUNTS
 
 
+@pytest.mark.slow
 def test_dealer_qualification_counts(ordering: array[int]) -> None:
     high = [k >> 30 for k in ordering if k >> 54 == Category.HIGH_CARD]
     qualifying = [s for s in high if dealer_qualifies(HandValue((), s))[0]]
@@ -57,6 +59,7 @@ def test_dealer_qualification_counts(ordering: array[int]) -> None:
     assert len(qualifying) == ACE_KING_HIGH_HANDS
 
 
+@pytest.mark.slow
 def test_the_full_ordering_is_pinned(ordering: array[int]) -> None:
     data = array("Q", ordering)
     if sys.byteorder == "big":
@@ -64,6 +67,7 @@ def test_the_full_ordering_is_pinned(ordering: array[int]) -> None:
     assert hashlib.sha256(data.tobytes()).hexdigest() == ORDERING_DIGEST
 
 
+@pytest.mark.slow
 def test_two_hands_from_one_deck_never_tie(ordering: array[int]) -> None:
     """Proof over all hands: within each group of equal strength, either one card is common to
     every hand, or every hand holds three cards of one common rank (3 + 3 > 4 cards of a rank
