@@ -19,6 +19,8 @@ from ledger.checkpoints import (
     write_snapshot_file,
 )
 from ledger.checkpoints import seal as incremental_seal
+from ledger.merkle.heads import stored_origin
+from ledger.merkle.sealing import NoteRefused, NoteSealed, seal_tree
 from ledger.seal import (
     SEAL_KEY_ENV,
     SealError,
@@ -73,7 +75,8 @@ def seal(
             sealed = incremental_seal(app, private, full=full,
                                       store=label if label is not None
                                       else redact(database_url(db)))
-    except SealRefused as exc:
+            noted = seal_tree(app, private, sealed.checkpoint)
+    except (SealRefused, NoteRefused) as exc:
         fail(str(exc), 3, prefix="integrity broken")
     except SealError as exc:
         fail(str(exc))
@@ -83,34 +86,59 @@ def seal(
     if out is not None:
         Path(out).write_text(checkpoint.dumps(), encoding="utf-8")
         write_snapshot_file(out, sealed.snapshot)
+        note_path(out).write_text(noted.note.note, encoding="utf-8")
     if as_json:
         print_json({**checkpoint.to_json(), "number": sealed.number, "new": sealed.new,
-                    "resumed_from": sealed.resumed_from})
+                    "resumed_from": sealed.resumed_from, "note": _note_json(noted)})
         return
     pos = checkpoint.position
     where = f" -> {out} and {snapshot_path(out)}" if out is not None else ""
     if not sealed.new:
         typer.echo(f"nothing stored since checkpoint {sealed.number} (link {pos.links}, "
                    f"head {pos.head}){where}")
+        _echo_note(noted)
         return
     since = (f"continued from checkpoint {sealed.resumed_from}, {sealed.events_read} events read"
              if sealed.resumed_from is not None else f"full pass, {sealed.events_read} events read")
     typer.echo(f"sealed checkpoint {sealed.number}: link {pos.links} ({pos.events} events) at row "
                f"{checkpoint.row}, head {pos.head}, key {checkpoint.key_id} ({since}){where}")
+    _echo_note(noted)
+
+
+def note_path(checkpoint_path: str) -> Path:
+    """Where ``seal --out cp.json`` writes the checkpoint note: ``cp.note``."""
+    path = Path(checkpoint_path)
+    return path.with_suffix(".note") if path.suffix == ".json" else path.with_name(
+        path.name + ".note")
+
+
+def _note_json(noted: NoteSealed) -> dict[str, object]:
+    body = noted.note.body
+    return {"origin": body.origin, "size": body.size, "root": body.root.hex(),
+            "new": noted.new, "rehashed": noted.rehashed, "text": noted.note.note}
+
+
+def _echo_note(noted: NoteSealed) -> None:
+    body = noted.note.body
+    what = "signed" if noted.new else "already signed"
+    typer.echo(f"checkpoint note {what}: {body.origin}, tree of {body.size} rows, root "
+               f"{body.root.hex()}")
 
 
 def _list(db: str | None, as_json: bool) -> None:
-    """``seal --list``: every stored checkpoint, oldest first."""
+    """``seal --list``: every stored checkpoint, oldest first, and the log's origin."""
     app = open_app(db)
     try:
         stored = listing(app)
+        origin = stored_origin(app)
     except SealError as exc:
         fail(str(exc), 3, prefix="integrity broken")
     finally:
         app.close()
     if as_json:
-        print_json({"checkpoints": [s.to_json() for s in stored]})
+        print_json({"checkpoints": [s.to_json() for s in stored], "origin": origin})
         return
+    typer.echo(f"origin: {origin or '(not set: ledger init --origin NAME, or the first seal)'}")
     if not stored:
         typer.echo("no stored checkpoint (ledger seal stores one)")
         return

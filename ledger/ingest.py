@@ -30,6 +30,7 @@ from ledger.chain import CHAIN_ID, Linked, genesis, link_entries, next_digest, n
 from ledger.collector import pass_collector
 from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent, RoundOpened
 from ledger.feed.parse import MAX_LINE_BYTES, Rejection
+from ledger.merkle.log import MerkleLog
 from ledger.openings import OpeningParser
 from ledger.round import round_id
 from ledger.store import SAVE_EVENTS_MAX, LedgerApp, Recorded, content_of, topic_of
@@ -97,6 +98,11 @@ class IngestReport:
     saves: int = 0
     retries: int = 0
     seconds: float = 0.0
+    tree_size: int = 0
+    """Leaves of the store's Merkle tree after the last save (``ledger.merkle.log``)."""
+    tree_error: str | None = None
+    """Why the tree could not be extended (e.g. a role without the grant); ``ledger seal``
+    catches it up. The events were stored all the same."""
 
     @property
     def exit_code(self) -> int:
@@ -163,6 +169,8 @@ class Ingestor:
         self._heads: dict[UUID, _Head | None] = {}
         self._batch = _Batch()
         self._parser = OpeningParser(max_line_bytes)
+        self._tree: MerkleLog | None = None
+        self._tree_failed = False
 
     def ingest(
         self,
@@ -189,8 +197,25 @@ class Ingestor:
                     group = []
             self._take(group, report, on_reject)
             self._flush(report, on_reject)
+        if self._tree is not None:
+            self._tree.close()
+            self._tree = None
         report.seconds = time.perf_counter() - started
         return report
+
+    def _extend_tree(self, report: IngestReport) -> None:
+        """Append the rows just saved to the Merkle tree, in a transaction of its own after the
+        save: a failure (no grant, a lock timeout) leaves the events stored and the tree behind,
+        for ``ledger seal`` to catch up, and is not tried again in this ingest."""
+        if self._tree_failed:
+            return
+        try:
+            if self._tree is None:
+                self._tree = MerkleLog(self.app)
+            report.tree_size = self._tree.extend().size
+        except Exception as exc:  # a database's refusal, whichever the driver
+            self._tree_failed = True
+            report.tree_error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
     def _take(self, group: list[_Parsed], report: IngestReport,
               on_reject: RejectSink | None) -> None:
@@ -365,6 +390,7 @@ class Ingestor:
                 time.sleep(0.01 * attempt)
                 continue
             report.saves += 1
+            self._extend_tree(report)
             report.stored += batch.feed_events
             report.rounds_opened += batch.rounds_opened
             # Ended rounds take no more lines: forget them so memory stays flat on long feeds.

@@ -240,6 +240,37 @@ class MerkleLog:
                 added += len(values)
         return added
 
+    # --- checking ---------------------------------------------------------------------------
+
+    def recompute(self, frontier: Frontier, size: int) -> Frontier:
+        """Extend a *trusted* frontier to ``size`` leaves by re-hashing the rows, checking that
+        the stored tree holds exactly those rows and hashes; :class:`TreeError` where it does
+        not. Reads the rows after ``frontier.size`` and their tree rows, once each."""
+        self._check_size(size)
+        after = self.row_id(frontier.size - 1) if frontier.size else None
+        select = (f"SELECT idx, row_id, nodes FROM {self.table} WHERE idx >= {self.p} AND "
+                  f"idx < {self.p} ORDER BY idx")
+        for page in self.app.rows(page=1000, after=after):
+            page = page[:size - frontier.size]
+            stored = self.db.read(select, (frontier.size, frontier.size + len(page)))
+            if len(stored) != len(page):
+                raise TreeError(f"the stored tree lacks leaves {frontier.size}-"
+                                f"{frontier.size + len(page) - 1}")
+            for (row_id, oid, version, topic, state), (idx, tree_row, nodes) in zip(
+                    page, stored, strict=True):
+                completed = frontier.append(row_leaf(oid, version, topic, state))
+                if int(tree_row) != int(row_id):
+                    raise TreeError(f"the stored tree's leaf {idx} hashes row {tree_row}, the "
+                                    f"log's row at that place is {row_id}")
+                if bytes(nodes) != completed:
+                    raise TreeError(f"the stored tree's leaf {idx} (row {row_id}) does not "
+                                    "match the row's bytes: the row or the tree was changed")
+            if frontier.size >= size:
+                break
+        if frontier.size != size:
+            raise TreeError(f"the log holds {frontier.size} rows, the tree {size} leaves")
+        return frontier
+
     def _lock(self, cur: Cursor) -> None:
         """One extender at a time: SQLite's ``BEGIN IMMEDIATE`` already is; on PostgreSQL a
         transaction-scoped advisory lock (no table privilege needed)."""

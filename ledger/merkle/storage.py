@@ -17,8 +17,11 @@ a signed root or recomputed from the rows before it is relied on.
 
 from __future__ import annotations
 
-from ledger.checkpoints import REFUSE_FUNCTION
 from ledger.sql import Dialect, literal, quote
+
+REFUSE_FUNCTION = "ledger_refuse_change"
+"""The PostgreSQL trigger function the checkpoints table uses too (``ledger.checkpoints``),
+created here if missing; named here so that ingest need not import the checkpoints' module."""
 
 TREE_TABLE = "ledger_merkle_tree"
 ORIGIN_TABLE = "ledger_log_origin"
