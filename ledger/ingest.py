@@ -160,7 +160,7 @@ class Ingestor:
     """Appends validated feed events to one ledger, keeping the chain heads it needs in memory."""
 
     def __init__(self, app: LedgerApp, *, batch_events: int = BATCH_EVENTS,
-                 max_line_bytes: int = MAX_LINE_BYTES) -> None:
+                 max_line_bytes: int = MAX_LINE_BYTES, extend_tree: bool = True) -> None:
         if not 1 <= batch_events <= SAVE_EVENTS_MAX // 2:
             raise ValueError(f"batch_events must be 1-{SAVE_EVENTS_MAX // 2}")
         self.app = app
@@ -170,7 +170,8 @@ class Ingestor:
         self._batch = _Batch()
         self._parser = OpeningParser(max_line_bytes)
         self._tree: MerkleLog | None = None
-        self._tree_failed = False
+        self._tree_failed = not extend_tree
+        """No (more) extending of the Merkle tree after each save: off, or it failed once."""
 
     def ingest(
         self,

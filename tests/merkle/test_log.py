@@ -41,8 +41,7 @@ from ledger.store import LedgerApp, open_ledger
 
 def _ingest(app: LedgerApp, path: Path, batch: int = 40, *, tree: bool = True) -> None:
     """Ingest a feed; ``tree=False`` stores the rows as a version without the tree did."""
-    ingestor = Ingestor(app, batch_events=batch)
-    ingestor._tree_failed = not tree
+    ingestor = Ingestor(app, batch_events=batch, extend_tree=tree)
     with open(path, encoding="utf-8") as stream:
         report = ingestor.ingest(numbered_lines(stream))
     assert report.rejected == [] and report.tree_error is None
@@ -254,3 +253,29 @@ def test_proofs_in_a_big_tree_read_log_n_hashes(big_tree: tuple[str, bytes, list
             assert verify_consistency(54_321, n, old_root, root, proof)
     finally:
         app.close()
+
+
+def test_a_tree_that_cannot_be_written_does_not_stop_ingest(app: LedgerApp, examples: Path,
+                                                            raw: object) -> None:
+    """The tree refuses inserts (as for a role without the grant): every event is stored all
+    the same, the report says why the tree lags, and extend catches up once it may write."""
+    url = raw.url
+    extend(app)  # the table exists
+    if url.startswith("sqlite"):
+        _run(url, "CREATE TRIGGER no_tree BEFORE INSERT ON ledger_merkle_tree BEGIN "
+                  "SELECT RAISE(ABORT, 'no grant on the tree'); END")
+    else:
+        _run(url, "CREATE FUNCTION {s}no_tree() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                  "RAISE EXCEPTION 'no grant on the tree'; END $$")
+        _run(url, "CREATE TRIGGER no_tree BEFORE INSERT ON {s}ledger_merkle_tree FOR EACH ROW "
+                  "EXECUTE FUNCTION {s}no_tree()")
+    with open(examples / "rl.jsonl", encoding="utf-8") as stream:
+        report = Ingestor(app, batch_events=40).ingest(numbered_lines(stream))
+    assert report.rejected == [] and report.saves >= 2
+    assert report.tree_error is not None and "no grant on the tree" in report.tree_error
+    leaves = _leaves_from_rows(app)
+    assert len(leaves) == report.stored + report.saves + report.rounds_opened
+    _run(url, "DROP TRIGGER no_tree" + ("" if url.startswith("sqlite")
+                                        else " ON {s}ledger_merkle_tree"))
+    head = extend(app)
+    assert head.size == len(leaves) and head.root == reference_root(leaves)
