@@ -40,6 +40,9 @@ BATCH_EVENTS = 500
 """Feed events per save: well under the 1,000-event cap, leaving room for table and chain events."""
 
 SAVE_ATTEMPTS = 20
+TREE_EVERY_ROWS = 5000
+"""Rows saved between two extensions of the Merkle tree (and once at the end of an ingest):
+each extension is a transaction of its own, so fewer, larger ones cost less per row."""
 
 
 class _Id(UUID):
@@ -170,6 +173,7 @@ class Ingestor:
         self._batch = _Batch()
         self._parser = OpeningParser(max_line_bytes)
         self._tree: MerkleLog | None = None
+        self._tree_pending = 0
         self._tree_failed = not extend_tree
         """No (more) extending of the Merkle tree after each save: off, or it failed once."""
 
@@ -198,6 +202,8 @@ class Ingestor:
                     group = []
             self._take(group, report, on_reject)
             self._flush(report, on_reject)
+        if self._tree_pending:
+            self._extend_tree(report)
         if self._tree is not None:
             self._tree.close()
             self._tree = None
@@ -205,9 +211,11 @@ class Ingestor:
         return report
 
     def _extend_tree(self, report: IngestReport) -> None:
-        """Append the rows just saved to the Merkle tree, in a transaction of its own after the
-        save: a failure (no grant, a lock timeout) leaves the events stored and the tree behind,
-        for ``ledger seal`` to catch up, and is not tried again in this ingest."""
+        """Append the rows saved since the last extension to the Merkle tree, in a transaction
+        of its own after the saves: a failure (no grant, a lock timeout) leaves the events
+        stored and the tree behind, for ``ledger seal`` to catch up, and is not tried again in
+        this ingest."""
+        self._tree_pending = 0
         if self._tree_failed:
             return
         try:
@@ -391,7 +399,9 @@ class Ingestor:
                 time.sleep(0.01 * attempt)
                 continue
             report.saves += 1
-            self._extend_tree(report)
+            self._tree_pending += len(batch.events)
+            if self._tree_pending >= TREE_EVERY_ROWS:
+                self._extend_tree(report)
             report.stored += batch.feed_events
             report.rounds_opened += batch.rounds_opened
             # Ended rounds take no more lines: forget them so memory stays flat on long feeds.

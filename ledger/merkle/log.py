@@ -18,6 +18,8 @@ against a root the operator *signed* (``ledger.merkle.heads``) or a witness cosi
 
 from __future__ import annotations
 
+import hashlib
+import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -227,17 +229,35 @@ class MerkleLog:
 
     def _append_rows(self, cur: Cursor, frontier: Frontier,
                      pages: Iterable[Sequence[Any]]) -> int:
+        """Hash each row's leaf, fold it into the frontier, insert one tree row per leaf. The
+        loop is :func:`~ledger.merkle.tree.row_leaf` and :meth:`Frontier.append` written out
+        with local names: it runs once per stored row, at ingest."""
         insert = f"INSERT INTO {self.table} (idx, row_id, nodes) VALUES ({self.p}, {self.p}, {self.p})"
+        sha256, pack, fromhex = hashlib.sha256, struct.Struct(">QH").pack, bytes.fromhex
+        levels, hashes = frontier.levels, frontier.hashes
+        index = frontier.size
         added = 0
         for page in pages:
             values = []
             for row_id, oid, version, topic, state in page:
-                index = frontier.size
-                values.append((index, int(row_id),
-                               frontier.append(row_leaf(oid, version, topic, state))))
+                name = topic.encode()
+                h = sha256(b"\x00" + fromhex(oid) + pack(version, len(name)) + name
+                           + bytes(state)).digest()
+                completed = h
+                level = 0
+                while levels and levels[-1] == level:
+                    levels.pop()
+                    h = sha256(b"\x01" + hashes.pop() + h).digest()
+                    completed += h
+                    level += 1
+                levels.append(level)
+                hashes.append(h)
+                values.append((index, row_id, completed))
+                index += 1
             if values:
                 cur.executemany(insert, values)
                 added += len(values)
+        frontier.size = index
         return added
 
     # --- checking ---------------------------------------------------------------------------
