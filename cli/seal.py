@@ -59,8 +59,11 @@ def seal(
     stored since is read; the first seal reads everything. Keep checkpoint files (and the public
     key) where the writer cannot reach them; `ledger verify --checkpoint FILE --public-key PUB`
     proves the store still holds everything they cover, and `verify --since FILE|last` verifies
-    only what came after. Exit code 0: sealed (or nothing new to seal). 2: usage error (no key,
-    unreadable key, empty store). 3: the store or its newest checkpoint does not verify.
+    only what came after. It also signs and stores the C2SP checkpoint note of the Merkle tree of
+    the rows up to the checkpoint (origin, size, root; docs/INTEGRITY.md), written beside --out
+    as cp.note, after re-hashing the rows stored since the previous note. Exit code 0: sealed
+    (or nothing new to seal). 2: usage error (no key, unreadable key, empty store). 3: the
+    store, its newest checkpoint or its stored Merkle tree does not verify.
     """
     if list_:
         _list(db, as_json)
@@ -92,7 +95,8 @@ def seal(
                     "resumed_from": sealed.resumed_from, "note": _note_json(noted)})
         return
     pos = checkpoint.position
-    where = f" -> {out} and {snapshot_path(out)}" if out is not None else ""
+    where = (f" -> {out}, {snapshot_path(out)} and {note_path(out)}" if out is not None
+             else "")
     if not sealed.new:
         typer.echo(f"nothing stored since checkpoint {sealed.number} (link {pos.links}, "
                    f"head {pos.head}){where}")
