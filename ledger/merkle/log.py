@@ -38,7 +38,7 @@ from ledger.merkle.tree import (
     range_roots,
     row_leaf,
 )
-from ledger.sql import Connection, Cursor, connect
+from ledger.sql import Connection, Cursor, TupleCursor, connect
 from ledger.store import LedgerApp
 
 EXTEND_CHUNK = 5000
@@ -255,10 +255,23 @@ class MerkleLog:
                 values.append((index, row_id, completed))
                 index += 1
             if values:
-                cur.executemany(insert, values)
+                self._insert(cur, insert, values)
                 added += len(values)
         frontier.size = index
         return added
+
+    def _insert(self, cur: Cursor, insert: str, values: list[tuple[int, int, bytes]]) -> None:
+        """SQLite: one ``executemany``; PostgreSQL: one statement of three arrays (as
+        ``ledger.bulk`` writes events), not a statement per row."""
+        if self.dialect.is_sqlite:
+            cur.executemany(insert, values)
+            return
+        idx, rows, nodes = zip(*values, strict=True)
+        assert isinstance(cur, TupleCursor)
+        # In binary: psycopg dumps a bytea array as text by escaping every byte in Python.
+        cur.cur.execute(f"INSERT INTO {self.table} (idx, row_id, nodes) SELECT * FROM "
+                        "unnest(%s::bigint[], %s::bigint[], %s::bytea[])",
+                        (list(idx), list(rows), list(nodes)), binary=True)
 
     # --- checking ---------------------------------------------------------------------------
 
