@@ -279,3 +279,40 @@ def test_a_tree_that_cannot_be_written_does_not_stop_ingest(app: LedgerApp, exam
                                         else " ON {s}ledger_merkle_tree"))
     head = extend(app)
     assert head.size == len(leaves) and head.root == reference_root(leaves)
+
+
+def test_two_writers_at_once_leave_one_tree_of_every_row(db_url: str, examples: Path) -> None:
+    """Two ingests in parallel, each extending the tree after its saves: one leaf per row, in
+    row order, whichever extended first."""
+    import threading
+
+    errors: list[BaseException] = []
+
+    def writer(name: str) -> None:
+        app = open_ledger(db_url)
+        try:
+            with open(examples / name, encoding="utf-8") as stream:
+                report = Ingestor(app, batch_events=10).ingest(numbered_lines(stream))
+            assert report.rejected == [] and report.tree_error is None, report.tree_error
+        except BaseException as exc:  # reported in the main thread
+            errors.append(exc)
+        finally:
+            app.close()
+
+    open_ledger(db_url).close()
+    threads = [threading.Thread(target=writer, args=(n,)) for n in ("rl.jsonl", "mj.jsonl")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    app = open_ledger(db_url)
+    try:
+        with MerkleLog(app) as log:
+            leaves = _leaves_from_rows(app)
+            assert log.size() == len(leaves)  # nothing left to extend: the writers did it
+            assert log.head().root == reference_root(leaves)
+            assert [log.row_id(i) for i in range(len(leaves))] == [
+                row[0] for page in app.rows() for row in page]
+    finally:
+        app.close()
