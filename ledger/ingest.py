@@ -103,6 +103,8 @@ class IngestReport:
     seconds: float = 0.0
     tree_size: int = 0
     """Leaves of the store's Merkle tree after the last save (``ledger.merkle.log``)."""
+    tree_seconds: float = 0.0
+    """Time spent extending the tree (part of ``seconds``)."""
     tree_error: str | None = None
     """Why the tree could not be extended (e.g. a role without the grant); ``ledger seal``
     catches it up. The events were stored all the same."""
@@ -218,6 +220,7 @@ class Ingestor:
         self._tree_pending = 0
         if self._tree_failed:
             return
+        started = time.perf_counter()
         try:
             if self._tree is None:
                 self._tree = MerkleLog(self.app)
@@ -225,6 +228,7 @@ class Ingestor:
         except Exception as exc:  # a database's refusal, whichever the driver
             self._tree_failed = True
             report.tree_error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        report.tree_seconds += time.perf_counter() - started
 
     def _take(self, group: list[_Parsed], report: IngestReport,
               on_reject: RejectSink | None) -> None:

@@ -32,6 +32,7 @@ from ledger.note import (
     NoteError,
     open_note,
     parse_note,
+    parse_verifier,
     sign_note,
     verifier_key,
 )
@@ -111,6 +112,15 @@ def seal_note(app_log: MerkleLog, heads: Heads, key: Ed25519PrivateKey,
 
 
 def _check_own(note: StoredNote, public: Ed25519PublicKey, origin: str) -> CheckpointBody:
+    """The body of a stored note of this size, which this key must have signed."""
+    mine = parse_verifier(log_verifier(origin, public))
+    try:
+        signers = {(s.name, s.key_id) for s in parse_note(note.note).signatures}
+    except NoteError as exc:
+        raise NoteRefused(f"the stored note of size {note.size} is damaged: {exc}") from None
+    if (mine.name, mine.key_id) not in signers:
+        raise SealError(f"the tree of {note.size} rows already has a note signed by another key "
+                        "(a key change?): seal again once new rows are stored")
     try:
         return open_checkpoint(note.note, public, origin)[1]
     except NoteError as exc:

@@ -153,3 +153,18 @@ def test_a_removed_newest_leaf_is_appended_again(app: LedgerApp, examples: Path,
     with MerkleLog(app) as log:
         proof = log.consistency_proof(first.size, second.size)
     assert verify_consistency(first.size, second.size, first.body.root, second.body.root, proof)
+
+
+def test_a_key_change_with_nothing_new_is_a_usage_error(app: LedgerApp, examples: Path) -> None:
+    from ledger.seal import SealError
+
+    _ingest(app, examples / "sp9.jsonl")
+    old, new = generate_key(), generate_key()
+    checkpoint = seal(app, old).checkpoint
+    seal_tree(app, old, checkpoint)
+    with pytest.raises(SealError, match="another key") as caught:
+        seal_tree(app, new, checkpoint)
+    assert not isinstance(caught.value, NoteRefused)
+    _ingest(app, examples / "fpc.jsonl")  # new rows: the new key's first note re-hashes all
+    noted = seal_tree(app, new, seal(app, new, full=True).checkpoint)
+    assert noted.new and noted.rehashed == noted.note.size
