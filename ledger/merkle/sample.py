@@ -21,6 +21,7 @@ import math
 import random
 import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +32,7 @@ from ledger.merkle.log import MerkleLog, TreeError
 from ledger.merkle.rfc6962 import verify_inclusion
 from ledger.merkle.sealing import open_checkpoint
 from ledger.merkle.tree import row_leaf
-from ledger.note import NoteError
+from ledger.note import NoteError, require_quorum
 from ledger.store import LedgerApp
 
 SHARES = (0.001, 0.01, 0.1)
@@ -99,20 +100,22 @@ def fresh_seed() -> int:
 
 
 def sample(app: LedgerApp, count: int, public_key: Ed25519PublicKey, *, seed: int | None = None,
-           note: StoredNote | None = None) -> SampleReport:
+           note: StoredNote | None = None, witnesses: Sequence[str] = (),
+           quorum: int = 0) -> SampleReport:
     """Check ``count`` drawn rows against the newest stored note (or ``note``), opened with the
-    sealer's ``public_key``; :class:`SampleError` if there is no note or it does not open."""
+    sealer's ``public_key``; with ``quorum``, the newest stored note that ``quorum`` of the
+    ``witnesses`` (cosigner verifier keys) validly cosigned. :class:`SampleError` if there is
+    no such note or it does not open."""
     started = time.perf_counter()
     if note is None:
-        with Heads(app, create=False) as heads:
-            note = heads.latest()
-    if note is None:
-        raise SampleError("the store holds no checkpoint note: run `ledger seal` first", 2)
+        note = _newest_note(app, public_key, witnesses, quorum)
     try:
-        _, body = open_checkpoint(note.cosigned(), public_key)
+        opened, body = open_checkpoint(note.cosigned(), public_key)
+        if quorum:
+            require_quorum(opened, list(witnesses), quorum)
     except NoteError as exc:
-        raise SampleError(f"the newest checkpoint note does not open with the key: {exc}",
-                          3) from None
+        raise SampleError(f"the checkpoint note of {note.size} rows does not open with the "
+                          f"keys: {exc}", 3) from None
     seed = fresh_seed() if seed is None else seed
     report = SampleReport(body.origin, body.size, body.root, seed, draw(body.size, count, seed))
     with MerkleLog(app, create=False) as log:
@@ -123,6 +126,29 @@ def sample(app: LedgerApp, count: int, public_key: Ed25519PublicKey, *, seed: in
         report.hashes_read = log.nodes_read
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _newest_note(app: LedgerApp, public_key: Ed25519PublicKey, witnesses: Sequence[str],
+                 quorum: int) -> StoredNote:
+    """The newest stored note; with a quorum, the newest with enough valid cosignatures."""
+    with Heads(app, create=False) as heads:
+        if not quorum:
+            found = heads.latest()
+            if found is None:
+                raise SampleError("the store holds no checkpoint note: run `ledger seal` first", 2)
+            return found
+        for size in reversed(heads.listing()):
+            note = heads.note_at(size)
+            if note is None:
+                continue
+            try:
+                opened, _ = open_checkpoint(note.cosigned(), public_key)
+                require_quorum(opened, list(witnesses), quorum)
+            except NoteError:
+                continue
+            return note
+    raise SampleError(f"the store holds no checkpoint note with {quorum} valid cosignatures "
+                      "from the given witness keys", 3)
 
 
 def _check_leaf(app: LedgerApp, log: MerkleLog, index: int, size: int, root: bytes) -> str | None:

@@ -116,3 +116,18 @@ def test_the_commands_end_to_end(db_url: str, examples: Path, tmp_path: Path) ->
     code, out = _run("check-bundle", str(bundle), "--checkpoint", str(tmp_path / "cp.json"),
                      "--public-key", str(tmp_path / "op.key.pub"))
     assert code == 3 and "is not leaf 0" in out
+
+
+@pytest.mark.parametrize("merkle", [
+    {"index": 0, "size": 1, "proof": ["AAAA"] * 65, "note": ""},
+    {"index": "0", "size": 10, "proof": [], "note": None},
+    {"index": 0, "size": 10, "proof": "not a list", "note": "x\n\n"},
+    {"index": -1, "size": 10 ** 30, "proof": ["!!"], "note": "\u2014 " * 10000},
+    {},
+])
+def test_hostile_merkle_sections_are_refused_cleanly(
+        sealed: tuple[LedgerApp, Checkpoint, Any], merkle: dict[str, Any]) -> None:
+    _, checkpoint, bundle = sealed
+    bad = {**bundle, "merkle": merkle}
+    result = check_bundle(bad, checkpoint)
+    assert not result.ok and len(result.problems) == 1

@@ -105,3 +105,24 @@ def test_the_command(noted: tuple[LedgerApp, Any, int], db_url: str, raw: Any,
                                      str(size), "--public-key", str(pub), "--json"])
     assert result.exit_code == 3 and json.loads(result.output)["sample"]["problems"]
     check_schema(json.loads(result.output), "verify")
+
+
+def test_with_a_quorum_the_newest_cosigned_note_is_sampled(noted: tuple[LedgerApp, Any, int],
+                                                           ) -> None:
+    from ledger.merkle.heads import add_cosignatures, latest_note
+    from ledger.note import cosign, cosigner_key, parse_note
+
+    app, key, size = noted
+    witness = generate_key()
+    wkey = cosigner_key("regulator.example/w1", witness.public_key())
+    with pytest.raises(SampleError, match="no checkpoint note with 1 valid") as caught:
+        sample(app, 5, key.public_key(), witnesses=[wkey], quorum=1)
+    assert caught.value.code == 3
+    first = latest_note(app)
+    assert first is not None
+    line = cosign(parse_note(first.note).text, "regulator.example/w1", witness, 1_700_000_000)
+    add_cosignatures(app, first.size, [line.line()])
+    seal_tree(app, key, seal(app, key).checkpoint)  # a newer note, not cosigned
+    report = sample(app, 5, key.public_key(), witnesses=[wkey], quorum=1)
+    assert report.ok and report.size == size  # the cosigned one, not the newest
+    assert sample(app, 5, key.public_key()).size > size  # without a quorum: the newest
