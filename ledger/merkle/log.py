@@ -131,11 +131,22 @@ class MerkleLog:
         return int(found[0][0])
 
     def index_of(self, row_id: int) -> int | None:
-        """The leaf index of the row with notification id ``row_id``; ``None`` if not in the tree."""
-        if not self.exists:
-            return None
-        found = self.db.read(f"SELECT idx FROM {self.table} WHERE row_id = {self.p}", (row_id,))
-        return int(found[0][0]) if found else None
+        """The leaf index of the row with notification id ``row_id``; ``None`` if not in the tree.
+
+        Leaves are appended in row order, so their row ids increase with the index: a binary
+        search of ``log2 n`` reads by primary key (no index on ``row_id`` to keep up at ingest).
+        """
+        lo, hi = 0, self.size() - 1
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            found = self.row_id(mid)
+            if found == row_id:
+                return mid
+            if found < row_id:
+                lo = mid + 1
+            else:
+                hi = mid - 1
+        return None
 
     def inclusion_proof(self, index: int, size: int) -> list[bytes]:
         """PATH(index, D[size]) from stored hashes (RFC 9162 §2.1.3.1)."""

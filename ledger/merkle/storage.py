@@ -1,7 +1,8 @@
 """The Merkle log's tables beside the events, append-only on SQLite and PostgreSQL.
 
 - ``ledger_merkle_tree (idx, row_id, nodes)``: one row per leaf, in log order. ``row_id`` is
-  the notification id of the event row the leaf hashes; ``nodes`` the hashes of the perfect
+  the notification id of the event row the leaf hashes (increasing with ``idx``; no index of
+  its own, so an insert updates one B-tree); ``nodes`` the hashes of the perfect
   subtrees that leaf completes, level 0 (the leaf hash) first, 32 bytes each
   (``ledger.merkle.tree``). Written by whoever stores rows (``ledger ingest``) and by
   ``MerkleLog.extend`` catching up.
@@ -36,7 +37,7 @@ def _create_statements(dialect: Dialect) -> dict[str, str]:
     q = dialect.qualified
     return {
         TREE_TABLE: f"CREATE TABLE IF NOT EXISTS {q(TREE_TABLE)} (idx BIGINT PRIMARY KEY, "
-                    f"row_id BIGINT NOT NULL UNIQUE, nodes {blob} NOT NULL)",
+                    f"row_id BIGINT NOT NULL, nodes {blob} NOT NULL)",
         ORIGIN_TABLE: f"CREATE TABLE IF NOT EXISTS {q(ORIGIN_TABLE)} (id INTEGER PRIMARY KEY "
                       "CHECK (id = 1), origin TEXT NOT NULL)",
         HEADS_TABLE: f"CREATE TABLE IF NOT EXISTS {q(HEADS_TABLE)} (size BIGINT PRIMARY KEY, "

@@ -95,7 +95,8 @@ def test_extend_appends_once_and_maps_rows(app: LedgerApp, examples: Path) -> No
         assert log.extend() == head  # nothing new: nothing appended
         ids = [row[0] for page in app.rows() for row in page]
         assert [log.row_id(i) for i in range(head.size)] == ids
-        assert log.index_of(ids[5]) == 5 and log.index_of(10 ** 12) is None
+        assert [log.index_of(i) for i in ids] == list(range(len(ids)))
+        assert log.index_of(10 ** 12) is None and log.index_of(0) is None
 
 
 def test_a_leaf_binds_the_rows_identity() -> None:
