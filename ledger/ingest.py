@@ -33,7 +33,7 @@ from ledger.feed.parse import MAX_LINE_BYTES, Rejection
 from ledger.merkle.log import MerkleLog
 from ledger.openings import OpeningParser
 from ledger.round import round_id
-from ledger.store import SAVE_EVENTS_MAX, LedgerApp, Recorded, content_of, topic_of
+from ledger.store import SAVE_EVENTS_MAX, LedgerApp, RawRow, Recorded, content_of, topic_of
 from ledger.table import RoundStarted, table_id
 
 BATCH_EVENTS = 500
@@ -176,6 +176,8 @@ class Ingestor:
         self._parser = OpeningParser(max_line_bytes)
         self._tree: MerkleLog | None = None
         self._tree_pending = 0
+        self._tree_rows: list[RawRow] = []
+        """The rows saved since the last extension, with their ids, where the store gives them."""
         self._tree_failed = not extend_tree
         """No (more) extending of the Merkle tree after each save: off, or it failed once."""
 
@@ -218,13 +220,14 @@ class Ingestor:
         stored and the tree behind, for ``ledger seal`` to catch up, and is not tried again in
         this ingest."""
         self._tree_pending = 0
+        known, self._tree_rows = self._tree_rows, []
         if self._tree_failed:
             return
         started = time.perf_counter()
         try:
             if self._tree is None:
                 self._tree = MerkleLog(self.app)
-            report.tree_size = self._tree.extend().size
+            report.tree_size = self._tree.extend(known).size
         except Exception as exc:  # a database's refusal, whichever the driver
             self._tree_failed = True
             report.tree_error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -388,7 +391,8 @@ class Ingestor:
                 # (``ledger.bulk``); ``Application.save`` would add a ``Recording`` and a
                 # ``Notification`` object per event that nothing here reads.
                 stored = self.app.ledger_mapper.stored_event
-                self.app.recorder.insert_events([stored(*e) for e in batch.events])
+                rows = [stored(*e) for e in batch.events]
+                ids = self.app.recorder.insert_events(rows)
             except IntegrityError:
                 # Another writer saved first: forget what we believed and re-examine the lines.
                 report.retries += 1
@@ -404,6 +408,10 @@ class Ingestor:
                 continue
             report.saves += 1
             self._tree_pending += len(batch.events)
+            if ids and not self._tree_failed:  # SQLite gives the ids: no reading them back
+                self._tree_rows += [(i, UUID(str(r.originator_id)).hex if isinstance(
+                    r.originator_id, str) else r.originator_id.hex, r.originator_version,
+                    r.topic, r.state) for i, r in zip(ids, rows, strict=True)]
             if self._tree_pending >= TREE_EVERY_ROWS:
                 self._extend_tree(report)
             report.stored += batch.feed_events

@@ -19,6 +19,7 @@ against a root the operator *signed* (``ledger.merkle.heads``) or a witness cosi
 from __future__ import annotations
 
 import hashlib
+import itertools
 import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -38,8 +39,8 @@ from ledger.merkle.tree import (
     range_roots,
     row_leaf,
 )
-from ledger.sql import Connection, Cursor, TupleCursor, connect
-from ledger.store import LedgerApp
+from ledger.sql import Connection, Cursor, TupleCursor, connect, read_rows
+from ledger.store import MIN_ROW_ID, LedgerApp, RawRow
 
 EXTEND_CHUNK = 5000
 """Leaves appended per transaction when catching up: progress is kept on a long catch-up."""
@@ -207,18 +208,22 @@ class MerkleLog:
 
     # --- extending -------------------------------------------------------------------------
 
-    def extend(self) -> TreeHead:
+    def extend(self, known: Sequence[RawRow] = ()) -> TreeHead:
         """Append a leaf for every row stored after the tree's last leaf; the new head.
 
         Reads only the new rows and the frontier; appends in transactions of
         :data:`EXTEND_CHUNK` leaves, each under a lock that one extender holds at a time.
+        ``known``: rows the caller has just stored, with their ids (ingest on SQLite), used
+        instead of reading them back when they are exactly the rows that follow the tree's last
+        leaf (counted by primary key); otherwise, or for what follows them, the rows are read.
         """
         while True:
-            head, more = self._extend_chunk()
+            head, more = self._extend_chunk(known)
+            known = ()
             if not more:
                 return head
 
-    def _extend_chunk(self) -> tuple[TreeHead, bool]:
+    def _extend_chunk(self, known: Sequence[RawRow]) -> tuple[TreeHead, bool]:
         with self.db.write() as cur:
             self._lock(cur)
             cur.execute(f"SELECT idx, row_id FROM {self.table} ORDER BY idx DESC LIMIT 1")
@@ -226,8 +231,28 @@ class MerkleLog:
             size = 0 if last is None else int(last[0]) + 1
             after = None if last is None else int(last[1])
             frontier = self.frontier(size, cur)
+            if known and self._follow(after, known):
+                self._append_rows(cur, frontier, [known])
+                added = self._append_rows(cur, frontier, self._rows_after(known[-1][0]))
+                return TreeHead(frontier.size, frontier.root()), added == EXTEND_CHUNK
             added = self._append_rows(cur, frontier, self._rows_after(after))
             return TreeHead(frontier.size, frontier.root()), added == EXTEND_CHUNK
+
+    def _follow(self, after: int | None, known: Sequence[RawRow]) -> bool:
+        """Whether ``known`` (ids increasing) are exactly the rows after row ``after`` up to
+        the last of them: every id above ``after``, and as many rows in that id range."""
+        ids = [row[0] for row in known]
+        if (after is not None and ids[0] <= after) or any(
+                b <= a for a, b in itertools.pairwise(ids)):
+            return False
+        d = self.app.dialect
+        events = d.qualified(self.app.recorder.events_table_name)  # type: ignore[attr-defined]
+        position = "rowid" if d.is_sqlite else "notification_id"
+        above = f"{position} >= {d.p}" if after is None else f"{position} > {d.p}"
+        found = read_rows(self.app, f"SELECT COUNT(*) FROM {events} WHERE {above} "
+                                    f"AND {position} <= {d.p}",
+                          (MIN_ROW_ID if after is None else after, ids[-1]))
+        return int(found[0][0]) == len(ids)
 
     def _rows_after(self, after: int | None) -> Iterable[Sequence[Any]]:
         taken = 0

@@ -317,3 +317,38 @@ def test_two_writers_at_once_leave_one_tree_of_every_row(db_url: str, examples: 
                 row[0] for page in app.rows() for row in page]
     finally:
         app.close()
+
+
+def test_rows_just_stored_are_not_read_back(app: LedgerApp, examples: Path) -> None:
+    """extend(known): the rows the caller stored are used when they are exactly those after the
+    tree's last leaf; stale or partial ones are ignored and the rows read instead."""
+    _ingest(app, examples / "mj.jsonl", tree=False)
+    rows = [row for page in app.rows() for row in page]
+    asked: list[object] = []
+    real_rows = app.rows
+
+    def counting_rows(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        asked.append(kwargs.get("after"))
+        return real_rows(*args, **kwargs)  # type: ignore[arg-type]
+
+    app.rows = counting_rows  # type: ignore[method-assign]
+    try:
+        with MerkleLog(app) as log:
+            head = log.extend(rows[:-3] + rows[-2:])  # one row missing: not used
+            assert asked == [None] and head.size == len(rows)
+            assert head.root == reference_root(_leaves_from_rows(app))
+        _ingest(app, examples / "sp9.jsonl", tree=False)
+        new = [row for page in real_rows(after=rows[-1][0]) for row in page]
+        asked.clear()
+        with MerkleLog(app) as log:
+            head = log.extend(new)
+            assert asked == [new[-1][0]]  # only what follows them was asked for
+            assert head.root == reference_root(_leaves_from_rows(app))
+            asked.clear()
+            assert log.extend(new) == head and asked == [head_row(log, head.size)]
+    finally:
+        del app.rows
+
+
+def head_row(log: MerkleLog, size: int) -> int:
+    return log.row_id(size - 1)
