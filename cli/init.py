@@ -29,6 +29,9 @@ from ledger.db_admin import (
     roles_sql,
 )
 from ledger.errors import SealError
+from ledger.merkle.heads import OriginError, set_origin
+from ledger.merkle.log import MerkleLog
+from ledger.merkle.storage import merkle_sql
 from ledger.seal import key_id, load_public_key
 from ledger.sql import dialect_of
 from ledger.sql import quote as _quote
@@ -68,10 +71,16 @@ def init(
              f"(table {SEAL_KEY_TABLE}, which refuses a change), and every reader of a stored "
              f"checkpoint checks it with this key ({SEAL_PUBLIC_KEY_ENV}=FILE wins over it).")
     ] = None,
+    origin: Annotated[str | None, typer.Option(
+        metavar="NAME", help="The log's origin: the name on the first line of its checkpoint "
+                             "notes, which witnesses know it by (e.g. casino.example/ledger/"
+                             "floor-1; no spaces, no '+'). Set once; default: derived from the "
+                             "store at the first `ledger seal`.")] = None,
 ) -> None:
     """Create the tables, install the append-only triggers and optionally the roles.
 
-    The tables: the events, the views and the checkpoints (`ledger seal`; append-only too).
+    The tables: the events, the views, the checkpoints (`ledger seal`; append-only too) and the
+    Merkle log (its tree, origin, checkpoint notes and cosignatures; append-only too).
 
     With --seal-public-key, the key stored checkpoints are checked with is kept in the store:
     only the owner can write it (the roles read it), so it is as trustworthy as the owner.
@@ -99,7 +108,7 @@ def init(
             dialect = dialect_of(app)
             statements = (append_only_sql(where) + view_tables_sql(dialect)
                           + checkpoints_sql(dialect)
-                          + (seal_key_sql(dialect) if sealing else []))
+                          + (seal_key_sql(dialect) if sealing else []) + merkle_sql(dialect))
             if roles:
                 statements += roles_sql(where, names, "***" if password else None)
             if as_json:
@@ -113,12 +122,17 @@ def init(
         CheckpointStore(app).close()  # so does the checkpoints table
         if sealing is not None:
             name_sealing_key(app, sealing)
+        MerkleLog(app).close()  # and the Merkle log's tables
+        if origin is not None:
+            set_origin(app, origin)
         if roles:
             create_roles(app, names, password)
             if sealing is not None:
                 _grant_seal_key(app, names.all())
     except typer.Exit:
         raise
+    except OriginError as exc:
+        fail(f"{exc}")
     except Exception as exc:
         fail(f"{exc}")
     finally:

@@ -26,6 +26,8 @@ from ledger.checkpoints import (
     write_snapshot_file,
 )
 from ledger.checkpoints import seal as incremental_seal
+from ledger.merkle.heads import stored_origin
+from ledger.merkle.sealing import NoteRefused, NoteSealed, seal_tree
 from ledger.seal import (
     SEAL_KEY_ENV,
     SealError,
@@ -71,10 +73,14 @@ def seal(
     key) where the writer cannot reach them; `ledger verify --checkpoint FILE --public-key PUB`
     proves the store still holds everything they cover, and `verify --since FILE|last` verifies
     only what came after. Rows of the checkpoints table not signed by this key are skipped.
+    It also signs and stores the C2SP checkpoint note of the Merkle tree of the rows up to the
+    checkpoint (origin, size, root; docs/INTEGRITY.md), written beside --out as cp.note, after
+    re-hashing the rows stored since the previous note.
     Exit code 0: sealed (or nothing new to seal). 2: usage error (no key, unreadable key, a key
     other than the store's sealing public key, empty store, an --out that cannot be written;
     checked before anything is stored). 3: the store or its newest checkpoint does not verify
-    (with --list: a stored row is invalid).
+    or its stored Merkle tree
+    does not verify (with --list: a stored row is invalid).
     """
     if list_:
         _list(db, as_json, public_key)
@@ -91,8 +97,9 @@ def seal(
             sealed = incremental_seal(app, private, full=full,
                                       store=label if label is not None
                                       else redact(database_url(db)))
+            noted = seal_tree(app, private, sealed.checkpoint)
         snapshot_bytes = snapshot_file_bytes(app, sealed.snapshot)
-    except SealRefused as exc:
+    except (SealRefused, NoteRefused) as exc:
         fail(str(exc), 3, prefix="integrity broken")
     except SealError as exc:
         fail(str(exc))
@@ -106,23 +113,47 @@ def seal(
         try:
             Path(out).write_text(checkpoint.dumps(), encoding="utf-8")
             write_snapshot_file(out, snapshot_bytes)
+            note_path(out).write_text(noted.note.note, encoding="utf-8")
         except OSError as exc:
             fail(f"checkpoint {sealed.number} is stored, but {out} could not be written: "
                  f"{exc.strerror or exc}")
     if as_json:
         print_json({**checkpoint.to_json(), "number": sealed.number, "new": sealed.new,
-                    "resumed_from": sealed.resumed_from})
+                    "resumed_from": sealed.resumed_from, "note": _note_json(noted)})
         return
     pos = checkpoint.position
-    where = f" -> {out} and {snapshot_path(out)}" if out is not None else ""
+    where = (f" -> {out}, {snapshot_path(out)} and {note_path(out)}" if out is not None
+             else "")
     if not sealed.new:
         typer.echo(f"nothing stored since checkpoint {sealed.number} (link {pos.links}, "
                    f"head {pos.head}){where}")
+        _echo_note(noted)
         return
     since = (f"continued from checkpoint {sealed.resumed_from}, {sealed.events_read} events read"
              if sealed.resumed_from is not None else f"full pass, {sealed.events_read} events read")
     typer.echo(f"sealed checkpoint {sealed.number}: link {pos.links} ({pos.events} events) at row "
                f"{checkpoint.row}, head {pos.head}, key {checkpoint.key_id} ({since}){where}")
+    _echo_note(noted)
+
+
+def note_path(checkpoint_path: str) -> Path:
+    """Where ``seal --out cp.json`` writes the checkpoint note: ``cp.note``."""
+    path = Path(checkpoint_path)
+    return path.with_suffix(".note") if path.suffix == ".json" else path.with_name(
+        path.name + ".note")
+
+
+def _note_json(noted: NoteSealed) -> dict[str, object]:
+    body = noted.note.body
+    return {"origin": body.origin, "size": body.size, "root": body.root.hex(),
+            "new": noted.new, "rehashed": noted.rehashed, "text": noted.note.note}
+
+
+def _echo_note(noted: NoteSealed) -> None:
+    body = noted.note.body
+    what = "signed" if noted.new else "already signed"
+    typer.echo(f"checkpoint note {what}: {body.origin}, tree of {body.size} rows, root "
+               f"{body.root.hex()}")
 
 
 def _check_out(out: str) -> None:
@@ -131,7 +162,7 @@ def _check_out(out: str) -> None:
     folder = path.parent
     if not folder.is_dir():
         fail(f"--out {out}: the folder {folder} does not exist (nothing was sealed)")
-    for target in (path, snapshot_path(path)):
+    for target in (path, snapshot_path(path), note_path(out)):
         if target.is_dir():
             fail(f"--out {out}: {target} is a folder (nothing was sealed)")
         if (target.exists() and not os.access(target, os.W_OK)) or not os.access(folder,
@@ -147,6 +178,7 @@ def _list(db: str | None, as_json: bool, public_key: str | None) -> None:
         key = sealing_key(app, public_key)
         found = read_checkpoints(app, key)
         bad_snapshots = _bad_snapshots(app, found)
+        origin = stored_origin(app)
     except SealError as exc:
         fail(str(exc))
     finally:
@@ -159,11 +191,14 @@ def _list(db: str | None, as_json: bool, public_key: str | None) -> None:
     if as_json:
         print_json({"checkpoints": [s.to_json() for s in valid], "invalid": invalid,
                     "key_id": found.key.key_id if found.key else None,
-                    "key_source": found.key.source if found.key else None})
-    elif not valid and not invalid:
-        typer.echo("no stored checkpoint (ledger seal stores one)")
+                    "key_source": found.key.source if found.key else None,
+                    "origin": origin})
     else:
-        _print_listing(valid)
+        typer.echo(f"origin: {origin or '(not set: ledger init --origin NAME, or the first seal)'}")
+        if not valid and not invalid:
+            typer.echo("no stored checkpoint (ledger seal stores one)")
+        else:
+            _print_listing(valid)
     for bad in invalid:
         sys.stderr.write(f"integrity broken: stored checkpoint row {bad['number']!r} is "
                          f"invalid (skipped by every command): {bad['reason']}\n")

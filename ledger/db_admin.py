@@ -37,6 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ledger.checkpoints import CHECKPOINTS_TABLE
+from ledger.merkle.storage import merkle_grants_sql
 from ledger.sql import Dialect, DialectName, dialect_of
 from ledger.sql import literal as _literal
 from ledger.sql import quote as _quote
@@ -139,6 +140,8 @@ def roles_sql(where: EventsTable, roles: Roles | None = None,
             f"THEN CREATE ROLE {_quote(role)} {login}; END IF; END $do$")
         statements.append(f"GRANT USAGE ON SCHEMA {schema} TO {_quote(role)}")
     return (statements + _events_grants(where, roles) + _checkpoint_grants(where, roles)
+            + merkle_grants_sql(Dialect(where.backend, where.schema), roles.ingest, roles.sealer,
+                                roles.auditor)
             + view_grants_sql(where, roles))
 
 
