@@ -9,7 +9,7 @@ import typer
 from cli.render import err
 from ledger.games import GAMES
 from ledger.games.stud_poker.simulate import force_plan
-from ledger.simulate import parse_bias
+from ledger.simulate import parse_bias, parse_croupier_rates
 from ledger.simulate import simulate as run_simulation
 from ledger.simulators import SIMULATORS
 
@@ -42,23 +42,36 @@ def simulate(
                         "STUD-01/000010:3=royal_flush (repeatable).")] = [],  # noqa: B006
     bias: Annotated[list[str], typer.Option(
         "--bias", help="Unfair equipment for surveillance demos: TABLE:SPEC[,SPEC], SPEC one of "
-                       "N=W (pocket or face N W times as likely, e.g. RL-01:17=1.5), dK.F=W (die "
-                       "K only, e.g. FPC-01:d2.6=2) or missing=CARD (e.g. STUD-01:missing=AS); "
+                       "N=W (pocket or face N W times as likely, e.g. RL-01:17=1.5), sectorN.K=W "
+                       "(K pockets centred on N in wheel order, e.g. RL-01:sector17.5=1.2), "
+                       "dK.F=W (die K only, e.g. FPC-01:d2.6=2), missing=CARD (e.g. "
+                       "STUD-01:missing=AS) or extra=CARD (3CB shoes, e.g. 3CB-01:extra=AS); "
                        "repeatable.")] = [],  # noqa: B006
+    croupier_error_rate: Annotated[list[str], typer.Option(
+        "--croupier-error-rate", help="A croupier's own share of rounds given an error, "
+                                      "CROUPIER=RATE, e.g. D-RL-03=0.09 (repeatable; others keep "
+                                      "--error-rate).")] = [],  # noqa: B006
 ) -> None:
     """Write a seeded feed of every game (or --game); injected errors are listed in OUT.errors.json."""
     keys = simulated_games(game)
     try:
         state = {"STUD": force_plan(force)} if force else None
         biased = parse_bias(bias)
+        croupier_rates = parse_croupier_rates(croupier_error_rate)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     names = {f"{k}-{t:02d}" for k in keys for t in range(1, tables + 1)}
     unknown = sorted(set(biased) - names)
     if unknown:
         raise typer.BadParameter(f"--bias names no simulated table: {', '.join(unknown)}")
+    pool = {f"D-{k}-{c:02d}" for k in keys for c in range(1, tables + 3)}
+    strangers = sorted(set(croupier_rates) - pool)
+    if strangers:
+        raise typer.BadParameter(f"--croupier-error-rate names no simulated croupier: "
+                                 f"{', '.join(strangers)} (D-GAME-NN, NN up to tables + 2)")
     sim = run_simulation([GAMES[k] for k in keys], rounds=rounds, tables=tables, seed=seed,
-                         error_rate=error_rate, game_state=state, bias=biased)
+                         error_rate=error_rate, game_state=state, bias=biased,
+                         croupier_error_rates=croupier_rates)
     sidecar = sim.write(out)
     err.print(f"wrote {len(sim.lines)} lines ({sim.rounds} rounds of {', '.join(keys)}) to {out}; "
               f"{len(sim.injected)} injected errors listed in {sidecar}")

@@ -89,12 +89,15 @@ class TableBias:
 
     ``weights`` makes an outcome (a roulette pocket, a face of every die) that many times as
     likely as the others; ``die_weights`` does it for one die only (``(die, face)``, from 1);
-    ``missing`` names cards taken out of every shoe or deck.
+    ``missing`` names cards taken out of every shoe or deck; ``extra`` cards added to every
+    shoe of more than one deck (a 3CB shoe: in a single deck a second copy is a duplicate verify
+    reports, not a statistic).
     """
 
     weights: dict[int, float] = field(default_factory=dict)
     die_weights: dict[tuple[int, int], float] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
 
     def pocket(self, rng: random.Random) -> int:
         """A roulette number 0–36 from this wheel."""

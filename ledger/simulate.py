@@ -9,7 +9,9 @@ verify finds exactly those and nothing else. The same seed gives the same feed, 
 For surveillance (``ledger stats``) every ``round_opened`` names the table's ``croupier`` (a
 rota of one-hour shifts, derived from the table and the time, so it draws nothing from the
 random stream), and ``bias`` can give chosen tables unfair equipment (:class:`TableBias`): a
-wheel pocket or a die face made more or less likely, or a card missing from every shoe.
+wheel pocket, a sector of the wheel or a die face made more or less likely, a card missing from
+every shoe or an extra one in every multi-deck shoe; ``croupier_error_rates`` gives chosen
+croupiers their own error rate.
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ from typing import Any
 
 from ledger.builder import COMMON_KINDS, ERROR_KINDS, Injected, RoundBuilder, TableBias
 from ledger.games.base import Game
+from ledger.games.roulette.tables import WHEEL_ORDER
 from ledger.simulators import SIMULATORS
 
 __all__ = ["COMMON_KINDS", "DEFAULT_START", "ERROR_KINDS", "Injected", "RoundBuilder", "Simulation",
-           "TableBias", "croupier_on_duty", "parse_bias", "simulate"]
+           "TableBias", "croupier_on_duty", "parse_bias", "parse_croupier_rates", "simulate"]
 
 SHIFT = timedelta(hours=1)
 """A croupier's turn at a table before the rota moves on."""
@@ -68,6 +71,7 @@ def simulate(
     rounds_for: dict[str, int] | None = None,
     game_state: dict[str, dict[str, Any]] | None = None,
     bias: dict[str, TableBias] | None = None,
+    croupier_error_rates: dict[str, float] | None = None,
 ) -> Simulation:
     """Play ``rounds`` rounds on each of ``tables`` tables of every game in ``games``.
 
@@ -78,9 +82,11 @@ def simulate(
     Each round gets an injected error with probability ``error_rate`` (one error per round at
     most, of a kind the game supports), so the sidecar lists exactly what verify must find.
     ``bias`` gives tables (by code) unfair equipment; a fair table's feed is the same with or
-    without it.
+    without it. ``croupier_error_rates`` replaces ``error_rate`` for the rounds the named
+    croupiers deal (the same random draws, so other rounds are unchanged).
     """
-    if not 0.0 <= error_rate <= 1.0:
+    rates = croupier_error_rates or {}
+    if not all(0.0 <= r <= 1.0 for r in (error_rate, *rates.values())):
         raise ValueError("error_rate is a probability, from 0 to 1")
     rng = random.Random(seed)
     streams: list[list[dict[str, Any]]] = []
@@ -100,13 +106,13 @@ def simulate(
             table_state: dict[str, Any] = {}
             stream: list[dict[str, Any]] = []
             for r in range(1, game_rounds + 1):
+                croupier = croupier_on_duty(game.key, t, tables, interval * r)
                 kind = None
-                if simulator.injectable and table_rng.random() < error_rate:
+                if simulator.injectable and table_rng.random() < rates.get(croupier, error_rate):
                     kind = table_rng.choice(simulator.injectable)
                 builder = RoundBuilder(table, game.key, f"{r:06d}", start + interval * r,
                                        table_state=table_state, game_state=shared,
-                                       croupier=croupier_on_duty(game.key, t, tables, interval * r),
-                                       bias=(bias or {}).get(table))
+                                       croupier=croupier, bias=(bias or {}).get(table))
                 injected += simulator.simulate_round(builder, table_rng, kind)
                 stream += builder.lines
             streams.append(stream)
@@ -134,8 +140,10 @@ def croupier_on_duty(game: str, table: int, tables: int, elapsed: timedelta) -> 
 
 def parse_bias(specs: Sequence[str]) -> dict[str, TableBias]:
     """``TABLE:SPEC[,SPEC…]`` values of ``--bias``, by table. A SPEC is ``N=W`` (pocket or face
-    ``N`` is ``W`` times as likely), ``dK.F=W`` (face ``F`` of die ``K`` only) or ``missing=CARD``
-    (the card is not in the shoe); a :class:`ValueError` says what is wrong."""
+    ``N`` is ``W`` times as likely), ``sectorN.K=W`` (the ``K`` pockets centred on pocket ``N`` in
+    the wheel's order), ``dK.F=W`` (face ``F`` of die ``K`` only), ``missing=CARD`` (one copy of
+    the card is not in the shoe) or ``extra=CARD`` (one more copy in each shoe of several
+    decks); a :class:`ValueError` says what is wrong."""
     out: dict[str, TableBias] = {}
     for spec in specs:
         table, sep, rest = spec.partition(":")
@@ -151,10 +159,13 @@ def _bias_part(bias: TableBias, spec: str, part: str) -> None:
     key, sep, value = part.partition("=")
     if not sep:
         raise ValueError(f"--bias {spec!r}: {part!r} is not KEY=VALUE")
-    if key == "missing":
+    if key in ("missing", "extra"):
         if len(value) != 2 or value[0] not in "A23456789TJQK" or value[1] not in "SHCD":
             raise ValueError(f"--bias {spec!r}: {value!r} is not a card like AS")
-        bias.missing.append(value)
+        if key == "extra" and not spec.startswith("3CB-"):
+            raise ValueError(f"--bias {spec!r}: an extra card is for a multi-deck shoe (a 3CB "
+                             "table); in one deck a second copy is a duplicate verify reports")
+        (bias.missing if key == "missing" else bias.extra).append(value)
         return
     try:
         weight = float(value)
@@ -164,7 +175,11 @@ def _bias_part(bias: TableBias, spec: str, part: str) -> None:
         raise ValueError(f"--bias {spec!r}: weight {value!r} must be above 0 (and below 1000)")
     die, dot, face = key.partition(".")
     try:
-        if dot and die.startswith("d") and die[1:].isdigit() and 1 <= int(die[1:]) <= 4 \
+        if dot and die.startswith("sector") and die[6:].isdigit() and 0 <= int(die[6:]) <= 36 \
+                and face.isdigit() and 1 <= int(face) <= 36 and int(face) % 2 == 1:
+            for pocket in sector(int(die[6:]), int(face)):
+                bias.weights[pocket] = weight
+        elif dot and die.startswith("d") and die[1:].isdigit() and 1 <= int(die[1:]) <= 4 \
                 and 1 <= int(face) <= 6:
             bias.die_weights[(int(die[1:]), int(face))] = weight
         elif not dot and 0 <= int(key) <= 36:
@@ -172,5 +187,29 @@ def _bias_part(bias: TableBias, spec: str, part: str) -> None:
         else:
             raise ValueError
     except ValueError:
-        raise ValueError(f"--bias {spec!r}: {key!r} is not a pocket 0-36, a face 1-6 or "
-                         "dK.F (die K, face F)") from None
+        raise ValueError(f"--bias {spec!r}: {key!r} is not a pocket 0-36, a face 1-6, "
+                         "dK.F (die K, face F) or sectorN.K (K pockets, an odd number, centred "
+                         "on pocket N)") from None
+
+
+def sector(centre: int, width: int) -> list[int]:
+    """The ``width`` pockets centred on ``centre`` in the single-zero wheel's order."""
+    at = WHEEL_ORDER.index(centre)
+    return [WHEEL_ORDER[(at + k) % len(WHEEL_ORDER)] for k in range(-(width // 2), width // 2 + 1)]
+
+
+def parse_croupier_rates(specs: Sequence[str]) -> dict[str, float]:
+    """``CROUPIER=RATE`` values of ``--croupier-error-rate``; a :class:`ValueError` says what is
+    wrong."""
+    out: dict[str, float] = {}
+    for spec in specs:
+        croupier, sep, value = spec.partition("=")
+        try:
+            rate = float(value)
+        except ValueError:
+            rate = -1.0
+        if not sep or not croupier or not 0.0 <= rate <= 1.0:
+            raise ValueError(f"--croupier-error-rate {spec!r}: expected CROUPIER=RATE with a "
+                             "rate from 0 to 1, e.g. D-RL-03=0.09")
+        out[croupier] = rate
+    return out

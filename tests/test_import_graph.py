@@ -27,6 +27,8 @@ LAZY_FIRST_PARTY: dict[tuple[str, str], str] = {
 LAZY_THIRD_PARTY: dict[str, str] = {
     "pyarrow": "heavy and optional: only `ledger export --format parquet` needs it",
     "psycopg": "only a PostgreSQL store needs the driver; SQLite runs without loading it",
+    "scipy": "heavy: only `ledger stats` and the day page's surveillance read its exact tails",
+    "numpy": "comes with scipy, for the same statistics only",
 }
 """Top-level third-party packages that may be imported inside a function, and why."""
 

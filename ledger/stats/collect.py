@@ -21,6 +21,10 @@ The tests, by equipment (test names are stable; they appear in ``ledger stats --
 | SP9, 3CB, STUD | shoe | ``serial`` | successive cards of one shoe, burns too | lag-1 correlation |
 | MJ | wall | ``tiles:<seat>`` | the tiles a seat draws from the wall in the deal | 34 kinds (28 in MJ-S) |
 
+and the tests shaped for one fault (:mod:`ledger.stats.shaped`): ``max_pocket`` and ``sector``
+(wheel), ``max_die_face`` and ``max_face_pooled`` (shaker), ``composition`` (shoe: every card
+seen leaving a shoe, burns too, against the shoe's hypergeometric law per shoe and deck).
+
 Every card kind is equally likely at any position of a shuffled shoe of full decks, whatever the
 number of decks; the pooled ``cards`` test is the one that finds a missing card soonest. Rounds
 whose deal was cancelled or corrected (3CB ``cards_cancelled`` / ``deal_corrected``) give no
@@ -38,6 +42,7 @@ from ledger.games.mahjong.tiles import KINDS as TILE_KINDS
 from ledger.games.mahjong.tiles import SIMPLIFIED_KINDS
 from ledger.games.roulette.tables import RED_NUMBERS
 from ledger.round import Round
+from ledger.stats.shaped import composition, dice_max, max_cell, sector_scan
 from ledger.stats.tests import RunsCounter, SerialPairs, TestResult, chi_square_gof
 
 RANKS = "A23456789TJQK"
@@ -94,9 +99,31 @@ def cell_labels(test: str) -> list[str]:
     return [r + s for r in RANKS for s in SUITS]
 
 
+DICE_TESTS = frozenset({"small_big_runs", "max_die_face", "max_face_pooled"})
+
+
 def equipment_of(game: str, test: str) -> str:
     """The piece of equipment a test is about."""
-    return "shaker" if test.startswith("die") or test == "small_big_runs" else EQUIPMENT[game]
+    return "shaker" if test.startswith("die") or test in DICE_TESTS else EQUIPMENT[game]
+
+
+def describe(test: str, detail: Any) -> str:
+    """Where a shaped test points, in words: ``pocket 17``, ``sector 25 17 34 6 27``,
+    ``die 1 face 6``, ``face 6 (all dice)``, ``AS missing``."""
+    cells = list(detail.get("cells") or [])
+    if not cells:
+        return ""
+    if test == "max_pocket":
+        return f"pocket {cells[0]}"
+    if test == "sector":
+        return "sector " + " ".join(str(c) for c in cells)
+    if test == "max_die_face":
+        return f"die {detail.get('die')} face {cells[0] + 1}"
+    if test == "max_face_pooled":
+        return f"face {cells[0] + 1} (all dice)"
+    if test == "composition":
+        return f"{RANKS[cells[0] // 4]}{SUITS[cells[0] % 4]} {detail.get('direction')}"
+    return ""
 
 
 @dataclass
@@ -107,6 +134,10 @@ class Tally:
     runs: dict[str, RunsCounter] = field(default_factory=dict)
     serial: SerialPairs = field(default_factory=SerialPairs)
     rounds: int = 0
+    seen: list[int] = field(default_factory=list)
+    """Cards of each kind seen leaving the shoes closed in this stretch (burns too)."""
+    shoes: Counter[tuple[int, int]] = field(default_factory=Counter)
+    """``(decks, cards seen) → shoes`` of the shoes closed in this stretch."""
 
     def count(self, test: str, cells: int, cell: int) -> None:
         """One outcome falling in ``cell`` of the test ``test``."""
@@ -132,6 +163,33 @@ class Tally:
         for test, counter in other.runs.items():
             self.run(test).merge(counter)
         self.serial.merge(other.serial)
+        if other.seen:
+            self.seen = [a + b for a, b in zip(self.seen or [0] * CARD_KINDS, other.seen,
+                                               strict=True)]
+        self.shoes.update(other.shoes)
+
+    def close_shoe(self, decks: int, counts: list[int]) -> None:
+        """One shoe's cards seen, kind by kind."""
+        if not any(counts):
+            return
+        self.seen = [a + b for a, b in zip(self.seen or [0] * CARD_KINDS, counts, strict=True)]
+        self.shoes[(decks, sum(counts))] += 1
+
+    def shaped(self) -> dict[str, TestResult]:
+        """The tests shaped for one fault (see :mod:`ledger.stats.shaped`)."""
+        out: dict[str, TestResult] = {}
+        pockets = self.counts.get("pockets")
+        if pockets:
+            out["max_pocket"] = max_cell(pockets, cell_probabilities("pockets"), "max_cell")
+            out["sector"] = sector_scan(pockets)
+        dice_counts = [self.counts[t] for t in sorted(self.counts) if t.startswith("die")]
+        if dice_counts:
+            out["max_die_face"] = dice_max(dice_counts)
+            pooled = [sum(c[f] for c in dice_counts) for f in range(FACES)]
+            out["max_face_pooled"] = max_cell(pooled, [1 / FACES] * FACES, "max_cell")
+        if self.shoes:
+            out["composition"] = composition(self.seen, self.shoes)
+        return out
 
     def results(self) -> dict[str, TestResult]:
         """Every test this tally can run, by name."""
@@ -140,6 +198,7 @@ class Tally:
         out.update({test: counter.test() for test, counter in sorted(self.runs.items())})
         if self.serial.pairs:
             out["serial"] = self.serial.test()
+        out.update(self.shaped())
         return out
 
 
@@ -151,6 +210,9 @@ class TableWatch:
     game: str
     shoe_size: int = 0
     last_rank: float | None = None
+    decks: int = 0
+    shoe: list[int] = field(default_factory=list)
+    """Cards of each kind seen out of the shoe in play."""
 
     def observe(self, rnd: Round, tally: Tally) -> None:
         """Fold one round's outcomes into ``tally``."""
@@ -167,10 +229,14 @@ class TableWatch:
                                           and _field(event, "valid") is not False):
                 dice(tally, list(_field(event, "dice")), runs=rnd.game == "FPC")
             elif kind == "deck_shuffled":
-                self.shoe_size, self.last_rank = CARD_KINDS * int(_field(event, "decks")), None
+                self.finish(tally)
+                self.decks = int(_field(event, "decks"))
+                self.shoe_size, self.last_rank = CARD_KINDS * self.decks, None
             elif kind == "shoe_closed":
+                self.finish(tally)
                 self.shoe_size, self.last_rank = 0, None
             elif kind == "card_burned":
+                self._seen(_field(event, "card"))
                 self._card(tally, _field(event, "card"))
             elif kind == "card_dealt":
                 if cancelled:
@@ -181,6 +247,7 @@ class TableWatch:
                 per_hand[hand] += 1
                 tally.count(f"cards:{hand}#{per_hand[hand]}", CARD_KINDS, card_index(card))
                 tally.count("cards", CARD_KINDS, card_index(card))
+                self._seen(card)
                 self._card(tally, card)
             elif rnd.game == "MJ":
                 if kind in _DEAL_OVER:
@@ -188,6 +255,19 @@ class TableWatch:
                 elif dealing and kind == "tile_drawn" and _field(event, "from_") == "wall":
                     name = f"tiles:{_field(event, 'seat')}" + (":simplified" if simplified else "")
                     tally.count(name, TILE_KINDS, _TILE_INDEX[str(_field(event, "tile"))])
+
+    def finish(self, tally: Tally) -> None:
+        """Close the shoe in play into ``tally`` (its composition is then tested)."""
+        if self.shoe and self.decks:
+            tally.close_shoe(self.decks, self.shoe)
+        self.shoe = []
+
+    def _seen(self, card: Any) -> None:
+        if card is None or not self.decks:
+            return
+        if not self.shoe:
+            self.shoe = [0] * CARD_KINDS
+        self.shoe[card_index(str(card))] += 1
 
     def _card(self, tally: Tally, card: Any) -> None:
         """The next card out of the shoe, for the serial test (``None``: not recorded)."""

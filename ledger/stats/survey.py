@@ -8,12 +8,19 @@ findings and the money they involve to its table's and its croupier's :class:`Er
 Nothing else is kept: memory depends on tables, days and croupiers, not on rounds.
 
 **Families and correction.** Each piece of equipment (a table's wheel, shaker, shoe or wall)
-is one family: its tests over the whole period plus, when the period spans more than one gaming
-day, the same tests per day. Holm's step-down correction is applied within the family, so a
-fair piece of equipment is flagged with probability at most ``alpha`` whatever the number of
-days or positions tested (see :mod:`ledger.stats.tests` for why Holm). A test whose sample is
+is one family: its tests over the whole period. Weighted Holm (:func:`ledger.stats.tests.
+weighted_holm`) shares ``alpha`` among them, most of it to the tests shaped for the faults
+that matter (:data:`WEIGHTS`), the rest equally to the general ones (chi-square, runs, serial):
+a fair piece of equipment is flagged with probability at most ``alpha``. A test whose sample is
 too small for its reference distribution (``valid: false``) is reported, takes no part in the
-correction and is never flagged.
+correction and is never flagged. Days are not tested one by one (each day's test would cost
+the period's test power); they feed the **sequential** scheme instead: a CUSUM per wheel and
+per shaker, night by night (:class:`~ledger.stats.shaped.CellCusum`), whose threshold gives a
+stated in-control run length, so the false alarms of a whole property are known per night.
+
+**Error rates.** Each croupier (and each table) is tested against the others of the same game
+with its exposure, the rounds it dealt (:func:`~ledger.stats.shaped.error_rate_test`; Holm
+across the rows); the ranking shows each rank's range.
 
 **Money involved** (from verify's expected and recorded values, in the round's currency):
 ``over_paid`` / ``under_paid`` — what the table paid (stake returned plus prize; a Mah-Jong
@@ -33,8 +40,25 @@ from typing import Any
 from ledger.findings import Finding
 from ledger.games import GAMES
 from ledger.round import Round
-from ledger.stats.collect import TableWatch, Tally, cell_labels, cell_probabilities, equipment_of
-from ledger.stats.tests import TestResult, holm
+from ledger.stats.collect import (
+    FACES,
+    TableWatch,
+    Tally,
+    cell_labels,
+    cell_probabilities,
+    describe,
+    equipment_of,
+)
+from ledger.stats.shaped import (
+    SHAKER_CUSUM,
+    WHEEL_CUSUM,
+    CellCusum,
+    CusumScheme,
+    RateTest,
+    error_rate_test,
+    more_to_decide,
+)
+from ledger.stats.tests import TestResult, weighted_holm
 from ledger.store import LedgerApp
 from ledger.verify.judge import RoundJudge
 from projections.base import closed_rounds
@@ -43,7 +67,19 @@ from projections.gaming_day import day_of
 SCHEMA_VERSION = 1
 DEFAULT_ALPHA = 0.01
 """Default family-wise level: a fair piece of equipment is flagged at most 1 % of the time."""
-CORRECTION = "holm"
+CORRECTION = "weighted_holm"
+WEIGHTS: dict[str, float] = {"max_pocket": 0.55, "sector": 0.43, "max_die_face": 0.49,
+                             "max_face_pooled": 0.49, "composition": 0.9}
+"""The share of a family's alpha given to each shaped test; the general tests of the family
+share what is left equally (a wheel: 0.01 each to ``pockets`` and ``colour_runs``). Each
+shaped test costs the others power, so there are two per wheel and shaker, each run at about
+half of ``alpha``, which costs a few points of power against that test alone at ``alpha``
+(``python -m bench.surveillance``); the wheel's hottest pocket gets a little more than its
+sector scan, whose 37 overlapping windows are less costly than 37 separate pockets."""
+PROPERTY_SIZE = 500
+"""The property size at which the expected false alarms per night are also printed."""
+UNIT = {"max_pocket": "spins", "sector": "spins", "max_die_face": "throws",
+        "max_face_pooled": "throws"}
 NO_CROUPIER = "(not recorded)"
 ZERO = Decimal(0)
 MONEY_KEYS = ("over_paid", "under_paid", "commission_not_taken", "commission_over_taken")
@@ -59,6 +95,10 @@ class StatsQuery:
     end: date | None = None
     alpha: float = DEFAULT_ALPHA
     cutoff_hour: int = 6
+    rates_from: date | None = None
+    """Error rates only from this gaming day (the day page: equipment over every night up to
+    the day, errors of the day alone); earlier rounds are not judged unless their game's rules
+    span rounds."""
 
     def day(self, rnd: Round) -> date | None:
         """The round's gaming day if the round is selected, else ``None``."""
@@ -84,6 +124,20 @@ class Entry:
     observed: list[int] | None = None
     p_adjusted: float | None = None
     flagged: bool = False
+    weight: float = 0.0
+    """This test's share of the family's alpha."""
+    dice: int = 1
+
+    def more_needed(self, alpha: float) -> int | None:
+        """About how many more spins or throws an undecided shaped test needs."""
+        if self.flagged or self.test not in UNIT or not self.result.valid:
+            return None
+        per = self.dice if self.test == "max_face_pooled" else 1
+        return more_to_decide(self.result, alpha * self.weight, per)
+
+    def where(self) -> str:
+        """The pocket, face, card or sector a shaped test points at."""
+        return describe(self.test, self.result.detail)
 
     def expected(self) -> list[float] | None:
         """Expected count per cell (goodness-of-fit tests only)."""
@@ -101,15 +155,63 @@ class Entry:
             "day": self.day.isoformat() if self.day else None, "test": self.test,
             "method": r.method, "statistic": _finite(r.statistic), "df": r.df, "n": r.n,
             "p_value": r.p_value, "p_adjusted": self.p_adjusted, "valid": r.valid,
-            "flagged": self.flagged, "note": r.note or None,
+            "flagged": self.flagged, "note": r.note or None, "weight": round(self.weight, 6),
             "cells": None, "observed": None, "expected": None,
+            "where": None, "observed_count": None, "expected_count": None, "effect": None,
+            "effect_ci": None, "more_needed": None, "more_unit": None,
         }
+        d = r.detail
+        if d:
+            out["where"] = self.where() or None
+            out["observed_count"] = d.get("observed")
+            out["expected_count"] = round(float(d["expected"]), 3)
+            out["effect"] = None if d.get("effect") is None else round(float(d["effect"]), 4)
+            ci = d.get("effect_ci")
+            out["effect_ci"] = None if ci is None else [_finite(round(float(x), 4)) for x in ci]
+        more = self.more_needed(self._alpha)
+        if more is not None:
+            out["more_needed"], out["more_unit"] = more, UNIT[self.test]
         if self.observed is not None:  # a goodness-of-fit test: its counts per cell
             expected = self.expected() or []
             out["cells"] = cell_labels(self.test)[:len(self.observed)]
             out["observed"] = self.observed
             out["expected"] = [round(e, 3) for e in expected]
         return out
+
+
+    _alpha: float = DEFAULT_ALPHA
+
+
+@dataclass
+class Sequential:
+    """The CUSUM of one wheel or shaker over its nights."""
+
+    table: str
+    game: str
+    equipment: str
+    cusum: CellCusum
+
+    @property
+    def scheme(self) -> CusumScheme:
+        """The scheme run."""
+        return self.cusum.scheme
+
+    def where(self, cell: int) -> str:
+        """The pocket or face of a cell."""
+        return f"pocket {cell}" if self.scheme.name == "pockets" else f"face {cell + 1}"
+
+    def to_json(self) -> dict[str, Any]:
+        """The entry as ``ledger stats --json`` prints it."""
+        s = self.scheme
+        last = self.cusum.path[-1] if self.cusum.path else None
+        return {"table": self.table, "game": self.game, "equipment": self.equipment,
+                "scheme": f"cusum:{s.name}", "alternative_ratio": s.ratio,
+                "threshold": s.threshold, "in_control_nights": s.in_control_nights,
+                "nominal_per_night": s.nominal_per_night, "nights": len(self.cusum.path),
+                "alarm": self.cusum.alarm, "flagged": self.cusum.alarm is not None,
+                "where": self.where(last[2]) if last else None,
+                "path": [{"night": night, "cusum": round(v, 4), "where": self.where(c)}
+                         for night, v, c in self.cusum.path]}
 
 
 @dataclass
@@ -121,8 +223,11 @@ class ErrorRate:
     key: str
     games: set[str] = field(default_factory=set)
     rounds: int = 0
+    error_rounds: int = 0
+    """Rounds with at least one error finding (the test's count)."""
     by_code: Counter[str] = field(default_factory=Counter)
     money: dict[str, dict[str, Decimal]] = field(default_factory=dict)
+    test: RateTest | None = None
 
     @property
     def findings(self) -> int:
@@ -142,11 +247,25 @@ class ErrorRate:
                 bucket = self.money.setdefault(currency, dict.fromkeys(MONEY_KEYS, ZERO))
                 bucket[key] += amount
 
+    @property
+    def group(self) -> str:
+        """The rows it is compared with: the same game(s)."""
+        return ",".join(sorted(self.games))
+
     def to_json(self) -> dict[str, Any]:
         """The row as ``ledger stats --json`` prints it."""
+        t = self.test
         return {
             self.kind: self.key, "games": sorted(self.games), "rounds": self.rounds,
             "findings": self.findings, "per_1000_rounds": round(self.per_1000, 3),
+            "error_rounds": self.error_rounds,
+            "error_rate_ci": None if t is None else [round(x, 6) for x in t.rate_ci],
+            "expected_error_rounds": None if t is None else round(t.expected, 3),
+            "p_value": None if t is None else t.p_value,
+            "p_adjusted": None if t is None else t.p_adjusted,
+            "rank": None if t is None else t.rank,
+            "rank_range": None if t is None else list(t.rank_range),
+            "flagged": bool(t and t.flagged),
             "by_code": {code: {"count": n, "per_1000_rounds":
                                round(1000.0 * n / self.rounds, 3) if self.rounds else 0.0}
                         for code, n in sorted(self.by_code.items())},
@@ -164,11 +283,23 @@ class StatsReport:
     entries: list[Entry] = field(default_factory=list)
     tables: list[ErrorRate] = field(default_factory=list)
     croupiers: list[ErrorRate] = field(default_factory=list)
+    sequential: list[Sequential] = field(default_factory=list)
 
     @property
     def flagged(self) -> list[Entry]:
         """The flagged tests."""
         return [e for e in self.entries if e.flagged]
+
+    @property
+    def alarms(self) -> list[Sequential]:
+        """The pieces whose CUSUM raised an alarm."""
+        return [s for s in self.sequential if s.cusum.alarm is not None]
+
+    @property
+    def anything_flagged(self) -> bool:
+        """A test, an alarm or an error rate flagged."""
+        return bool(self.flagged or self.alarms
+                    or any(r.test and r.test.flagged for r in self.tables + self.croupiers))
 
     def flagged_equipment(self) -> list[tuple[str, str, list[Entry]]]:
         """``(table, equipment, flagged tests)`` for each flagged piece of equipment."""
@@ -176,6 +307,22 @@ class StatsReport:
         for e in self.flagged:
             out.setdefault((e.table, e.equipment), []).append(e)
         return [(t, eq, es) for (t, eq), es in sorted(out.items())]
+
+    def property_false_alarms(self) -> dict[str, Any]:
+        """Expected fair pieces flagged per night by the sequential schemes, here and at a
+        property of :data:`PROPERTY_SIZE` pieces of each kind (nominal nightly volume)."""
+        out: dict[str, Any] = {"control": "expected false alarms per night (in-control run "
+                                          "length per piece)"}
+        for scheme, kind in ((WHEEL_CUSUM, "wheel"), (SHAKER_CUSUM, "shaker")):
+            here = sum(1 for s in self.sequential if s.scheme.name == scheme.name)
+            out[kind] = {"pieces": here, "in_control_nights": scheme.in_control_nights,
+                         "in_control_years": round(scheme.in_control_nights / 365.25, 1),
+                         "per_night": round(here / scheme.in_control_nights, 6),
+                         f"per_night_at_{PROPERTY_SIZE}": round(
+                             PROPERTY_SIZE / scheme.in_control_nights, 4),
+                         f"per_30_nights_at_{PROPERTY_SIZE}": round(
+                             30 * PROPERTY_SIZE / scheme.in_control_nights, 3)}
+        return out
 
     def to_json(self) -> dict[str, Any]:
         """The object ``ledger stats --json`` prints."""
@@ -188,7 +335,11 @@ class StatsReport:
             "family": "equipment", "rounds": self.rounds,
             "flagged": [{"table": t, "equipment": eq, "tests": [e.test for e in es]}
                         for t, eq, es in self.flagged_equipment()],
+            "alarms": [{"table": s.table, "equipment": s.equipment, "night": s.cusum.alarm}
+                       for s in self.alarms],
+            "property": self.property_false_alarms(),
             "tests": [e.to_json() for e in self.entries],
+            "sequential": [s.to_json() for s in self.sequential],
             "tables": [r.to_json() for r in self.tables],
             "croupiers": [r.to_json() for r in self.croupiers],
         }
@@ -206,9 +357,11 @@ def survey(app: LedgerApp, query: StatsQuery) -> StatsReport:
     report = StatsReport(query)
     for _, rnd in closed_rounds(app):
         day = query.day(rnd)
-        if day is None and not GAMES[rnd.game].follows_rounds:
+        follows = GAMES[rnd.game].follows_rounds
+        rated = day is not None and (query.rates_from is None or day >= query.rates_from)
+        if day is None and not follows:
             continue
-        judged = judge.judge(list(rnd.events))
+        judged = judge.judge(list(rnd.events)) if rated or follows else None
         if day is None:
             continue
         report.rounds += 1
@@ -223,9 +376,13 @@ def survey(app: LedgerApp, query: StatsQuery) -> StatsReport:
         if tally is None:
             tally = by_day[day] = Tally()
         watch.observe(rnd, tally)
+        if judged is None or not rated:
+            continue
         croupier = getattr(rnd.opened, "croupier", None) or NO_CROUPIER
+        erred = any(f.severity == "error" for f in judged.findings)
         for rate in (_rate(tables, "table", table), _rate(croupiers, "croupier", croupier)):
             rate.rounds += 1
+            rate.error_rounds += erred
             rate.games.add(rnd.game)
             for finding in judged.findings:
                 if finding.severity == "error":
@@ -233,12 +390,49 @@ def survey(app: LedgerApp, query: StatsQuery) -> StatsReport:
     for finding in judge.finish():
         if finding.severity == "error" and finding.table in tables:
             tables[finding.table].add(finding, currencies[finding.table])
+    for table, watch in watches.items():
+        days = tallies[table]
+        watch.finish(days[max(days)])
     for table in sorted(tallies):
         report.entries += entries_for(table, games[table], tallies[table])
+        report.sequential += sequential_for(table, games[table], tallies[table])
     correct(report.entries, query.alpha)
-    report.tables = _ranked(tables)
-    report.croupiers = _ranked(croupiers)
+    report.tables = rate_tests(tables, query.alpha)
+    report.croupiers = rate_tests(croupiers, query.alpha)
     return report
+
+
+def rate_tests(rates: dict[str, ErrorRate], alpha: float) -> list[ErrorRate]:
+    """Each row tested against the others of its game(s); ranked by findings per 1,000."""
+    groups: dict[str, dict[str, ErrorRate]] = {}
+    for rate in rates.values():
+        groups.setdefault(rate.group, {})[rate.key] = rate
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        for test in error_rate_test({k: (r.rounds, r.error_rounds) for k, r in group.items()},
+                                    alpha):
+            group[test.key].test = test
+    return _ranked(rates)
+
+
+def sequential_for(table: str, game: str, by_day: Mapping[date, Tally]) -> list[Sequential]:
+    """The CUSUM of the table's wheel (pockets) or shaker (faces of every die), night by
+    night in day order."""
+    out = []
+    days = sorted(by_day)
+    if any("pockets" in by_day[d].counts for d in days):
+        wheel = CellCusum(WHEEL_CUSUM)
+        for d in days:
+            wheel.night(str(d), by_day[d].counts.get("pockets") or [0] * WHEEL_CUSUM.cells)
+        out.append(Sequential(table, game, "wheel", wheel))
+    if any(t.startswith("die") for d in days for t in by_day[d].counts):
+        shaker = CellCusum(SHAKER_CUSUM)
+        for d in days:
+            dice = [c for t, c in by_day[d].counts.items() if t.startswith("die")]
+            shaker.night(str(d), [sum(c[f] for c in dice) for f in range(FACES)])
+        out.append(Sequential(table, game, "shaker", shaker))
+    return out
 
 
 def _rate(rates: dict[str, ErrorRate], kind: str, key: str) -> ErrorRate:
@@ -254,30 +448,34 @@ def _ranked(rates: dict[str, ErrorRate]) -> list[ErrorRate]:
 
 
 def entries_for(table: str, game: str, by_day: Mapping[date, Tally]) -> list[Entry]:
-    """The tests of one table: the period's, then each day's when there is more than one day
-    (``by_day`` may be keyed by any ordered day labels)."""
+    """The tests of one table over the period (``by_day`` may be keyed by any ordered labels)."""
     period = Tally()
     for day in sorted(by_day):
         period.merge(by_day[day])
-    spans: list[tuple[date | None, Tally]] = [(None, period)]
-    if len(by_day) > 1:
-        spans += sorted(by_day.items())
-    out = []
-    for span, tally in spans:
-        for test, result in tally.results().items():
-            out.append(Entry(table, game, equipment_of(game, test), span, test, result,
-                             observed=list(tally.counts[test]) if test in tally.counts else None))
-    return out
+    dice = sum(1 for t in period.counts if t.startswith("die"))
+    return [Entry(table, game, equipment_of(game, test), None, test, result,
+                  observed=list(period.counts[test]) if test in period.counts else None,
+                  dice=max(dice, 1))
+            for test, result in period.results().items()]
 
 
 def correct(entries: list[Entry], alpha: float) -> None:
-    """Holm within each piece of equipment's family of valid tests; flag below ``alpha``."""
+    """Weighted Holm within each piece of equipment's family of valid tests (:data:`WEIGHTS`);
+    flag below ``alpha``."""
     families: dict[tuple[str, str], list[Entry]] = {}
     for e in entries:
+        e._alpha = alpha
         if e.result.valid:
             families.setdefault((e.table, e.equipment), []).append(e)
     for family in families.values():
-        for e, adjusted in zip(family, holm([e.result.p_value for e in family]), strict=True):
+        shaped = sum(WEIGHTS.get(e.test, 0.0) for e in family)
+        general = [e for e in family if e.test not in WEIGHTS]
+        rest = (1.0 - shaped) / len(general) if general else 0.0
+        total = shaped + rest * len(general)
+        for e in family:
+            e.weight = WEIGHTS.get(e.test, rest) / total
+        for e, adjusted in zip(family, weighted_holm([e.result.p_value for e in family],
+                                                     [e.weight for e in family]), strict=True):
             e.p_adjusted = adjusted
             e.flagged = adjusted < alpha
 

@@ -1,4 +1,7 @@
-"""Statistical tests for surveillance, in pure Python (no third-party numerics).
+"""Statistical tests for surveillance.
+
+The chi-square, runs and serial tests are pure Python; the tests shaped for one fault
+(:mod:`ledger.stats.shaped`) read exact binomial and hypergeometric tails from ``scipy.stats``.
 
 Every test returns a :class:`TestResult`: the statistic, its degrees of freedom, the p-value and
 the number of outcomes ``n``, plus ``valid`` — whether ``n`` is large enough for the reference
@@ -37,8 +40,9 @@ and takes no part in the correction.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 MIN_EXPECTED = 5.0
 """Smallest expected count per cell for the chi-square approximation to be trusted."""
@@ -66,6 +70,11 @@ class TestResult:
     n: int
     valid: bool
     note: str = ""
+    detail: Mapping[str, Any] = field(default_factory=dict)
+    """What an inspector acts on, for the shaped tests: ``cells`` (indices of the pocket, face,
+    card or sector), ``observed``, ``expected``, ``effect`` (observed / expected) and
+    ``effect_ci`` (its 95 % interval), ``direction``, ``z_needed`` (see
+    :func:`ledger.stats.shaped.more_to_decide`)."""
 
 
 def gamma_q(a: float, x: float) -> float:
@@ -269,6 +278,30 @@ class SerialPairs:
         valid = self.pairs >= MIN_PAIRS
         return TestResult("serial_correlation", z, None, normal_two_sided(z), self.pairs, valid,
                           "" if valid else f"fewer than {MIN_PAIRS} successive pairs")
+
+
+def weighted_holm(p_values: Sequence[float], weights: Sequence[float]) -> list[float]:
+    """Holm's step-down with weights (Holm 1979, §5): ``alpha`` is shared among the tests in
+    proportion to ``weights``; the family-wise error stays at most ``alpha`` under any
+    dependence. Test ``i`` is rejected at step ``j`` when ``p_i ≤ alpha · w_i / W_j``, ``W_j``
+    the weight of the tests not yet rejected; the adjusted p-value is the running maximum of
+    ``p_i · W_j / w_i``. Equal weights give :func:`holm`.
+
+    >>> [round(p, 6) for p in weighted_holm([0.004, 0.02], [0.8, 0.2])]
+    [0.005, 0.02]
+    """
+    if len(p_values) != len(weights) or any(w <= 0 for w in weights):
+        raise ValueError("one positive weight per p-value")
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i] / weights[i])
+    remaining = float(sum(weights))
+    adjusted = [1.0] * m
+    running = 0.0
+    for i in order:
+        running = max(running, min(1.0, p_values[i] * remaining / weights[i]))
+        adjusted[i] = running
+        remaining -= weights[i]
+    return adjusted
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

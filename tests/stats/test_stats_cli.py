@@ -1,136 +1,186 @@
-"""``ledger stats`` end to end on SQLite and PostgreSQL: biased equipment is flagged, fair
-equipment is not, error rates per table and croupier, exit codes and the JSON shape."""
+"""``ledger stats`` end to end: each fault ``ledger simulate`` plants is found and named through
+the CLI (one store per module, SQLite), fair equipment is not flagged (SQLite and PostgreSQL),
+exit codes, the text, the HTML page and the day page."""
 
 from __future__ import annotations
 
 import json
+from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from cli.context import opened
 from cli.main import app
+from ledger.stats.survey import StatsQuery, survey
 
 runner = CliRunner()
 
 
-def ledger(*args: str):
+def ledger(*args: str) -> Any:
     return runner.invoke(app, list(args))
 
 
-@pytest.fixture
-def biased_store(db_url: str, tmp_path: Path) -> str:
-    feed = tmp_path / "feed.jsonl"
-    made = ledger("simulate", "--out", str(feed), "--game", "RL,FPC", "--rounds", "400",
-                  "--tables", "2", "--seed", "5", "--error-rate", "0.03",
-                  "--bias", "RL-01:17=3", "--bias", "FPC-02:d1.6=3")
+PLANTED = ("--bias", "RL-01:17=4", "--bias", "RL-02:sector17.5=2", "--bias", "FPC-01:d2.6=2.5",
+           "--bias", "FPC-02:4=1.6", "--croupier-error-rate", "D-RL-03=0.3")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Wheels and shakers over one gaming day, and a STUD and a 3CB table, with faults."""
+    folder = tmp_path_factory.mktemp("stats")
+    db = f"sqlite:///{folder / 'l.db'}"
+    dice = folder / "rl_fpc.jsonl"
+    made = ledger("simulate", "--out", str(dice), "--game", "RL,FPC", "--rounds", "500",
+                  "--tables", "2", "--seed", "5", "--error-rate", "0.02", *PLANTED)
     assert made.exit_code == 0, made.output
-    ingested = ledger("ingest", str(feed), "--db", db_url)
-    assert ingested.exit_code == 0, ingested.output
-    return db_url
+    cards = folder / "cards.jsonl"
+    made = ledger("simulate", "--out", str(cards), "--game", "STUD,3CB", "--rounds", "200",
+                  "--tables", "1", "--seed", "3", "--bias", "STUD-01:missing=QH",
+                  "--bias", "3CB-01:extra=AS")
+    assert made.exit_code == 0, made.output
+    done = ledger("ingest", str(dice), str(cards), "--db", db)
+    assert done.exit_code == 0, done.output
+    return db
 
 
-def test_stats_flags_the_biased_wheel_and_shaker_and_ranks_errors(biased_store: str) -> None:
-    result = ledger("stats", "--db", biased_store, "--json")
+@pytest.fixture(scope="module")
+def report(store: str) -> dict[str, Any]:
+    result = ledger("stats", "--db", store, "--json")
     assert result.exit_code == 1, result.output
-    data = json.loads(result.stdout)
-    assert data["schema_version"] == 1 and data["correction"] == "holm" and data["alpha"] == 0.01
-    assert data["rounds"] == 1600
-    flagged = {(f["table"], f["equipment"]) for f in data["flagged"]}
-    assert flagged == {("RL-01", "wheel"), ("FPC-02", "shaker")}
-    for entry in data["tests"]:
-        assert {"table", "test", "n", "p_value", "flagged", "p_adjusted", "df"} <= set(entry)
-    pockets = next(e for e in data["tests"] if e["table"] == "RL-01" and e["test"] == "pockets"
-                   and e["day"] is None)
-    assert pockets["n"] == 400 and pockets["df"] == 36 and pockets["flagged"]
-    assert pockets["observed"][17] == max(pockets["observed"])
-    die1 = next(e for e in data["tests"] if e["table"] == "FPC-02" and e["test"] == "die1"
-                and e["day"] is None)
-    assert die1["flagged"] and die1["observed"][5] == max(die1["observed"])
-    assert {e["test"] for e in data["tests"] if e["table"] == "FPC-01"} >= {
-        "die1", "die2", "die3", "small_big_runs"}
-    assert {e["test"] for e in data["tests"] if e["table"] == "RL-02"} >= {"pockets", "colour_runs"}
-    rates = [t["per_1000_rounds"] for t in data["tables"]]
-    assert rates == sorted(rates, reverse=True)
-    assert sum(t["rounds"] for t in data["tables"]) == 1600
-    assert all(c["croupier"].startswith(("D-RL-", "D-FPC-")) for c in data["croupiers"])
-    assert sum(c["findings"] for c in data["croupiers"]) == sum(t["findings"] for t in data["tables"])
-    assert any(t["money"] for t in data["tables"])
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
 
 
-def test_stats_narrows_by_table_and_game_and_reads_as_text(biased_store: str) -> None:
-    fair = ledger("stats", "--db", biased_store, "--table", "RL-02", "--json")
-    assert fair.exit_code == 0, fair.output
-    assert {e["table"] for e in json.loads(fair.stdout)["tests"]} == {"RL-02"}
-    text = ledger("stats", "--db", biased_store, "--game", "RL")
+def _test(data: dict[str, Any], table: str, test: str) -> dict[str, Any]:
+    return next(e for e in data["tests"] if e["table"] == table and e["test"] == test)
+
+
+def test_each_planted_fault_is_flagged_and_named(report: dict[str, Any]) -> None:
+    assert report["schema_version"] == 1 and report["correction"] == "weighted_holm"
+    hot = _test(report, "RL-01", "max_pocket")
+    assert hot["flagged"] and hot["where"] == "pocket 17" and hot["effect_ci"][0] > 1.5
+    sector = _test(report, "RL-02", "sector")
+    assert sector["flagged"] and "17" in sector["where"].split()
+    die = _test(report, "FPC-01", "max_die_face")
+    assert die["flagged"] and die["where"] == "die 2 face 6"
+    pooled = _test(report, "FPC-02", "max_face_pooled")
+    assert pooled["flagged"] and pooled["where"] == "face 4 (all dice)"
+    missing = _test(report, "STUD-01", "composition")
+    assert missing["flagged"] and missing["where"] == "QH missing" and missing["observed_count"] == 0
+    extra = _test(report, "3CB-01", "composition")
+    assert extra["flagged"] and extra["where"] == "AS extra", extra
+    for entry in (hot, sector, die, pooled, missing, extra):
+        assert entry["observed_count"] is not None and entry["expected_count"] > 0
+        assert entry["p_adjusted"] < report["alpha"] and entry["weight"] > 0.4
+
+
+def test_the_hot_wheel_raises_the_sequential_alarm_on_its_first_night(
+        report: dict[str, Any]) -> None:
+    assert {"table": "RL-01", "equipment": "wheel", "night": "2026-11-20"} in report["alarms"]
+    wheel = next(s for s in report["sequential"] if s["table"] == "RL-01")
+    assert wheel["where"] == "pocket 17" and wheel["path"][0]["cusum"] >= wheel["threshold"]
+    assert wheel["in_control_nights"] >= 40 * 365
+    assert report["property"]["wheel"]["per_30_nights_at_500"] <= 1.0
+
+
+def test_the_croupier_with_the_planted_error_rate_is_the_one_flagged(
+        report: dict[str, Any]) -> None:
+    flagged = [c["croupier"] for c in report["croupiers"] if c["flagged"]]
+    assert flagged == ["D-RL-03"]
+    top = report["croupiers"][0]
+    assert top["croupier"] == "D-RL-03" and top["rank"] == 1 and top["rank_range"][0] == 1
+    assert top["error_rounds"] > 2 * top["expected_error_rounds"]
+
+
+def test_the_text_names_where_and_how_much(store: str) -> None:
+    text = ledger("stats", "--db", store, "--table", "RL-01")
     assert text.exit_code == 1
-    assert "FLAGGED RL-01 wheel" in text.stdout and "FPC" not in text.stdout
+    assert "FLAGGED RL-01 wheel:" in text.stdout
+    assert "max_pocket: pocket 17" in text.stdout and "expected, effect" in text.stdout
+    assert "ALARM RL-01 wheel on 2026-11-20 (pocket 17)" in text.stdout
+    assert "a property of 500 wheels" in text.stdout
 
 
-def test_stats_usage_errors_exit_2(biased_store: str, tmp_path: Path) -> None:
+def test_html_draws_the_wheel_the_dice_and_the_paths(store: str, tmp_path: Path) -> None:
+    page = tmp_path / "stats.html"
+    result = ledger("stats", "--db", store, "--game", "RL", "--html", str(page))
+    assert result.exit_code == 1, result.output
+    html = page.read_text()
+    assert html.count('class="chart wheel-chart"') == 2
+    assert "pocket 17: " in html and "CUSUM (pockets, 1.5x): alarm on 2026-11-20" in html
+    dice = tmp_path / "dice.html"
+    assert ledger("stats", "--db", store, "--game", "FPC", "--html", str(dice)).exit_code == 1
+    assert "FPC-01 die2" in dice.read_text() and "Shakers: faces die by die" in dice.read_text()
+    bad = ledger("stats", "--db", store, "--html", str(tmp_path / "no" / "such" / "x.html"))
+    assert bad.exit_code == 2 and "no such folder" in bad.output
+
+
+def test_the_day_page_flags_by_the_sequential_scheme(store: str, tmp_path: Path) -> None:
+    page = tmp_path / "day.html"
+    result = ledger("report", "--day", "2026-11-20", "--html", str(page), "--db", store)
+    assert result.exit_code == 1, result.output  # the injected errors are findings
+    section = page.read_text()
+    section = section[section.index("<h2>Surveillance</h2>"):]
+    assert "<td>RL-01</td><td>wheel</td><td>2026-11-20</td><td>pocket 17</td>" in section
+    assert "Error rates on 2026-11-20, by croupier" in section and "D-RL-03" in section
+
+
+def test_stats_usage_errors_exit_2(store: str, tmp_path: Path) -> None:
     missing = ledger("stats", "--db", f"sqlite:///{tmp_path / 'nowhere.db'}")
     assert missing.exit_code == 2 and "no ledger at" in missing.output
     assert not (tmp_path / "nowhere.db").exists()
-    none = ledger("stats", "--db", biased_store, "--table", "NOPE")
+    none = ledger("stats", "--db", store, "--table", "NOPE")
     assert none.exit_code == 2 and "no closed round" in none.output
-    later = ledger("stats", "--db", biased_store, "--from", "2030-01-01")
-    assert later.exit_code == 2
-    bad = ledger("stats", "--db", biased_store, "--from", "yesterday")
+    assert ledger("stats", "--db", store, "--from", "2030-01-01").exit_code == 2
+    bad = ledger("stats", "--db", store, "--from", "yesterday")
     assert bad.exit_code == 2 and "not a date" in bad.output
-    assert ledger("stats", "--db", biased_store, "--game", "XX").exit_code == 2
+    assert ledger("stats", "--db", store, "--game", "XX").exit_code == 2
 
 
-def test_a_feed_without_croupier_still_ingests_and_is_counted_apart(tmp_path: Path,
-                                                                    examples: Path) -> None:
-    db = f"sqlite:///{tmp_path / 'x.db'}"
-    assert ledger("ingest", str(examples / "rl.jsonl"), "--db", db).exit_code == 0
-    result = ledger("stats", "--db", db, "--json")
+def test_fair_example_feed_is_not_flagged_on_either_store(db_url: str, examples: Path) -> None:
+    assert ledger("ingest", str(examples / "rl.jsonl"), str(examples / "fpc.jsonl"),
+                  "--db", db_url).exit_code == 0
+    result = ledger("stats", "--db", db_url, "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert [c["croupier"] for c in data["croupiers"]] == ["(not recorded)"]
-    assert all(not e["flagged"] for e in data["tests"])
+    assert not data["alarms"] and not any(e["flagged"] for e in data["tests"])
 
 
-def test_a_shoe_missing_a_card_is_flagged(tmp_path: Path) -> None:
-    feed, db = tmp_path / "stud.jsonl", f"sqlite:///{tmp_path / 's.db'}"
-    assert ledger("simulate", "--out", str(feed), "--game", "STUD", "--rounds", "150",
-                  "--tables", "1", "--seed", "2", "--bias", "STUD-01:missing=QH").exit_code == 0
-    assert "QH" not in {json.loads(line).get("card") for line in feed.read_text().splitlines()}
-    assert ledger("ingest", str(feed), "--db", db).exit_code == 0
-    data = json.loads(ledger("stats", "--db", db, "--json").stdout)
-    cards = next(e for e in data["tests"] if e["test"] == "cards" and e["day"] is None)
-    assert cards["flagged"] and cards["observed"][cards["cells"].index("QH")] == 0
-    assert any(e["test"] == "serial" for e in data["tests"])
+@pytest.mark.parametrize("option", [
+    ("--bias", "RL-01"), ("--bias", "RL-01:99=2"), ("--bias", "RL-01:17=0"),
+    ("--bias", "RL-01:missing=ZZ"), ("--bias", "RL-09:17=2"), ("--bias", "RL-01:sector17.4=2"),
+    ("--bias", "RL-01:extra=AS"), ("--croupier-error-rate", "D-RL-03"),
+    ("--croupier-error-rate", "D-RL-03=2"), ("--croupier-error-rate", "D-XX-01=0.1"),
+])
+def test_simulate_rejects_a_bad_planting(tmp_path: Path, option: tuple[str, str]) -> None:
+    result = ledger("simulate", "--out", str(tmp_path / "f.jsonl"), "--game", "RL",
+                    "--rounds", "2", *option)
+    assert result.exit_code == 2, (option, result.output)
 
 
-def test_simulate_rejects_a_bad_bias(tmp_path: Path) -> None:
-    out = str(tmp_path / "f.jsonl")
-    for bias in ("RL-01", "RL-01:99=2", "RL-01:17=0", "RL-01:missing=ZZ", "RL-09:17=2"):
-        result = ledger("simulate", "--out", out, "--game", "RL", "--rounds", "2", "--bias", bias)
-        assert result.exit_code == 2, (bias, result.output)
-
-
-def test_bias_leaves_fair_tables_byte_for_byte_the_same(tmp_path: Path) -> None:
+def test_planting_leaves_fair_tables_byte_for_byte_the_same(tmp_path: Path) -> None:
     plain, biased = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     common = ("--game", "RL", "--rounds", "30", "--tables", "2", "--seed", "9")
     assert ledger("simulate", "--out", str(plain), *common).exit_code == 0
-    assert ledger("simulate", "--out", str(biased), *common, "--bias", "RL-02:0=5").exit_code == 0
+    assert ledger("simulate", "--out", str(biased), *common, "--bias",
+                  "RL-02:sector0.3=5").exit_code == 0
 
     def table(path: Path, code: str) -> list[str]:
         return [line for line in path.read_text().splitlines() if f'"table":"{code}"' in line]
 
     assert table(plain, "RL-01") == table(biased, "RL-01")
-    assert table(plain, "RL-02") != table(biased, "RL-02")
+    spins = [json.loads(line)["number"] for line in table(biased, "RL-02") if "spin_result" in line]
+    assert sum(n in (26, 0, 32) for n in spins) > 30 * 3 / 37 * 2
 
 
-def test_the_day_report_shows_flagged_equipment_and_the_ranking(biased_store: str,
-                                                                tmp_path: Path) -> None:
-    page = tmp_path / "day.html"
-    result = ledger("report", "--day", "2026-11-20", "--html", str(page), "--db", biased_store)
-    assert result.exit_code == 1, result.output  # the injected errors are findings
-    html = page.read_text()
-    section = html[html.index("<h2>Surveillance</h2>"):]
-    assert "<td>RL-01</td><td>wheel</td><td>pockets</td>" in section
-    assert "<td>FPC-02</td><td>shaker</td><td>die1</td>" in section
-    assert "RL-01 pockets" in section and "observed vs expected" in section
-    assert "by croupier" in section and "D-RL-" in section
+def test_the_day_page_reads_earlier_nights_for_equipment_not_for_error_rates(store: str) -> None:
+    with opened(store) as app:
+        later = survey(app, StatsQuery(rates_from=date(2026, 11, 21)))
+        same = survey(app, StatsQuery(rates_from=date(2026, 11, 20)))
+    assert later.rounds == same.rounds > 0 and later.entries and later.alarms
+    assert later.croupiers == [] and later.tables == []
+    assert sum(r.rounds for r in same.tables) == same.rounds

@@ -225,6 +225,8 @@ def _shoe_for_round(b: RoundBuilder, rng: random.Random, state: TableState) -> S
         if b.bias is not None:
             for gone in b.bias.missing:  # one copy of each missing card leaves the shoe
                 cards.remove(Card.parse(gone))
+            if state.decks > 1:  # one more copy of each extra card
+                cards += [Card.parse(more) for more in b.bias.extra]
         rng.shuffle(cards)
         marker = rng.randint(30, 40) if state.decks > 1 else None
         shoe = state.shoe = SimShoe(state.decks, cards, marker)

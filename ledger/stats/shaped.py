@@ -1,0 +1,377 @@
+"""Tests shaped for the faults that matter, with exact tails (``scipy.stats``, imported lazily).
+
+Each test is the most powerful simple test against one alternative; chi-square stays for the
+general case (:func:`ledger.stats.tests.chi_square_gof`).
+
+- :func:`max_cell` — **one hot cell** (a pocket, a face). Statistic: the smallest exact upper
+  binomial tail ``q = min_i P(Bin(n, p_i) ≥ o_i)`` over the ``k`` cells. Multiplicity: the
+  p-value is the union (Bonferroni) bound ``min(1, k·q)``. Multinomial counts are negatively
+  dependent, so the exact tail of the maximum lies between ``1 − (1 − q)^k`` and ``k·q``
+  (Mallows 1968, *Biometrika* 55:422): at the p-values that matter the two differ by less
+  than ``k·q/2`` relative, so the test is exact to first order and never anti-conservative.
+  Best against one cell more likely than the others, at an unknown cell.
+- :func:`dice_max` — **one face of one die**: :func:`max_cell` on each die; the smallest of the
+  ``D`` dice's p-values (independent dice), ``p``, gives ``1 − (1 − p)^D`` (Šidák, exact for
+  independent tests).
+- :func:`sector_scan` — **a sector of adjacent pockets** in the wheel's physical order
+  (single-zero layout, :data:`~ledger.games.roulette.tables.WHEEL_ORDER`): the count in each of
+  the 37 circular windows of ``width`` pockets, exact upper binomial tail; the windows overlap
+  (positively associated), so the multiplicity is Bonferroni, ``min(1, 37 · min q)`` (Kulldorff
+  1997, *Commun. Statist.* 26:1481 for the scan statistic; Bonferroni is its conservative bound).
+- :func:`composition` — **a missing or extra card**: a shuffled shoe of ``D`` decks dealt
+  (seen) ``k`` cards out of ``52·D`` gives ``Hypergeom(52·D, D, k)`` cards of each kind. The
+  count of a kind over many shoes is the sum of independent hypergeometrics, whose exact law is
+  their convolution — the same for every kind, so computed once. Two-sided per kind (missing:
+  too few; extra: too many), Bonferroni over 52 kinds × 2 sides. A missing card is seen even
+  in one deck (a card never dealt in ``s`` shoes of ``k`` cards: ``((52 − k)/52)^s``).
+- :func:`error_rate_test` — **a croupier or table making more errors** than the others: given
+  ``E`` rounds with an error among ``R`` rounds, the rounds of one croupier (``r`` of them)
+  hold ``Hypergeom(R, E, r)`` of them if every round is equally likely to carry one (exposure
+  is the rounds dealt): exact upper tail, Holm across the croupiers.
+- :class:`CellCusum` — **sequential surveillance across nights**: Page's CUSUM (Page 1954,
+  *Biometrika* 41:100) of each cell's log-likelihood ratio, cell ``p0`` against ``p1``
+  (the cell ``ratio`` times as likely), one night at a time; alarm when any cell's sum
+  reaches ``h``. ``h`` is chosen for an in-control run length (:func:`cusum_arl`, Brook &
+  Evans 1972, *Biometrika* 59:539, Markov chain on the discretised sum).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from ledger.games.roulette.tables import WHEEL_ORDER
+from ledger.stats.tests import TestResult, holm
+
+CI_LEVEL = 0.95
+SECTOR_WIDTH = 5
+"""Pockets in the sector scan's window (a 3- or 7-pocket sector is still seen, less sharply)."""
+
+
+def _binom_sfs(ks: Sequence[int], n: int, ps: Sequence[float]) -> list[float]:
+    """``P(Bin(n, p_i) ≥ k_i)`` for each ``i`` (one vectorised call)."""
+    import numpy as np
+    from scipy.stats import binom
+    return [float(x) for x in binom.sf(np.asarray(ks) - 1, n, np.asarray(ps))]
+
+
+def ratio_interval(observed: int, n: int, p0: float) -> tuple[float, float]:
+    """Clopper–Pearson 95 % interval of the cell probability, as a multiple of ``p0``."""
+    from scipy.stats import beta
+    tail = (1 - CI_LEVEL) / 2
+    low = float(beta.ppf(tail, observed, n - observed + 1)) if observed > 0 else 0.0
+    high = float(beta.ppf(1 - tail, observed + 1, n - observed)) if observed < n else 1.0
+    return low / p0, high / p0
+
+
+def _detail(cells: list[int], observed: int, n: int, p0: float, direction: str,
+            z_needed: float | None) -> dict[str, Any]:
+    low, high = ratio_interval(observed, n, p0) if n else (0.0, math.inf)
+    return {"cells": cells, "observed": observed, "expected": n * p0,
+            "effect": observed / (n * p0) if n else None, "effect_ci": [low, high],
+            "direction": direction, "z_needed": z_needed}
+
+
+def _z_for(tail: float) -> float:
+    """The standard normal quantile with upper tail ``tail``."""
+    from scipy.stats import norm
+    return float(norm.isf(tail))
+
+
+def max_cell(observed: Sequence[int], probabilities: Sequence[float],
+             name: str = "max_cell") -> TestResult:
+    """The hottest cell, exact binomial tail, Šidák multiplicity (see the module docstring)."""
+    n = sum(observed)
+    cells = [(i, o, p) for i, (o, p) in enumerate(zip(observed, probabilities, strict=True))
+             if p > 0]
+    if n == 0 or len(cells) < 2:
+        return TestResult(name, 0.0, None, 1.0, n, False, "no outcome")
+    sfs = _binom_sfs([o for _, o, _ in cells], n, [p for _, _, p in cells])
+    tails = [(q, i, o, p) for q, (i, o, p) in zip(sfs, cells, strict=True)]
+    q, cell, o, p = min(tails)
+    p_value = min(1.0, len(cells) * q)
+    detail = _detail([cell], o, n, p, "hot", _z_for(1.0 / len(cells)))
+    detail["cells_tested"] = len(cells)
+    return TestResult(name, q, None, p_value, n, True, "", detail)
+
+
+def dice_max(per_die: Sequence[Sequence[int]]) -> TestResult:
+    """One face of one die: :func:`max_cell` per die, Šidák across the dice."""
+    results = [max_cell(counts, [1 / len(counts)] * len(counts)) for counts in per_die]
+    valid = [r for r in results if r.valid]
+    if not valid:
+        return TestResult("max_die_face", 0.0, None, 1.0, 0, False, "no throw")
+    best = min(range(len(results)), key=lambda d: (results[d].p_value, -results[d].n))
+    detail = dict(results[best].detail)
+    detail["die"] = best + 1
+    detail["cells_tested"] = sum(len(c) for c in per_die)
+    return TestResult("max_die_face", results[best].statistic, None,
+                      _sidak([results[best].p_value] * len(valid)), results[best].n, True, "",
+                      detail)
+
+
+def sector_scan(counts_by_pocket: Sequence[int], width: int = SECTOR_WIDTH) -> TestResult:
+    """The hottest sector of ``width`` adjacent pockets on the single-zero wheel."""
+    order = list(WHEEL_ORDER)
+    pockets = len(order)
+    n = sum(counts_by_pocket)
+    if n == 0:
+        return TestResult("sector", 0.0, None, 1.0, 0, False, "no spin")
+    p = width / pockets
+    counts = [sum(counts_by_pocket[order[(start + k) % pockets]] for k in range(width))
+              for start in range(pockets)]
+    tails = _binom_sfs(counts, n, [p] * pockets)
+    start = min(range(pockets), key=lambda i: (tails[i], i))
+    q, count = tails[start], counts[start]
+    window = [order[(start + k) % pockets] for k in range(width)]
+    detail = _detail(window, count, n, p, "hot", _z_for(1.0 / pockets))
+    detail["cells_tested"] = pockets
+    return TestResult("sector", q, None, min(1.0, pockets * q), n, True, "", detail)
+
+
+@lru_cache(maxsize=256)
+def _hypergeom_pmf(decks: int, seen: int) -> tuple[float, ...]:
+    from scipy.stats import hypergeom
+    top = min(decks, seen)
+    return tuple(float(x) for x in hypergeom.pmf(range(top + 1), 52 * decks, decks, seen))
+
+
+def null_count_law(shoes: Mapping[tuple[int, int], int]) -> list[float]:
+    """The exact law of one card kind's count over ``shoes`` (``(decks, seen) → how many``):
+    the convolution of their hypergeometric laws (powers by repeated squaring)."""
+    import numpy as np
+    law = np.array([1.0])
+    for (decks, seen), times in sorted(shoes.items()):
+        base = np.array(_hypergeom_pmf(decks, seen))
+        power = times
+        while power:
+            if power & 1:
+                law = np.convolve(law, base)
+            power >>= 1
+            if power:
+                base = np.convolve(base, base)
+    return [float(x) for x in law]
+
+
+def composition(counts: Sequence[int], shoes: Mapping[tuple[int, int], int]) -> TestResult:
+    """A missing or extra card: the count of each of the 52 kinds against its exact law."""
+    n = sum(counts)
+    if n == 0 or not shoes:
+        return TestResult("composition", 0.0, None, 1.0, n, False, "no card seen")
+    law = null_count_law(shoes)
+    lower = _cumulative(law)
+    upper = _cumulative(law[::-1])[::-1]
+    best: tuple[float, int, str] | None = None
+    for kind, count in enumerate(counts):
+        if count >= len(law):
+            tail, side = 0.0, "extra"
+        else:
+            low, high = lower[count], upper[count]
+            tail, side = (low, "missing") if low < high else (high, "extra")
+        if best is None or tail < best[0]:
+            best = (tail, kind, side)
+    assert best is not None
+    tail, kind, side = best
+    tests = 2 * len(counts)
+    expected = sum(k * p for k, p in enumerate(law))
+    detail: dict[str, Any] = {
+        "cells": [kind], "observed": counts[kind], "expected": expected,
+        "effect": counts[kind] / expected if expected else None,
+        "effect_ci": list(_count_interval(law, counts[kind], expected)),
+        "direction": side, "z_needed": None, "cells_tested": tests,
+        "shoes": sum(shoes.values())}
+    return TestResult("composition", tail, None, min(1.0, tests * tail), n, True, "", detail)
+
+
+def _cumulative(law: Sequence[float]) -> list[float]:
+    out, total = [], 0.0
+    for p in law:
+        total += p
+        out.append(min(1.0, total))
+    return out
+
+
+def _count_interval(law: Sequence[float], count: int, expected: float) -> tuple[float, float]:
+    """A 95 % interval of observed / expected from the spread of the fair law around its mean
+    (the count's own noise), as a ratio."""
+    if not expected:
+        return (0.0, math.inf)
+    sd = math.sqrt(sum((k - expected) ** 2 * p for k, p in enumerate(law)))
+    half = 1.96 * sd
+    return max(0.0, (count - half) / expected), (count + half) / expected
+
+
+def more_to_decide(result: TestResult, alpha_share: float, unit_count: int) -> int | None:
+    """About how many more outcomes (spins, throws) a hot-cell or sector test needs before it
+    decides at its share of alpha, if the cell keeps its observed rate: the ``n`` at which the
+    expected z of the observed effect ``r`` reaches the threshold, ``n = (z/(r−1))² (1−p)/p``.
+    ``None`` when the observed effect is not above 1 (nothing to decide towards)."""
+    d = result.detail
+    effect, expected = d.get("effect"), d.get("expected")
+    cells = d.get("cells_tested")
+    if (not isinstance(effect, float) or effect <= 1.0 or not expected or not result.n
+            or not isinstance(cells, int)):
+        return None
+    p0 = float(expected) / result.n
+    z = _z_for(alpha_share / cells)
+    needed = (z / (effect - 1.0)) ** 2 * (1 - p0) / p0
+    return max(0, math.ceil(needed - result.n) // unit_count)
+
+
+def _sidak(p_values: Sequence[float]) -> float:
+    """``1 − Π(1 − p_i)``, accurately for small ``p_i``."""
+    if any(p >= 1.0 for p in p_values):
+        return 1.0
+    return min(1.0, -math.expm1(sum(math.log1p(-p) for p in p_values)))
+
+
+@dataclass(frozen=True)
+class RateTest:
+    """The error-rate test of one croupier or table, against the others of its group."""
+
+    key: str
+    rounds: int
+    error_rounds: int
+    rate: float
+    rate_ci: tuple[float, float]
+    expected: float
+    p_value: float
+    p_adjusted: float = 1.0
+    rank: int = 0
+    rank_range: tuple[int, int] = (0, 0)
+    flagged: bool = False
+
+
+def error_rate_test(rows: Mapping[str, tuple[int, int]], alpha: float) -> list[RateTest]:
+    """``rows``: key → (rounds dealt, rounds with an error). Exact hypergeometric upper tails,
+    Holm across the rows; ranked by rate, with the range of ranks the 95 % intervals allow (a
+    row is surely above another only when their intervals do not overlap)."""
+    from scipy.stats import hypergeom
+    total = sum(r for r, _ in rows.values())
+    errors = sum(e for _, e in rows.values())
+    raw = {key: float(hypergeom.sf(bad - 1, total, errors, rounds)) if rounds and errors else 1.0
+           for key, (rounds, bad) in rows.items()}
+    adjusted = dict(zip(raw, holm(list(raw.values())), strict=True))
+    intervals = {key: _proportion_interval(bad, rounds) for key, (rounds, bad) in rows.items()}
+    rate = {key: bad / rounds if rounds else 0.0 for key, (rounds, bad) in rows.items()}
+    ranked = sorted(rows, key=lambda k: (-rate[k], k))
+    out = []
+    for rank, key in enumerate(ranked, start=1):
+        rounds, bad = rows[key]
+        low, high = intervals[key]
+        best = 1 + sum(1 for o in ranked if intervals[o][0] > high)
+        worst = len(ranked) - sum(1 for o in ranked if intervals[o][1] < low)
+        out.append(RateTest(key, rounds, bad, rate[key], (low, high),
+                            rounds * errors / total if total else 0.0, raw[key], adjusted[key],
+                            rank, (best, worst), adjusted[key] < alpha))
+    return out
+
+
+def _proportion_interval(k: int, n: int) -> tuple[float, float]:
+    """Clopper–Pearson 95 % interval of a proportion."""
+    if n == 0:
+        return (0.0, 1.0)
+    from scipy.stats import beta
+    tail = (1 - CI_LEVEL) / 2
+    low = float(beta.ppf(tail, k, n - k + 1)) if k > 0 else 0.0
+    high = float(beta.ppf(1 - tail, k + 1, n - k)) if k < n else 1.0
+    return low, high
+
+
+@dataclass(frozen=True)
+class CusumScheme:
+    """A CUSUM scheme: the cells watched, the alternative, the threshold and what it promises."""
+
+    name: str
+    cells: int
+    ratio: float
+    """The alternative: one cell this many times as likely as the others."""
+    threshold: float
+    nominal_per_night: int
+    """The nightly volume (spins, faces) at which the run length below is stated."""
+    in_control_nights: float
+    """Average nights to a false alarm of a fair piece at the nominal volume (:func:`cusum_arl`)."""
+
+    @property
+    def p0(self) -> float:
+        """A cell's probability when fair."""
+        return 1.0 / self.cells
+
+    @property
+    def p1(self) -> float:
+        """The hot cell's probability under the alternative."""
+        return self.ratio / (self.cells - 1 + self.ratio)
+
+    def increment(self, count: int, n: int) -> float:
+        """One night's log-likelihood ratio for a cell seen ``count`` times in ``n``."""
+        p0, p1 = self.p0, self.p1
+        return count * math.log(p1 / p0) + (n - count) * math.log((1 - p1) / (1 - p0))
+
+
+NIGHTS_PER_YEAR = 365.25
+WHEEL_CUSUM = CusumScheme("pockets", 37, 1.5, 12.0, 500, 22_600.0)
+"""A pocket 1.5× as likely; at 500 spins a night a fair wheel's false alarm comes once in
+22,600 nights on average (62 years; :func:`cusum_arl`, checked by ``tests/stats`` and by
+simulation in ``bench.surveillance``); a pocket 1.5× as likely is caught in 9.4 nights on
+average. The run length scales with the spins: at 1,000 spins a night, half as many nights."""
+SHAKER_CUSUM = CusumScheme("faces", 6, 1.2, 10.0, 1500, 21_300.0)
+"""Pooled faces of every die (1,500 faces: 500 throws of three dice a night); a face 1.2× as
+likely on every die is caught in 3.4 nights on average; a fair shaker's false alarm comes once
+in 21,300 nights (58 years)."""
+
+
+@dataclass
+class CellCusum:
+    """Page's CUSUM per cell, night by night; the path of the largest sum is kept."""
+
+    scheme: CusumScheme
+    sums: list[float] = field(default_factory=list)
+    path: list[tuple[str, float, int]] = field(default_factory=list)
+    """``(night, largest sum, its cell)`` per night."""
+    alarm: str | None = None
+    """The first night the largest sum reached the threshold."""
+
+    def night(self, label: str, counts: Sequence[int]) -> None:
+        """Fold one night's counts per cell."""
+        if not self.sums:
+            self.sums = [0.0] * len(counts)
+        n = sum(counts)
+        for i, c in enumerate(counts):
+            self.sums[i] = max(0.0, self.sums[i] + self.scheme.increment(c, n))
+        top = max(range(len(self.sums)), key=lambda i: self.sums[i])
+        self.path.append((label, self.sums[top], top))
+        if self.alarm is None and self.sums[top] >= self.scheme.threshold:
+            self.alarm = label
+
+
+def cusum_arl(scheme: CusumScheme, threshold: float, ratio: float = 1.0,
+              states: int = 300) -> float:
+    """Average nights to an alarm of ``scheme`` at ``threshold``, any of its cells, when each
+    cell is ``ratio`` times as likely as fair (1: in control), at the nominal nightly volume.
+    One cell's run length by the Brook–Evans Markov chain; in control, the cells' alarms are
+    rare and nearly independent, so the first of ``cells`` comes ``cells`` times sooner."""
+    import numpy as np
+    from scipy.stats import binom
+    n = scheme.nominal_per_night
+    p = ratio / (scheme.cells - 1 + ratio) if ratio != 1.0 else scheme.p0
+    xs = np.arange(n + 1)
+    probs = binom.pmf(xs, n, p)
+    keep = probs > 1e-14
+    xs, probs = xs[keep], probs[keep]
+    steps = np.array([scheme.increment(int(x), n) for x in xs])
+    width = threshold / states
+    centres = (np.arange(states) + 0.5) * width
+    centres[0] = 0.0
+    q = np.zeros((states, states))
+    for i, s in enumerate(centres):
+        after = s + steps
+        inside = after < threshold
+        bins = np.clip(np.floor(np.maximum(after, 0.0) / width).astype(int), 0, states - 1)
+        np.add.at(q[i], bins[inside], probs[inside])
+    run = np.linalg.solve(np.eye(states) - q, np.ones(states))
+    single = float(run[0])
+    return single / scheme.cells if ratio == 1.0 else single
+
