@@ -24,7 +24,7 @@ verify *judges*: it compares what the rules derive with what the table recorded
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 from ledger.feed.envelope import BetPlaced, FeedEvent, Result
 from ledger.feed.types import GameKey
 from ledger.findings import Finding
-from ledger.money import ZERO
+from ledger.money import ZERO, same_amount
 
 if TYPE_CHECKING:
     from ledger.round import Round
@@ -257,6 +257,103 @@ class Money:
 
 Deriver = Callable[["Round"], Derivation]
 
+
+@dataclass(frozen=True)
+class ComparedField:
+    """One field of a money table, as derived and as recorded (``None``: nothing there)."""
+
+    derived: Decimal | str | None
+    recorded: Decimal | str | None
+
+    @property
+    def differs(self) -> bool:
+        """Whether the table recorded something other than the rules derive."""
+        d, r = self.derived, self.recorded
+        if d is None or r is None:
+            return d is not r
+        if isinstance(d, Decimal) and isinstance(r, Decimal):
+            return not same_amount(d, r)
+        return d != r
+
+
+@dataclass
+class MoneyRow:
+    """One row of a money table (an SP9 bank layer, a Mah-Jong payment): who, then each
+    compared field."""
+
+    who: list[str | Decimal]
+    """Who the row is about; an amount (an SP9 layer's capital) is written by the page."""
+    fields: list[ComparedField]
+
+
+@dataclass
+class MoneyTable:
+    """Money not tied to one bet, derived against recorded, with its article: what a game's
+    round page shows beside the bets table (its ``page.py``)."""
+
+    title: str
+    who: list[str]
+    fields: list[str]
+    rule: str
+    rows: list[MoneyRow] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Cells:
+    """The cells of a goodness-of-fit test a game's equipment defines (Mah-Jong tiles): what
+    each cell is, and its probability on fair equipment."""
+
+    labels: tuple[str, ...]
+    probabilities: tuple[float, ...]
+
+
+def _no_throw(event: FeedEvent) -> Sequence[int] | None:
+    return None
+
+
+def _no_draws(rnd: Round) -> Iterator[tuple[str, int]]:
+    return iter(())
+
+
+def _no_cells(test: str) -> Cells | None:
+    return None
+
+
+@dataclass(frozen=True)
+class Equipment:
+    """What a game's equipment statistics collect (its ``equipment.py``), for
+    ``ledger.stats``: the equipment's name, which events are dice throws, the roulette layout,
+    and the counted draws of a game's own tests. Cards in FEED notation (``card_dealt``,
+    ``card_burned``, a shoe's ``deck_shuffled``) and ``spin_result`` are read alike in every
+    game."""
+
+    name: str
+    """``wheel``, ``shaker``, ``shoe`` or ``wall``: the equipment of its card, spin or tile
+    tests (dice tests are always the ``shaker``'s)."""
+    throw: Callable[[FeedEvent], Sequence[int] | None] = _no_throw
+    """The faces of an event that is a counted dice throw (``None``: not one)."""
+    small_big_runs: bool = False
+    """Whether its throws are tested for runs of small (≤ 10) and big totals."""
+    red: frozenset[int] = frozenset()
+    """The red pockets of its wheel (the colour runs test)."""
+    wheel_order: tuple[int, ...] = ()
+    """Its wheel's pockets in wheel order (the sector test, the wheel plot)."""
+    draws: Callable[[Round], Iterator[tuple[str, int]]] = _no_draws
+    """``(test, cell)`` for each outcome of the game's own tests in a round (Mah-Jong tiles
+    drawn from the wall in the deal)."""
+    cells: Callable[[str], Cells | None] = _no_cells
+    """The cells of one of the game's own tests (``None``: not the game's)."""
+
+
+def compares_nothing_else(rnd: Round, derivation: Derivation) -> Iterator[Finding]:
+    """No money outside bets to compare (every game but SP9 and Mah-Jong)."""
+    return iter(())
+
+
+def no_money_tables(rnd: Round, derivation: Derivation) -> list[MoneyTable]:
+    """No money outside bets on the round page."""
+    return []
+
 class GameSession(Protocol):
     """A game's state across rounds during one verify run: carried bets, the SP9 bank's runs, a
     linked jackpot pool. Verify creates one per run and feeds it **every** round of the game in
@@ -306,6 +403,19 @@ class Game:
     """Rules that need earlier rounds (bank runs, jackpot pool); replaces ``derive`` in verify."""
     carries_bets: bool = False
     """Bets may be settled ``carry`` and restated in the table's next round (3CB, STUD)."""
+    compare: Callable[[Round, Derivation], Iterator[Finding]] = compares_nothing_else
+    """What verify compares beyond bets (its ``compare.py``): an SP9 bank's layers, Mah-Jong
+    payments and fees, derived (``Derivation``) against recorded, as findings."""
+    money_tables: Callable[[Round, Derivation], list[MoneyTable]] = no_money_tables
+    """What its round page shows beside the bets (its ``page.py``): money not tied to a bet,
+    derived against recorded."""
+    equipment: Equipment = Equipment("shoe")
+    """What its equipment statistics collect (its ``equipment.py``)."""
+    us_per_event: float = 18.0
+    """Measured verify cost per stored event, in microseconds (balancing parallel workers)."""
+    takes_bets: bool = True
+    """Whether players stake bets (not Mah-Jong, where players pay each other): its hold is a
+    share of its turnover, and its round page has a bets table even when empty."""
 
     @property
     def follows_rounds(self) -> bool:

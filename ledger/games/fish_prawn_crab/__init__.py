@@ -18,4 +18,5 @@ GAME = Game(
     money=MONEY,
     closes_betting=frozenset({"dice_shown", "die_cocked"}),
     derive=derive,
+    us_per_event=12.4,
 )

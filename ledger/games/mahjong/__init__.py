@@ -10,8 +10,10 @@ no event closes betting.
 """
 
 from ledger.games.base import Game
+from ledger.games.mahjong.compare import compare
 from ledger.games.mahjong.feed import EVENTS
 from ledger.games.mahjong.money import MONEY
+from ledger.games.mahjong.page import money_tables
 from ledger.games.mahjong.round import derive
 
 GAME = Game(
@@ -22,4 +24,8 @@ GAME = Game(
     money=MONEY,
     closes_betting=frozenset(),
     derive=derive,
+    takes_bets=False,
+    us_per_event=19.8,
+    compare=compare,
+    money_tables=money_tables,
 )

@@ -13,4 +13,5 @@ GAME = Game(
     money=MONEY,
     closes_betting=frozenset({"spin_result", "spin_voided"}),
     derive=derive,
+    us_per_event=17.7,
 )

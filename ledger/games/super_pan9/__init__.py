@@ -9,8 +9,10 @@ that span rounds (bank runs, carried capital, refusals) in ``session.py``; the s
 """
 
 from ledger.games.base import Game
+from ledger.games.super_pan9.compare import compare
 from ledger.games.super_pan9.feed import EVENTS
 from ledger.games.super_pan9.money import MONEY
+from ledger.games.super_pan9.page import money_tables
 from ledger.games.super_pan9.round import derive
 from ledger.games.super_pan9.session import BankSession
 
@@ -22,5 +24,8 @@ GAME = Game(
     money=MONEY,
     closes_betting=frozenset({"dice_thrown"}),
     derive=derive,
+    us_per_event=15.9,
+    compare=compare,
+    money_tables=money_tables,
     session=BankSession,
 )
