@@ -311,7 +311,7 @@ def _no_throw(event: FeedEvent) -> Sequence[int] | None:
     return None
 
 
-def _no_draws(rnd: Round) -> Iterator[tuple[str, int]]:
+def _no_draws(rnd: Round) -> Iterator[tuple[str, int, int]]:
     return iter(())
 
 
@@ -338,9 +338,9 @@ class Equipment:
     """The red pockets of its wheel (the colour runs test)."""
     wheel_order: tuple[int, ...] = ()
     """Its wheel's pockets in wheel order (the sector test, the wheel plot)."""
-    draws: Callable[[Round], Iterator[tuple[str, int]]] = _no_draws
-    """``(test, cell)`` for each outcome of the game's own tests in a round (Mah-Jong tiles
-    drawn from the wall in the deal)."""
+    draws: Callable[[Round], Iterator[tuple[str, int, int]]] = _no_draws
+    """``(test, cells, cell)`` for each outcome of the game's own tests in a round (Mah-Jong
+    tiles drawn from the wall in the deal): the test, its number of cells, the outcome's."""
     cells: Callable[[str], Cells | None] = _no_cells
     """The cells of one of the game's own tests (``None``: not the game's)."""
 

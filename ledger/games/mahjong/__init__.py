@@ -11,6 +11,7 @@ no event closes betting.
 
 from ledger.games.base import Game
 from ledger.games.mahjong.compare import compare
+from ledger.games.mahjong.equipment import EQUIPMENT
 from ledger.games.mahjong.feed import EVENTS
 from ledger.games.mahjong.money import MONEY
 from ledger.games.mahjong.page import money_tables
@@ -22,6 +23,7 @@ GAME = Game(
     regulation="Portaria 135/91/M",
     events=EVENTS,
     money=MONEY,
+    equipment=EQUIPMENT,
     closes_betting=frozenset(),
     derive=derive,
     takes_bets=False,

@@ -10,6 +10,7 @@ that span rounds (bank runs, carried capital, refusals) in ``session.py``; the s
 
 from ledger.games.base import Game
 from ledger.games.super_pan9.compare import compare
+from ledger.games.super_pan9.equipment import EQUIPMENT
 from ledger.games.super_pan9.feed import EVENTS
 from ledger.games.super_pan9.money import MONEY
 from ledger.games.super_pan9.page import money_tables
@@ -22,6 +23,7 @@ GAME = Game(
     regulation="Portaria 261/96/M",
     events=EVENTS,
     money=MONEY,
+    equipment=EQUIPMENT,
     closes_betting=frozenset({"dice_thrown"}),
     derive=derive,
     us_per_event=15.9,
