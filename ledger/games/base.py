@@ -216,6 +216,10 @@ class Derivation:
     """Mah-Jong: every payment due in an ended game (``None``: not compared)."""
     session_findings: list[Finding] = field(default_factory=list)
     """Findings that need earlier rounds (a :class:`GameSession`'s): a bank run, a pool."""
+    context: Any = None
+    """What the game's session knew of the round beyond the above (SP9: the bank's facts, its
+    run and the table's bank after it), for the game's own hooks (``Game.bank_round``); opaque
+    to generic code."""
 
 
 @dataclass(frozen=True)
@@ -345,6 +349,50 @@ class Equipment:
     """The cells of one of the game's own tests (``None``: not the game's)."""
 
 
+@dataclass(frozen=True)
+class BankLayerRound:
+    """One layer of a player-held bank in one round: its capital, its share of the bank's
+    result and the commission on it as the rules derive them (``None``: not settled), and what
+    the table recorded (``None``: nothing)."""
+
+    party: str
+    capital: Decimal
+    share: Decimal | None
+    commission: Decimal | None
+    recorded_share: Decimal | None
+    recorded_commission: Decimal | None
+
+
+@dataclass(frozen=True)
+class BankHolder:
+    """Who holds a table's bank after a round, and the state the game keeps (plain JSON)."""
+
+    banker: int | None
+    run: int
+    capital: Decimal
+    carry: Decimal | None
+    """The least the same banker must post next round, if any."""
+    state: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class BankRound:
+    """A round of a game whose bank a player holds (SP9), as the bank view folds it: from the
+    judged round's derivation, never derived again (``Game.bank_round``)."""
+
+    banker: int | None
+    capital: Decimal
+    capacity: Decimal
+    result: Decimal | None
+    layers: tuple[BankLayerRound, ...]
+    commission: Decimal
+    """The commission due from every layer."""
+    run: int
+    """The round's place in its banker's run (0: the round moved no bank)."""
+    after: BankHolder | None
+    """The table's bank after the round, when the round moved it (else ``None``)."""
+
+
 def compares_nothing_else(rnd: Round, derivation: Derivation) -> Iterator[Finding]:
     """No money outside bets to compare (every game but SP9 and Mah-Jong)."""
     return iter(())
@@ -409,6 +457,9 @@ class Game:
     money_tables: Callable[[Round, Derivation], list[MoneyTable]] = no_money_tables
     """What its round page shows beside the bets (its ``page.py``): money not tied to a bet,
     derived against recorded."""
+    bank_round: Callable[[Round, Derivation], BankRound] | None = None
+    """A player-held bank's round for the bank view (its ``bank_view.py``; SP9), from the
+    judged round's derivation; ``None``: the game has no such bank."""
     equipment: Equipment = Equipment("shoe")
     """What its equipment statistics collect (its ``equipment.py``)."""
     us_per_event: float = 18.0

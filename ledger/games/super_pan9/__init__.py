@@ -9,6 +9,7 @@ that span rounds (bank runs, carried capital, refusals) in ``session.py``; the s
 """
 
 from ledger.games.base import Game
+from ledger.games.super_pan9.bank_view import bank_round
 from ledger.games.super_pan9.compare import compare
 from ledger.games.super_pan9.equipment import EQUIPMENT
 from ledger.games.super_pan9.feed import EVENTS
@@ -28,6 +29,7 @@ GAME = Game(
     derive=derive,
     us_per_event=15.9,
     compare=compare,
+    bank_round=bank_round,
     money_tables=money_tables,
     session=BankSession,
 )
