@@ -7,9 +7,10 @@ games (2 tables x 20 rounds each) ingested into SQLite; for each: ``verify --jso
 --json`` of a handful of rounds per game (the first of each table, and the first rounds with
 findings), ``report --day --json`` and ``--html``, ``report TABLE/ROUND --html`` of those rounds
 of SP9 and Mah-Jong (the games with money tables), ``bank --json``, ``commission --json`` and
-``stats --json`` (kept as its SHA-256: 350 kB of counts). Two volatile fields are replaced before the comparison, and only those: the store's
-head digest (``HEAD``: the chain covers the time each line was stored) wherever it appears,
-and the time an HTML page was generated (``TIME``).
+``stats --json`` (kept as its SHA-256: 350 kB of counts). Two volatile fields are replaced
+before the comparison, and only those: the store's head digest (``HEAD``: the chain covers the
+time each line was stored) wherever it appears, and the time an HTML page was generated
+(``TIME``).
 
 ``LEDGER_WRITE_GOLDEN=1 pytest tests/golden/test_architecture_goldens.py`` rewrites the files
 (only when an output is meant to change).
