@@ -11,6 +11,17 @@ Each game folder (``ledger/games/<name>/``) has the same files:
                     round given the earlier ones, and advances past it;
 - ``money.py``    — ``MONEY``, the :class:`Money` hooks: what the round means for the house's
                     books (commission recorded, house result, turnover, jackpot contribution);
+
+and, in the folders whose game needs them (the defaults on :class:`Game` do nothing):
+
+- ``compare.py``  — ``compare(round, derivation)``: what verify compares beyond bets, as
+                    findings (SP9: the bank's layers; Mah-Jong: payments and fees);
+- ``page.py``     — ``money_tables(round, derivation)``: what a round page shows beside the
+                    bets, derived against recorded (:class:`MoneyTable`; SP9, Mah-Jong);
+- ``equipment.py``— ``EQUIPMENT``, the :class:`Equipment` its statistics collect (a wheel, a
+                    shaker, a wall; a shoe of cards is the default);
+- ``bank_view.py``— ``bank_round(round, derivation)``: a player-held bank's round for the bank
+                    view, read from the judged derivation (:class:`BankRound`; SP9);
 - ``simulate.py`` — plays realistic rounds for ``ledger simulate``, with injected errors
                     (registered in ``ledger/simulators.py``, not here: production code never
                     imports a simulator);
@@ -200,7 +211,8 @@ class Derivation:
     ``payments`` what Mah-Jong players owe each other; ``findings`` holds the game's own
     findings (``invalid_bet``, ``invalid_deal``, …). Comparing what is due with what the table
     recorded is verify's (``ledger.verify.checks``), which reports, in this order: ``findings``,
-    the bank and payment comparisons, ``session_findings``, the bet comparisons.
+    the game's own comparisons (``Game.compare``: the bank, the payments), ``session_findings``,
+    the bet comparisons.
     """
 
     steps: list[Step] = field(default_factory=list)
