@@ -405,11 +405,6 @@ class BankRound:
     """The table's bank after the round, when the round moved it (else ``None``)."""
 
 
-def compares_nothing_else(rnd: Round, derivation: Derivation) -> Iterator[Finding]:
-    """No money outside bets to compare (every game but SP9 and Mah-Jong)."""
-    return iter(())
-
-
 def no_money_tables(rnd: Round, derivation: Derivation) -> list[MoneyTable]:
     """No money outside bets on the round page."""
     return []
@@ -463,9 +458,10 @@ class Game:
     """Rules that need earlier rounds (bank runs, jackpot pool); replaces ``derive`` in verify."""
     carries_bets: bool = False
     """Bets may be settled ``carry`` and restated in the table's next round (3CB, STUD)."""
-    compare: Callable[[Round, Derivation], Iterator[Finding]] = compares_nothing_else
+    compare: Callable[[Round, Derivation], Iterator[Finding]] | None = None
     """What verify compares beyond bets (its ``compare.py``): an SP9 bank's layers, Mah-Jong
-    payments and fees, derived (``Derivation``) against recorded, as findings."""
+    payments and fees, derived (``Derivation``) against recorded, as findings (``None``:
+    nothing beyond bets, and no call per round)."""
     money_tables: Callable[[Round, Derivation], list[MoneyTable]] = no_money_tables
     """What its round page shows beside the bets (its ``page.py``): money not tied to a bet,
     derived against recorded."""
