@@ -1,8 +1,10 @@
 """What a Super Pan 9 round page shows beside the bets: each bank layer's share of ``W`` and its
 commission (SP9 art. 5(5)), derived against the table's ``bank_settled``. ``GAME.money_tables``.
 
-The layers come from the round's own analysis (:func:`~ledger.games.super_pan9.round.analyse`):
-a round the rules could not settle still lists its layers, with nothing derived.
+The layers are those the judged round's session derived (``Derivation.context``); a round not
+judged by the session (one still in play) is analysed alone
+(:func:`~ledger.games.super_pan9.round.analyse`). A round the rules could not settle still lists
+its layers, with nothing derived.
 """
 
 from __future__ import annotations
@@ -10,18 +12,20 @@ from __future__ import annotations
 from decimal import Decimal
 
 from ledger.games.base import ComparedField, Derivation, MoneyRow, MoneyTable
-from ledger.games.super_pan9.round import analyse
+from ledger.games.super_pan9.round import BankFacts, analyse
+from ledger.games.super_pan9.session import BankContext
 from ledger.games.super_pan9.tables import SPLIT_RULE
 from ledger.round import Round
 
 
 def money_tables(rnd: Round, derivation: Derivation) -> list[MoneyTable]:
     """The bank-layer table, when the round has layers."""
-    return [t for t in (_bank_layers(rnd),) if t.rows]
+    context = derivation.context
+    bank = context.bank if isinstance(context, BankContext) else analyse(rnd).bank
+    return [t for t in (_bank_layers(rnd, bank),) if t.rows]
 
 
-def _bank_layers(rnd: Round) -> MoneyTable:
-    bank = analyse(rnd).bank
+def _bank_layers(rnd: Round, bank: BankFacts) -> MoneyTable:
     table = MoneyTable("Bank layers: derived against recorded", ["layer", "capital"],
                        ["share of W", "commission"], SPLIT_RULE)
     recorded: dict[str, object] = {}
