@@ -214,17 +214,6 @@ class LedgerApp(Application[UUID]):
         last = self.stored(CHAIN_ID, desc=True, limit=1)
         return last[0].digest if last else None
 
-    def notifications(self, page: int = 1000) -> Iterator[Sequence[Any]]:
-        """The whole notification log in pages, oldest first: every row, whatever its id (a row
-        planted with an id <= 0 is read too, so integrity checks account for it)."""
-        start: int | None = None
-        while True:
-            rows = self.recorder.select_notifications(start, page, inclusive_of_start=False)
-            if not rows:
-                return
-            yield rows
-            start = rows[-1].id
-
     def rows(self, page: int = 1000, *, after: int | None = None,
              topics: Sequence[str] = ()) -> Iterator[list[RawRow]]:
         """The whole log as plain :data:`RawRow` tuples, oldest first, in pages.

@@ -1,12 +1,11 @@
-"""The Super Pan 9 bank per table: banker runs, capital posted, each layer's result, carry-over
-and every breach, folded from closed rounds in store order.
+"""The player-held bank per table (Super Pan 9): banker runs, capital posted, each layer's
+result, carry-over and every breach, folded from closed rounds in store order.
 
-Each closed (or voided) SP9 round is judged as ``ledger verify`` judges it
-(``projections.judged``: the SP9 session with every earlier round's bank), and its breaches
-are that judgement's error findings; the layers, runs and carry come from
-``ledger.games.super_pan9.session.advance`` — the pure function the session itself runs — with
-the table's bank state kept in the table row, so the view and verify agree on every run,
-carried capital and finding.
+Each closed (or voided) round of a game with such a bank (``Game.bank_round`` is set) is judged
+once, as ``ledger verify`` judges it (``projections.judged``: the game's session with every
+earlier round's bank); its breaches are that judgement's error findings, and the layers, runs
+and carry are what the same judgement derived (``Game.bank_round`` reads them from the judged
+derivation), so the view and verify agree on every run, carried capital and finding.
 
 Rows (decimals as strings):
 
@@ -28,8 +27,8 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any, ClassVar
 
-from ledger.games.super_pan9.feed import BankSettled
-from ledger.games.super_pan9.session import TableBank, advance
+from ledger.games import GAMES
+from ledger.games.base import BankHolder
 from ledger.round import Round
 from projections.base import Row, Rows, View
 from projections.judged import judged as judged_round
@@ -66,57 +65,48 @@ class BankView(View):
     version: ClassVar[int] = 2
 
     def apply(self, rnd: Round, rows: Rows) -> None:
-        """Fold one closed SP9 round (other games are ignored)."""
-        if rnd.game != "SP9":
+        """Fold one closed round of a player-banked game (other games are ignored)."""
+        game = GAMES.get(rnd.game)
+        if game is None or game.bank_round is None:
             return
         key = table_key(rnd.table)
         summary = dict(rows.get(key) or new_table(rnd.table, rnd.opened.currency))
-        before = TableBank.from_json(summary["state"]) if summary["state"] else None
-        findings = judged_round(rnd, rows).findings
-        judged = advance(before, rnd)  # the bank's facts, by the function the judgement used
-        bank = judged.bank
+        judged = judged_round(rnd, rows)
+        bank = game.bank_round(rnd, judged.derivation)
         summary["rounds"] += 1
         n = summary["rounds"]
-        recorded = {x.party: x for x in rnd.of_type(BankSettled)}
-        layers = []
-        for i, layer in enumerate(bank.layers):
-            rec = recorded.get(layer.party)
-            layers.append({
-                "party": layer.party, "capital": str(layer.capital),
-                "share": str(bank.shares[i]) if bank.shares else None,
-                "commission": str(bank.commissions[i]) if bank.commissions else None,
-                "recorded_share": str(rec.result) if rec else None,
-                "recorded_commission": str(rec.commission) if rec else None})
-        after = judged.after
-        moved = after is not None and after is not before
+        layers = [{"party": layer.party, "capital": str(layer.capital),
+                   "share": _text(layer.share), "commission": _text(layer.commission),
+                   "recorded_share": _text(layer.recorded_share),
+                   "recorded_commission": _text(layer.recorded_commission)}
+                  for layer in bank.layers]
+        after = bank.after
         row: dict[str, Any] = {
             "table": rnd.table, "round": rnd.round, "at": rnd.opened_at.isoformat(),
-            "voided": rnd.is_voided, "banker": bank.banker, "run": judged.run if moved else 0,
+            "voided": rnd.is_voided, "banker": bank.banker, "run": bank.run,
             "capital": str(bank.capital), "capacity": str(bank.capacity),
-            "result": None if bank.result is None else str(bank.result), "layers": layers,
-            "carry": None if not moved or after is None or after.carry is None
-            else str(after.carry),
+            "result": _text(bank.result), "layers": layers,
+            "carry": None if after is None else _text(after.carry),
             "breaches": [{"code": f.code, "rule": f.rule, "bet": f.bet,
                           "party": f.extra.get("party"), "message": f.message}
-                         for f in findings if f.severity == "error"],
+                         for f in judged.findings if f.severity == "error"],
         }
         rows.put(round_key(rnd.table, n), row)
         summary["breaches"] += len(row["breaches"])
         if rnd.is_voided:
             summary["voided"] += 1
-        if moved and after is not None:
+        if after is not None:
             self._run(rows, summary, row, after)
             summary.update(banker=after.banker, run=after.run, capital=str(after.capital),
-                           carry=None if after.carry is None else str(after.carry),
-                           state=after.to_json())
+                           carry=_text(after.carry), state=after.state)
             summary["bank_result"] = str(Decimal(summary["bank_result"])
                                          + (bank.result or ZERO))
             summary["bank_commission"] = str(Decimal(summary["bank_commission"])
-                                             + sum(bank.commissions, ZERO))
+                                             + bank.commission)
         rows.put(key, summary)
 
     @staticmethod
-    def _run(rows: Rows, summary: Row, row: Row, after: TableBank) -> None:
+    def _run(rows: Rows, summary: Row, row: Row, after: BankHolder) -> None:
         """Open a new banker run, or extend the current one."""
         layer = row["layers"][0] if row["layers"] else None
         net = ZERO
@@ -136,6 +126,10 @@ class BankView(View):
         run["net"] = str(Decimal(run["net"]) + net)
         run["extended"] = run["extended"] or after.run > 2
         rows.put(run_key(row["table"], summary["runs"]), run)
+
+
+def _text(value: Decimal | None) -> str | None:
+    return None if value is None else str(value)
 
 
 # --- reading the view (its keys are this module's business) --------------------------------

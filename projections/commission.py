@@ -51,9 +51,9 @@ _VIEW_BASE_VERSION = 2
 
 
 def rules_mask() -> int:
-    """A bit per game (in ``GAMES`` order) whose per-round rules exist."""
-    return sum(1 << i for i, g in enumerate(GAMES.values())
-               if g.derive is not None or g.session is not None)
+    """A bit per game in ``GAMES`` (every game has its per-round rules: ``Game.derive`` is
+    required), so that registering a game changes the view's version."""
+    return (1 << len(GAMES)) - 1
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,17 @@ Each game folder (``ledger/games/<name>/``) has the same files:
                     round given the earlier ones, and advances past it;
 - ``money.py``    — ``MONEY``, the :class:`Money` hooks: what the round means for the house's
                     books (commission recorded, house result, turnover, jackpot contribution);
+
+and, in the folders whose game needs them (the defaults on :class:`Game` do nothing):
+
+- ``compare.py``  — ``compare(round, derivation)``: what verify compares beyond bets, as
+                    findings (SP9: the bank's layers; Mah-Jong: payments and fees);
+- ``page.py``     — ``money_tables(round, derivation)``: what a round page shows beside the
+                    bets, derived against recorded (:class:`MoneyTable`; SP9, Mah-Jong);
+- ``equipment.py``— ``EQUIPMENT``, the :class:`Equipment` its statistics collect (a wheel, a
+                    shaker, a wall; a shoe of cards is the default);
+- ``bank_view.py``— ``bank_round(round, derivation)``: a player-held bank's round for the bank
+                    view, read from the judged derivation (:class:`BankRound`; SP9);
 - ``simulate.py`` — plays realistic rounds for ``ledger simulate``, with injected errors
                     (registered in ``ledger/simulators.py``, not here: production code never
                     imports a simulator);
@@ -24,7 +35,7 @@ verify *judges*: it compares what the rules derive with what the table recorded
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -32,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 from ledger.feed.envelope import BetPlaced, FeedEvent, Result
 from ledger.feed.types import GameKey
 from ledger.findings import Finding
-from ledger.money import ZERO
+from ledger.money import ZERO, same_amount
 
 if TYPE_CHECKING:
     from ledger.round import Round
@@ -200,7 +211,8 @@ class Derivation:
     ``payments`` what Mah-Jong players owe each other; ``findings`` holds the game's own
     findings (``invalid_bet``, ``invalid_deal``, …). Comparing what is due with what the table
     recorded is verify's (``ledger.verify.checks``), which reports, in this order: ``findings``,
-    the bank and payment comparisons, ``session_findings``, the bet comparisons.
+    the game's own comparisons (``Game.compare``: the bank, the payments), ``session_findings``,
+    the bet comparisons.
     """
 
     steps: list[Step] = field(default_factory=list)
@@ -216,6 +228,10 @@ class Derivation:
     """Mah-Jong: every payment due in an ended game (``None``: not compared)."""
     session_findings: list[Finding] = field(default_factory=list)
     """Findings that need earlier rounds (a :class:`GameSession`'s): a bank run, a pool."""
+    context: Any = None
+    """What the game's session knew of the round beyond the above (SP9: the bank's facts, its
+    run and the table's bank after it), for the game's own hooks (``Game.bank_round``); opaque
+    to generic code."""
 
 
 @dataclass(frozen=True)
@@ -256,6 +272,142 @@ class Money:
 
 
 Deriver = Callable[["Round"], Derivation]
+
+
+@dataclass(frozen=True)
+class ComparedField:
+    """One field of a money table, as derived and as recorded (``None``: nothing there)."""
+
+    derived: Decimal | str | None
+    recorded: Decimal | str | None
+
+    @property
+    def differs(self) -> bool:
+        """Whether the table recorded something other than the rules derive."""
+        d, r = self.derived, self.recorded
+        if d is None or r is None:
+            return d is not r
+        if isinstance(d, Decimal) and isinstance(r, Decimal):
+            return not same_amount(d, r)
+        return d != r
+
+
+@dataclass
+class MoneyRow:
+    """One row of a money table (an SP9 bank layer, a Mah-Jong payment): who, then each
+    compared field."""
+
+    who: list[str | Decimal]
+    """Who the row is about; an amount (an SP9 layer's capital) is written by the page."""
+    fields: list[ComparedField]
+
+
+@dataclass
+class MoneyTable:
+    """Money not tied to one bet, derived against recorded, with its article: what a game's
+    round page shows beside the bets table (its ``page.py``)."""
+
+    title: str
+    who: list[str]
+    fields: list[str]
+    rule: str
+    rows: list[MoneyRow] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Cells:
+    """The cells of a goodness-of-fit test a game's equipment defines (Mah-Jong tiles): what
+    each cell is, and its probability on fair equipment."""
+
+    labels: tuple[str, ...]
+    probabilities: tuple[float, ...]
+
+
+def _no_throw(event: FeedEvent) -> Sequence[int] | None:
+    return None
+
+
+def _no_draws(rnd: Round) -> Iterator[tuple[str, int, int]]:
+    return iter(())
+
+
+def _no_cells(test: str) -> Cells | None:
+    return None
+
+
+@dataclass(frozen=True)
+class Equipment:
+    """What a game's equipment statistics collect (its ``equipment.py``), for
+    ``ledger.stats``: the equipment's name, which events are dice throws, the roulette layout,
+    and the counted draws of a game's own tests. Cards in FEED notation (``card_dealt``,
+    ``card_burned``, a shoe's ``deck_shuffled``) and ``spin_result`` are read alike in every
+    game."""
+
+    name: str
+    """``wheel``, ``shaker``, ``shoe`` or ``wall``: the equipment of its card, spin or tile
+    tests (dice tests are always the ``shaker``'s)."""
+    throw: Callable[[FeedEvent], Sequence[int] | None] = _no_throw
+    """The faces of an event that is a counted dice throw (``None``: not one)."""
+    small_big_runs: bool = False
+    """Whether its throws are tested for runs of small (≤ 10) and big totals."""
+    red: frozenset[int] = frozenset()
+    """The red pockets of its wheel (the colour runs test)."""
+    wheel_order: tuple[int, ...] = ()
+    """Its wheel's pockets in wheel order (the sector test, the wheel plot)."""
+    draws: Callable[[Round], Iterator[tuple[str, int, int]]] = _no_draws
+    """``(test, cells, cell)`` for each outcome of the game's own tests in a round (Mah-Jong
+    tiles drawn from the wall in the deal): the test, its number of cells, the outcome's."""
+    cells: Callable[[str], Cells | None] = _no_cells
+    """The cells of one of the game's own tests (``None``: not the game's)."""
+
+
+@dataclass(frozen=True)
+class BankLayerRound:
+    """One layer of a player-held bank in one round: its capital, its share of the bank's
+    result and the commission on it as the rules derive them (``None``: not settled), and what
+    the table recorded (``None``: nothing)."""
+
+    party: str
+    capital: Decimal
+    share: Decimal | None
+    commission: Decimal | None
+    recorded_share: Decimal | None
+    recorded_commission: Decimal | None
+
+
+@dataclass(frozen=True)
+class BankHolder:
+    """Who holds a table's bank after a round, and the state the game keeps (plain JSON)."""
+
+    banker: int | None
+    run: int
+    capital: Decimal
+    carry: Decimal | None
+    """The least the same banker must post next round, if any."""
+    state: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class BankRound:
+    """A round of a game whose bank a player holds (SP9), as the bank view folds it: from the
+    judged round's derivation, never derived again (``Game.bank_round``)."""
+
+    banker: int | None
+    capital: Decimal
+    capacity: Decimal
+    result: Decimal | None
+    layers: tuple[BankLayerRound, ...]
+    commission: Decimal
+    """The commission due from every layer."""
+    run: int
+    """The round's place in its banker's run (0: the round moved no bank)."""
+    after: BankHolder | None
+    """The table's bank after the round, when the round moved it (else ``None``)."""
+
+
+def no_money_tables(rnd: Round, derivation: Derivation) -> list[MoneyTable]:
+    """No money outside bets on the round page."""
+    return []
 
 class GameSession(Protocol):
     """A game's state across rounds during one verify run: carried bets, the SP9 bank's runs, a
@@ -306,6 +458,23 @@ class Game:
     """Rules that need earlier rounds (bank runs, jackpot pool); replaces ``derive`` in verify."""
     carries_bets: bool = False
     """Bets may be settled ``carry`` and restated in the table's next round (3CB, STUD)."""
+    compare: Callable[[Round, Derivation], Iterator[Finding]] | None = None
+    """What verify compares beyond bets (its ``compare.py``): an SP9 bank's layers, Mah-Jong
+    payments and fees, derived (``Derivation``) against recorded, as findings (``None``:
+    nothing beyond bets, and no call per round)."""
+    money_tables: Callable[[Round, Derivation], list[MoneyTable]] = no_money_tables
+    """What its round page shows beside the bets (its ``page.py``): money not tied to a bet,
+    derived against recorded."""
+    bank_round: Callable[[Round, Derivation], BankRound] | None = None
+    """A player-held bank's round for the bank view (its ``bank_view.py``; SP9), from the
+    judged round's derivation; ``None``: the game has no such bank."""
+    equipment: Equipment = Equipment("shoe")
+    """What its equipment statistics collect (its ``equipment.py``)."""
+    us_per_event: float = 18.0
+    """Measured verify cost per stored event, in microseconds (balancing parallel workers)."""
+    takes_bets: bool = True
+    """Whether players stake bets (not Mah-Jong, where players pay each other): its hold is a
+    share of its turnover, and its round page has a bets table even when empty."""
 
     @property
     def follows_rounds(self) -> bool:

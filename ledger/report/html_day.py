@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from ledger.findings import FINDING_CODES, Finding
+from ledger.games import GAMES
 from ledger.report.day import DaySummary, TableDay
 from ledger.report.html_round import findings_table
 from ledger.report.markup import Markup, el, join
@@ -110,7 +111,7 @@ def _row(t: TableDay, total: bool = False) -> Markup:
     cells = [el("td", t.table), el("td", t.game), el("td", t.currency)]
     cells += [el("td", count(v), class_="num") for v in (t.rounds, t.voided, t.bets)]
     cells += [el("td", amount(t.turnover), class_="num"), el("td", amount(t.hold), class_="num"),
-              el("td", percent(t.hold, t.turnover) if t.game != "MJ" else "—", class_="num pct"),
+              el("td", percent(t.hold, t.turnover) if _takes_bets(t.game) else "—", class_="num pct"),
               el("td", amount(t.commission), class_="num"),
               el("td", amount(t.hold_delta), class_="num bad" if t.hold_delta else "num")]
     found = [el("span", count(errors), class_="bad" if errors else None)]
@@ -178,3 +179,9 @@ def _table_details(t: TableDay) -> Markup:
                            el("code", code), " ", el("span", severity, class_=f"sev {severity}")),
                         findings_table(listed, with_round=True), more, class_="code"))
     return el("details", el("summary", summary), codes, class_="table-findings")
+
+
+def _takes_bets(game: str) -> bool:
+    """Whether the game's hold is a share of what was staked (not between players)."""
+    known = GAMES.get(game)
+    return known is None or known.takes_bets

@@ -41,7 +41,7 @@ def render_round(replay: RoundReplay, provenance: Provenance | None = None) -> s
                    f"{(rnd.opened.rules_hash or '')[:16]}", class_="sub"),
            verdict(replay)),
         el("section", el("h2", "Outcome"), outcome_block(outcome_lines(rnd)), class_="keep"),
-        None if rnd.game == "MJ" and not rnd.bets else
+        None if game is not None and not game.takes_bets and not rnd.bets else
         el("section", el("h2", "Bets: derived against recorded"), bets_table(replay),
            class_="keep"),
         join(el("section", el("h2", t.title), money_table(t), class_="keep")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from datetime import date
 
-from ledger.games.roulette.tables import RED_NUMBERS, WHEEL_ORDER
+from ledger.games import GAMES
 from ledger.report.markup import Markup, el, join
 from ledger.report.page import page
 from ledger.stats.collect import cell_labels
@@ -132,8 +132,9 @@ def wheel_chart(entry: Entry, sector: Entry | None = None, size: int = 260) -> M
     ring = set(sector.result.detail.get("cells", [])) if sector and sector.result.detail else set()
     parts: list[Markup] = [el("title", f"{entry.table} pockets on the wheel: observed / "
                                        f"expected (n {entry.result.n})")]
-    step = 2 * math.pi / len(WHEEL_ORDER)
-    for i, pocket in enumerate(WHEEL_ORDER):
+    wheel = GAMES[entry.game].equipment
+    step = 2 * math.pi / len(wheel.wheel_order)
+    for i, pocket in enumerate(wheel.wheel_order):
         a0, a1 = i * step - math.pi / 2 - step / 2, i * step - math.pi / 2 + step / 2
         ratio = observed[pocket] / expected[pocket] if expected[pocket] else 1.0
         pts = [(c + r * math.cos(a), c + r * math.sin(a))
@@ -145,7 +146,7 @@ def wheel_chart(entry: Entry, sector: Entry | None = None, size: int = 260) -> M
                                             f"{expected[pocket]:.1f} expected ({ratio:.2f}x)"),
                         d=path, fill=_heat(ratio), style=stroke))
         am = i * step - math.pi / 2
-        colour = "#b00" if pocket in RED_NUMBERS else ("#080" if pocket == 0 else "#000")
+        colour = "#b00" if pocket in wheel.red else ("#080" if pocket == 0 else "#000")
         parts.append(el("text", pocket, x=f"{c + (outer + inner) / 2 * math.cos(am):.1f}",
                         y=f"{c + (outer + inner) / 2 * math.sin(am) + 3:.1f}",
                         style=f"font-size:8px;text-anchor:middle;fill:{colour}"))

@@ -9,6 +9,9 @@ positions, never on the number of rounds.
 
 The tests, by equipment (test names are stable; they appear in ``ledger stats --json``):
 
+What each game's equipment gives is the game's (``Game.equipment``, its ``equipment.py``):
+which events are dice throws, the wheel's red pockets and layout, the tiles drawn from a wall.
+
 | game | equipment | test | outcomes | fair distribution |
 |---|---|---|---|---|
 | RL | wheel | ``pockets`` | every ``spin_result`` | 37 pockets, 1/37 each |
@@ -37,10 +40,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ledger.games.mahjong.tiles import CODES as TILE_CODES
-from ledger.games.mahjong.tiles import KINDS as TILE_KINDS
-from ledger.games.mahjong.tiles import SIMPLIFIED_KINDS
-from ledger.games.roulette.tables import RED_NUMBERS
+from ledger.games import GAMES
+from ledger.games.base import Cells, Equipment
 from ledger.round import Round
 from ledger.stats.shaped import composition, dice_max, max_cell, sector_scan
 from ledger.stats.tests import RunsCounter, SerialPairs, TestResult, chi_square_gof
@@ -57,14 +58,10 @@ FACES = 6
 SMALL_MAX = 10
 """A dice total of 10 or less is small (three dice: 3–10), 11 or more big."""
 
-EQUIPMENT: dict[str, str] = {"RL": "wheel", "FPC": "shaker", "SP9": "shoe", "3CB": "shoe",
-                             "STUD": "shoe", "MJ": "wall"}
-"""The equipment name of each game's card, dice or tile tests (SP9's dice: ``shaker``)."""
+EQUIPMENT: dict[str, str] = {key: game.equipment.name for key, game in GAMES.items()}
+"""The equipment name of each game's card, spin or tile tests (``Game.equipment``; dice tests
+are always the ``shaker``'s)."""
 
-_TILE_INDEX = {code: i for i, code in enumerate(TILE_CODES)}
-_SIMPLIFIED = frozenset(SIMPLIFIED_KINDS)
-_DEAL_OVER = frozenset({"tile_discarded", "meld_claimed", "kong_declared", "win_declared",
-                        "game_drawn"})
 _CANCELLED = frozenset({"cards_cancelled", "deal_corrected"})
 
 
@@ -81,10 +78,9 @@ def cell_probabilities(test: str) -> list[float]:
         return [1 / FACES] * FACES
     if test == "cards" or test.startswith("cards:"):
         return [1 / CARD_KINDS] * CARD_KINDS
-    if test.startswith("tiles:"):
-        if test.endswith(":simplified"):
-            return [1 / len(_SIMPLIFIED) if i in _SIMPLIFIED else 0.0 for i in range(TILE_KINDS)]
-        return [1 / TILE_KINDS] * TILE_KINDS
+    cells = _game_cells(test)
+    if cells is not None:
+        return list(cells.probabilities)
     raise ValueError(f"no goodness-of-fit test called {test!r}")
 
 
@@ -94,9 +90,19 @@ def cell_labels(test: str) -> list[str]:
         return [str(n) for n in range(POCKETS)]
     if test.startswith("die"):
         return [str(f) for f in range(1, FACES + 1)]
-    if test.startswith("tiles:"):
-        return list(TILE_CODES)
+    cells = _game_cells(test)
+    if cells is not None:
+        return list(cells.labels)
     return [r + s for r in RANKS for s in SUITS]
+
+
+def _game_cells(test: str) -> Cells | None:
+    """The cells of a test a game's equipment defines (``Equipment.cells``), if one does."""
+    for game in GAMES.values():
+        cells = game.equipment.cells(test)
+        if cells is not None:
+            return cells
+    return None
 
 
 DICE_TESTS = frozenset({"small_big_runs", "max_die_face", "max_face_pooled"})
@@ -214,20 +220,23 @@ class TableWatch:
     shoe: list[int] = field(default_factory=list)
     """Cards of each kind seen out of the shoe in play."""
 
+    @property
+    def equipment(self) -> Equipment:
+        """What the table's game collects (``Game.equipment``)."""
+        return GAMES[self.game].equipment
+
     def observe(self, rnd: Round, tally: Tally) -> None:
         """Fold one round's outcomes into ``tally``."""
+        equipment = self.equipment
         tally.rounds += 1
         cancelled = any(e.type in _CANCELLED for e in rnd.events)
-        simplified = getattr(rnd.opened, "variant", None) == "simplified"
         per_hand: Counter[str] = Counter()
-        dealing = True
         for event in rnd.events:
             kind = event.type
             if kind == "spin_result":
-                spin(tally, int(_field(event, "number")))
-            elif kind == "dice_shown" or (kind == "dice_thrown" and rnd.game == "SP9"
-                                          and _field(event, "valid") is not False):
-                dice(tally, list(_field(event, "dice")), runs=rnd.game == "FPC")
+                spin(tally, int(_field(event, "number")), equipment.red)
+            elif (faces := equipment.throw(event)) is not None:
+                dice(tally, list(faces), runs=equipment.small_big_runs)
             elif kind == "deck_shuffled":
                 self.finish(tally)
                 self.decks = int(_field(event, "decks"))
@@ -249,12 +258,8 @@ class TableWatch:
                 tally.count("cards", CARD_KINDS, card_index(card))
                 self._seen(card)
                 self._card(tally, card)
-            elif rnd.game == "MJ":
-                if kind in _DEAL_OVER:
-                    dealing = False
-                elif dealing and kind == "tile_drawn" and _field(event, "from_") == "wall":
-                    name = f"tiles:{_field(event, 'seat')}" + (":simplified" if simplified else "")
-                    tally.count(name, TILE_KINDS, _TILE_INDEX[str(_field(event, "tile"))])
+        for test, cells, cell in equipment.draws(rnd):
+            tally.count(test, cells, cell)
 
     def finish(self, tally: Tally) -> None:
         """Close the shoe in play into ``tally`` (its composition is then tested)."""
@@ -282,11 +287,12 @@ class TableWatch:
         self.last_rank = rank
 
 
-def spin(tally: Tally, number: int) -> None:
-    """One roulette result: its pocket, and its colour for the runs test (zero breaks no run)."""
+def spin(tally: Tally, number: int, red: frozenset[int]) -> None:
+    """One spin: its pocket, and its colour (``red`` pockets) for the runs test (zero breaks no
+    run)."""
     tally.count("pockets", POCKETS, number)
     if number:
-        tally.run("colour_runs").add(number in RED_NUMBERS)
+        tally.run("colour_runs").add(number in red)
 
 
 def dice(tally: Tally, faces: list[int], *, runs: bool) -> None:

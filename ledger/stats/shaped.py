@@ -14,7 +14,7 @@ general case (:func:`ledger.stats.tests.chi_square_gof`).
   ``D`` dice's p-values (independent dice), ``p``, gives ``1 − (1 − p)^D`` (Šidák, exact for
   independent tests).
 - :func:`sector_scan` — **a sector of adjacent pockets** in the wheel's physical order
-  (single-zero layout, :data:`~ledger.games.roulette.tables.WHEEL_ORDER`): the count in each of
+  (the layout a game's equipment declares, :data:`WHEEL_ORDER`): the count in each of
   the 37 circular windows of ``width`` pockets, exact upper binomial tail; the windows overlap
   (positively associated), so the multiplicity is Bonferroni, ``min(1, 37 · min q)`` (Kulldorff
   1997, *Commun. Statist.* 26:1481 for the scan statistic; Bonferroni is its conservative bound).
@@ -43,11 +43,21 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from ledger.games.roulette.tables import WHEEL_ORDER
+from ledger.games import GAMES
 from ledger.stats.tests import TestResult, holm
 
 CI_LEVEL = 0.95
 SECTOR_WIDTH = 5
+
+
+def _declared_wheel() -> tuple[int, ...]:
+    """The wheel layout a game's equipment declares (``Equipment.wheel_order``): the ledger
+    knows one wheel, the single-zero one."""
+    return next(g.equipment.wheel_order for g in GAMES.values() if g.equipment.wheel_order)
+
+
+WHEEL_ORDER = _declared_wheel()
+"""The pockets in the wheel's physical order."""
 """Pockets in the sector scan's window (a 3- or 7-pocket sector is still seen, less sharply)."""
 
 

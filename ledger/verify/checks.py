@@ -4,27 +4,21 @@ rules derive with what the table recorded.
 Checks yield findings and keep going (beancount's habit): a round receives every finding that
 applies to it. The game-specific part comes from ``game.derive(round)`` or the game's session
 (``ledger.games.base.Derivation``, pure); comparing what it says is due with what the table
-recorded lives here: each bet's settlement (every game), each SP9 bank layer's share and
-commission (:func:`compare_bank`), the payments and the commission between Mah-Jong players
-(:func:`compare_payments`).
+recorded lives here for each bet's settlement (every game); what a game compares beyond bets
+(an SP9 bank's layers, Mah-Jong payments and fees) is its own ``compare.py``, called through
+``Game.compare``.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterator
-from decimal import Decimal
 from itertools import islice
 from operator import attrgetter, le
 
 from ledger.feed.envelope import BetPlaced, BetSettled, FeedEvent
 from ledger.findings import BETTING_CLOSED_RULE, Finding
-from ledger.games.base import BankDue, Derivation, Game, PaymentDue, Settlement
-from ledger.games.mahjong.feed import CommissionCharged, PaymentMade, PaymentShortfall
-from ledger.games.mahjong.payments import SHORTFALL_RULE, UNDUE_RULE
-from ledger.games.super_pan9.feed import BankSettled
-from ledger.games.super_pan9.tables import BANK_COMMISSION_RULE, CAP_RULE, SPLIT_RULE
-from ledger.money import ZERO, same_amount
+from ledger.games.base import Derivation, Game, Settlement
+from ledger.money import same_amount
 from ledger.round import Round
 
 
@@ -41,11 +35,8 @@ def check_round(rnd: Round, game: Game, *, is_newest: bool = False,
     if derivation is None:
         derivation = game.derive(rnd)
     findings += derivation.findings
-    # Only SP9 has a bank and only Mah-Jong payments: no generator for the other games.
-    if derivation.bank is not None:
-        findings += compare_bank(rnd, derivation.bank)
-    if derivation.payments is not None:
-        findings += compare_payments(rnd, derivation)
+    if game.compare is not None:  # SP9's bank, Mah-Jong's payments: no call for the others
+        findings += game.compare(rnd, derivation)
     findings += derivation.session_findings
     findings += compare_settlements(rnd, derivation)
     return findings
@@ -221,161 +212,6 @@ def compare_settlement(
                        f"commission due is {due.commission}, the table took "
                        f"{recorded.commission} ({due.reason})",
                        expected=due.as_dict(), recorded=rec, seq=recorded.seq)
-
-
-def compare_bank(rnd: Round, due: BankDue | None) -> Iterator[Finding]:
-    """Each SP9 bank layer's derived share and commission against its ``bank_settled``
-    (``settlement_mismatch``, ``commission_mismatch``, ``missing_settlement``, all with
-    ``bet: null`` and the ``party``), a layer line for no layer, and ``bank_capital_exceeded``
-    when a layer's recorded share, or the bank's result as the bets were recorded, exceeds
-    the capital (SP9 art. 5(3), 5(5))."""
-    if due is None:
-        return
-    recorded: dict[str, BankSettled] = {}
-    for line in rnd.of_type(BankSettled):
-        recorded.setdefault(line.party, line)
-    for layer in due.layers:
-        who = {"party": layer.party}
-        want = {"result": str(layer.share), "commission": str(layer.commission)}
-        rec = recorded.get(layer.party)
-        if rec is None:
-            if rnd.is_closed:
-                yield _finding("missing_settlement", rnd, None, SPLIT_RULE,
-                               f"bank layer {layer.party} has no bank_settled", expected=want,
-                               extra=who)
-            continue
-        got = {"result": str(rec.result), "commission": str(rec.commission)}
-        if not same_amount(rec.result, layer.share):
-            yield _finding("settlement_mismatch", rnd, None, SPLIT_RULE,
-                           f"bank layer {layer.party}'s share of W = {due.result} is "
-                           f"{layer.share}, the table recorded {rec.result}", expected=want,
-                           recorded=got, seq=rec.seq, extra=who)
-        if not same_amount(rec.commission, layer.commission):
-            yield _finding("commission_mismatch", rnd, None, BANK_COMMISSION_RULE,
-                           f"bank layer {layer.party} owes commission {layer.commission} on its "
-                           f"share {layer.share}, the table took {rec.commission}",
-                           expected=want, recorded=got, seq=rec.seq, extra=who)
-        if abs(rec.result) > layer.capital:
-            yield _finding("bank_capital_exceeded", rnd, None, CAP_RULE,
-                           f"bank layer {layer.party} recorded {rec.result}, more than its "
-                           f"capital {layer.capital}", recorded=got, seq=rec.seq, extra=who)
-    parties = {layer.party for layer in due.layers}
-    for party, rec in recorded.items():
-        if party not in parties:
-            yield _finding("settlement_mismatch", rnd, None, SPLIT_RULE,
-                           f"bank_settled for {party}, which is not a bank layer this round",
-                           recorded={"result": str(rec.result),
-                                     "commission": str(rec.commission)},
-                           seq=rec.seq, extra={"party": party})
-    yield from _recorded_bank_result(rnd, due.capacity)
-
-
-def _recorded_bank_result(rnd: Round, capacity: Decimal) -> Iterator[Finding]:
-    """``bank_capital_exceeded`` when the bets as the table settled them moved the bank by
-    more than its capacity (SP9 art. 5(3))."""
-    if not rnd.bets.keys() <= rnd.settlements.keys():
-        return  # a bet without its settlement: missing_settlement, the total is unknown
-    moved = ZERO
-    for bet_id in rnd.bets:
-        moved += _bank_side(rnd.settlements[bet_id][0], rnd.stake(bet_id))
-    if abs(moved) > capacity:
-        yield _finding("bank_capital_exceeded", rnd, None, CAP_RULE,
-                       f"as recorded, the bank {'won' if moved > 0 else 'lost'} {abs(moved)} "
-                       f"this round, more than its capital {capacity}",
-                       recorded={"bank_result": str(moved)}, expected={"capacity": str(capacity)})
-
-
-def _bank_side(settled: BetSettled, stake: Decimal) -> Decimal:
-    """What one recorded settlement moved to (+) or from (−) the bank."""
-    if settled.result == "lose":
-        return stake - settled.returned
-    if settled.result == "win":
-        return -settled.won
-    return ZERO
-
-
-def compare_payments(rnd: Round, derivation: Derivation) -> Iterator[Finding]:
-    """The Mah-Jong payments and commission derived for an ended game against the recorded
-    ``payment_made``, ``payment_shortfall`` and ``commission_charged`` (``payment_mismatch``,
-    ``missing_settlement``, ``commission_mismatch``; ``bet: null``, the paying ``seat``)."""
-    if derivation.payments is None:
-        return
-    yield from _compare_payment_lines(rnd, derivation.payments)
-    yield from _compare_fees(rnd, derivation)
-
-
-def _compare_payment_lines(rnd: Round, due: list[PaymentDue]) -> Iterator[Finding]:
-    """Every derived payment against the recorded ones, and every recorded one not derived."""
-    paid: dict[tuple[str, str], list[PaymentMade]] = defaultdict(list)
-    for pm in rnd.of_type(PaymentMade):
-        paid[(pm.from_, pm.to)].append(pm)
-    short: dict[tuple[str, str], Decimal] = defaultdict(lambda: ZERO)
-    for sf in rnd.of_type(PaymentShortfall):
-        short[(sf.from_, sf.to)] += sf.amount
-    expected = {(p.frm, p.to): p for p in due}
-    for key, p in expected.items():
-        yield from _compare_payment(rnd, p, paid.get(key, []), short.get(key, ZERO))
-    for key, rec in paid.items():
-        if key in expected:
-            continue
-        amount = sum((r.amount for r in rec), ZERO)
-        got = {"from": key[0], "to": key[1], "amount": str(amount),
-               "reason": "/".join(sorted({r.reason for r in rec}))}
-        yield _seat_finding(rnd, "payment_mismatch", key[0], UNDUE_RULE,
-                            f"{key[0]} paid {key[1]} {amount}, which the rules do not call for",
-                            {"from": key[0], "to": key[1], "amount": "0"}, got, rec[0].seq)
-    for key, amount in short.items():
-        if key not in expected and amount:
-            yield _seat_finding(rnd, "payment_mismatch", key[0], SHORTFALL_RULE,
-                                f"a shortfall of {amount} on a payment not due",
-                                {"shortfall": "0"}, {"shortfall": str(amount)}, None)
-
-
-def _compare_payment(rnd: Round, p: PaymentDue, rec: list[PaymentMade],
-                     short: Decimal) -> Iterator[Finding]:
-    want = {"from": p.frm, "to": p.to, "amount": str(p.amount), "reason": p.reason}
-    if not rec:
-        yield _seat_finding(rnd, "missing_settlement", p.frm, p.rule,
-                            f"no payment_made from {p.frm} to {p.to}: {p.amount} is due "
-                            f"({p.reason}: {p.note})", want, None, None)
-        return
-    amount = sum((r.amount for r in rec), ZERO)
-    reasons = {r.reason for r in rec}
-    got = {"from": p.frm, "to": p.to, "amount": str(amount), "reason": "/".join(sorted(reasons))}
-    if not same_amount(amount, p.amount) or reasons != {p.reason}:
-        yield _seat_finding(rnd, "payment_mismatch", p.frm, p.rule,
-                            f"{p.frm} paid {p.to} {amount} ({got['reason']}); the rules give "
-                            f"{p.amount} ({p.reason}: {p.note})", want, got, rec[0].seq)
-    if not same_amount(short, p.shortfall):
-        yield _seat_finding(rnd, "payment_mismatch", p.frm, p.rule,
-                            f"shortfall recorded {short}, derived {p.shortfall}",
-                            {"shortfall": str(p.shortfall)}, {"shortfall": str(short)}, None)
-
-
-def _compare_fees(rnd: Round, derivation: Derivation) -> Iterator[Finding]:
-    """Each seat's derived commission (``Derivation.commissions``) against what the table
-    charged it (MJ art. 8, M7)."""
-    seqs: dict[str, int] = {}
-    for charged in rnd.of_type(CommissionCharged):
-        seqs.setdefault(charged.seat, charged.seq)
-    for fee in derivation.commissions:
-        got = fee.recorded
-        if same_amount(fee.due, got or ZERO):
-            continue
-        yield _seat_finding(rnd, "commission_mismatch", fee.party, fee.rule,
-                            f"commission due from {fee.party} is {fee.due}; the table charged "
-                            f"{'nothing' if got is None else got}",
-                            {"amount": str(fee.due)},
-                            {"amount": None if got is None else str(got)}, seqs.get(fee.party))
-
-
-def _seat_finding(rnd: Round, code: str, seat: str, rule: str, message: str,
-                  expected: dict[str, str | None] | dict[str, str] | None,
-                  recorded: dict[str, str | None] | dict[str, str] | None,
-                  seq: int | None) -> Finding:
-    """A Mah-Jong finding: no bet, the paying seat in ``seat`` (FEED §10)."""
-    return Finding(code, rnd.table, rnd.round, message, rule=rule, expected=expected,
-                   recorded=recorded, seq=seq, extra={"seat": seat})
 
 
 def _finding(code: str, rnd: Round, bet: str | None, rule: str, message: str,

@@ -43,10 +43,10 @@ CHAIN_US_PER_ROW = 3.5
 """Worker 0's extra load for checking the chain of one stored row, in the units of
 :data:`US_PER_EVENT` (the check itself costs ~2.5 us; 2.5 to 4.5 balanced the workers within the noise)."""
 
-US_PER_EVENT: dict[str, float] = {"SP9": 15.9, "FPC": 12.4, "3CB": 19.0, "MJ": 19.8,
-                                  "RL": 17.7, "STUD": 21.2}
-"""Verify's CPU per stored event of each game, in microseconds (measured on simulated feeds,
-SQLite, one core; only their ratios matter). A game missing here counts :data:`DEFAULT_US`."""
+US_PER_EVENT: dict[str, float] = {key: game.us_per_event for key, game in GAMES.items()}
+"""Verify's CPU per stored event of each game, in microseconds (``Game.us_per_event``, measured
+on simulated feeds, SQLite, one core; only their ratios matter). A game missing here counts
+:data:`DEFAULT_US`."""
 
 DEFAULT_US = 18.0
 

@@ -6,6 +6,7 @@ settlement of each spot in ``rules.py``, the round's derivation (cocked dice, vo
 """
 
 from ledger.games.base import Game
+from ledger.games.fish_prawn_crab.equipment import EQUIPMENT
 from ledger.games.fish_prawn_crab.feed import EVENTS
 from ledger.games.fish_prawn_crab.money import MONEY
 from ledger.games.fish_prawn_crab.round import derive
@@ -16,6 +17,8 @@ GAME = Game(
     regulation="Portaria 21/96/M",
     events=EVENTS,
     money=MONEY,
+    equipment=EQUIPMENT,
     closes_betting=frozenset({"dice_shown", "die_cocked"}),
     derive=derive,
+    us_per_event=12.4,
 )

@@ -10,8 +10,11 @@ no event closes betting.
 """
 
 from ledger.games.base import Game
+from ledger.games.mahjong.compare import compare
+from ledger.games.mahjong.equipment import EQUIPMENT
 from ledger.games.mahjong.feed import EVENTS
 from ledger.games.mahjong.money import MONEY
+from ledger.games.mahjong.page import money_tables
 from ledger.games.mahjong.round import derive
 
 GAME = Game(
@@ -20,6 +23,11 @@ GAME = Game(
     regulation="Portaria 135/91/M",
     events=EVENTS,
     money=MONEY,
+    equipment=EQUIPMENT,
     closes_betting=frozenset(),
     derive=derive,
+    takes_bets=False,
+    us_per_event=19.8,
+    compare=compare,
+    money_tables=money_tables,
 )

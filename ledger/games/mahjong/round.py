@@ -4,7 +4,7 @@
 the best decomposition, each fán element with its article, liability), and every payment and
 the commission (``payments.py``): the payments in ``Derivation.payments``, the commission of each
 seat in ``Derivation.commissions``. Verify compares them with what the table recorded
-(``ledger.verify.checks.compare_payments``):
+(``compare.py``):
 
 - ``payment_mismatch`` — a ``payment_made`` (or ``payment_shortfall``) whose amount or reason
   differs from the derived one, or one the rules do not call for;

@@ -21,6 +21,7 @@ GAME = Game(
     closes_betting=frozenset({"card_burned", "card_dealt"}),
     allowed_after_close=is_raise,
     derive=derive,
+    us_per_event=21.2,
     session=StudSession,
     carries_bets=True,
 )

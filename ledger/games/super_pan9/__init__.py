@@ -9,8 +9,12 @@ that span rounds (bank runs, carried capital, refusals) in ``session.py``; the s
 """
 
 from ledger.games.base import Game
+from ledger.games.super_pan9.bank_view import bank_round
+from ledger.games.super_pan9.compare import compare
+from ledger.games.super_pan9.equipment import EQUIPMENT
 from ledger.games.super_pan9.feed import EVENTS
 from ledger.games.super_pan9.money import MONEY
+from ledger.games.super_pan9.page import money_tables
 from ledger.games.super_pan9.round import derive
 from ledger.games.super_pan9.session import BankSession
 
@@ -20,7 +24,12 @@ GAME = Game(
     regulation="Portaria 261/96/M",
     events=EVENTS,
     money=MONEY,
+    equipment=EQUIPMENT,
     closes_betting=frozenset({"dice_thrown"}),
     derive=derive,
+    us_per_event=15.9,
+    compare=compare,
+    bank_round=bank_round,
+    money_tables=money_tables,
     session=BankSession,
 )

@@ -25,7 +25,7 @@ Choices, each with its rule:
   as placed, so a table that settled it by its own arithmetic gets that one finding.
 - **Money.** Bets are settled in order against the bank's capacity (``bank.py``); each layer's
   share and commission are derived into ``Derivation.bank``. Verify compares them with the
-  table's ``bank_settled`` lines (``ledger.verify.checks.compare_bank``: ``settlement_mismatch``
+  table's ``bank_settled`` lines (``compare.py``: ``settlement_mismatch``
   / ``commission_mismatch`` with ``bet: null`` and the ``party``; a missing layer line is
   ``missing_settlement``; a bank whose *recorded* bets won or lost more than its capacity, or a
   layer whose recorded share exceeds its capital, is ``bank_capital_exceeded``, art. 5(3)).

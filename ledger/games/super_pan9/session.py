@@ -75,6 +75,16 @@ class BankAdvance:
     after: TableBank | None
 
 
+@dataclass(frozen=True)
+class BankContext:
+    """What the session knew of a round beyond its derivation (``Derivation.context``): the
+    bank's facts, the run, and the table's bank after it when the round moved it."""
+
+    bank: BankFacts
+    run: int
+    after: TableBank | None
+
+
 def advance(before: TableBank | None, rnd: Round) -> BankAdvance:
     """Derive ``rnd`` against the bank its table left (``before``), and move the state on."""
     analysis = analyse(rnd)
@@ -132,10 +142,15 @@ class BankSession:
     tables: dict[str, TableBank] = field(default_factory=dict)
 
     def advance(self, rnd: Round) -> BankAdvance:
-        """Derive ``rnd`` in context and keep its table's new state."""
-        advanced = advance(self.tables.get(rnd.table), rnd)
+        """Derive ``rnd`` in context and keep its table's new state; the derivation's
+        ``context`` is the round's :class:`BankContext`."""
+        before = self.tables.get(rnd.table)
+        advanced = advance(before, rnd)
         if advanced.after is not None:
             self.tables[rnd.table] = advanced.after
+        moved = advanced.after is not None and advanced.after is not before
+        advanced.derivation.context = BankContext(advanced.bank, advanced.run,
+                                                  advanced.after if moved else None)
         return advanced
 
     def derive(self, rnd: Round) -> Derivation:

@@ -21,6 +21,7 @@ GAME = Game(
     money=MONEY,
     closes_betting=frozenset({"card_burned", "card_dealt"}),
     derive=derive,
+    us_per_event=19.0,
     session=ThreeCardSession,
     carries_bets=True,
 )
