@@ -27,6 +27,8 @@ LAZY_FIRST_PARTY: dict[tuple[str, str], str] = {
 LAZY_THIRD_PARTY: dict[str, str] = {
     "pyarrow": "heavy and optional: only `ledger export --format parquet` needs it",
     "psycopg": "only a PostgreSQL store needs the driver; SQLite runs without loading it",
+    "aiohttp": "only `ledger witness serve` runs an HTTP server; every other command starts "
+               "without loading it",
 }
 """Top-level third-party packages that may be imported inside a function, and why."""
 
