@@ -1,0 +1,157 @@
+"""`ledger witness keygen` and `ledger witness cosign` (file in, file out) with the directory
+exchange of the client; the state directory's refusals (not initialised, in use, not empty); key
+files and verifier keys."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from typer.testing import CliRunner
+
+from cli.main import app
+from ledger.note import cosigner_key, parse_note, parse_verifier, require_quorum
+from ledger.witness.client import WitnessPending, request_cosignature
+from ledger.witness.core import Witness
+from ledger.witness.keys import (
+    WitnessKeyError,
+    default_name,
+    load_signing_key,
+    load_witness_key,
+    parse_log_option,
+)
+from ledger.witness.protocol import request_body
+from ledger.witness.state import StateError, WitnessState
+
+
+@dataclass
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run(*args: str) -> Ran:
+    """`ledger witness ARGS`, in process (the server tests run it as a real process)."""
+    result = CliRunner().invoke(app, ["witness", *args])
+    return Ran(result.exit_code, result.stdout, result.stderr)
+
+
+def test_keygen_writes_private_public_and_verifier_key(tmp_path):
+    ran = run("keygen", "--out", str(tmp_path / "w.key"), "--name", "regulator.example/w9")
+    assert ran.returncode == 0, ran.stderr
+    assert (tmp_path / "w.key").stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / "w.key.pub").read_text().startswith("-----BEGIN PUBLIC KEY-----")
+    vkey = (tmp_path / "w.key.vkey").read_text().strip()
+    assert vkey.startswith("regulator.example/w9+") and vkey in ran.stdout
+    assert load_signing_key(tmp_path / "w.key").vkey() == vkey
+    again = run("keygen", "--out", str(tmp_path / "w.key"))
+    assert again.returncode == 2 and "exists (use --force" in again.stderr
+
+
+def test_a_public_key_file_names_the_witness_by_its_derived_name(tmp_path, keys):
+    pub = load_witness_key(str(keys.witnesses[2]) + ".pub")
+    assert pub.name.startswith("ledger-witness-")
+    assert pub.vkey() == load_witness_key(str(keys.witnesses[2]) + ".vkey").vkey()
+    with pytest.raises(WitnessKeyError, match="log's key"):
+        (tmp_path / "log.vkey").write_text(parse_log_option(keys.log_option())[1].vkey())
+        load_witness_key(tmp_path / "log.vkey")
+
+
+def test_verifier_keys_whose_base64_holds_a_plus_are_read():
+    for _ in range(200):
+        public = Ed25519PrivateKey.generate().public_key()
+        vkey = cosigner_key(default_name(public), public)
+        if "+" in vkey.split("+", 2)[2]:
+            assert parse_verifier(vkey).vkey() == vkey
+            return
+    pytest.fail("no key with '+' in its base64 in 200 tries")
+
+
+def test_a_state_must_be_initialised_once_and_is_locked_while_used(tmp_path):
+    with pytest.raises(StateError, match=r"not a witness state directory.*--init"):
+        WitnessState(tmp_path / "missing")
+    state = WitnessState(tmp_path / "s", init=True)
+    with pytest.raises(StateError, match="in use by another witness"):
+        WitnessState(tmp_path / "s")
+    state.close()
+    WitnessState(tmp_path / "s").close()
+    with pytest.raises(StateError, match="not empty"):
+        WitnessState(tmp_path / "s", init=True)
+
+
+def cosign_args(keys, state, request, *extra):
+    return ("cosign", "--key", str(keys.witnesses[0]), "--log", keys.log_option(),
+            "--state", str(state), "--in", str(request), *extra)
+
+
+def test_offline_exchange_through_a_directory(tmp_path, keys, log):
+    """The log writes a request; the air-gapped witness answers it; the log reads the answer;
+    a request from a size the witness did not cosign last is answered with its size (exit 1) and
+    written again from that size."""
+    exchange, state = tmp_path / "exchange", tmp_path / "state"
+    exchange.mkdir()
+    w1 = load_witness_key(str(keys.witnesses[0]) + ".vkey")
+    with pytest.raises(WitnessPending, match=r"wrote .*checkpoint-10-"):
+        request_cosignature(str(exchange), log.note(), 0, log.proof_for())
+    [request] = exchange.glob("*.request")
+    with pytest.raises(WitnessPending, match="is waiting for"):
+        request_cosignature(str(exchange), log.note(), 0, log.proof_for())
+    ran = run(*cosign_args(keys, state, request, "--init"), "--log", keys.log_option(log.origin))
+    assert ran.returncode == 0 and "cosigned ->" in ran.stdout, ran.stderr
+    sig = request_cosignature(str(exchange), log.note(), 0, log.proof_for(), witness=w1)
+    assert require_quorum(parse_note(
+        log.note() + sig.line() + "\n"), [w1], 1) == ["regulator.example/w1"]
+
+    log.grow(5)
+    with pytest.raises(WitnessPending):
+        request_cosignature(str(exchange), log.note(), 3, log.proof_for())
+    [request] = [p for p in exchange.glob("*.request") if "checkpoint-15-" in p.name]
+    ran = run(*cosign_args(keys, state, request), "--log", keys.log_option(log.origin), "--json")
+    assert ran.returncode == 1 and '"status": 409' in ran.stdout
+    assert request.with_suffix(".response").read_text() == "10\n"
+    with pytest.raises(WitnessPending):  # written again, from size 10
+        request_cosignature(str(exchange), log.note(), 3, log.proof_for())
+    assert request.read_bytes().startswith(b"old 10\n")
+    assert run(*cosign_args(keys, state, request), "--log",
+               keys.log_option(log.origin)).returncode == 0
+    request_cosignature(str(exchange), log.note(), 3, log.proof_for(), witness=w1)
+
+
+def test_offline_refusals_exit_3_or_2_and_keep_the_state(tmp_path, keys, log):
+    state = tmp_path / "state"
+    fork = log.fork(4, "forged")
+    good, forged = tmp_path / "good.request", tmp_path / "forged.request"
+    good.write_bytes(request_body(0, [], log.note()))
+    forged.write_bytes(request_body(10, [], fork.note()))
+    logs = ("--log", keys.log_option(log.origin))
+    assert run(*cosign_args(keys, state, good, "--init"), *logs).returncode == 0
+    ran = run(*cosign_args(keys, state, forged), *logs)
+    assert ran.returncode == 3 and "integrity broken: refused (422)" in ran.stderr
+    assert not forged.with_suffix(".response").exists()
+    unknown = run(*cosign_args(keys, state, good))  # only ORIGIN is followed, not log.origin
+    assert unknown.returncode == 2 and "refused (404)" in unknown.stderr
+    junk = tmp_path / "junk.request"
+    junk.write_bytes(b"old x\n\n")
+    assert run(*cosign_args(keys, state, junk), *logs).returncode == 2
+    assert run(*cosign_args(keys, state, good), *logs).returncode == 1  # old 0: the witness is at 10
+    good.write_bytes(request_body(10, [], log.note()))
+    assert run(*cosign_args(keys, state, good), *logs).returncode == 0
+
+
+def test_core_refuses_without_touching_the_state_file(tmp_path, keys, log):
+    state = WitnessState(tmp_path / "s", init=True)
+    witness = Witness(load_signing_key(keys.witnesses[0]), dict([parse_log_option(
+        keys.log_option(log.origin))]), state, clock=lambda: 1_700_000_000)
+    assert witness.add_checkpoint(request_body(0, [], log.note())).ok
+    [stored] = (tmp_path / "s" / "logs").iterdir()
+    before = (stored.read_bytes(), stored.stat().st_mtime_ns)
+    fork = log.fork(9, "other")
+    for body in (request_body(10, [], fork.note()), request_body(0, [], fork.note()),
+                 request_body(10, [bytes(32)], fork.note()), b"old 10\n\n" + b"\0" * 100):
+        assert not witness.add_checkpoint(body).ok
+    assert (stored.read_bytes(), stored.stat().st_mtime_ns) == before
+    assert stored.read_text() == log.note()
+    assert not [p for p in (tmp_path / "s" / "logs").iterdir() if p.name.endswith(".tmp")]
+    state.close()
