@@ -147,3 +147,18 @@ def witnesses(keys: Keys, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     yield running
     for r in running:
         r.stop()
+
+
+@pytest.fixture
+def start_witness() -> Iterator[Callable[..., Running]]:
+    """Start more witness processes in a test (stopped at its end)."""
+    started: list[Running] = []
+
+    def starter(key: Path, logs: list[str], state: Path, *, init: bool = True) -> Running:
+        running = start(key, logs, state, init=init)
+        started.append(running)
+        return running
+
+    yield starter
+    for running in started:
+        running.stop()
