@@ -4,8 +4,11 @@ files and verifier keys."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
+import jsonschema
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from typer.testing import CliRunner
@@ -23,6 +26,8 @@ from ledger.witness.keys import (
 )
 from ledger.witness.protocol import request_body
 from ledger.witness.state import StateError, WitnessState
+
+SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schemas" / "witness-cosign.json"
 
 
 @dataclass
@@ -109,7 +114,8 @@ def test_offline_exchange_through_a_directory(tmp_path, keys, log):
         request_cosignature(str(exchange), log.note(), 3, log.proof_for())
     [request] = [p for p in exchange.glob("*.request") if "checkpoint-15-" in p.name]
     ran = run(*cosign_args(keys, state, request), "--log", keys.log_option(log.origin), "--json")
-    assert ran.returncode == 1 and '"status": 409' in ran.stdout
+    assert ran.returncode == 1 and json.loads(ran.stdout)["status"] == 409
+    jsonschema.validate(json.loads(ran.stdout), json.loads(SCHEMA.read_text()))
     assert request.with_suffix(".response").read_text() == "10\n"
     with pytest.raises(WitnessPending):  # written again, from size 10
         request_cosignature(str(exchange), log.note(), 3, log.proof_for())
