@@ -86,7 +86,8 @@ class Witness:
             size, root = self.latest(body.origin)
             if parsed.old_size != size:
                 return conflict(size)
-            if not verify_consistency(size, body.size, root, body.root, parsed.proof):
+            if not verify_consistency(size, body.size, root, body.root, parsed.proof) or (
+                    body.size == 0 and body.root != EMPTY_ROOT):
                 return refusal(UNPROCESSABLE, f"the checkpoint of size {body.size} does not "
                                               f"extend the one of size {size} this witness "
                                               "cosigned")

@@ -14,7 +14,14 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from typer.testing import CliRunner
 
 from cli.main import app
-from ledger.note import cosigner_key, parse_note, parse_verifier, require_quorum
+from ledger.note import (
+    CheckpointBody,
+    cosigner_key,
+    parse_note,
+    parse_verifier,
+    require_quorum,
+    sign_note,
+)
 from ledger.witness.client import WitnessPending, request_cosignature
 from ledger.witness.core import Witness
 from ledger.witness.keys import (
@@ -160,4 +167,16 @@ def test_core_refuses_without_touching_the_state_file(tmp_path, keys, log):
     assert (stored.read_bytes(), stored.stat().st_mtime_ns) == before
     assert stored.read_text() == log.note()
     assert not [p for p in (tmp_path / "s" / "logs").iterdir() if p.name.endswith(".tmp")]
+    state.close()
+
+
+def test_an_empty_tree_with_another_root_than_the_empty_one_is_refused(tmp_path, keys, log):
+    state = WitnessState(tmp_path / "s", init=True)
+    witness = Witness(load_signing_key(keys.witnesses[0]), dict([parse_log_option(
+        keys.log_option(log.origin))]), state)
+    assert witness.add_checkpoint(request_body(0, [], log.note(0))).ok  # the RFC's empty root
+    bad = CheckpointBody(log.origin, 0, b"\1" * 32)
+    answer = witness.add_checkpoint(request_body(0, [], sign_note(bad.text(), log.origin,
+                                                                  keys.operator)))
+    assert answer.status == 422
     state.close()
