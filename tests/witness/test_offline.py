@@ -180,3 +180,30 @@ def test_an_empty_tree_with_another_root_than_the_empty_one_is_refused(tmp_path,
                                                                   keys.operator)))
     assert answer.status == 422
     state.close()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--listen", "localhost"], "expected HOST:PORT"),
+    (["--listen", "127.0.0.1:99999"], "expected HOST:PORT"),
+    (["--key", "/nonexistent/w.key"], "cannot read the witness key"),
+    (["--log", "no-equals-sign"], "expected ORIGIN=OPERATOR.pub"),
+    (["--log", "a b=OP"], "not a valid key name"),
+])
+def test_serve_refuses_bad_options_in_one_line(tmp_path, keys, args, message):
+    base = {"--key": str(keys.witnesses[0]), "--log": keys.log_option(), "--listen": "127.0.0.1:0",
+            "--state": str(tmp_path / "s")}
+    base.update(dict(zip(args[::2], [a.replace("OP", str(keys.operator_pub)) for a in args[1::2]],
+                         strict=True)))
+    ran = run("serve", "--init", *[x for pair in base.items() for x in pair])
+    assert ran.returncode == 2 and message in ran.stderr and len(ran.stderr.splitlines()) == 1
+
+
+def test_serve_says_so_when_the_port_is_taken(tmp_path, keys):
+    import socket
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        ran = run("serve", "--key", str(keys.witnesses[0]), "--log", keys.log_option(),
+                  "--state", str(tmp_path / "s"), "--init", "--listen", f"127.0.0.1:{port}")
+    assert ran.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in ran.stderr
