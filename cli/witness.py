@@ -137,58 +137,86 @@ def cosign(
     key: KeyOption,
     log: LogOption,
     state: StateOption,
-    in_: Annotated[str, typer.Option("--in", metavar="FILE", help="The request (an add-checkpoint "
-                                     "body, as `seal --witness DIR` writes it).")],
+    in_: Annotated[str, typer.Option("--in", metavar="FILE|DIR", help="The request (an "
+                                     "add-checkpoint body, as `seal --witness DIR` writes it), "
+                                     "or a directory: every *.request in it not yet answered.")],
     out: Annotated[str | None, typer.Option(metavar="FILE", help="Where to write the answer "
                                             "(default: the request's name, .request -> "
-                                            ".response).")] = None,
+                                            ".response; not with a directory).")] = None,
     init: InitOption = False,
     name: NameOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Answer one witness request offline, file in and file out, with the same checks as serve.
+    """Answer witness requests offline, file in and file out, with the same checks as serve.
 
-    Exit code 0: cosigned (the answer holds the cosignature line). 1: the request's old size is
-    not this witness's (the answer holds the witness's size; the log retries from it). 2: a
+    Exit code 0: cosigned (the answer holds the cosignature line). 1: a request's old size is
+    not this witness's (the answer holds the witness's size; the log asks again from it). 2: a
     malformed request or a log this witness does not follow. 3: refused: not signed by the
-    operator, or not consistent with what this witness cosigned.
+    operator, or not consistent with what this witness cosigned. With a directory, the highest.
     """
+    requests = _requests(in_, out)
     signing, followed, opened = _open(key, log, state, init, name)
+    results: list[tuple[str, str, Answer]] = []
     try:
-        try:
-            request = Path(in_).read_bytes()
-        except OSError as exc:
-            fail(f"cannot read the request {in_}: {exc.strerror or exc}")
-        answer = Witness(signing, followed, opened).add_checkpoint(request)
-        target = out if out is not None else _response_path(in_)
-        if answer.status in (OK, CONFLICT):
-            try:
-                write_atomically(Path(target), answer.body.encode("utf-8"))
-            except OSError as exc:
-                fail(f"cannot write the answer {target}: {exc.strerror or exc}")
+        witness_ = Witness(signing, followed, opened)
+        for request in requests:
+            target = out if out is not None else _response_path(request)
+            results.append((request, target, _answer(witness_, request, target)))
     except StateError as exc:
         fail(str(exc))
     finally:
         opened.close()
-    _report(answer, target, as_json)
+    raise typer.Exit(_report(results, as_json))
 
 
-def _report(answer: Answer, target: str, as_json: bool) -> None:
-    code = EXIT_OF_STATUS.get(answer.status, EXIT_USAGE)
-    if answer.status == OK:
-        message = f"cosigned -> {target}"
-    elif answer.status == CONFLICT:
-        message = (f"this witness cosigned size {answer.body.strip()} last, not the request's old "
-                   f"size -> {target} (the log retries from it)")
-    else:
-        fail(f"refused ({answer.status}): {answer.body.strip()}", code,
-             prefix="integrity broken" if code == EXIT_INTEGRITY else "error")
+def _requests(in_: str, out: str | None) -> list[str]:
+    folder = Path(in_)
+    if not folder.is_dir():
+        return [in_]
+    if out is not None:
+        fail("--out names one answer: not with a directory of requests")
+    return [str(p) for p in sorted(folder.glob("*.request"))
+            if not Path(_response_path(str(p))).exists()]
+
+
+def _answer(witness_: Witness, request: str, target: str) -> Answer:
+    try:
+        body = Path(request).read_bytes()
+    except OSError as exc:
+        fail(f"cannot read the request {request}: {exc.strerror or exc}")
+    answer = witness_.add_checkpoint(body)
+    if answer.status in (OK, CONFLICT):
+        try:
+            write_atomically(Path(target), answer.body.encode("utf-8"))
+        except OSError as exc:
+            fail(f"cannot write the answer {target}: {exc.strerror or exc}")
+    return answer
+
+
+def _report(results: list[tuple[str, str, Answer]], as_json: bool) -> int:
+    worst = 0
+    for request, target, answer in results:
+        code = EXIT_OF_STATUS.get(answer.status, EXIT_USAGE)
+        worst = max(worst, code)
+        if answer.status == OK:
+            message = f"{request}: cosigned -> {target}"
+        elif answer.status == CONFLICT:
+            message = (f"{request}: this witness cosigned size {answer.body.strip()} last, not "
+                       f"the request's old size -> {target} (the log asks again from it)")
+        else:
+            prefix = "integrity broken" if code == EXIT_INTEGRITY else "error"
+            sys.stderr.write(f"{prefix}: {request}: refused ({answer.status}): "
+                             f"{answer.body.strip()}\n")
+            continue
+        if not as_json:
+            typer.echo(message)
     if as_json:
-        print_json({"status": answer.status, "answer": target, "body": answer.body})
-    else:
-        typer.echo(message)
-    if code:
-        raise typer.Exit(code)
+        print_json({"answers": [{"request": request, "status": answer.status,
+                                 "answer": target if answer.status in (OK, CONFLICT) else None,
+                                 "body": answer.body} for request, target, answer in results]})
+    elif not results:
+        typer.echo("no request waiting")
+    return worst
 
 
 ORDER = 45
