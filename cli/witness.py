@@ -114,14 +114,20 @@ def serve(
     host, port = _listen(listen)
     signing, followed, opened = _open(key, log, state, init, name)
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(message)s")
+    witness_ = Witness(signing, followed, opened)
+    try:
+        sizes = witness_.sizes()
+    except StateError as exc:
+        opened.close()
+        fail(str(exc))
 
     def ready(addresses: list[str]) -> None:
-        typer.echo(f"witness {signing.name} listening on {' '.join(addresses)} "
-                   f"(logs: {', '.join(sorted(followed))})")
+        logs = ", ".join(f"{origin} at size {size}" for origin, size in sizes.items())
+        typer.echo(f"witness {signing.name} listening on {' '.join(addresses)} (logs: {logs})")
         sys.stdout.flush()
 
     try:
-        serve_http(Witness(signing, followed, opened), host, port, ready)
+        serve_http(witness_, host, port, ready)
     except OSError as exc:
         fail(f"cannot listen on {listen}: {exc.strerror or exc}")
     finally:

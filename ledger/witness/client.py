@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from ledger.errors import LedgerError
 from ledger.note import (
     SIGNATURE_PREFIX,
     CheckpointBody,
@@ -185,8 +186,8 @@ def collect_cosignatures(targets: Sequence[str], note: str, old_sizes: Mapping[s
         try:
             signature = request_cosignature(target, note, old_sizes.get(target, 0), proof_for,
                                             timeout=timeout)
-        except WitnessError as exc:
-            return str(exc)
+        except (WitnessError, LedgerError) as exc:  # a proof the store could not give, too
+            return f"{target}: {exc}" if isinstance(exc, LedgerError) else str(exc)
         if witnesses and not any(cosignature_time(signature, w, body.text()) is not None
                                  for w in witnesses):
             return f"{target}: the cosignature of {signature.name} is not valid under any given " \

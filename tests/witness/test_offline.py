@@ -209,3 +209,18 @@ def test_serve_says_so_when_the_port_is_taken(tmp_path, keys):
         ran = run("serve", "--key", str(keys.witnesses[0]), "--log", keys.log_option(),
                   "--state", str(tmp_path / "s"), "--init", "--listen", f"127.0.0.1:{port}")
     assert ran.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in ran.stderr
+
+
+def test_serve_refuses_a_damaged_state_at_start(tmp_path, keys, log):
+    state = WitnessState(tmp_path / "s", init=True)
+    witness = Witness(load_signing_key(keys.witnesses[0]), dict([parse_log_option(
+        keys.log_option(log.origin))]), state)
+    assert witness.add_checkpoint(request_body(0, [], log.note())).ok
+    assert witness.sizes() == {log.origin: 10}
+    state.close()
+    [stored] = (tmp_path / "s" / "logs").iterdir()
+    stored.write_text(log.note().replace("\n10\n", "\n11\n"))
+    ran = run("serve", "--key", str(keys.witnesses[0]), "--log", keys.log_option(log.origin),
+              "--state", str(tmp_path / "s"), "--listen", "127.0.0.1:0")
+    assert ran.returncode == 2 and "the stored checkpoint of" in ran.stderr
+    assert "does not verify" in ran.stderr
