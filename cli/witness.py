@@ -191,11 +191,11 @@ def _answer(witness_: Witness, request: str, target: str) -> Answer:
     except OSError as exc:
         fail(f"cannot read the request {request}: {exc.strerror or exc}")
     answer = witness_.add_checkpoint(body)
-    if answer.status in (OK, CONFLICT):
-        try:
-            write_atomically(Path(target), answer.body.encode("utf-8"))
-        except OSError as exc:
-            fail(f"cannot write the answer {target}: {exc.strerror or exc}")
+    text = answer.body if answer.status in (OK, CONFLICT) else f"{answer.status} {answer.body}"
+    try:
+        write_atomically(Path(target), text.encode("utf-8"))
+    except OSError as exc:
+        fail(f"cannot write the answer {target}: {exc.strerror or exc}")
     return answer
 
 
@@ -212,13 +212,13 @@ def _report(results: list[tuple[str, str, Answer]], as_json: bool) -> int:
         else:
             prefix = "integrity broken" if code == EXIT_INTEGRITY else "error"
             sys.stderr.write(f"{prefix}: {request}: refused ({answer.status}): "
-                             f"{answer.body.strip()}\n")
+                             f"{answer.body.strip()} -> {target}\n")
             continue
         if not as_json:
             typer.echo(message)
     if as_json:
         print_json({"answers": [{"request": request, "status": answer.status,
-                                 "answer": target if answer.status in (OK, CONFLICT) else None,
+                                 "answer": target,
                                  "body": answer.body} for request, target, answer in results]})
     elif not results:
         typer.echo("no request waiting")

@@ -6,8 +6,9 @@ directory carried to an air-gapped witness.
 more, with a consistency proof from the size the witness returned. Any other directory-like target
 is an offline exchange: the request is written to ``DIR/checkpoint-SIZE-ROOT.request``; once
 ``ledger witness cosign`` has put ``….response`` beside it, the same call reads the cosignature
-(or, if the answer is the witness's size, writes the request again from that size). Until then
-it raises :class:`WitnessPending`.
+(or, if the answer is the witness's size, writes the request again from that size; if it is a
+refusal, ``STATUS REASON``, raises :class:`WitnessError` with it). Until then it raises
+:class:`WitnessPending`.
 
 :func:`collect_cosignatures` asks several witnesses at once and raises :class:`QuorumError`
 unless at least ``quorum`` of them cosigned (distinct witness names; and, when their keys are
@@ -140,6 +141,9 @@ def _over_directory(folder: Path, note: str, body: CheckpointBody, old_size: int
             text = response.read_text(encoding="utf-8", errors="replace")[:MAX_ANSWER_BYTES]
             if text.startswith(SIGNATURE_PREFIX):
                 return text.splitlines()
+            if not text.strip().isdigit():  # "STATUS REASON": the witness refused
+                raise WitnessError(f"{response}: the witness refused the checkpoint of size "
+                                   f"{body.size} ({text.strip()[:300]})")
             old_size = _witness_size(str(response), text, body)
             response.unlink()
         elif request.exists():

@@ -22,7 +22,7 @@ from ledger.note import (
     require_quorum,
     sign_note,
 )
-from ledger.witness.client import WitnessPending, request_cosignature
+from ledger.witness.client import WitnessError, WitnessPending, request_cosignature
 from ledger.witness.core import Witness
 from ledger.witness.keys import (
     WitnessKeyError,
@@ -133,6 +133,14 @@ def test_offline_exchange_through_a_directory(tmp_path, keys, log):
                keys.log_option(log.origin)).returncode == 0
     request_cosignature(str(exchange), log.note(), 3, log.proof_for(), witness=w1)
 
+    fork = log.fork(12, "forked")  # same size, another root: refused, and the log is told why
+    with pytest.raises(WitnessPending):
+        request_cosignature(str(exchange), fork.note(), 15, fork.proof_for())
+    refused = run(*cosign_args(keys, state, exchange), "--log", keys.log_option(log.origin))
+    assert refused.returncode == 3 and "refused (422)" in refused.stderr
+    with pytest.raises(WitnessError, match=r"the witness refused the checkpoint of size 15 \(422 "):
+        request_cosignature(str(exchange), fork.note(), 15, fork.proof_for())
+
 
 def test_offline_refusals_exit_3_or_2_and_keep_the_state(tmp_path, keys, log):
     state = tmp_path / "state"
@@ -144,7 +152,7 @@ def test_offline_refusals_exit_3_or_2_and_keep_the_state(tmp_path, keys, log):
     assert run(*cosign_args(keys, state, good, "--init"), *logs).returncode == 0
     ran = run(*cosign_args(keys, state, forged), *logs)
     assert ran.returncode == 3 and "integrity broken: " in ran.stderr and "refused (422)" in ran.stderr
-    assert not forged.with_suffix(".response").exists()
+    assert forged.with_suffix(".response").read_text().startswith("422 the checkpoint of size 10")
     unknown = run(*cosign_args(keys, state, good))  # only ORIGIN is followed, not log.origin
     assert unknown.returncode == 2 and "refused (404)" in unknown.stderr
     junk = tmp_path / "junk.request"
