@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,9 +113,13 @@ def _parse_vkey(data: bytes, path: str | Path) -> Verifier:
         raise WitnessKeyError(f"{path}: {exc}") from None
 
 
+_VKEY = re.compile(rb"\A[^+\s]+\+[0-9a-fA-F]{8}\+\S+\Z")
+
+
 def _is_vkey(data: bytes) -> bool:
-    text = data.strip()
-    return not text.startswith(b"-----BEGIN") and text.count(b"+") >= 2 and b"\n" not in text
+    """A verifier key (``NAME+8 HEX+BASE64``), not a PEM or base64 key (whose base64 may hold
+    '+' too)."""
+    return _VKEY.match(data.strip()) is not None
 
 
 def load_witness_key(path: str | Path) -> Verifier:

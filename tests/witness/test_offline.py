@@ -4,6 +4,7 @@ files and verifier keys."""
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -232,3 +233,14 @@ def test_serve_refuses_a_damaged_state_at_start(tmp_path, keys, log):
               "--state", str(tmp_path / "s"), "--listen", "127.0.0.1:0")
     assert ran.returncode == 2 and "the stored checkpoint of" in ran.stderr
     assert "does not verify" in ran.stderr
+
+
+def test_a_base64_public_key_with_plus_signs_is_not_taken_for_a_verifier_key(tmp_path):
+    for _ in range(500):
+        public = Ed25519PrivateKey.generate().public_key()
+        raw = base64.b64encode(public.public_bytes_raw())
+        if raw.count(b"+") >= 2:
+            (tmp_path / "w.pub").write_bytes(raw + b"\n")
+            assert load_witness_key(tmp_path / "w.pub").name == default_name(public)
+            return
+    pytest.fail("no key with two '+' in its base64 in 500 tries")
