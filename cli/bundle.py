@@ -24,6 +24,10 @@ def export_round_command(
         help="Prove against this checkpoint (default: the store's newest link; the bundle then "
              "checks against any checkpoint sealed at or before it that covers the round).")
     ] = None,
+    merkle: Annotated[bool, typer.Option(
+        "--merkle", help="Carry the Merkle inclusion proof of the round's last row to the "
+                         "checkpoint note of that seal (default: the newest) instead of the "
+                         "chain links: a few kilobytes however far the checkpoint is.")] = False,
 ) -> None:
     """Write one round's stored events and the chain links that tie them to a checkpoint.
 
@@ -35,12 +39,18 @@ def export_round_command(
     cp = _checkpoint(checkpoint) if checkpoint else None
     app = open_app(db)
     try:
-        obj = export_round(app, table, round, cp)
+        obj = export_round(app, table, round, cp, merkle=merkle)
     except BundleError as exc:
         fail(f"{exc}")
     finally:
         app.close()
     Path(bundle).write_text(json.dumps(obj, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    if merkle:
+        proof = obj["merkle"]
+        typer.echo(f"wrote {bundle}: {len(obj['events'])} events of {table}/{round}, Merkle proof "
+                   f"of leaf {proof['index']} in the tree of {proof['size']} rows "
+                   f"({len(proof['proof'])} hashes)")
+        return
     links = obj["links"]["items"]
     typer.echo(f"wrote {bundle}: {len(obj['events'])} events of {table}/{round}, chain links "
                f"{links[0]['version']}-{links[-1]['version']}")

@@ -12,7 +12,7 @@ import typer
 
 from cli.context import DbOption, open_app
 from cli.contract import fail
-from cli.render import print_json, progress_bar
+from cli.render import err, print_json, progress_bar
 from ledger.feed.parse import Rejection
 from ledger.ingest import Ingestor, IngestReport, bounded_lines
 
@@ -41,6 +41,9 @@ def ingest(
     try:
         for name in files:
             report, rejects_path = _ingest_one(app, name, shared)
+            if report.tree_error:
+                err.print(f"warning: {name}: events stored, but the Merkle tree was not extended "
+                          f"({report.tree_error}); `ledger seal` catches it up", markup=False)
             worst = max(worst, report.exit_code)
             summaries.append(_summary(name, report, rejects_path))
     finally:

@@ -18,6 +18,9 @@ from ledger.db_admin import (
     install_append_only,
     roles_sql,
 )
+from ledger.merkle.heads import OriginError, set_origin
+from ledger.merkle.log import MerkleLog
+from ledger.merkle.storage import merkle_sql
 from ledger.sql import dialect_of
 from ledger.store import LOCK_FUNCTION
 from projections.updater import ViewStore
@@ -44,10 +47,16 @@ def init(
                                             "view and checkpoints tables, and with --roles the "
                                             "roles and grants. Nothing else is changed (the "
                                             "events table is still created).")] = False,
+    origin: Annotated[str | None, typer.Option(
+        metavar="NAME", help="The log's origin: the name on the first line of its checkpoint "
+                             "notes, which witnesses know it by (e.g. casino.example/ledger/"
+                             "floor-1; no spaces, no '+'). Set once; default: derived from the "
+                             "store at the first `ledger seal`.")] = None,
 ) -> None:
     """Create the tables, install the append-only triggers and optionally the roles.
 
-    The tables: the events, the views and the checkpoints (`ledger seal`; append-only too).
+    The tables: the events, the views, the checkpoints (`ledger seal`; append-only too) and the
+    Merkle log (its tree, origin, checkpoint notes and cosignatures; append-only too).
 
     Run it once as the database owner, before any writer. Then `ingest` and `projections
     update` run as the ingest role and every read command as the auditor role, e.g.
@@ -63,7 +72,7 @@ def init(
         if print_sql:
             dialect = dialect_of(app)
             statements = (append_only_sql(where) + view_tables_sql(dialect)
-                          + checkpoints_sql(dialect))
+                          + checkpoints_sql(dialect) + merkle_sql(dialect))
             if roles:
                 statements += roles_sql(where, ingest_role, auditor_role,
                                         "***" if password else None)
@@ -73,10 +82,15 @@ def init(
         install_append_only(app)
         ViewStore(app).close()  # the view tables exist before any grant on them
         CheckpointStore(app).close()  # so does the checkpoints table
+        MerkleLog(app).close()  # and the Merkle log's tables
+        if origin is not None:
+            set_origin(app, origin)
         if roles:
             create_roles(app, ingest_role, auditor_role, password)
     except typer.Exit:
         raise
+    except OriginError as exc:
+        fail(f"{exc}")
     except Exception as exc:
         fail(f"{exc}")
     finally:

@@ -19,6 +19,8 @@ from ledger.checkpoints import (
     write_snapshot_file,
 )
 from ledger.checkpoints import seal as incremental_seal
+from ledger.merkle.heads import stored_origin
+from ledger.merkle.sealing import NoteRefused, NoteSealed, seal_tree
 from ledger.seal import (
     SEAL_KEY_ENV,
     SealError,
@@ -57,8 +59,11 @@ def seal(
     stored since is read; the first seal reads everything. Keep checkpoint files (and the public
     key) where the writer cannot reach them; `ledger verify --checkpoint FILE --public-key PUB`
     proves the store still holds everything they cover, and `verify --since FILE|last` verifies
-    only what came after. Exit code 0: sealed (or nothing new to seal). 2: usage error (no key,
-    unreadable key, empty store). 3: the store or its newest checkpoint does not verify.
+    only what came after. It also signs and stores the C2SP checkpoint note of the Merkle tree of
+    the rows up to the checkpoint (origin, size, root; docs/INTEGRITY.md), written beside --out
+    as cp.note, after re-hashing the rows stored since the previous note. Exit code 0: sealed
+    (or nothing new to seal). 2: usage error (no key, unreadable key, empty store). 3: the
+    store, its newest checkpoint or its stored Merkle tree does not verify.
     """
     if list_:
         _list(db, as_json)
@@ -73,7 +78,8 @@ def seal(
             sealed = incremental_seal(app, private, full=full,
                                       store=label if label is not None
                                       else redact(database_url(db)))
-    except SealRefused as exc:
+            noted = seal_tree(app, private, sealed.checkpoint)
+    except (SealRefused, NoteRefused) as exc:
         fail(str(exc), 3, prefix="integrity broken")
     except SealError as exc:
         fail(str(exc))
@@ -83,34 +89,60 @@ def seal(
     if out is not None:
         Path(out).write_text(checkpoint.dumps(), encoding="utf-8")
         write_snapshot_file(out, sealed.snapshot)
+        note_path(out).write_text(noted.note.note, encoding="utf-8")
     if as_json:
         print_json({**checkpoint.to_json(), "number": sealed.number, "new": sealed.new,
-                    "resumed_from": sealed.resumed_from})
+                    "resumed_from": sealed.resumed_from, "note": _note_json(noted)})
         return
     pos = checkpoint.position
-    where = f" -> {out} and {snapshot_path(out)}" if out is not None else ""
+    where = (f" -> {out}, {snapshot_path(out)} and {note_path(out)}" if out is not None
+             else "")
     if not sealed.new:
         typer.echo(f"nothing stored since checkpoint {sealed.number} (link {pos.links}, "
                    f"head {pos.head}){where}")
+        _echo_note(noted)
         return
     since = (f"continued from checkpoint {sealed.resumed_from}, {sealed.events_read} events read"
              if sealed.resumed_from is not None else f"full pass, {sealed.events_read} events read")
     typer.echo(f"sealed checkpoint {sealed.number}: link {pos.links} ({pos.events} events) at row "
                f"{checkpoint.row}, head {pos.head}, key {checkpoint.key_id} ({since}){where}")
+    _echo_note(noted)
+
+
+def note_path(checkpoint_path: str) -> Path:
+    """Where ``seal --out cp.json`` writes the checkpoint note: ``cp.note``."""
+    path = Path(checkpoint_path)
+    return path.with_suffix(".note") if path.suffix == ".json" else path.with_name(
+        path.name + ".note")
+
+
+def _note_json(noted: NoteSealed) -> dict[str, object]:
+    body = noted.note.body
+    return {"origin": body.origin, "size": body.size, "root": body.root.hex(),
+            "new": noted.new, "rehashed": noted.rehashed, "text": noted.note.note}
+
+
+def _echo_note(noted: NoteSealed) -> None:
+    body = noted.note.body
+    what = "signed" if noted.new else "already signed"
+    typer.echo(f"checkpoint note {what}: {body.origin}, tree of {body.size} rows, root "
+               f"{body.root.hex()}")
 
 
 def _list(db: str | None, as_json: bool) -> None:
-    """``seal --list``: every stored checkpoint, oldest first."""
+    """``seal --list``: every stored checkpoint, oldest first, and the log's origin."""
     app = open_app(db)
     try:
         stored = listing(app)
+        origin = stored_origin(app)
     except SealError as exc:
         fail(str(exc), 3, prefix="integrity broken")
     finally:
         app.close()
     if as_json:
-        print_json({"checkpoints": [s.to_json() for s in stored]})
+        print_json({"checkpoints": [s.to_json() for s in stored], "origin": origin})
         return
+    typer.echo(f"origin: {origin or '(not set: ledger init --origin NAME, or the first seal)'}")
     if not stored:
         typer.echo("no stored checkpoint (ledger seal stores one)")
         return

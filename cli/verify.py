@@ -18,6 +18,8 @@ from ledger.checkpoints import load_snapshot, resume_findings, snapshot_path
 from ledger.errors import SealError, UsageError
 from ledger.feed.types import GAME_KEYS
 from ledger.findings import Finding
+from ledger.merkle.sample import SampleError
+from ledger.merkle.sample import sample as spot_sample
 from ledger.seal import (
     Checkpoint,
     checkpoint_findings,
@@ -92,6 +94,16 @@ def verify(
         "--merge", help="Merge REPORTS, the --json outputs of `verify --segment` covering the "
                         "store from 0 to head, into the report of one full pass (reads no "
                         "store).")] = False,
+    sample: Annotated[int | None, typer.Option(
+        "--sample", metavar="N", min=1,
+        help="Spot-audit history: re-hash N rows drawn uniformly from the tree of the newest "
+             "checkpoint note and check each one's Merkle proof against the root it signs "
+             "(needs --public-key); prints the chance a rewrite of a share of history went "
+             "unseen. Alone, or with --since (which does not see rows before its checkpoint). "
+             "Exit 3 if a drawn row does not match. See docs/INTEGRITY.md.")] = None,
+    seed: Annotated[int | None, typer.Option(
+        "--seed", metavar="S", help="With --sample: the seed of the draw (default: a fresh "
+                                    "random one, printed, so a run can be repeated).")] = None,
     reports: Annotated[list[str] | None, typer.Argument(
         metavar="REPORTS", help="With --merge: the segment reports (JSON files).",
         show_default=False)] = None,
@@ -115,6 +127,11 @@ def verify(
                extra={"checkpoint": None, "since": None,
                       "segments": [p.segment_json() for p in parts]})
         raise typer.Exit(code=merged.exit_code)
+    if sample is not None or seed is not None:
+        _check_sample_options(sample, public_key, since=since, segment=segment,
+                              checkpoint=checkpoint, selected=selected)
+        if since is None:
+            _sample_only(db, sample or 0, seed, public_key or "", as_json=as_json, quiet=quiet)
     sealed, key = _checkpoint(checkpoint, public_key) if checkpoint else (None, None)
     selection = Selection(table=table, game=game, round=round)
     app = open_app(db)
@@ -122,6 +139,8 @@ def verify(
     try:
         if since is not None:
             report, extra["since"] = _since(app, since, public_key, selection, expect_head)
+            if sample is not None:
+                extra["sample"] = _sample(app, sample, seed, public_key or "")
         elif segment is not None:
             report, extra["segment"], extra["keys"] = _segment(app, segment, public_key,
                                                                expect_head)
@@ -145,7 +164,61 @@ def verify(
     _print(report, as_json=as_json, quiet=quiet, summary=summary, extra=extra)
     if not as_json and not quiet:
         _print_context(extra, checkpoint, public_key)
-    raise typer.Exit(code=report.exit_code)
+        if "sample" in extra:
+            _print_sample(extra["sample"])
+    sampled_ok = "sample" not in extra or not extra["sample"]["problems"]
+    raise typer.Exit(code=report.exit_code if sampled_ok else 3)
+
+
+def _check_sample_options(sample: int | None, public_key: str | None, *, since: str | None,
+                          segment: str | None, checkpoint: str | None, selected: bool) -> None:
+    if sample is None:
+        fail("--seed goes with --sample N")
+    if segment is not None or checkpoint is not None or selected:
+        fail("--sample goes alone or with --since (not --segment, --checkpoint, --table, "
+             "--game or --round)")
+    if public_key is None:
+        fail("--sample needs the sealer's public key (--public-key FILE) to open the "
+             "checkpoint note")
+
+
+def _sample(app: LedgerApp, count: int, seed: int | None, public_key: str) -> dict[str, Any]:
+    """The ``sample`` object of the report; exit 2 or 3 if it cannot be drawn."""
+    try:
+        return spot_sample(app, count, load_public_key(public_key), seed=seed).to_json()
+    except SealError as exc:
+        fail(f"{exc}")
+    except SampleError as exc:
+        fail(str(exc), exc.code, prefix="integrity broken" if exc.code == 3 else "error")
+
+
+def _sample_only(db: str | None, count: int, seed: int | None, public_key: str, *,
+                 as_json: bool, quiet: bool) -> None:
+    """``verify --sample N`` alone: the spot audit, no pass over the log."""
+    app = open_app(db)
+    try:
+        found = _sample(app, count, seed, public_key)
+    finally:
+        app.close()
+    if as_json:
+        print_json({"sample": found})
+    elif not quiet:
+        _print_sample(found)
+    raise typer.Exit(code=3 if found["problems"] else 0)
+
+
+def _print_sample(found: dict[str, Any]) -> None:
+    for problem in found["problems"]:
+        out.print(f"sample: {problem}", markup=False)
+    chances = ", ".join(f"{float(share):.1%} of them: {p:.3g}"
+                        for share, p in found["unseen_chance"].items())
+    verdict = (f"{len(found['problems'])} do not match: integrity broken" if found["problems"]
+               else "every one matches")
+    out.print(f"sample: {found['rows']} of the {found['size']} rows of {found['origin']}'s "
+              f"checkpoint note (root {found['root']}) re-hashed and proven, {verdict}; "
+              f"{found['hashes_read']} stored hashes read; seed {found['seed']}", markup=False)
+    out.print(f"sample: chance a rewrite would have gone unseen, had it touched {chances}",
+              markup=False)
 
 
 def _exclusive(*, since: str | None, segment: str | None, merge: bool, checkpoint: str | None,

@@ -31,6 +31,7 @@ from ledger.chain import CHAIN_ID, Linked, genesis, next_digest
 from ledger.errors import BundleError as BundleError  # raised here; defined in the error tree
 from ledger.errors import SealError
 from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent
+from ledger.merkle.proofs import check_round_proof, round_proof
 from ledger.round import round_id
 from ledger.seal import Checkpoint, chain_links
 from ledger.store import TOPICS, LedgerApp, Recorded
@@ -39,12 +40,18 @@ BUNDLE_FORMAT = "ledger-bundle-v1"
 
 
 def export_round(app: LedgerApp, table: str, round: str,
-                 checkpoint: Checkpoint | None = None) -> dict[str, Any]:
-    """The bundle of one round, with links up to ``checkpoint`` (default: the newest link)."""
+                 checkpoint: Checkpoint | None = None, *, merkle: bool = False) -> dict[str, Any]:
+    """The bundle of one round, with links up to ``checkpoint`` (default: the newest link), or
+    with ``merkle`` its last row's Merkle proof to that seal's note instead of the links
+    (``ledger.merkle.proofs``; default: the newest note)."""
     oid = round_id(table, round)
     events = app.stored(oid)
     if not events:
         raise BundleError(f"no round {table}/{round} in the store")
+    if merkle:
+        return {"format": BUNDLE_FORMAT, "table": table, "round": round, "aggregate": str(oid),
+                "events": [_item(e) for e in events],
+                "merkle": round_proof(app, oid, checkpoint)}
     last_version, last_digest = events[-1].originator_version, events[-1].digest
     newest = app.stored(CHAIN_ID, desc=True, limit=1)
     if not newest:
@@ -172,6 +179,9 @@ def _check(bundle: dict[str, Any], checkpoint: Checkpoint, result: BundleCheck) 
         return
     result.events = len(events)
     result.closed = result.facts[-1].type in TERMINAL_TYPES
+    if "merkle" in bundle:
+        result.problems += check_round_proof(bundle["merkle"], oid, events[-1], checkpoint)
+        return
     _walk_links(bundle["links"], oid, len(events), digest, checkpoint, result)
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ledger.checkpoints import CHECKPOINTS_TABLE
+from ledger.merkle.storage import merkle_grants_sql
 from ledger.sql import Dialect, DialectName, dialect_of
 from ledger.sql import literal as _literal
 from ledger.sql import quote as _quote
@@ -118,6 +119,7 @@ def roles_sql(where: EventsTable, ingest: str = INGEST_ROLE, auditor: str = AUDI
     statements += [f"REVOKE ALL ON {checkpoints} FROM {_quote(ingest)}, {_quote(auditor)}",
                    f"GRANT SELECT ON {checkpoints} TO {_quote(ingest)}",
                    f"GRANT SELECT, INSERT ON {checkpoints} TO {_quote(auditor)}"]
+    statements += merkle_grants_sql(Dialect(where.backend, where.schema), ingest, auditor)
     return statements + view_grants_sql(where, ingest, auditor)
 
 

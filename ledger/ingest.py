@@ -30,15 +30,19 @@ from ledger.chain import CHAIN_ID, Linked, genesis, link_entries, next_digest, n
 from ledger.collector import pass_collector
 from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent, RoundOpened
 from ledger.feed.parse import MAX_LINE_BYTES, Rejection
+from ledger.merkle.log import MerkleLog
 from ledger.openings import OpeningParser
 from ledger.round import round_id
-from ledger.store import SAVE_EVENTS_MAX, LedgerApp, Recorded, content_of, topic_of
+from ledger.store import SAVE_EVENTS_MAX, LedgerApp, RawRow, Recorded, content_of, topic_of
 from ledger.table import RoundStarted, table_id
 
 BATCH_EVENTS = 500
 """Feed events per save: well under the 1,000-event cap, leaving room for table and chain events."""
 
 SAVE_ATTEMPTS = 20
+TREE_EVERY_ROWS = 5000
+"""Rows saved between two extensions of the Merkle tree (and once at the end of an ingest):
+each extension is a transaction of its own, so fewer, larger ones cost less per row."""
 
 
 class _Id(UUID):
@@ -97,6 +101,13 @@ class IngestReport:
     saves: int = 0
     retries: int = 0
     seconds: float = 0.0
+    tree_size: int = 0
+    """Leaves of the store's Merkle tree after the last save (``ledger.merkle.log``)."""
+    tree_seconds: float = 0.0
+    """Time spent extending the tree (part of ``seconds``)."""
+    tree_error: str | None = None
+    """Why the tree could not be extended (e.g. a role without the grant); ``ledger seal``
+    catches it up. The events were stored all the same."""
 
     @property
     def exit_code(self) -> int:
@@ -154,7 +165,7 @@ class Ingestor:
     """Appends validated feed events to one ledger, keeping the chain heads it needs in memory."""
 
     def __init__(self, app: LedgerApp, *, batch_events: int = BATCH_EVENTS,
-                 max_line_bytes: int = MAX_LINE_BYTES) -> None:
+                 max_line_bytes: int = MAX_LINE_BYTES, extend_tree: bool = True) -> None:
         if not 1 <= batch_events <= SAVE_EVENTS_MAX // 2:
             raise ValueError(f"batch_events must be 1-{SAVE_EVENTS_MAX // 2}")
         self.app = app
@@ -163,6 +174,12 @@ class Ingestor:
         self._heads: dict[UUID, _Head | None] = {}
         self._batch = _Batch()
         self._parser = OpeningParser(max_line_bytes)
+        self._tree: MerkleLog | None = None
+        self._tree_pending = 0
+        self._tree_rows: list[RawRow] = []
+        """The rows saved since the last extension, with their ids, where the store gives them."""
+        self._tree_failed = not extend_tree
+        """No (more) extending of the Merkle tree after each save: off, or it failed once."""
 
     def ingest(
         self,
@@ -189,8 +206,32 @@ class Ingestor:
                     group = []
             self._take(group, report, on_reject)
             self._flush(report, on_reject)
+        if self._tree_pending:
+            self._extend_tree(report)
+        if self._tree is not None:
+            self._tree.close()
+            self._tree = None
         report.seconds = time.perf_counter() - started
         return report
+
+    def _extend_tree(self, report: IngestReport) -> None:
+        """Append the rows saved since the last extension to the Merkle tree, in a transaction
+        of its own after the saves: a failure (no grant, a lock timeout) leaves the events
+        stored and the tree behind, for ``ledger seal`` to catch up, and is not tried again in
+        this ingest."""
+        self._tree_pending = 0
+        known, self._tree_rows = self._tree_rows, []
+        if self._tree_failed:
+            return
+        started = time.perf_counter()
+        try:
+            if self._tree is None:
+                self._tree = MerkleLog(self.app)
+            report.tree_size = self._tree.extend(known).size
+        except Exception as exc:  # a database's refusal, whichever the driver
+            self._tree_failed = True
+            report.tree_error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        report.tree_seconds += time.perf_counter() - started
 
     def _take(self, group: list[_Parsed], report: IngestReport,
               on_reject: RejectSink | None) -> None:
@@ -350,7 +391,8 @@ class Ingestor:
                 # (``ledger.bulk``); ``Application.save`` would add a ``Recording`` and a
                 # ``Notification`` object per event that nothing here reads.
                 stored = self.app.ledger_mapper.stored_event
-                self.app.recorder.insert_events([stored(*e) for e in batch.events])
+                rows = [stored(*e) for e in batch.events]
+                ids = self.app.recorder.insert_events(rows)
             except IntegrityError:
                 # Another writer saved first: forget what we believed and re-examine the lines.
                 report.retries += 1
@@ -365,6 +407,13 @@ class Ingestor:
                 time.sleep(0.01 * attempt)
                 continue
             report.saves += 1
+            self._tree_pending += len(batch.events)
+            if ids and not self._tree_failed:  # SQLite gives the ids: no reading them back
+                self._tree_rows += [(i, UUID(str(r.originator_id)).hex if isinstance(
+                    r.originator_id, str) else r.originator_id.hex, r.originator_version,
+                    r.topic, r.state) for i, r in zip(ids, rows, strict=True)]
+            if self._tree_pending >= TREE_EVERY_ROWS:
+                self._extend_tree(report)
             report.stored += batch.feed_events
             report.rounds_opened += batch.rounds_opened
             # Ended rounds take no more lines: forget them so memory stays flat on long feeds.

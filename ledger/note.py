@@ -120,7 +120,7 @@ def check_name(name: str) -> str:
 
 def parse_verifier(vkey: str) -> Verifier:
     """Read a verifier key ``NAME+HEX(ID)+BASE64(TYPE ‖ KEY)``; :class:`NoteError` if malformed."""
-    parts = vkey.strip().split("+", 2)  # the base64 key may itself contain "+"
+    parts = vkey.strip().split("+", 2)  # the key's base64 may itself hold a '+'
     if len(parts) != 3:
         raise NoteError("a verifier key is NAME+KEYID+KEY (three parts joined by '+')")
     name, hex_id, b64 = parts

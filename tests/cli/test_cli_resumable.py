@@ -94,7 +94,7 @@ def test_seal_is_incremental_stored_and_listed(db_url: str, sealed_store: dict[s
     assert [c["number"] for c in listed["checkpoints"]] == [1, 2, 3]
     assert listed["checkpoints"][1]["snapshot"] == second["snapshot"]
     code, output = _run("seal", "--db", db_url, "--list")
-    assert code == 0 and output.count("\n") == 4
+    assert code == 0 and output.count("\n") == 5  # the origin, the header, three checkpoints
 
 
 def test_verify_since_reads_only_what_came_after(db_url: str, sealed_store: dict[str, Any],

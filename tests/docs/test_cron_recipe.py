@@ -163,7 +163,8 @@ def test_nightly_job_and_weekly_audit_end_to_end(db_url: str, tmp_path: Path,
     assert night1["since"] is None and night1["integrity"] == "ok"
     assert night1["events"] == first["position"]  # every row, up to the first seal
     written = sorted(p.name for p in (site.srv / "ledger" / "checkpoints").iterdir())
-    assert len(written) == 2 and written[1] == written[0].replace(".json", ".snapshot.json")
+    assert len(written) == 3 and written[1] == written[0].replace(".json", ".note")  # C2SP note
+    assert written[2] == written[0].replace(".json", ".snapshot.json")
 
     # Night 2: only the rows stored since checkpoint 1 are read; checkpoint 2 continues from 1.
     site.deliver(examples / "stud.jsonl", examples / "rl.jsonl")

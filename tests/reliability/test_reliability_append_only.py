@@ -54,15 +54,18 @@ def test_sqlite_init_refuses_update_and_delete_and_ingest_still_works(tmp_path: 
 def test_init_prints_its_sql_for_an_operator(tmp_path: Path) -> None:
     result = runner.invoke(cli_app, ["init", "--db", f"sqlite:///{tmp_path / 'l.db'}", "--print-sql"])
     assert result.exit_code == 0
-    # the events table's update, delete and positive-id triggers, the checkpoints' two
-    assert result.stdout.count("CREATE TRIGGER") == 5
+    # the events table's update, delete and positive-id triggers, the checkpoints' two, and
+    # two for each of the Merkle log's four tables
+    assert result.stdout.count("CREATE TRIGGER") == 13
     assert runner.invoke(cli_app, ["init", "--db", f"sqlite:///{tmp_path / 'l.db'}",
                                    "--roles"]).exit_code == 2
     with sqlite3.connect(tmp_path / "l.db") as conn:  # nothing but the events table yet
         assert _tables(conn) == {"stored_events"}
         conn.executescript(result.stdout)  # what the operator runs
         assert _tables(conn) == {"stored_events", "ledger_checkpoints", "ledger_view_rows",
-                                 "ledger_view_tracking"}
+                                 "ledger_view_tracking", "ledger_merkle_tree",
+                                 "ledger_log_origin", "ledger_tree_heads",
+                                 "ledger_tree_cosignatures"}
         conn.execute("INSERT INTO ledger_checkpoints VALUES (1, 1, 1, 1, 'h', 'd', 't', 'c', x'')")
         with pytest.raises(sqlite3.IntegrityError, match="append-only: UPDATE refused"):
             conn.execute("UPDATE ledger_checkpoints SET head = 'x'")

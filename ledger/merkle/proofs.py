@@ -1,0 +1,111 @@
+"""A round's Merkle proof in a bundle: its last row's inclusion in a signed checkpoint note.
+
+``export-round --merkle`` writes, instead of the chain links from the round to the checkpoint,
+
+    "merkle": {"index": I, "size": N, "proof": [BASE64, …], "note": "ORIGIN\\nN\\nROOT\\n…"}
+
+— the leaf index of the round's last stored event, the inclusion proof of that leaf in the tree
+of ``N`` rows, and the signed (possibly cosigned) checkpoint note of that tree. Its size does
+not grow with the distance to the checkpoint: ``⌈log2 N⌉`` hashes at most, 27 at 10⁸ rows.
+
+Why one leaf is enough: the round's events form a hash chain (``ledger.chain``), so the last
+event's digest commits to every earlier one, and the leaf (``ledger.merkle.tree.leaf_data``)
+commits to the round's id, the last version, its topic and its stored bytes, which hold that
+digest. :func:`check_round_proof` recomputes the leaf from the bundle's events, opens the note
+with the sealer's public key, requires the note to carry the JSON checkpoint's chain link and
+head (the same seal), and checks the proof against the note's root. Stores with compression or
+encryption at rest are not exported this way: their stored bytes are not the frame the
+inspector can rebuild (``docs/SECURITY.md``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+from uuid import UUID
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from ledger.chain import frame
+from ledger.errors import BundleError
+from ledger.merkle.heads import Heads, StoredNote
+from ledger.merkle.log import MerkleLog, TreeError
+from ledger.merkle.rfc6962 import HASH_SIZE, verify_inclusion
+from ledger.merkle.sealing import CHAIN_EXTENSION, open_checkpoint
+from ledger.merkle.tree import row_leaf
+from ledger.note import NoteError
+from ledger.seal import Checkpoint, parse_public_key
+from ledger.store import LedgerApp
+
+MAX_PROOF_HASHES = 64
+"""An inclusion proof in a tree of fewer than 2⁶⁴ leaves has fewer hashes: longer is refused."""
+
+
+def round_proof(app: LedgerApp, oid: UUID, checkpoint: Checkpoint | None = None) -> dict[str, Any]:
+    """The ``merkle`` section of a round's bundle: its last row's proof to the note of
+    ``checkpoint``'s seal (default: the newest stored note)."""
+    if app.ledger_mapper.compressor is not None or app.ledger_mapper.cipher is not None:
+        raise BundleError("a store with compression or encryption at rest cannot export a "
+                          "Merkle proof (its stored bytes are not the events' frame): omit "
+                          "--merkle")
+    span = app.span(oid)
+    if span is None:
+        raise BundleError("the round has no stored event")
+    with MerkleLog(app, create=False) as log, Heads(app, create=False) as heads:
+        note = _note_for(heads, checkpoint)
+        index = log.index_of(span[1])
+        if index is None or index >= note.size:
+            raise BundleError(f"the round's last event (row {span[1]}) is not in the tree of the "
+                              f"newest note ({note.size} rows): seal again, then export")
+        try:
+            proof = log.inclusion_proof(index, note.size)
+        except TreeError as exc:
+            raise BundleError(f"cannot read the proof from the stored tree: {exc}") from None
+    return {"index": index, "size": note.size,
+            "proof": [base64.b64encode(h).decode() for h in proof], "note": note.cosigned()}
+
+
+def _note_for(heads: Heads, checkpoint: Checkpoint | None) -> StoredNote:
+    note = heads.latest() if checkpoint is None else heads.note_at(checkpoint.position.events)
+    if note is None:
+        what = "no checkpoint note" if checkpoint is None else (
+            f"no checkpoint note of the seal at link {checkpoint.position.links}")
+        raise BundleError(f"the store holds {what}: run `ledger seal` first")
+    return note
+
+
+def check_round_proof(merkle: dict[str, Any], oid: UUID, last: dict[str, Any],
+                      checkpoint: Checkpoint) -> list[str]:
+    """What fails in a bundle's ``merkle`` section, given its last event (already checked
+    against the round's digest chain) and the JSON checkpoint (signature already checked)."""
+    key: Ed25519PublicKey = parse_public_key(checkpoint.public_key.encode())
+    try:
+        _, body = open_checkpoint(str(merkle["note"]), key)
+    except NoteError as exc:
+        return [f"the bundle's checkpoint note is not signed by the checkpoint's key: {exc}"]
+    pos = checkpoint.position
+    if f"{CHAIN_EXTENSION} {pos.links} {pos.head}" not in body.extensions:
+        return [f"the bundle's note is not of the checkpoint's seal (link {pos.links}, head "
+                f"{pos.head}): export against this checkpoint"]
+    index, size = merkle["index"], merkle["size"]
+    proof = _hashes(merkle["proof"])
+    if type(index) is not int or type(size) is not int or size != body.size or proof is None:
+        return ["the bundle's Merkle proof is malformed (index, size or hashes)"]
+    content = str(last["content"]).encode("utf-8")
+    leaf = row_leaf(oid.hex, int(last["version"]), str(last["topic"]),
+                    frame(str(last["digest"]), content))
+    if not verify_inclusion(leaf, index, size, proof, body.root):
+        return [f"the round's last event is not leaf {index} of the tree of {size} rows the "
+                "note signs: the round was changed, or the proof is not of it"]
+    return []
+
+
+def _hashes(items: Any) -> list[bytes] | None:
+    if not isinstance(items, list) or len(items) > MAX_PROOF_HASHES:
+        return None
+    try:
+        hashes = [base64.b64decode(str(h), validate=True) for h in items]
+    except (ValueError, binascii.Error):
+        return None
+    return hashes if all(len(h) == HASH_SIZE for h in hashes) else None
