@@ -12,6 +12,7 @@ from eventsourcing.persistence import InterfaceError, OperationalError
 
 from cli.context import DbOption, open_app
 from cli.contract import fail
+from cli.quorum import QuorumOption, WitnessKeyOption, asked, notes_for, require, require_segment
 from cli.render import out, print_json, print_verify, progress_bar
 from ledger.checkpoints import latest as latest_checkpoint
 from ledger.checkpoints import load_snapshot, resume_findings, snapshot_path
@@ -39,6 +40,7 @@ from ledger.verify.segments import (
 )
 from ledger.verify.segments import merge as merge_parts
 from ledger.verify.snapshot import Snapshot, SnapshotError
+from ledger.witness.quorum import Quorum
 from projections.check import check_projections
 
 
@@ -107,6 +109,8 @@ def verify(
     reports: Annotated[list[str] | None, typer.Argument(
         metavar="REPORTS", help="With --merge: the segment reports (JSON files).",
         show_default=False)] = None,
+    witness_key: WitnessKeyOption = None,
+    quorum: QuorumOption = None,
 ) -> None:
     """Re-derive every selected round under its stored rulebook and check the integrity chain.
 
@@ -132,13 +136,24 @@ def verify(
                               checkpoint=checkpoint, selected=selected)
         if since is None:
             _sample_only(db, sample or 0, seed, public_key or "", as_json=as_json, quiet=quiet)
+    witnesses = asked(witness_key, quorum)
+    if witnesses is not None and since is None and segment is None and checkpoint is None:
+        fail("--witness-key goes with --since, --segment or --checkpoint")
     sealed, key = _checkpoint(checkpoint, public_key) if checkpoint else (None, None)
     selection = Selection(table=table, game=game, round=round)
     app = open_app(db)
     extra: dict[str, Any] = {"checkpoint": None, "since": None}
+    cosigners: list[str] = []
     try:
+        if sealed is not None and key is not None:
+            cosigners = require(witnesses, sealed, key, notes_for(app, sealed, checkpoint),
+                                f"checkpoint {checkpoint}")
+        elif segment is not None:
+            cosigners = require_segment(witnesses, app, segment, public_key)
         if since is not None:
-            report, extra["since"] = _since(app, since, public_key, selection, expect_head)
+            report, extra["since"] = _since(app, since, public_key, selection, expect_head,
+                                            witnesses)
+            cosigners = extra["since"].pop("cosigners")
             if sample is not None:
                 extra["sample"] = _sample(app, sample, seed, public_key or "")
         elif segment is not None:
@@ -164,6 +179,9 @@ def verify(
     _print(report, as_json=as_json, quiet=quiet, summary=summary, extra=extra)
     if not as_json and not quiet:
         _print_context(extra, checkpoint, public_key)
+        if cosigners:
+            out.print(f"checkpoint note cosigned by {', '.join(cosigners)} (quorum "
+                      f"{witnesses.required if witnesses else 0})", markup=False)
         if "sample" in extra:
             _print_sample(extra["sample"])
     sampled_ok = "sample" not in extra or not extra["sample"]["problems"]
@@ -275,7 +293,8 @@ def _print_context(extra: dict[str, Any], checkpoint: str | None,
 
 
 def _since(app: LedgerApp, since: str, public_key: str | None, selection: Selection,
-           expect_head: str | None) -> tuple[VerifyReport, dict[str, Any]]:
+           expect_head: str | None,
+           witnesses: Quorum | None = None) -> tuple[VerifyReport, dict[str, Any]]:
     """``--since``: check the checkpoint and its snapshot, then verify only what came after."""
     number: int | None = None
     path: str | None = None
@@ -297,6 +316,8 @@ def _since(app: LedgerApp, since: str, public_key: str | None, selection: Select
         checked = sealed.check_signature(key)
     except SealError as exc:
         fail(f"{exc}", 3, prefix="integrity broken")
+    cosigners = require(witnesses, sealed, checked, notes_for(app, sealed, path),
+                        f"--since {since}")
     if sealed.snapshot is None:
         fail(f"{since} is a {sealed.format} checkpoint: it signs no snapshot (verify "
              "--checkpoint checks it; seal again for one --since can start from)")
@@ -306,7 +327,7 @@ def _since(app: LedgerApp, since: str, public_key: str | None, selection: Select
         "links": pos.links, "events": pos.events, "head": pos.head, "snapshot": sealed.snapshot,
         "snapshot_source": None, "sealed_at": sealed.sealed_at, "store": sealed.store,
         "key_id": key_id(checked), "key_source": "public_key" if public_key else "checkpoint",
-        "public_key_file": public_key}
+        "public_key_file": public_key, "cosigners": cosigners}  # popped by verify()
     problems = resume_findings(app, sealed)
     if problems:
         return VerifyReport(integrity_ok=False, findings=problems), info
