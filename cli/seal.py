@@ -54,7 +54,7 @@ def seal(
     as_json: Annotated[bool, typer.Option("--json", help="Print the checkpoint (with --list: "
                                           "the list).")] = False,
     witness: Annotated[list[str] | None, typer.Option(
-        "--witness", metavar="URL|DIR",
+        "--witness", metavar="URL_OR_DIR",
         help="A witness to cosign the checkpoint note (repeatable): its URL (C2SP tlog-witness), "
              "or a directory for an offline witness (`ledger witness cosign`). See "
              "docs/WITNESS.md.")] = None,

@@ -143,7 +143,7 @@ def cosign(
     key: KeyOption,
     log: LogOption,
     state: StateOption,
-    in_: Annotated[str, typer.Option("--in", metavar="FILE|DIR", help="The request (an "
+    in_: Annotated[str, typer.Option("--in", metavar="PATH", help="The request file (an "
                                      "add-checkpoint body, as `seal --witness DIR` writes it), "
                                      "or a directory: every *.request in it not yet answered.")],
     out: Annotated[str | None, typer.Option(metavar="FILE", help="Where to write the answer "
