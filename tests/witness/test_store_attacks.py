@@ -149,3 +149,33 @@ def test_check_bundle_counts_the_cosignatures_of_the_bundle_or_beside_the_checkp
         "regulator.example/w2" in short.stderr
     assert ledger("check-bundle", bundle, "--checkpoint", tmp_path / "cp.json",
                   *quorum_args(keys)[:-1], "1").code == 0
+
+
+def wipe(url: str) -> None:
+    """The insider with every database right: the whole store goes (triggers, tables, tree)."""
+    if url.startswith("sqlite"):
+        Path(url[len("sqlite:///"):]).unlink()
+        return
+    import psycopg
+    from psycopg import sql
+
+    schema = url.split("schema=")[1]
+    with psycopg.connect(url.split("?")[0], autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
+
+
+def test_the_store_rewritten_in_place_and_resealed_is_refused(db_url, keys, witnesses, log,
+                                                              feeds, tmp_path):
+    """Same URL, same origin, same sealing key: the store is dropped, rebuilt from an edited feed
+    (a consistent new chain and tree) and sealed. The witnesses refuse; `verify --since last`
+    with their keys exits 3; the old cosigned checkpoint file no longer matches the store."""
+    assert sealed_store(db_url, log.origin, feeds[0], keys, witnesses,
+                        tmp_path / "cp.json").code == 0
+    wipe(db_url)
+    resealed = sealed_store(db_url, log.origin, feeds[1], keys, witnesses,
+                            tmp_path / "rewritten.json")
+    assert resealed.code == 3 and "(422)" in resealed.stderr
+    assert ledger("verify", "--db", db_url, "--since", "last", *quorum_args(keys)).code == 3
+    old = ledger("verify", "--db", db_url, "--checkpoint", tmp_path / "cp.json",
+                 *quorum_args(keys))
+    assert old.code == 3  # cosigned, but the store no longer holds what it covers
