@@ -74,3 +74,26 @@ def test_a_note_that_does_not_match_the_checkpoint_or_the_operator_is_refused(pa
         require_witnessed(cosigned, Ed25519PrivateKey.generate().public_key(), quorum)
     with pytest.raises(QuorumRefused, match="not the operator's"):
         require_witnessed("junk", keys.operator.public_key(), quorum)
+
+
+def _ledger(*args):
+    from typer.testing import CliRunner
+
+    from cli.main import app
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+@pytest.mark.parametrize("args, message", [
+    (["seal", "--quorum", "1"], "--quorum needs the witnesses"),
+    (["seal", "--witness", "http://127.0.0.1:9", "--quorum", "2"], "--quorum 2: between 1 and"),
+    (["verify", "--witness-key", "W"], "--witness-key goes with --since, --segment or"),
+    (["verify", "--since", "last", "--quorum", "1"], "--quorum needs the witnesses' keys"),
+    (["verify", "--since", "last", "--witness-key", "/nonexistent.vkey"], "cannot read"),
+])
+def test_quorum_options_given_wrongly_are_exit_2_in_one_line(tmp_path, keys, args, message):
+    args = [a.replace("W", f"{keys.witnesses[0]}.vkey") if a == "W" else a for a in args]
+    done = _ledger(*args, "--db", f"sqlite:///{tmp_path / 'none.db'}",
+                   *(["--key", keys.folder / "op.key"] if args[0] == "seal" else []))
+    assert done.exit_code == 2 and message in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "none.db").exists()
