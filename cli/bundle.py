@@ -73,7 +73,8 @@ def check_bundle_command(
     """Prove a round's events against a signed checkpoint, without any database.
 
     Exit code 0: proven. 2: unreadable file. 3: the proof fails (changed events, wrong key,
-    a bundle that does not reach the checkpoint).
+    a bundle that does not reach the checkpoint; with --witness-key, a checkpoint without
+    --quorum valid cosignatures by those witnesses).
     """
     witnesses = asked(witness_key, quorum)
     cp = _checkpoint(checkpoint)

@@ -73,7 +73,8 @@ def seal(
     the rows up to the checkpoint (origin, size, root; docs/INTEGRITY.md), written beside --out
     as cp.note, after re-hashing the rows stored since the previous note. Exit code 0: sealed
     (or nothing new to seal). 2: usage error (no key, unreadable key, empty store). 3: the
-    store, its newest checkpoint or its stored Merkle tree does not verify.
+    store, its newest checkpoint or its stored Merkle tree does not verify; with --witness,
+    also fewer than --quorum witnesses cosigned (docs/WITNESS.md).
     """
     if list_:
         _list(db, as_json)

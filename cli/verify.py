@@ -118,7 +118,8 @@ def verify(
     between stored checkpoints, --merge joins segment reports (docs/INTEGRITY.md,
     docs/OPERATIONS.md). Exit code 0: nothing found. 1: findings. 2: usage error, no ledger at
     the URL, or a --table/--game/--round that matches no round. 3: integrity broken (wins
-    over 1): also a checkpoint or snapshot that does not match.
+    over 1): also a checkpoint or snapshot that does not match, or, with --witness-key, a
+    checkpoint without --quorum valid cosignatures by those witnesses (docs/WITNESS.md).
     """
     if game is not None and game not in GAME_KEYS:
         fail(f"--game must be one of {' '.join(GAME_KEYS)}")
