@@ -54,9 +54,9 @@ def test_every_command_of_the_witness_doc_runs_as_shown(tmp_path, monkeypatch):
                 code, output = done.returncode, done.stdout + done.stderr
             assert code == expected, (command, output)
     finally:
-        pid = tmp_path / "witness.pid"
-        if pid.exists() and pid.read_text().strip():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(int(pid.read_text()), signal.SIGTERM)
+        for pid in (tmp_path / "witness.pid", tmp_path / "witness2.pid"):
+            if pid.exists() and pid.read_text().strip():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(pid.read_text()), signal.SIGTERM)
     assert any(c.startswith("ledger witness serve") for c in ran)
     assert any("--witness-key" in c for c in ran) and any(c.startswith("kill") for c in ran)
