@@ -6,7 +6,8 @@ never silently replaced by a fresh one that would cosign any history (docs/WITNE
 has ``DIR/logs/HEX.checkpoint`` (``HEX`` = SHA-256 of the origin), the signed note exactly as the
 witness cosigned it. A file is replaced atomically: written to a temporary file, flushed to disk,
 renamed over the old one, and the directory flushed, so a crash leaves the old or the new state,
-never a half one. ``DIR/lock`` is held (``flock``) while a witness process uses the directory.
+never a half one. ``DIR/lock`` is held (``flock``) while a witness process uses the directory;
+``witness.json`` names the witness key the state was made for, and another key is refused.
 """
 
 from __future__ import annotations
@@ -63,8 +64,18 @@ class WitnessState:
                 f"{self.root} is not a witness state directory (no {MARKER}); pass --init to "
                 "start a new, empty state. A new state cosigns the next checkpoint of each log "
                 "without knowing what was cosigned before: see docs/WITNESS.md")
+        self._check_owner(marker, witness)
         self.logs = self.root / "logs"
         self._lock: IO[bytes] | None = self._take_lock()
+
+    def _check_owner(self, marker: Path, witness: str) -> None:
+        """A state belongs to the witness key it was made for: another key is refused."""
+        try:
+            owner = json.loads(marker.read_text(encoding="utf-8")).get("witness", "")
+        except (OSError, ValueError, AttributeError) as exc:
+            raise StateError(f"{marker} is not readable: {exc}") from None
+        if witness and owner and owner != witness:
+            raise StateError(f"{self.root} is the state of witness {owner}, not of {witness}")
 
     def _initialise(self, witness: str) -> None:
         if (self.root / MARKER).exists() or (self.root.exists() and any(self.root.iterdir())):

@@ -244,3 +244,11 @@ def test_a_base64_public_key_with_plus_signs_is_not_taken_for_a_verifier_key(tmp
             assert load_witness_key(tmp_path / "w.pub").name == default_name(public)
             return
     pytest.fail("no key with two '+' in its base64 in 500 tries")
+
+
+def test_a_state_belongs_to_the_witness_key_it_was_made_for(tmp_path, keys):
+    w1, w2 = (load_signing_key(k).vkey() for k in keys.witnesses[:2])
+    WitnessState(tmp_path / "s", init=True, witness=w1).close()
+    WitnessState(tmp_path / "s", witness=w1).close()
+    with pytest.raises(StateError, match=r"is the state of witness regulator\.example/w1"):
+        WitnessState(tmp_path / "s", witness=w2)
