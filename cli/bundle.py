@@ -10,6 +10,7 @@ import typer
 
 from cli.context import DbOption, open_app
 from cli.contract import fail
+from cli.quorum import QuorumOption, WitnessKeyOption, asked, bundle_notes, notes_for, require
 from cli.render import err, print_json
 from ledger.bundle import check_bundle, export_round, parse_bundle
 from ledger.errors import BundleError, SealError
@@ -72,12 +73,16 @@ def check_bundle_command(
         help="The sealer's public key (PEM). Without it, the key inside the checkpoint is used: "
              "that proves the files agree, not who sealed them.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    witness_key: WitnessKeyOption = None,
+    quorum: QuorumOption = None,
 ) -> None:
     """Prove a round's events against a signed checkpoint, without any database.
 
     Exit code 0: proven. 2: unreadable file. 3: the proof fails (changed events, wrong key,
-    a bundle that does not reach the checkpoint).
+    a bundle that does not reach the checkpoint; with --witness-key, a checkpoint without
+    --quorum valid cosignatures by those witnesses).
     """
+    witnesses = asked(witness_key, quorum)
     cp = _checkpoint(checkpoint)
     try:
         obj = parse_bundle(Path(bundle).read_bytes())
@@ -93,6 +98,8 @@ def check_bundle_command(
         else:
             err.print(f"proof broken: {exc}")
         raise typer.Exit(code=3) from None
+    cosigners = require(witnesses, cp, key, notes_for(None, cp, checkpoint) + bundle_notes(obj),
+                        f"checkpoint {checkpoint}")
     result = check_bundle(obj, cp)
     if as_json:
         print_json({**result.to_json(), "key_id": key_id(key), "checkpoint_links":
@@ -101,7 +108,9 @@ def check_bundle_command(
         typer.echo(f"proof ok: {result.table}/{result.round}, {result.events} events"
                    f"{'' if result.closed else ' (round not closed)'}, in the store at link "
                    f"{cp.position.links} sealed {cp.sealed_at} by key {key_id(key)}"
-                   f"{'' if public_key else ' (key taken from the checkpoint itself)'}")
+                   f"{'' if public_key else ' (key taken from the checkpoint itself)'}"
+                   + (f"; checkpoint note cosigned by {', '.join(cosigners)}" if cosigners
+                      else ""))
     else:
         for problem in result.problems:
             typer.echo(f"proof broken: {problem}")

@@ -38,6 +38,8 @@ from ledger.seal import (
     public_pem,
 )
 from ledger.store import LedgerApp, database_url, redact
+from ledger.witness.client import QuorumError
+from ledger.witness.sealing import Witnessed, check_options, witness_note
 
 
 def seal(
@@ -64,6 +66,14 @@ def seal(
                                              "rows with.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the checkpoint (with --list: "
                                           "the list).")] = False,
+    witness: Annotated[list[str] | None, typer.Option(
+        "--witness", metavar="URL_OR_DIR",
+        help="A witness to cosign the checkpoint note (repeatable): its URL (C2SP tlog-witness), "
+             "or a directory for an offline witness (`ledger witness cosign`). See "
+             "docs/WITNESS.md.")] = None,
+    quorum: Annotated[int | None, typer.Option(
+        "--quorum", metavar="K", help="How many --witness must cosign, else exit 3 and no "
+                                      "cosignature stored (default: all).")] = None,
 ) -> None:
     """Verify the store, then sign and store a checkpoint of its head with the verifier's snapshot.
 
@@ -79,15 +89,16 @@ def seal(
     Exit code 0: sealed (or nothing new to seal). 2: usage error (no key, unreadable key, a key
     other than the store's sealing public key, empty store, an --out that cannot be written;
     checked before anything is stored). 3: the store or its newest checkpoint does not verify
-    or its stored Merkle tree
-    does not verify (with --list: a stored row is invalid).
+    or its stored Merkle tree does not verify (with --list: a stored row is invalid); with
+    --witness, also fewer than --quorum witnesses cosigned (docs/WITNESS.md).
     """
     if list_:
         _list(db, as_json, public_key)
         return
     try:
         private = load_private_key(key)
-    except SealError as exc:
+        required = check_options(witness, quorum)
+    except (SealError, QuorumError) as exc:
         fail(f"{exc}")
     if out is not None:
         _check_out(out)
@@ -99,8 +110,12 @@ def seal(
                                       else redact(database_url(db)))
             noted = seal_tree(app, private, sealed.checkpoint)
         snapshot_bytes = snapshot_file_bytes(app, sealed.snapshot)
+        witnessed = witness_note(app, noted.note, witness or [], required) if required else None
     except (SealRefused, NoteRefused) as exc:
         fail(str(exc), 3, prefix="integrity broken")
+    except QuorumError as exc:
+        fail(f"checkpoint note of {noted.note.size} rows not cosigned: {exc}", 3,
+             prefix="integrity broken")
     except SealError as exc:
         fail(str(exc))
     finally:
@@ -113,13 +128,15 @@ def seal(
         try:
             Path(out).write_text(checkpoint.dumps(), encoding="utf-8")
             write_snapshot_file(out, snapshot_bytes)
-            note_path(out).write_text(noted.note.note, encoding="utf-8")
+            note_path(out).write_text(witnessed.note.cosigned() if witnessed
+                                      else noted.note.note, encoding="utf-8")
         except OSError as exc:
             fail(f"checkpoint {sealed.number} is stored, but {out} could not be written: "
                  f"{exc.strerror or exc}")
     if as_json:
         print_json({**checkpoint.to_json(), "number": sealed.number, "new": sealed.new,
-                    "resumed_from": sealed.resumed_from, "note": _note_json(noted)})
+                    "resumed_from": sealed.resumed_from, "note": _note_json(noted),
+                    **({"witnesses": witnessed.to_json()} if witnessed else {})})
         return
     pos = checkpoint.position
     where = (f" -> {out}, {snapshot_path(out)} and {note_path(out)}" if out is not None
@@ -128,12 +145,20 @@ def seal(
         typer.echo(f"nothing stored since checkpoint {sealed.number} (link {pos.links}, "
                    f"head {pos.head}){where}")
         _echo_note(noted)
+        _echo_witnessed(witnessed)
         return
     since = (f"continued from checkpoint {sealed.resumed_from}, {sealed.events_read} events read"
              if sealed.resumed_from is not None else f"full pass, {sealed.events_read} events read")
     typer.echo(f"sealed checkpoint {sealed.number}: link {pos.links} ({pos.events} events) at row "
                f"{checkpoint.row}, head {pos.head}, key {checkpoint.key_id} ({since}){where}")
     _echo_note(noted)
+    _echo_witnessed(witnessed)
+
+
+def _echo_witnessed(witnessed: Witnessed | None) -> None:
+    if witnessed is not None:
+        typer.echo(f"checkpoint note cosigned by {', '.join(witnessed.names())} (quorum "
+                   f"{witnessed.quorum}; {witnessed.added} new cosignature(s) stored)")
 
 
 def note_path(checkpoint_path: str) -> Path:

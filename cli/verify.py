@@ -12,6 +12,7 @@ from eventsourcing.persistence import InterfaceError, OperationalError
 
 from cli.context import DbOption, open_app
 from cli.contract import fail
+from cli.quorum import QuorumOption, WitnessKeyOption, asked, notes_for, require, require_segment
 from cli.render import err, out, print_json, print_verify, progress_bar
 from ledger.checkpoints import (
     NO_SEALING_KEY,
@@ -47,6 +48,7 @@ from ledger.verify.segments import (
 )
 from ledger.verify.segments import merge as merge_parts
 from ledger.verify.snapshot import Snapshot, SnapshotError
+from ledger.witness.quorum import Quorum
 from projections.check import check_projections
 
 
@@ -122,6 +124,8 @@ def verify(
     reports: Annotated[list[str] | None, typer.Argument(
         metavar="REPORTS", help="With --merge: the segment reports (JSON files).",
         show_default=False)] = None,
+    witness_key: WitnessKeyOption = None,
+    quorum: QuorumOption = None,
 ) -> None:
     """Re-derive every selected round under its stored rulebook and check the integrity chain.
 
@@ -129,7 +133,8 @@ def verify(
     between stored checkpoints, --merge joins segment reports (docs/INTEGRITY.md,
     docs/OPERATIONS.md). Exit code 0: nothing found. 1: findings. 2: usage error, no ledger at
     the URL, or a --table/--game/--round that matches no round. 3: integrity broken (wins
-    over 1): also a checkpoint or snapshot that does not match.
+    over 1): also a checkpoint or snapshot that does not match, or, with --witness-key, a
+    checkpoint without --quorum valid cosignatures by those witnesses (docs/WITNESS.md).
     """
     if game is not None and game not in GAME_KEYS:
         fail(f"--game must be one of {' '.join(GAME_KEYS)}")
@@ -147,15 +152,27 @@ def verify(
                               checkpoint=checkpoint, selected=selected)
         if since is None:
             _sample_only(db, sample or 0, seed, public_key or "", as_json=as_json, quiet=quiet)
+    witnesses = asked(witness_key, quorum)
+    if witnesses is not None and since is None and segment is None and checkpoint is None:
+        fail("--witness-key goes with --since, --segment or --checkpoint")
     sealed, key = _checkpoint(checkpoint, public_key) if checkpoint else (None, None)
     selection = Selection(table=table, game=game, round=round)
     app = open_app(db)
     extra: dict[str, Any] = {"checkpoint": None, "since": None}
+    cosigners: list[str] = []
     try:
+        if sealed is not None and key is not None:
+            cosigners = require(witnesses, sealed, key, notes_for(app, sealed, checkpoint),
+                                f"checkpoint {checkpoint}")
+        elif segment is not None:
+            cosigners = require_segment(witnesses, app, segment, public_key)
         if since is not None:
-            report, extra["since"] = _since(app, since, public_key, selection, expect_head)
+            report, extra["since"] = _since(app, since, public_key, selection, expect_head,
+                                            witnesses)
             if extra["since"] is None:
                 extra["note"] = f"{NO_SEALING_KEY}: the whole store was verified"
+            else:
+                cosigners = extra["since"].pop("cosigners")
             if sample is not None:
                 extra["sample"] = _sample(app, sample, seed, public_key or "")
         elif segment is not None:
@@ -183,6 +200,9 @@ def verify(
     _print(report, as_json=as_json, quiet=quiet, summary=summary, extra=extra)
     if not as_json and not quiet:
         _print_context(extra, checkpoint)
+        if cosigners:
+            out.print(f"checkpoint note cosigned by {', '.join(cosigners)} (quorum "
+                      f"{witnesses.required if witnesses else 0})", markup=False)
         if "sample" in extra:
             _print_sample(extra["sample"])
     sampled_ok = "sample" not in extra or not extra["sample"]["problems"]
@@ -304,15 +324,20 @@ def _print_context(extra: dict[str, Any], checkpoint: str | None) -> None:
 
 
 def _since(app: LedgerApp, since: str, public_key: str | None, selection: Selection,
-           expect_head: str | None) -> tuple[VerifyReport, dict[str, Any] | None]:
-    """``--since``: check the checkpoint and its snapshot, then verify only what came after.
-    ``--since last`` with no sealing public key: the whole store, and ``None``."""
+           expect_head: str | None,
+           witnesses: Quorum | None = None) -> tuple[VerifyReport, dict[str, Any] | None]:
+    """``--since``: check the checkpoint and its snapshot (and, with witness keys, the quorum of
+    its note), then verify only what came after. ``--since last`` with no sealing public key:
+    the whole store, and ``None``."""
     number: int | None = None
     path: str | None = None
     try:
         key = sealing_key(app, public_key)
         if since == "last":
             if key is None:  # an unchecked stored checkpoint is never resumed from
+                if witnesses is not None:
+                    fail("--witness-key with --since last needs the sealing public key "
+                         "(LEDGER_SEAL_PUBLIC_KEY, --public-key or ledger init --seal-public-key)")
                 return _run(app, selection, expect_head), None
             sealed, number = _last(app, key)
         else:
@@ -327,13 +352,15 @@ def _since(app: LedgerApp, since: str, public_key: str | None, selection: Select
         checked = sealed.check_signature(key.key if key else None)
     except SealError as exc:
         fail(f"{exc}", 3, prefix="integrity broken")
+    cosigners = require(witnesses, sealed, checked, notes_for(app, sealed, path),
+                        f"--since {since}")
     pos = sealed.position
     info: dict[str, Any] = {
         "checkpoint": since, "file": path, "number": number, "position": sealed.row,
         "links": pos.links, "events": pos.events, "head": pos.head, "snapshot": sealed.snapshot,
         "snapshot_source": None, "sealed_at": sealed.sealed_at, "store": sealed.store,
         "key_id": key_id(checked), "key_source": key.kind if key else "checkpoint",
-        "public_key_file": public_key}
+        "public_key_file": public_key, "cosigners": cosigners}  # popped by verify()
     problems = resume_findings(app, sealed)
     if problems:
         return VerifyReport(integrity_ok=False, findings=problems), info

@@ -40,6 +40,8 @@ LAZY_THIRD_PARTY: dict[str, str] = {
     "psycopg": "only a PostgreSQL store needs the driver; SQLite runs without loading it",
     "scipy": "heavy: only `ledger stats` and the day page's surveillance read its exact tails",
     "numpy": "comes with scipy, for the same statistics only",
+    "aiohttp": "only `ledger witness serve` runs an HTTP server; every other command starts "
+               "without loading it",
 }
 """Top-level third-party packages that may be imported inside a function, and why."""
 

@@ -1,0 +1,164 @@
+"""Fixtures for the witness: a log made of leaves (roots and proofs from the RFC's reference
+definitions, from all the leaves), operator and witness keys on disk, and witness processes
+(`ledger witness serve` on a free loopback port, stopped at the end of the module)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from ledger.merkle.rfc6962 import leaf_hash, reference_consistency, reference_root
+from ledger.note import CheckpointBody, sign_note
+from ledger.seal import private_pem, public_pem
+from ledger.witness.keys import write_key_files
+
+ORIGIN = "casino.example/ledger"
+ORIGINS = [f"casino.example/ledger-{i}" for i in range(40)]
+"""The logs the module's witnesses follow: each test takes a fresh one (:func:`log`)."""
+
+
+@dataclass
+class Log:
+    """An operator's log: its origin, key and leaves; checkpoint notes of any size."""
+
+    origin: str
+    key: Ed25519PrivateKey
+    leaves: list[bytes] = field(default_factory=list)
+
+    def grow(self, count: int, tag: str = "row") -> Log:
+        start = len(self.leaves)
+        self.leaves += [leaf_hash(f"{tag} {start + i}".encode()) for i in range(count)]
+        return self
+
+    def body(self, size: int | None = None) -> CheckpointBody:
+        size = len(self.leaves) if size is None else size
+        return CheckpointBody(self.origin, size, reference_root(self.leaves[:size]), ("ext 1",))
+
+    def note(self, size: int | None = None) -> str:
+        return sign_note(self.body(size).text(), self.origin, self.key)
+
+    def proof_for(self, size: int | None = None) -> Callable[[int], list[bytes]]:
+        size = len(self.leaves) if size is None else size
+        leaves = list(self.leaves[:size])
+        return lambda old: reference_consistency(old, leaves)
+
+    def fork(self, keep: int, tag: str) -> Log:
+        """The same origin and key, the first ``keep`` leaves, then other leaves."""
+        other = Log(self.origin, self.key, list(self.leaves[:keep]))
+        return other.grow(len(self.leaves) - keep, tag)
+
+
+@dataclass
+class Keys:
+    """Key files of one test module: the operator's and three witnesses'."""
+
+    folder: Path
+    operator: Ed25519PrivateKey
+    operator_pub: Path
+    witnesses: list[Path]
+
+    def log_option(self, origin: str = ORIGIN) -> str:
+        return f"{origin}={self.operator_pub}"
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> Keys:
+    folder = tmp_path_factory.mktemp("keys")
+    operator = Ed25519PrivateKey.generate()
+    (folder / "op.key").write_bytes(private_pem(operator))
+    (folder / "op.key.pub").write_bytes(public_pem(operator.public_key()))
+    witnesses = []
+    for i, name in enumerate(("regulator.example/w1", "regulator.example/w2", None)):
+        write_key_files(folder / f"w{i + 1}.key", name)
+        witnesses.append(folder / f"w{i + 1}.key")
+    return Keys(folder, operator, folder / "op.key.pub", witnesses)
+
+
+@pytest.fixture(scope="module")
+def _unused_origins() -> Iterator[str]:
+    return iter(ORIGINS)
+
+
+@pytest.fixture
+def log(keys: Keys, _unused_origins: Iterator[str]) -> Log:
+    """A log of 10 leaves under an origin no other test of the module used."""
+    return Log(next(_unused_origins), keys.operator).grow(10)
+
+
+@dataclass
+class Running:
+    """A witness process: its URL and how to stop it."""
+
+    url: str
+    process: subprocess.Popen[str]
+    state: Path
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def witness_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "cli.main", "witness", *args]
+
+
+def start(key: Path, logs: list[str], state: Path, *, init: bool = True) -> Running:
+    """Start `ledger witness serve` on a free loopback port and wait for its URL."""
+    args = ["serve", "--key", str(key), "--state", str(state), "--listen", "127.0.0.1:0"]
+    for value in logs:
+        args += ["--log", value]
+    if init:
+        args.append("--init")
+    process = subprocess.Popen(witness_command(*args), stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    deadline = time.monotonic() + 20
+    while "listening on" not in line and time.monotonic() < deadline and process.poll() is None:
+        line = process.stdout.readline()
+    if "listening on" not in line:
+        process.kill()
+        raise RuntimeError(f"the witness did not start: {line!r}")
+    url = line.split("listening on ")[1].split()[0]
+    return Running(url, process, state)
+
+
+@pytest.fixture(scope="module")
+def witnesses(keys: Keys, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Running]]:
+    """Two witness processes (w1, w2) following every origin of ORIGINS, for the whole module."""
+    logs = [keys.log_option(origin) for origin in ORIGINS]
+    running = [start(keys.witnesses[i], logs, tmp_path_factory.mktemp(f"state{i}"))
+               for i in range(2)]
+    yield running
+    for r in running:
+        r.stop()
+
+
+@pytest.fixture
+def start_witness() -> Iterator[Callable[..., Running]]:
+    """Start more witness processes in a test (stopped at its end)."""
+    started: list[Running] = []
+
+    def starter(key: Path, logs: list[str], state: Path, *, init: bool = True) -> Running:
+        running = start(key, logs, state, init=init)
+        started.append(running)
+        return running
+
+    yield starter
+    for running in started:
+        running.stop()
