@@ -49,7 +49,7 @@ slow = pytest.mark.slow
 NOT_RUN: dict[str, list[str]] = {
     "README.md": [
         "python3 -m venv .venv && .venv/bin/pip install -e .",
-        "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/python -m pytest",
+        "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/python -m pytest --all",
     ],
     "docs/OPERATIONS.md": [
         "python3 -m venv /opt/ledger/venv",
@@ -59,6 +59,11 @@ NOT_RUN: dict[str, list[str]] = {
         "#!/bin/sh",
         "ledger verify --since last --public-key /srv/ledger/seal.key.pub --json   # or --since cp-….json",
         "ledger seal --list                               # say checkpoints 1 … 40 exist",
+        "nats-server -js -a 127.0.0.1 -p 4222 -sd /tmp/ledger-nats > /tmp/ledger-nats.log 2>&1 &",
+        "ledger seal --key /srv/ledger/seal.key --out /srv/ledger/checkpoints/cp.json --witness "
+        "https://w1.regulator.example --witness https://w2.regulator.example --quorum 2",
+        "ledger verify --since last --public-key seal.key.pub --witness-key w1.key.vkey "
+        "--witness-key w2.key.vkey --quorum 2",
     ],
     "docs/SURVEILLANCE.md": [
         "python -m bench.surveillance --runs 400 --seed 1 --json surveillance.json",
