@@ -20,10 +20,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from cli.contract import EXIT_INTEGRITY, fail
 from cli.seal import note_path
-from ledger.checkpoints import by_number
+from ledger.checkpoints import by_number, sealing_key
 from ledger.errors import SealError, UsageError
 from ledger.merkle.heads import note_at
-from ledger.seal import Checkpoint, load_public_key
+from ledger.seal import Checkpoint
 from ledger.store import LedgerApp
 from ledger.verify.segments import parse_segment
 from ledger.witness.quorum import (
@@ -99,16 +99,20 @@ def require_segment(quorum: Quorum | None, app: LedgerApp, segment: str,
         return []
     try:
         start, end = parse_segment(segment)
-        key = load_public_key(public_key) if public_key else None
+        key = sealing_key(app, public_key)
     except (UsageError, SealError) as exc:
         fail(f"{exc}")
+    if key is None:
+        fail(f"--segment {segment} with --witness-key needs the sealing public key "
+             "(--public-key, LEDGER_SEAL_PUBLIC_KEY or ledger init --seal-public-key)")
     names: set[str] | None = None
     for number in (n for n in (start, end) if n):
-        stored = by_number(app, number)
+        stored = by_number(app, number, key)
         if stored is None:
-            fail(f"--segment {segment}: no stored checkpoint {number} (ledger seal --list)")
+            fail(f"--segment {segment}: no stored checkpoint {number} valid under the sealing "
+                 f"key ({key.source}; ledger seal --list)")
         try:
-            checked = stored.checkpoint.check_signature(key)
+            checked = stored.checkpoint.check_signature(key.key)
         except SealError as exc:
             fail(f"checkpoint {number}: {exc}", EXIT_INTEGRITY, prefix="integrity broken")
         found = set(require(quorum, stored.checkpoint, checked,
