@@ -36,8 +36,9 @@ def main(argv: list[str]) -> dict[str, float]:
         finally:
             app.close()
     if report.rejected or verified.exit_code != 0:
-        raise SystemExit(f"the feed did not ingest and verify clean: {report.rejected[:1]} "
-                         f"{verified.findings[:1]}")
+        raise SystemExit(
+            f"the feed did not ingest and verify clean: {report.rejected[:1]} {verified.findings[:1]}"
+        )
     return {"ingest": round(ingest / lines * 1e6, 2), "verify": round(verify / lines * 1e6, 2)}
 
 

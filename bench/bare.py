@@ -77,8 +77,12 @@ def bare_ingest(app: BareApp, path: str, batch_events: int = 500) -> int:
     return saved + _save(app, touched, open_rounds, ended)
 
 
-def _save(app: BareApp, touched: dict[UUID, BareRound],
-          open_rounds: dict[tuple[str, str], BareRound], ended: list[tuple[str, str]]) -> int:
+def _save(
+    app: BareApp,
+    touched: dict[UUID, BareRound],
+    open_rounds: dict[tuple[str, str], BareRound],
+    ended: list[tuple[str, str]],
+) -> int:
     if not touched:
         return 0
     recordings = app.save(*touched.values())

@@ -48,9 +48,16 @@ def simulated_games(keys: list[str] | None = None) -> list[Game]:
     return games
 
 
-def write_feed(path: str, rounds: int, *, tables: int = 10, seed: int = 1,
-               chunk_rounds: int = CHUNK_ROUNDS, games: list[str] | None = None,
-               first_chunk: int = 0) -> FeedFile:
+def write_feed(
+    path: str,
+    rounds: int,
+    *,
+    tables: int = 10,
+    seed: int = 1,
+    chunk_rounds: int = CHUNK_ROUNDS,
+    games: list[str] | None = None,
+    first_chunk: int = 0,
+) -> FeedFile:
     """Write about ``rounds`` rounds (rounded up to whole rounds per table) over every game
     with a simulator, or the ``games`` named.
 
@@ -70,8 +77,14 @@ def write_feed(path: str, rounds: int, *, tables: int = 10, seed: int = 1,
             left = total_per_table - made // per_chunk_tables
             per_table = min(chunk_per_table, left)
             start = DEFAULT_START + ROUND_INTERVAL * (chunk * (chunk_per_table + 1))
-            sim = simulate(chosen, rounds=per_table, tables=tables, seed=seed + chunk,
-                           start=start, round_interval=ROUND_INTERVAL)
+            sim = simulate(
+                chosen,
+                rounds=per_table,
+                tables=tables,
+                seed=seed + chunk,
+                start=start,
+                round_interval=ROUND_INTERVAL,
+            )
             for line in sim.lines:
                 if chunk:
                     _own_chunk(line, chunk)
@@ -89,8 +102,6 @@ def _own_chunk(line: dict[str, Any], chunk: int) -> None:
     line["table"] = f"{line['table']}-c{chunk}"
     rulebook = line.get("rulebook")
     jackpot = rulebook.get("jackpot") if isinstance(rulebook, dict) else None
-    if (isinstance(rulebook, dict) and isinstance(jackpot, dict)
-            and isinstance(jackpot.get("pool"), str)):
+    if isinstance(rulebook, dict) and isinstance(jackpot, dict) and isinstance(jackpot.get("pool"), str):
         # Copies: a simulator may hand every round the same rulebook object.
-        line["rulebook"] = {**rulebook, "jackpot": {**jackpot,
-                                                    "pool": f"{jackpot['pool']}-c{chunk}"}}
+        line["rulebook"] = {**rulebook, "jackpot": {**jackpot, "pool": f"{jackpot['pool']}-c{chunk}"}}

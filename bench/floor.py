@@ -16,12 +16,16 @@ from uuid import NAMESPACE_URL, uuid5
 
 from bench.stores import Store
 
-SQLITE_DDL = ("CREATE TABLE stored_events (originator_id TEXT, originator_version INTEGER, "
-              "topic TEXT, state BLOB, PRIMARY KEY (originator_id, originator_version))")
-PG_DDL = ("CREATE TABLE raw_events (originator_id uuid NOT NULL, originator_version bigint NOT NULL, "
-          "topic text, state bytea, notification_id bigserial, "
-          "PRIMARY KEY (originator_id, originator_version)); "
-          "CREATE UNIQUE INDEX raw_events_nid ON raw_events (notification_id)")
+SQLITE_DDL = (
+    "CREATE TABLE stored_events (originator_id TEXT, originator_version INTEGER, "
+    "topic TEXT, state BLOB, PRIMARY KEY (originator_id, originator_version))"
+)
+PG_DDL = (
+    "CREATE TABLE raw_events (originator_id uuid NOT NULL, originator_version bigint NOT NULL, "
+    "topic text, state bytea, notification_id bigserial, "
+    "PRIMARY KEY (originator_id, originator_version)); "
+    "CREATE UNIQUE INDEX raw_events_nid ON raw_events (notification_id)"
+)
 
 
 def feed_rows(path: str) -> list[tuple[Any, int, str, bytes]]:
@@ -53,9 +57,12 @@ def raw_write(store: Store, rows: list[tuple[Any, int, str, bytes]]) -> float:
         conn.execute(PG_DDL)
         conn.commit()
         started = time.perf_counter()
-        with conn.cursor() as cur, cur.copy(
-                "COPY raw_events (originator_id, originator_version, topic, state) "
-                "FROM STDIN (FORMAT BINARY)") as copy:
+        with (
+            conn.cursor() as cur,
+            cur.copy(
+                "COPY raw_events (originator_id, originator_version, topic, state) FROM STDIN (FORMAT BINARY)"
+            ) as copy,
+        ):
             copy.set_types(["uuid", "int8", "text", "bytea"])
             for row in rows:
                 copy.write_row(row)

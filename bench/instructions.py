@@ -41,8 +41,10 @@ from typing import Any
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKLOADS = ("bare_append", "ingest", "bare_read", "verify")
 READS = ("bare_read", "verify")
-PAIRS = {"ingest_vs_bare_append": ("ingest", "bare_append"),
-         "verify_vs_bare_read_decode": ("verify", "bare_read")}
+PAIRS = {
+    "ingest_vs_bare_append": ("ingest", "bare_append"),
+    "verify_vs_bare_read_decode": ("verify", "bare_read"),
+}
 """Each ratio (named as the harness's targets): the ledger workload and the bare one."""
 
 _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
@@ -59,8 +61,7 @@ def parse_counts(report: str) -> dict[str, int]:
     """The counts in valgrind's closing summary (its stderr): ``instructions`` always, and
     ``d1_misses`` and ``l2_misses`` (the simulated last level) when the cache was simulated."""
     counts: dict[str, int] = {}
-    for key, pattern in (("instructions", _REFS), ("d1_misses", _D1_MISSES),
-                         ("l2_misses", _LL_MISSES)):
+    for key, pattern in (("instructions", _REFS), ("d1_misses", _D1_MISSES), ("l2_misses", _LL_MISSES)):
         found = pattern.findall(report)
         if found:
             counts[key] = int(found[-1].replace(",", ""))
@@ -101,17 +102,28 @@ def cache_sizes() -> dict[str, int]:
                 size = read("size").upper()  # "48K", "2048K"
                 size_bytes = int(size[:-1]) * {"K": 1024, "M": 1024 * 1024}[size[-1]]
                 sizes["l1d" if level == "1" else "l2"] = (
-                    size_bytes, int(read("ways_of_associativity")),
-                    int(read("coherency_line_size")))
+                    size_bytes,
+                    int(read("ways_of_associativity")),
+                    int(read("coherency_line_size")),
+                )
     except (OSError, ValueError, KeyError, IndexError):
         pass  # the defaults above
-    return {f"{name}_{part}": value for name, triple in sizes.items()
-            for part, value in zip(("bytes", "ways", "line"), triple, strict=True)}
+    return {
+        f"{name}_{part}": value
+        for name, triple in sizes.items()
+        for part, value in zip(("bytes", "ways", "line"), triple, strict=True)
+    }
 
 
-def measure(rounds: int = 300, *, tables: int = 10, seed: int = 1,
-            workloads: tuple[str, ...] = WORKLOADS, cache: bool = False,
-            workdir: str | None = None) -> dict[str, Any]:
+def measure(
+    rounds: int = 300,
+    *,
+    tables: int = 10,
+    seed: int = 1,
+    workloads: tuple[str, ...] = WORKLOADS,
+    cache: bool = False,
+    workdir: str | None = None,
+) -> dict[str, Any]:
     """Count every workload on one seeded feed; returns the figures (see the docstring)."""
     tool = valgrind()
     if tool is None:
@@ -124,24 +136,36 @@ def measure(rounds: int = 300, *, tables: int = 10, seed: int = 1,
         _fill_stores(folder, feed.path, workloads)
         jobs = [(work, passes, False) for work in workloads for passes in (1, 2)]
         if cache:
-            jobs += [(work, passes, True) for work in workloads if work in READS
-                     for passes in (1, 2)]
+            jobs += [(work, passes, True) for work in workloads if work in READS for passes in (1, 2)]
         sizes = cache_sizes()
         with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-            counted = dict(zip(jobs, pool.map(
-                lambda job: _count(tool, folder, feed.path, *job, sizes=sizes), jobs),
-                strict=True))
-        figures = {work: per_event(counted[(work, 1, False)], counted[(work, 2, False)],
-                                   feed.lines) for work in workloads}
+            counted = dict(
+                zip(
+                    jobs,
+                    pool.map(lambda job: _count(tool, folder, feed.path, *job, sizes=sizes), jobs),
+                    strict=True,
+                )
+            )
+        figures = {
+            work: per_event(counted[(work, 1, False)], counted[(work, 2, False)], feed.lines)
+            for work in workloads
+        }
         for work in workloads:
             if (work, 1, True) in counted:
-                misses = per_event(counted[(work, 1, True)], counted[(work, 2, True)],
-                                   feed.lines)
+                misses = per_event(counted[(work, 1, True)], counted[(work, 2, True)], feed.lines)
                 figures[work].update({k: v for k, v in misses.items() if k != "instructions"})
-        return {"feed": {"rounds": feed.rounds, "lines": feed.lines, "seed": seed,
-                         "tables_per_game": tables, "games": list(feed.games)},
-                "per_event": figures, "ratios": ratios(figures),
-                "cache": sizes if cache else None}
+        return {
+            "feed": {
+                "rounds": feed.rounds,
+                "lines": feed.lines,
+                "seed": seed,
+                "tables_per_game": tables,
+                "games": list(feed.games),
+            },
+            "per_event": figures,
+            "ratios": ratios(figures),
+            "cache": sizes if cache else None,
+        }
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -155,23 +179,48 @@ def _fill_stores(folder: str, feed: str, workloads: tuple[str, ...]) -> None:
 
 
 def _child(args: list[str]) -> None:
-    subprocess.run([sys.executable, "-m", "bench.instructions", "--child", *args], cwd=ROOT,
-                   check=True, capture_output=True, text=True)
+    subprocess.run(
+        [sys.executable, "-m", "bench.instructions", "--child", *args],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
 
 
-def _count(tool: str, folder: str, feed: str, work: str, passes: int, cache: bool, *,
-           sizes: dict[str, int]) -> dict[str, int]:
+def _count(
+    tool: str, folder: str, feed: str, work: str, passes: int, cache: bool, *, sizes: dict[str, int]
+) -> dict[str, int]:
     """Run one workload ``passes`` times in a child under valgrind; its counts."""
     if cache:
-        options = ["--tool=cachegrind", "--cache-sim=yes", "--cachegrind-out-file=/dev/null",
-                   f"--D1={sizes['l1d_bytes']},{sizes['l1d_ways']},{sizes['l1d_line']}",
-                   f"--LL={sizes['l2_bytes']},{sizes['l2_ways']},{sizes['l2_line']}"]
+        options = [
+            "--tool=cachegrind",
+            "--cache-sim=yes",
+            "--cachegrind-out-file=/dev/null",
+            f"--D1={sizes['l1d_bytes']},{sizes['l1d_ways']},{sizes['l1d_line']}",
+            f"--LL={sizes['l2_bytes']},{sizes['l2_ways']},{sizes['l2_line']}",
+        ]
     else:
         options = ["--tool=callgrind", "--callgrind-out-file=/dev/null"]
     env = dict(os.environ, PYTHONHASHSEED="0")
-    done = subprocess.run([tool, *options, sys.executable, "-m", "bench.instructions",
-                           "--child", work, folder, feed, str(passes)],
-                          cwd=ROOT, env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            tool,
+            *options,
+            sys.executable,
+            "-m",
+            "bench.instructions",
+            "--child",
+            work,
+            folder,
+            feed,
+            str(passes),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"{work} under valgrind failed: {done.stderr[-1500:]}")
     return parse_counts(done.stderr)
@@ -243,15 +292,19 @@ def render(result: dict[str, Any]) -> str:
     """The figures as a markdown table."""
     fig = result["per_event"]
     feed = result["feed"]
-    lines = [f"instructions per feed event (callgrind; one warm pass; SQLite; "
-             f"{feed['rounds']:,} rounds, {feed['lines']:,} lines)", "",
-             "| workload | instructions/event | L1d misses/event | L2 misses/event |",
-             "|---|---:|---:|---:|"]
+    lines = [
+        f"instructions per feed event (callgrind; one warm pass; SQLite; "
+        f"{feed['rounds']:,} rounds, {feed['lines']:,} lines)",
+        "",
+        "| workload | instructions/event | L1d misses/event | L2 misses/event |",
+        "|---|---:|---:|---:|",
+    ]
     for work in WORKLOADS:
         if work in fig:
             one = fig[work]
             cells = [f"{one['instructions']:,.0f}"] + [
-                f"{one[k]:,.0f}" if k in one else "-" for k in ("d1_misses", "l2_misses")]
+                f"{one[k]:,.0f}" if k in one else "-" for k in ("d1_misses", "l2_misses")
+            ]
             lines.append(f"| {work} | " + " | ".join(cells) + " |")
     lines.append("")
     for name, value in result["ratios"].items():
@@ -267,17 +320,30 @@ def main(argv: list[str] | None = None) -> int:
         work, folder, feed, *rest = argv[1:]
         _run_child(work, folder, feed, int(rest[0]) if rest else 1)
         return 0
-    p = argparse.ArgumentParser(prog="python -m bench.instructions", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--rounds", type=int, default=300, help="rounds in the feed (300: ~14 k "
-                   "lines, about 6 minutes on two cores; 12 with --cache)")
+    p = argparse.ArgumentParser(
+        prog="python -m bench.instructions",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=300,
+        help="rounds in the feed (300: ~14 k lines, about 6 minutes on two cores; 12 with --cache)",
+    )
     p.add_argument("--tables", type=int, default=10, help="tables per game")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--only", type=lambda v: tuple(w for w in v.split(",") if w),
-                   default=WORKLOADS, help=f"workloads, comma-separated (default: "
-                   f"{','.join(WORKLOADS)})")
-    p.add_argument("--cache", action="store_true", help="also simulate the L1 data and L2 "
-                   "caches for the read workloads (cachegrind; slower)")
+    p.add_argument(
+        "--only",
+        type=lambda v: tuple(w for w in v.split(",") if w),
+        default=WORKLOADS,
+        help=f"workloads, comma-separated (default: {','.join(WORKLOADS)})",
+    )
+    p.add_argument(
+        "--cache",
+        action="store_true",
+        help="also simulate the L1 data and L2 caches for the read workloads (cachegrind; slower)",
+    )
     p.add_argument("--workdir", default=None)
     p.add_argument("--out", default=None, help="also write the figures as JSON here")
     args = p.parse_args(argv)
@@ -285,11 +351,16 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         p.error(f"unknown workload(s): {', '.join(sorted(unknown))}")
     if valgrind() is None:
-        print("valgrind is not installed (apt-get install valgrind): nothing counted",
-              file=sys.stderr)
+        print("valgrind is not installed (apt-get install valgrind): nothing counted", file=sys.stderr)
         return 2
-    result = measure(args.rounds, tables=args.tables, seed=args.seed, workloads=args.only,
-                     cache=args.cache, workdir=args.workdir)
+    result = measure(
+        args.rounds,
+        tables=args.tables,
+        seed=args.seed,
+        workloads=args.only,
+        cache=args.cache,
+        workdir=args.workdir,
+    )
     if args.out:
         with open(args.out, "w", encoding="utf-8") as out:
             json.dump(result, out, indent=1)

@@ -70,8 +70,13 @@ class _Sink:
 
 def feed(tables: int, rounds: int, seed: int) -> list[bytes]:
     """The simulated property: every game, ``tables`` tables each, 5 % of rounds with an error."""
-    sim = simulate([GAMES[k] for k in ("RL", "FPC", "3CB", "SP9", "STUD", "MJ")], rounds=rounds,
-                   tables=tables, seed=seed, error_rate=0.05)
+    sim = simulate(
+        [GAMES[k] for k in ("RL", "FPC", "3CB", "SP9", "STUD", "MJ")],
+        rounds=rounds,
+        tables=tables,
+        seed=seed,
+        error_rate=0.05,
+    )
     return [json.dumps(line, separators=(",", ":")).encode() for line in sim.lines]
 
 
@@ -100,8 +105,14 @@ def follow_rate(store: Store, lines: list[bytes], nats_base: str) -> float:
     asyncio.run(publish_lines(url, lines))
     app = open_ledger(store.url)
     try:
-        follower = Follower(app, NatsSource(url, "bench"), out=_Sink(), log=_Sink(),
-                            rejects=_Sink(), options=FollowOptions(idle_exit=1.0))
+        follower = Follower(
+            app,
+            NatsSource(url, "bench"),
+            out=_Sink(),
+            log=_Sink(),
+            rejects=_Sink(),
+            options=FollowOptions(idle_exit=1.0),
+        )
         asyncio.run(follower.run())
     finally:
         app.close()
@@ -129,18 +140,33 @@ class Latency:
         self.found_at.setdefault(key, time.monotonic())
 
     def seconds(self) -> list[float]:
-        return sorted(self.found_at[k] - self.closed_at[k] for k in self.found_at
-                      if k in self.closed_at)
+        return sorted(self.found_at[k] - self.closed_at[k] for k in self.found_at if k in self.closed_at)
 
 
 def latency(store: Store, lines: list[bytes], nats_base: str, rate: float) -> dict[str, Any]:
     """p50 and p99 from a round's close being published to its first finding, at ``rate``."""
     url = f"{nats_base}/BENCH{uuid.uuid4().hex[:10]}"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "cli.main", "ingest", "--db", store.url,
-                             "--follow", url, "--durable", "bench", "--idle-exit", "3s"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
-                            cwd=tempfile.gettempdir())
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "cli.main",
+            "ingest",
+            "--db",
+            store.url,
+            "--follow",
+            url,
+            "--durable",
+            "bench",
+            "--idle-exit",
+            "3s",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=tempfile.gettempdir(),
+    )
     assert proc.stderr is not None
     proc.stderr.readline()  # "following …": the consumer is there
     seen = Latency()
@@ -166,21 +192,25 @@ def latency(store: Store, lines: list[bytes], nats_base: str, rate: float) -> di
     if len(found) < 2:
         raise SystemExit(f"only {len(found)} rounds with findings came back: give more rounds")
     q = statistics.quantiles(found, n=100, method="inclusive")
-    return {"rounds_with_findings": len(found), "p50_s": round(q[49], 3), "p99_s": round(q[98], 3),
-            "max_s": round(found[-1], 3) if found else None,
-            "achieved_rate": round(len(lines) / sent_seconds)}
+    return {
+        "rounds_with_findings": len(found),
+        "p50_s": round(q[49], 3),
+        "p99_s": round(q[98], 3),
+        "max_s": round(found[-1], 3) if found else None,
+        "achieved_rate": round(len(lines) / sent_seconds),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     """Measure, print a markdown table, write the JSON (``--out``)."""
-    parser = argparse.ArgumentParser(prog="python -m bench.live", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.live", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--tables", type=int, default=5, help="tables per game (default 5)")
     parser.add_argument("--rounds", type=int, default=40, help="rounds per table (default 40)")
     parser.add_argument("--seed", type=int, default=28)
     parser.add_argument("--rate", type=float, default=2000.0, help="events/s for the latency")
-    parser.add_argument("--nats", default=os.environ.get("LEDGER_TEST_NATS",
-                                                         "nats://127.0.0.1:4222"))
+    parser.add_argument("--nats", default=os.environ.get("LEDGER_TEST_NATS", "nats://127.0.0.1:4222"))
     parser.add_argument("--pg", default=DEFAULT_PG)
     parser.add_argument("--no-pg", action="store_true")
     parser.add_argument("--out", default=None, help="write the figures here (JSON)")
@@ -195,19 +225,26 @@ def main(argv: list[str] | None = None) -> int:
                 batch = batch_rate(stores.fresh(kind, "batch"), lines)
                 follow = follow_rate(stores.fresh(kind, "follow"), lines, args.nats)
                 lat = latency(stores.fresh(kind, "latency"), lines, args.nats, args.rate)
-                results["stores"][kind] = {"batch_lines_s": round(batch),
-                                           "follow_lines_s": round(follow),
-                                           "follow_vs_batch": round(follow / batch, 2), **lat}
+                results["stores"][kind] = {
+                    "batch_lines_s": round(batch),
+                    "follow_lines_s": round(follow),
+                    "follow_vs_batch": round(follow / batch, 2),
+                    **lat,
+                }
         finally:
             stores.drop_all()
     print(f"{len(lines)} lines; latency at {args.rate:g} events/s\n")
-    print("| store | batch ingest (lines/s) | follow (lines/s) | follow / batch (>= 0.8) | "
-          "p50 (s) | p99 (s) (<= 1) | rounds with findings | rate reached |")
+    print(
+        "| store | batch ingest (lines/s) | follow (lines/s) | follow / batch (>= 0.8) | "
+        "p50 (s) | p99 (s) (<= 1) | rounds with findings | rate reached |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for kind, r in results["stores"].items():
-        print(f"| {kind} | {r['batch_lines_s']:,} | {r['follow_lines_s']:,} | "
-              f"{r['follow_vs_batch']} | {r['p50_s']} | {r['p99_s']} | "
-              f"{r['rounds_with_findings']} | {r['achieved_rate']:,} |")
+        print(
+            f"| {kind} | {r['batch_lines_s']:,} | {r['follow_lines_s']:,} | "
+            f"{r['follow_vs_batch']} | {r['p50_s']} | {r['p99_s']} | "
+            f"{r['rounds_with_findings']} | {r['achieved_rate']:,} |"
+        )
     if args.out:
         Path(args.out).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     return 0

@@ -21,8 +21,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def measure(*args: str) -> dict[str, Any]:
     """Run one child measurement and return its JSON answer."""
-    out = subprocess.run([sys.executable, "-m", "bench.memory", *args], cwd=ROOT, check=True,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.memory", *args], cwd=ROOT, check=True, capture_output=True, text=True
+    )
     answer: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return answer
 
@@ -64,12 +65,21 @@ def _child(argv: list[str]) -> dict[str, Any]:
             verified = verify_since(app)
         else:
             verified = verify_store(app)
-        result = {"rounds": verified.rounds_checked, "events": verified.events,
-                  "findings": len(verified.findings), "exit_code": verified.exit_code}
+        result = {
+            "rounds": verified.rounds_checked,
+            "events": verified.events,
+            "findings": len(verified.findings),
+            "exit_code": verified.exit_code,
+        }
     seconds = time.perf_counter() - started
     app.close()
-    return {"what": what, "peak_rss_mb": round(_peak_mb(), 1),
-            "rss_after_imports_mb": round(baseline, 1), "seconds": round(seconds, 3), **result}
+    return {
+        "what": what,
+        "peak_rss_mb": round(_peak_mb(), 1),
+        "rss_after_imports_mb": round(baseline, 1),
+        "seconds": round(seconds, 3),
+        **result,
+    }
 
 
 if __name__ == "__main__":

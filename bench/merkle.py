@@ -46,14 +46,17 @@ from ledger.sql import read_rows
 from ledger.store import LedgerApp, open_ledger
 from ledger.table import TABLE_TOPIC
 
-SIZES = tuple(10 ** k for k in range(3, 9))
+SIZES = tuple(10**k for k in range(3, 9))
 ROUND_EVENTS = 200
 
 
 def parser() -> argparse.ArgumentParser:
     """The command line."""
-    p = argparse.ArgumentParser(prog="python -m bench.merkle", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m bench.merkle",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--rounds", type=int, default=1000, help="rounds of the timed feed")
     p.add_argument("--runs", type=int, default=3, help="runs of each ingest (medians)")
     p.add_argument("--pg", default=DEFAULT_PG, help="PostgreSQL base URL")
@@ -70,13 +73,11 @@ def main(argv: list[str] | None = None) -> int:
     pg = None if args.no_pg or pg_reachable(args.pg) else args.pg
     stores = Stores(workdir, pg)
     feed = write_feed(os.path.join(workdir, "feed.jsonl"), args.rounds, seed=1)
-    later = write_feed(os.path.join(workdir, "later.jsonl"), max(1, args.rounds // 5), seed=2,
-                       first_chunk=1)
+    later = write_feed(os.path.join(workdir, "later.jsonl"), max(1, args.rounds // 5), seed=2, first_chunk=1)
     results: dict[str, Any] = {"feed_lines": feed.lines, "stores": {}}
     try:
         for kind in stores.kinds():
-            results["stores"][kind] = measure_store(stores, kind, feed.path, later.path,
-                                                    args.runs)
+            results["stores"][kind] = measure_store(stores, kind, feed.path, later.path, args.runs)
             stores.drop_all()
     finally:
         stores.drop_all()
@@ -105,7 +106,7 @@ def measure_store(stores: Stores, kind: str, feed: str, later: str, runs: int) -
     rows = 0
     app: LedgerApp | None = None
     for run in range(runs):
-        for tree in ((True, False) if run % 2 == 0 else (False, True)):
+        for tree in (True, False) if run % 2 == 0 else (False, True):
             store = stores.fresh(kind, "tree" if tree else "plain")
             candidate = open_ledger(store.url)
             seconds, rows, tree_seconds = _ingest(candidate, feed, tree)
@@ -130,23 +131,32 @@ def measure_store(stores: Stores, kind: str, feed: str, later: str, runs: int) -
     note_seconds = time.perf_counter() - started
     bundle = largest_bundle(app)
     app.close()
-    return {"rows": rows, "ingest_s_with_tree": with_tree, "ingest_s_without_tree": without,
-            "tree_us_per_row": statistics.median(tree_parts) / rows * 1e6,
-            "difference_us_per_row": (with_tree - without) / rows * 1e6,
-            "ingest_us_per_row": with_tree / rows * 1e6,
-            "new_rows": new_rows, "rehashed": noted.rehashed,
-            "seal_json_us_per_new_row": json_seconds / new_rows * 1e6,
-            "seal_note_us_per_new_row": note_seconds / new_rows * 1e6,
-            "note_bytes": len(noted.note.note.encode()), "bundle": bundle}
+    return {
+        "rows": rows,
+        "ingest_s_with_tree": with_tree,
+        "ingest_s_without_tree": without,
+        "tree_us_per_row": statistics.median(tree_parts) / rows * 1e6,
+        "difference_us_per_row": (with_tree - without) / rows * 1e6,
+        "ingest_us_per_row": with_tree / rows * 1e6,
+        "new_rows": new_rows,
+        "rehashed": noted.rehashed,
+        "seal_json_us_per_new_row": json_seconds / new_rows * 1e6,
+        "seal_note_us_per_new_row": note_seconds / new_rows * 1e6,
+        "note_bytes": len(noted.note.note.encode()),
+        "bundle": bundle,
+    }
 
 
 def largest_bundle(app: LedgerApp) -> dict[str, Any]:
     """The Merkle bundle of the round with the most events in the store: its size, its events'
     mean size in the bundle, its note's and its proof's."""
     table = app.dialect.qualified(app.recorder.events_table_name)  # type: ignore[attr-defined]
-    found = read_rows(app, f"SELECT originator_id, COUNT(*) FROM {table} WHERE topic NOT IN "
-                           f"('{TABLE_TOPIC}', '{CHAIN_TOPIC}') GROUP BY originator_id "
-                           "ORDER BY COUNT(*) DESC LIMIT 1")
+    found = read_rows(
+        app,
+        f"SELECT originator_id, COUNT(*) FROM {table} WHERE topic NOT IN "
+        f"('{TABLE_TOPIC}', '{CHAIN_TOPIC}') GROUP BY originator_id "
+        "ORDER BY COUNT(*) DESC LIMIT 1",
+    )
     oid = UUID(str(found[0][0]))
     first = app.stored(oid)[0].fact
     assert isinstance(first, FeedEvent)
@@ -154,13 +164,17 @@ def largest_bundle(app: LedgerApp) -> dict[str, Any]:
     assert round_id(table_code, round_code) == oid
     bundle = export_round(app, table_code, round_code, merkle=True)
     text = json.dumps(bundle, indent=1, ensure_ascii=False) + "\n"
-    events_text = sum(len(json.dumps(e, indent=1, ensure_ascii=False)) + 2
-                      for e in bundle["events"])
+    events_text = sum(len(json.dumps(e, indent=1, ensure_ascii=False)) + 2 for e in bundle["events"])
     merkle = bundle["merkle"]
-    return {"round": f"{table_code}/{round_code}", "events": len(bundle["events"]),
-            "bytes": len(text.encode()), "event_bytes_mean": events_text / len(bundle["events"]),
-            "note_bytes": len(merkle["note"].encode()), "proof_hashes": len(merkle["proof"]),
-            "tree_size": merkle["size"]}
+    return {
+        "round": f"{table_code}/{round_code}",
+        "events": len(bundle["events"]),
+        "bytes": len(text.encode()),
+        "event_bytes_mean": events_text / len(bundle["events"]),
+        "note_bytes": len(merkle["note"].encode()),
+        "proof_hashes": len(merkle["proof"]),
+        "tree_size": merkle["size"],
+    }
 
 
 def proof_sizes(bundle: dict[str, Any]) -> list[dict[str, Any]]:
@@ -171,40 +185,63 @@ def proof_sizes(bundle: dict[str, Any]) -> list[dict[str, Any]]:
         inclusion = max(len(inclusion_ranges(i, n)) for i in probes)
         consistency = max(len(consistency_ranges(m, n)) for m in probes if m > 0)
         reads = max(len(nodes_for(inclusion_ranges(i, n))) for i in probes)
-        section = (len(json.dumps({"index": n - 1, "size": n, "proof": ["A" * 44] * inclusion},
-                                  indent=1)) + bundle["note_bytes"] + 40)
+        section = (
+            len(json.dumps({"index": n - 1, "size": n, "proof": ["A" * 44] * inclusion}, indent=1))
+            + bundle["note_bytes"]
+            + 40
+        )
         round_bundle = ROUND_EVENTS * bundle["event_bytes_mean"] + section + 200
-        rows.append({"rows": n, "log2": math.ceil(math.log2(n)),
-                     "inclusion_hashes": inclusion, "inclusion_bytes": 32 * inclusion,
-                     "consistency_hashes": consistency, "consistency_bytes": 32 * consistency,
-                     "stored_hashes_read": reads, "bundle_merkle_bytes": section,
-                     "bundle_200_events_bytes": round(round_bundle)})
+        rows.append(
+            {
+                "rows": n,
+                "log2": math.ceil(math.log2(n)),
+                "inclusion_hashes": inclusion,
+                "inclusion_bytes": 32 * inclusion,
+                "consistency_hashes": consistency,
+                "consistency_bytes": 32 * consistency,
+                "stored_hashes_read": reads,
+                "bundle_merkle_bytes": section,
+                "bundle_200_events_bytes": round(round_bundle),
+            }
+        )
     return rows
 
 
 def render(results: dict[str, Any]) -> str:
     """The markdown tables."""
-    lines = [f"feed: {results['feed_lines']} lines", "",
-             "| store | rows | ingest µs/row (with tree) | of which tree extension | ingest "
-             "with − without tree | seal JSON µs/new row | seal note µs/new row | note bytes |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"feed: {results['feed_lines']} lines",
+        "",
+        "| store | rows | ingest µs/row (with tree) | of which tree extension | ingest "
+        "with − without tree | seal JSON µs/new row | seal note µs/new row | note bytes |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for kind, s in results["stores"].items():
-        lines.append(f"| {kind} | {s['rows']} | {s['ingest_us_per_row']:.1f} | "
-                     f"{s['tree_us_per_row']:.1f} | {s['difference_us_per_row']:.1f} | "
-                     f"{s['seal_json_us_per_new_row']:.1f} | "
-                     f"{s['seal_note_us_per_new_row']:.1f} | {s['note_bytes']} |")
+        lines.append(
+            f"| {kind} | {s['rows']} | {s['ingest_us_per_row']:.1f} | "
+            f"{s['tree_us_per_row']:.1f} | {s['difference_us_per_row']:.1f} | "
+            f"{s['seal_json_us_per_new_row']:.1f} | "
+            f"{s['seal_note_us_per_new_row']:.1f} | {s['note_bytes']} |"
+        )
     b = results["stores"]["sqlite"]["bundle"]
-    lines += ["", f"largest round in the bench store: {b['round']}, {b['events']} events, "
-                  f"Merkle bundle {b['bytes']} bytes ({b['event_bytes_mean']:.0f} bytes per "
-                  f"event, note {b['note_bytes']} bytes, {b['proof_hashes']} proof hashes in a "
-                  f"tree of {b['tree_size']} rows)", "",
-              "| log rows | inclusion proof | consistency proof | stored hashes read | bundle "
-              "merkle section | 200-event round bundle |", "|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        f"largest round in the bench store: {b['round']}, {b['events']} events, "
+        f"Merkle bundle {b['bytes']} bytes ({b['event_bytes_mean']:.0f} bytes per "
+        f"event, note {b['note_bytes']} bytes, {b['proof_hashes']} proof hashes in a "
+        f"tree of {b['tree_size']} rows)",
+        "",
+        "| log rows | inclusion proof | consistency proof | stored hashes read | bundle "
+        "merkle section | 200-event round bundle |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in results["proofs"]:
-        lines.append(f"| {r['rows']:.0e} | {r['inclusion_hashes']} hashes, "
-                     f"{r['inclusion_bytes']} B | {r['consistency_hashes']} hashes, "
-                     f"{r['consistency_bytes']} B | {r['stored_hashes_read']} | "
-                     f"{r['bundle_merkle_bytes']} B | {r['bundle_200_events_bytes']} B |")
+        lines.append(
+            f"| {r['rows']:.0e} | {r['inclusion_hashes']} hashes, "
+            f"{r['inclusion_bytes']} B | {r['consistency_hashes']} hashes, "
+            f"{r['consistency_bytes']} B | {r['stored_hashes_read']} | "
+            f"{r['bundle_merkle_bytes']} B | {r['bundle_200_events_bytes']} B |"
+        )
     return "\n".join(lines)
 
 

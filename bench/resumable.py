@@ -91,28 +91,54 @@ def main(argv: list[str] | None = None) -> int:
 
 def parser() -> argparse.ArgumentParser:
     """The command line of ``python -m bench.resumable``."""
-    p = argparse.ArgumentParser(prog="python -m bench.resumable", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--small", action="store_true",
-                   help=f"quick run: base {SMALL['base_events']:,}, new {SMALL['new_events']:,}, "
-                        f"mid {SMALL['mid_events']:,} events (explicit sizes still win)")
-    p.add_argument("--base-events", type=int, default=None,
-                   help=f"feed events before the checkpoint (default {DEFAULTS['base_events']:,})")
-    p.add_argument("--new-events", type=int, default=None,
-                   help=f"feed events after it (default {DEFAULTS['new_events']:,})")
-    p.add_argument("--mid-events", type=int, default=None,
-                   help="base events of the second store of the memory comparison (default "
-                        f"{DEFAULTS['mid_events']:,})")
-    p.add_argument("--nights", type=int, default=4,
-                   help="parts the base is ingested in, sealing after each (default 4)")
+    p = argparse.ArgumentParser(
+        prog="python -m bench.resumable",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--small",
+        action="store_true",
+        help=f"quick run: base {SMALL['base_events']:,}, new {SMALL['new_events']:,}, "
+        f"mid {SMALL['mid_events']:,} events (explicit sizes still win)",
+    )
+    p.add_argument(
+        "--base-events",
+        type=int,
+        default=None,
+        help=f"feed events before the checkpoint (default {DEFAULTS['base_events']:,})",
+    )
+    p.add_argument(
+        "--new-events",
+        type=int,
+        default=None,
+        help=f"feed events after it (default {DEFAULTS['new_events']:,})",
+    )
+    p.add_argument(
+        "--mid-events",
+        type=int,
+        default=None,
+        help=f"base events of the second store of the memory comparison (default {DEFAULTS['mid_events']:,})",
+    )
+    p.add_argument(
+        "--nights", type=int, default=4, help="parts the base is ingested in, sealing after each (default 4)"
+    )
     p.add_argument("--tables", type=int, default=10, help="tables per game in the base feed")
-    p.add_argument("--new-tables", type=int, default=2,
-                   help="tables per game in the new feed (few: recall --last 10 then reads "
-                        "rounds that are all after the checkpoint)")
+    p.add_argument(
+        "--new-tables",
+        type=int,
+        default=2,
+        help="tables per game in the new feed (few: recall --last 10 then reads "
+        "rounds that are all after the checkpoint)",
+    )
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--repeat", type=int, default=3,
-                   help="timings of the fast side (since, replay/recall from a checkpoint) "
-                        "taken this many times, median")
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="timings of the fast side (since, replay/recall from a checkpoint) "
+        "taken this many times, median",
+    )
     p.add_argument("--pg", default=DEFAULT_PG, help="PostgreSQL URL (a schema per store)")
     p.add_argument("--no-pg", action="store_true", help="SQLite only")
     p.add_argument("--no-memory", action="store_true", help="skip the peak-RSS comparison")
@@ -162,15 +188,18 @@ def timed(fn: Callable[[], T]) -> tuple[Timed, T]:
 def timed_median(fn: Callable[[], T], repeat: int) -> tuple[Timed, T]:
     """``fn`` run ``repeat`` times: the median wall and CPU seconds, and the last value."""
     runs = [timed(fn) for _ in range(max(1, repeat))]
-    return (Timed(statistics.median(t.wall for t, _ in runs),
-                  statistics.median(t.cpu for t, _ in runs)), runs[-1][1])
+    return (
+        Timed(statistics.median(t.wall for t, _ in runs), statistics.median(t.cpu for t, _ in runs)),
+        runs[-1][1],
+    )
 
 
 # --- what is measured ------------------------------------------------------------------------
 
 
-def verify_since(app: LedgerApp, public_key: Any = None,
-                 steps: dict[str, float] | None = None) -> VerifyReport:
+def verify_since(
+    app: LedgerApp, public_key: Any = None, steps: dict[str, float] | None = None
+) -> VerifyReport:
     """``ledger verify --since last [--public-key]``: check the newest stored checkpoint (its
     signature, that the store holds its head, its snapshot's digest), then verify only the rows
     after it. Raises ``RuntimeError`` if there is no checkpoint or it does not match.
@@ -214,8 +243,7 @@ def ingest(app: LedgerApp, path: str) -> int:
     with open(path, "rb") as lines:
         report = Ingestor(app).ingest(bounded_lines(lines))
     if report.rejected:
-        raise RuntimeError(f"{path}: {len(report.rejected)} rejected line(s), first "
-                           f"{report.rejected[:1]}")
+        raise RuntimeError(f"{path}: {len(report.rejected)} rejected line(s), first {report.rejected[:1]}")
     return report.stored
 
 
@@ -252,13 +280,13 @@ def prefix(path: str, lines: int, name: str) -> str:
     return name
 
 
-def sized_feed(path: str, events: int, *, tables: int, seed: int, games: list[str] | None,
-               first_chunk: int = 0) -> FeedFile:
+def sized_feed(
+    path: str, events: int, *, tables: int, seed: int, games: list[str] | None, first_chunk: int = 0
+) -> FeedFile:
     """A feed of about ``events`` lines (at least): rounds estimated from a small sample."""
     per_round = _lines_per_round(tables, seed, games)
     rounds = max(1, round(events / per_round))
-    return write_feed(path, rounds, tables=tables, seed=seed, games=games,
-                      first_chunk=first_chunk)
+    return write_feed(path, rounds, tables=tables, seed=seed, games=games, first_chunk=first_chunk)
 
 
 _PER_ROUND: dict[tuple[int, int, str], float] = {}
@@ -270,8 +298,7 @@ def _lines_per_round(tables: int, seed: int, games: list[str] | None) -> float:
         sample = tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False)  # noqa: SIM115
         sample.close()
         try:
-            feed = write_feed(sample.name, 12 * tables * 6, tables=tables, seed=seed,
-                              games=games)
+            feed = write_feed(sample.name, 12 * tables * 6, tables=tables, seed=seed, games=games)
         finally:
             os.remove(sample.name)
         _PER_ROUND[key] = feed.lines / feed.rounds
@@ -296,8 +323,12 @@ def _same_replay(a: Any, b: Any) -> bool:
 
 
 def _same_recall(a: Any, b: Any) -> bool:
-    return (a is not None and b is not None and len(a.rounds) == len(b.rounds)
-            and all(_same_replay(x, y) for x, y in zip(a.rounds, b.rounds, strict=True)))
+    return (
+        a is not None
+        and b is not None
+        and len(a.rounds) == len(b.rounds)
+        and all(_same_replay(x, y) for x, y in zip(a.rounds, b.rounds, strict=True))
+    )
 
 
 def _findings(report: VerifyReport) -> Any:
@@ -305,9 +336,14 @@ def _findings(report: VerifyReport) -> Any:
     return {k: v for k, v in body.items() if k not in ("seconds",)}
 
 
-def measure_store_kind(stores: Stores, kind: str, feeds: dict[str, FeedFile],
-                       parts: list[str], mid_path: str, args: argparse.Namespace
-                       ) -> dict[str, Any]:
+def measure_store_kind(
+    stores: Stores,
+    kind: str,
+    feeds: dict[str, FeedFile],
+    parts: list[str],
+    mid_path: str,
+    args: argparse.Namespace,
+) -> dict[str, Any]:
     """Every measurement on one store kind (see the module docstring)."""
     from ledger.checkpoints import listing
     from ledger.checkpoints import seal as seal_store
@@ -335,56 +371,88 @@ def measure_store_kind(stores: Stores, kind: str, feeds: dict[str, FeedFile],
         for path in parts:
             t_ingest, stored = timed(lambda path=path: ingest(app, path))  # type: ignore[misc]
             t_seal, sealed = timed(lambda: seal_store(app, key))
-            nights.append({"stored": stored, "ingest_s": t_ingest.wall,
-                           "seal_s": t_seal.wall, "seal_cpu_s": t_seal.cpu,
-                           "seal_events_read": sealed.events_read,
-                           "resumed_from": sealed.resumed_from})
-            _say(f"{kind}: night {len(nights)}: {stored:,} rows in {t_ingest.wall:.1f}s, seal "
-                 f"{t_seal.wall:.1f}s ({sealed.events_read:,} rows read)")
+            nights.append(
+                {
+                    "stored": stored,
+                    "ingest_s": t_ingest.wall,
+                    "seal_s": t_seal.wall,
+                    "seal_cpu_s": t_seal.cpu,
+                    "seal_events_read": sealed.events_read,
+                    "resumed_from": sealed.resumed_from,
+                }
+            )
+            _say(
+                f"{kind}: night {len(nights)}: {stored:,} rows in {t_ingest.wall:.1f}s, seal "
+                f"{t_seal.wall:.1f}s ({sealed.events_read:,} rows read)"
+            )
         fig["nights"] = nights
         t_new, stored_new = timed(lambda: ingest(app, new.path))
         fig["new_rows"] = stored_new
         fig["store_rows"] = app.recorder.max_notification_id() or 0
         fig["checkpoints"] = [s.position for s in listing(app)]
-        _say(f"{kind}: big store {fig['store_rows']:,} rows ({stored_new:,} new in "
-             f"{t_new.wall:.1f}s)")
+        _say(f"{kind}: big store {fig['store_rows']:,} rows ({stored_new:,} new in {t_new.wall:.1f}s)")
 
         steps: dict[str, float] = {}
-        t_since, since = timed_median(lambda: verify_since(app, key.public_key(), steps),
-                                      args.repeat)
+        t_since, since = timed_median(lambda: verify_since(app, key.public_key(), steps), args.repeat)
         if since.exit_code != 0:
             raise RuntimeError(f"verify --since found {since.findings[:1]}")
-        fig.update(since_s=t_since.wall, since_cpu_s=t_since.cpu, since_rows=since.events,
-                   since_steps_cpu_s={k: v / max(1, args.repeat) for k, v in steps.items()})
+        fig.update(
+            since_s=t_since.wall,
+            since_cpu_s=t_since.cpu,
+            since_rows=since.events,
+            since_steps_cpu_s={k: v / max(1, args.repeat) for k, v in steps.items()},
+        )
 
         # 2. Replay and recall: from the nearest checkpoint against from the start.
         picks = newest_rounds(new.path)
         fig["rounds"] = {}
         for game, (table, round_) in sorted(picks.items()):
             one: dict[str, Any] = {"table": table, "round": round_}
-            t_new_r, fast = timed_median(lambda t=table, r=round_: replay_round(  # type: ignore[misc]
-                app, t, r), args.repeat)
-            t_old_r, slow = timed(lambda t=table, r=round_: replay_round(  # type: ignore[misc]
-                app, t, r, from_start=True))
-            t_new_c, fast_c = timed_median(lambda t=table: recall(app, t, 10),  # type: ignore[misc]
-                                           args.repeat)
-            t_old_c, slow_c = timed(lambda t=table: recall(app, t, 10,  # type: ignore[misc]
-                                                           from_start=True))
+            t_new_r, fast = timed_median(
+                lambda t=table, r=round_: replay_round(  # type: ignore[misc]
+                    app, t, r
+                ),
+                args.repeat,
+            )
+            t_old_r, slow = timed(
+                lambda t=table, r=round_: replay_round(  # type: ignore[misc]
+                    app, t, r, from_start=True
+                )
+            )
+            t_new_c, fast_c = timed_median(
+                lambda t=table: recall(app, t, 10),  # type: ignore[misc]
+                args.repeat,
+            )
+            t_old_c, slow_c = timed(
+                lambda t=table: recall(
+                    app,
+                    t,
+                    10,  # type: ignore[misc]
+                    from_start=True,
+                )
+            )
             one.update(
-                replay_s=t_new_r.wall, replay_cpu_s=t_new_r.cpu,
-                replay_from_start_s=t_old_r.wall, replay_from_start_cpu_s=t_old_r.cpu,
+                replay_s=t_new_r.wall,
+                replay_cpu_s=t_new_r.cpu,
+                replay_from_start_s=t_old_r.wall,
+                replay_from_start_cpu_s=t_old_r.cpu,
                 replay_speedup=t_old_r.wall / t_new_r.wall,
                 replay_cpu_speedup=t_old_r.cpu / max(t_new_r.cpu, 1e-9),
                 replay_judged_from=None if fast is None else fast.judged_from,
                 replay_same=fast is not None and slow is not None and _same_replay(fast, slow),
-                recall_s=t_new_c.wall, recall_cpu_s=t_new_c.cpu,
-                recall_from_start_s=t_old_c.wall, recall_from_start_cpu_s=t_old_c.cpu,
+                recall_s=t_new_c.wall,
+                recall_cpu_s=t_new_c.cpu,
+                recall_from_start_s=t_old_c.wall,
+                recall_from_start_cpu_s=t_old_c.cpu,
                 recall_speedup=t_old_c.wall / t_new_c.wall,
                 recall_cpu_speedup=t_old_c.cpu / max(t_new_c.cpu, 1e-9),
-                recall_same=_same_recall(fast_c, slow_c))
+                recall_same=_same_recall(fast_c, slow_c),
+            )
             fig["rounds"][game] = one
-            _say(f"{kind}: {game} replay {one['replay_speedup']:.1f}x, recall "
-                 f"{one['recall_speedup']:.1f}x faster from the checkpoint")
+            _say(
+                f"{kind}: {game} replay {one['replay_speedup']:.1f}x, recall "
+                f"{one['recall_speedup']:.1f}x faster from the checkpoint"
+            )
 
         # 3. Full verify: one process against two by segments.
         t_one, single = timed(lambda: verify_store(app))
@@ -397,20 +465,27 @@ def measure_store_kind(stores: Stores, kind: str, feeds: dict[str, FeedFile],
             seg_cpu.append(t_seg.cpu)
             seg_rows.append(part.report.events)
         fig.update(
-            full_s=t_one.wall, full_cpu_s=t_one.cpu, full_rows=single.events,
+            full_s=t_one.wall,
+            full_cpu_s=t_one.cpu,
+            full_rows=single.events,
             full_exit=single.exit_code,
-            jobs2_s=t_two.wall, jobs2_cpu_s=t_two.cpu, jobs2_rows=merged.events,
-            segments=[[a, b] for a, b in segments], segment_rows=seg_rows,
+            jobs2_s=t_two.wall,
+            jobs2_cpu_s=t_two.cpu,
+            jobs2_rows=merged.events,
+            segments=[[a, b] for a, b in segments],
+            segment_rows=seg_rows,
             segment_cpu_s=seg_cpu,
             segments2_speedup=t_one.wall / t_two.wall,
             segments2_cpu_speedup=t_one.cpu / max(max(seg_cpu, default=0.0), 1e-9),
             segments2_identical=_findings(single) == _findings(merged),
-            segments2_rows_once=(merged.events == single.events == sum(seg_rows)
-                                 and len(segments) == 2),
-            since_vs_full_rows=since.events / max(single.events, 1))
-        _say(f"{kind}: full verify {t_one.wall:.1f}s, --jobs 2 by segments {t_two.wall:.1f}s "
-             f"({fig['segments2_speedup']:.2f}x), identical {fig['segments2_identical']}, "
-             f"rows {merged.events:,} = {' + '.join(f'{r:,}' for r in seg_rows)}")
+            segments2_rows_once=(merged.events == single.events == sum(seg_rows) and len(segments) == 2),
+            since_vs_full_rows=since.events / max(single.events, 1),
+        )
+        _say(
+            f"{kind}: full verify {t_one.wall:.1f}s, --jobs 2 by segments {t_two.wall:.1f}s "
+            f"({fig['segments2_speedup']:.2f}x), identical {fig['segments2_identical']}, "
+            f"rows {merged.events:,} = {' + '.join(f'{r:,}' for r in seg_rows)}"
+        )
     finally:
         app.close()
 
@@ -420,12 +495,18 @@ def measure_store_kind(stores: Stores, kind: str, feeds: dict[str, FeedFile],
     try:
         ingest(app, new.path)
         t_fresh, alone = timed_median(lambda: verify_store(app), args.repeat)
-        fig.update(fresh_s=t_fresh.wall, fresh_cpu_s=t_fresh.cpu, fresh_rows=alone.events,
-                   since_vs_fresh=fig["since_s"] / t_fresh.wall,
-                   cpu_since_vs_fresh=fig["since_cpu_s"] / max(t_fresh.cpu, 1e-9))
-        _say(f"{kind}: verify --since {fig['since_s']:.2f}s ({fig['since_rows']:,} rows) vs "
-             f"fresh store {t_fresh.wall:.2f}s ({alone.events:,} rows): "
-             f"{fig['since_vs_fresh']:.2f}x")
+        fig.update(
+            fresh_s=t_fresh.wall,
+            fresh_cpu_s=t_fresh.cpu,
+            fresh_rows=alone.events,
+            since_vs_fresh=fig["since_s"] / t_fresh.wall,
+            cpu_since_vs_fresh=fig["since_cpu_s"] / max(t_fresh.cpu, 1e-9),
+        )
+        _say(
+            f"{kind}: verify --since {fig['since_s']:.2f}s ({fig['since_rows']:,} rows) vs "
+            f"fresh store {t_fresh.wall:.2f}s ({alone.events:,} rows): "
+            f"{fig['since_vs_fresh']:.2f}x"
+        )
     finally:
         app.close()
     fresh.drop()
@@ -443,10 +524,16 @@ def measure_store_kind(stores: Stores, kind: str, feeds: dict[str, FeedFile],
             app.close()
         small_rss = measure("since", mid.url)
         large_rss = measure("since", big.url)
-        fig["memory"] = {"mid_rows": mid_rows, "mid": small_rss, "big": large_rss,
-                         "growth": large_rss["peak_rss_mb"] / small_rss["peak_rss_mb"]}
-        _say(f"{kind}: verify --since peak RSS {small_rss['peak_rss_mb']} MB ({mid_rows:,} "
-             f"rows) vs {large_rss['peak_rss_mb']} MB ({fig['store_rows']:,} rows)")
+        fig["memory"] = {
+            "mid_rows": mid_rows,
+            "mid": small_rss,
+            "big": large_rss,
+            "growth": large_rss["peak_rss_mb"] / small_rss["peak_rss_mb"],
+        }
+        _say(
+            f"{kind}: verify --since peak RSS {small_rss['peak_rss_mb']} MB ({mid_rows:,} "
+            f"rows) vs {large_rss['peak_rss_mb']} MB ({fig['store_rows']:,} rows)"
+        )
         mid.drop()
     big.drop()
     return fig
@@ -455,31 +542,50 @@ def measure_store_kind(stores: Stores, kind: str, feeds: dict[str, FeedFile],
 def run(stores: Stores, workdir: str, args: argparse.Namespace) -> dict[str, Any]:
     """Write the feeds, measure on every store kind; the results with their verdict."""
     started = time.perf_counter()
-    results: dict[str, Any] = {"targets": TARGETS, "args": {k: v for k, v in vars(args).items()},
-                               "started": time.strftime("%Y-%m-%d %H:%M:%S")}
+    results: dict[str, Any] = {
+        "targets": TARGETS,
+        "args": {k: v for k, v in vars(args).items()},
+        "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
     games = getattr(args, "games", None)
-    t_feed, base = timed(lambda: sized_feed(os.path.join(workdir, "base.jsonl"),
-                                            args.base_events, tables=args.tables,
-                                            seed=args.seed, games=games))
-    new = sized_feed(os.path.join(workdir, "new.jsonl"), args.new_events,
-                     tables=args.new_tables, seed=args.seed, games=games,
-                     first_chunk=NEW_FEED_CHUNK)
+    t_feed, base = timed(
+        lambda: sized_feed(
+            os.path.join(workdir, "base.jsonl"),
+            args.base_events,
+            tables=args.tables,
+            seed=args.seed,
+            games=games,
+        )
+    )
+    new = sized_feed(
+        os.path.join(workdir, "new.jsonl"),
+        args.new_events,
+        tables=args.new_tables,
+        seed=args.seed,
+        games=games,
+        first_chunk=NEW_FEED_CHUNK,
+    )
     nights = max(1, args.nights)
     cuts = [base.lines * n // nights for n in range(1, nights)]
     parts = split(base.path, cuts, os.path.join(workdir, "night"))
     mid = prefix(base.path, args.mid_events, os.path.join(workdir, "mid.jsonl"))
-    results["feeds"] = {"base": {"lines": base.lines, "rounds": base.rounds,
-                                 "games": list(base.games)},
-                        "new": {"lines": new.lines, "rounds": new.rounds},
-                        "mid_lines": args.mid_events, "nights": nights,
-                        "generate_s": round(time.perf_counter() - started, 1),
-                        "generate_base_s": round(t_feed.wall, 1)}
-    _say(f"feeds: base {base.lines:,} lines ({base.rounds:,} rounds), new {new.lines:,} lines "
-         f"({new.rounds:,} rounds), written in {results['feeds']['generate_s']}s")
+    results["feeds"] = {
+        "base": {"lines": base.lines, "rounds": base.rounds, "games": list(base.games)},
+        "new": {"lines": new.lines, "rounds": new.rounds},
+        "mid_lines": args.mid_events,
+        "nights": nights,
+        "generate_s": round(time.perf_counter() - started, 1),
+        "generate_base_s": round(t_feed.wall, 1),
+    }
+    _say(
+        f"feeds: base {base.lines:,} lines ({base.rounds:,} rounds), new {new.lines:,} lines "
+        f"({new.rounds:,} rounds), written in {results['feeds']['generate_s']}s"
+    )
     results["stores"] = {}
     for kind in stores.kinds():
-        results["stores"][kind] = measure_store_kind(stores, kind, {"base": base, "new": new},
-                                                     parts, mid, args)
+        results["stores"][kind] = measure_store_kind(
+            stores, kind, {"base": base, "new": new}, parts, mid, args
+        )
         stores.drop_all()
     results["elapsed_s"] = round(time.perf_counter() - started, 1)
     results["verdict"] = verdict(results)
@@ -501,60 +607,102 @@ def verdict(results: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for kind, fig in results["stores"].items():
         out[f"{kind} verify --since / full verify of the new events alone"] = _check(
-            fig["since_vs_fresh"], "since_vs_fresh", cpu=fig["cpu_since_vs_fresh"])
+            fig["since_vs_fresh"], "since_vs_fresh", cpu=fig["cpu_since_vs_fresh"]
+        )
         for game, one in fig["rounds"].items():
             out[f"{kind} replay {game} round, from-start / from checkpoint"] = _check(
-                one["replay_speedup"], "replay_speedup", cpu=one["replay_cpu_speedup"],
-                same=one["replay_same"])
+                one["replay_speedup"],
+                "replay_speedup",
+                cpu=one["replay_cpu_speedup"],
+                same=one["replay_same"],
+            )
             out[f"{kind} recall --last 10 {game} table, from-start / from checkpoint"] = _check(
-                one["recall_speedup"], "recall_speedup", cpu=one["recall_cpu_speedup"],
-                same=one["recall_same"])
+                one["recall_speedup"],
+                "recall_speedup",
+                cpu=one["recall_cpu_speedup"],
+                same=one["recall_same"],
+            )
         out[f"{kind} full verify, one process / --jobs 2 by segments"] = _check(
-            fig["segments2_speedup"], "segments2_vs_one", cpu=fig["segments2_cpu_speedup"],
-            identical=fig["segments2_identical"], rows_once=fig["segments2_rows_once"])
+            fig["segments2_speedup"],
+            "segments2_vs_one",
+            cpu=fig["segments2_cpu_speedup"],
+            identical=fig["segments2_identical"],
+            rows_once=fig["segments2_rows_once"],
+        )
         if "memory" in fig:
             out[f"{kind} verify --since peak RSS, big / mid store"] = _check(
-                fig["memory"]["growth"], "since_rss_growth")
+                fig["memory"]["growth"], "since_rss_growth"
+            )
     return out
 
 
 def render(results: dict[str, Any]) -> str:
     """The figures and the verdict as markdown."""
     feeds = results["feeds"]
-    lines = [f"issue 15: base {feeds['base']['lines']:,} feed events in {feeds['nights']} "
-             f"nights (sealed after each), {feeds['new']['lines']:,} new; feeds written in "
-             f"{feeds['generate_s']}s, whole run {results['elapsed_s']}s", "",
-             "| measure | " + " | ".join(results["stores"]) + " |",
-             "|---|" + "---:|" * len(results["stores"])]
+    lines = [
+        f"issue 15: base {feeds['base']['lines']:,} feed events in {feeds['nights']} "
+        f"nights (sealed after each), {feeds['new']['lines']:,} new; feeds written in "
+        f"{feeds['generate_s']}s, whole run {results['elapsed_s']}s",
+        "",
+        "| measure | " + " | ".join(results["stores"]) + " |",
+        "|---|" + "---:|" * len(results["stores"]),
+    ]
     rows: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
         ("stored rows (big store)", lambda f: f"{f['store_rows']:,}"),
-        ("seal: first (full) / last incremental, s",
-         lambda f: f"{f['nights'][0]['seal_s']:.1f} / {f['nights'][-1]['seal_s']:.1f}"),
-        ("verify --since last: s (CPU s), rows read",
-         lambda f: f"{f['since_s']:.2f} ({f['since_cpu_s']:.2f}), {f['since_rows']:,}"),
-        ("--since CPU s: checkpoint check / snapshot / verify", lambda f: " / ".join(
-            f"{f['since_steps_cpu_s'][k]:.2f}" for k in ("checkpoint", "snapshot", "verify"))),
-        ("full verify, store of the new events only: s (CPU s), rows",
-         lambda f: f"{f['fresh_s']:.2f} ({f['fresh_cpu_s']:.2f}), {f['fresh_rows']:,}"),
-        ("full verify, one process: s (CPU s)",
-         lambda f: f"{f['full_s']:.1f} ({f['full_cpu_s']:.1f})"),
-        ("--jobs 2 by segments: s (CPU s all processes)",
-         lambda f: f"{f['jobs2_s']:.1f} ({f['jobs2_cpu_s']:.1f})"),
-        ("segment rows (sum = one pass)",
-         lambda f: " + ".join(f"{r:,}" for r in f["segment_rows"]) + f" = {f['full_rows']:,}"),
+        (
+            "seal: first (full) / last incremental, s",
+            lambda f: f"{f['nights'][0]['seal_s']:.1f} / {f['nights'][-1]['seal_s']:.1f}",
+        ),
+        (
+            "verify --since last: s (CPU s), rows read",
+            lambda f: f"{f['since_s']:.2f} ({f['since_cpu_s']:.2f}), {f['since_rows']:,}",
+        ),
+        (
+            "--since CPU s: checkpoint check / snapshot / verify",
+            lambda f: " / ".join(
+                f"{f['since_steps_cpu_s'][k]:.2f}" for k in ("checkpoint", "snapshot", "verify")
+            ),
+        ),
+        (
+            "full verify, store of the new events only: s (CPU s), rows",
+            lambda f: f"{f['fresh_s']:.2f} ({f['fresh_cpu_s']:.2f}), {f['fresh_rows']:,}",
+        ),
+        ("full verify, one process: s (CPU s)", lambda f: f"{f['full_s']:.1f} ({f['full_cpu_s']:.1f})"),
+        (
+            "--jobs 2 by segments: s (CPU s all processes)",
+            lambda f: f"{f['jobs2_s']:.1f} ({f['jobs2_cpu_s']:.1f})",
+        ),
+        (
+            "segment rows (sum = one pass)",
+            lambda f: " + ".join(f"{r:,}" for r in f["segment_rows"]) + f" = {f['full_rows']:,}",
+        ),
     ]
     for game in ROUND_GAMES:
-        rows.append((f"replay {game}: checkpoint / from start, s",
-                     _pair_cell(game, "replay_s", "replay_from_start_s")))
-        rows.append((f"recall --last 10 {game}: checkpoint / from start, s",
-                     _pair_cell(game, "recall_s", "recall_from_start_s")))
-    rows.append(("verify --since peak RSS MB: mid / big store", lambda f: (
-        f"{f['memory']['mid']['peak_rss_mb']} ({f['memory']['mid_rows']:,} rows) / "
-        f"{f['memory']['big']['peak_rss_mb']} ({f['store_rows']:,} rows)"
-        if "memory" in f else "-")))
+        rows.append(
+            (
+                f"replay {game}: checkpoint / from start, s",
+                _pair_cell(game, "replay_s", "replay_from_start_s"),
+            )
+        )
+        rows.append(
+            (
+                f"recall --last 10 {game}: checkpoint / from start, s",
+                _pair_cell(game, "recall_s", "recall_from_start_s"),
+            )
+        )
+    rows.append(
+        (
+            "verify --since peak RSS MB: mid / big store",
+            lambda f: (
+                f"{f['memory']['mid']['peak_rss_mb']} ({f['memory']['mid_rows']:,} rows) / "
+                f"{f['memory']['big']['peak_rss_mb']} ({f['store_rows']:,} rows)"
+                if "memory" in f
+                else "-"
+            ),
+        )
+    )
     for label, cell in rows:
-        lines.append(f"| {label} | " + " | ".join(cell(f) for f in results["stores"].values())
-                     + " |")
+        lines.append(f"| {label} | " + " | ".join(cell(f) for f in results["stores"].values()) + " |")
     lines += ["", render_verdict(results["verdict"])]
     return "\n".join(lines)
 
@@ -563,6 +711,7 @@ def _pair_cell(game: str, first: str, second: str) -> Callable[[dict[str, Any]],
     def cell(fig: dict[str, Any]) -> str:
         one = fig["rounds"].get(game)
         return "-" if one is None else f"{one[first]:.2f} / {one[second]:.2f}"
+
     return cell
 
 

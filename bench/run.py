@@ -55,8 +55,7 @@ TARGETS = {
     "jobs2_vs_jobs1": 1.6,
 }
 """Ratios: at least; CPU µs per feed event and peak-RSS growth: at most."""
-AT_MOST = {"ingest_cpu_us_per_event_sqlite", "verify_cpu_us_per_event_sqlite",
-           "verify_rss_growth"}
+AT_MOST = {"ingest_cpu_us_per_event_sqlite", "verify_cpu_us_per_event_sqlite", "verify_rss_growth"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,14 +69,23 @@ def main(argv: list[str] | None = None) -> int:
     stores = Stores(workdir, pg)
     results: dict[str, Any] = {"info": _info(args), "targets": TARGETS}
     try:
-        feed = write_feed(os.path.join(workdir, "feed.jsonl"), args.rounds, tables=args.tables,
-                          seed=args.seed, games=args.games)
-        results["feed"] = {"rounds": feed.rounds, "lines": feed.lines, "bytes": feed.bytes,
-                           "games": list(feed.games), "tables_per_game": feed.tables,
-                           "seed": args.seed}
+        feed = write_feed(
+            os.path.join(workdir, "feed.jsonl"),
+            args.rounds,
+            tables=args.tables,
+            seed=args.seed,
+            games=args.games,
+        )
+        results["feed"] = {
+            "rounds": feed.rounds,
+            "lines": feed.lines,
+            "bytes": feed.bytes,
+            "games": list(feed.games),
+            "tables_per_game": feed.tables,
+            "seed": args.seed,
+        }
         _say(f"feed: {feed.rounds} rounds, {feed.lines} lines, games {' '.join(feed.games)}")
-        runs = [_one_run(stores, feed, args, ledger_first=bool(n % 2))
-                for n in range(args.runs)]
+        runs = [_one_run(stores, feed, args, ledger_first=bool(n % 2)) for n in range(args.runs)]
         results["runs"] = runs
         results["median"] = _medians(runs)
         if args.memory:
@@ -90,10 +98,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.resumable != "off":
             from bench import resumable
 
-            results["resumable"] = resumable.for_harness(
-                stores, workdir, _resumable_argv(args))
-            results["verdict"].update({f"issue 15: {name}": v for name, v in
-                                       results["resumable"]["verdict"].items()})
+            results["resumable"] = resumable.for_harness(stores, workdir, _resumable_argv(args))
+            results["verdict"].update(
+                {f"issue 15: {name}": v for name, v in results["resumable"]["verdict"].items()}
+            )
     finally:
         stores.drop_all()
         if not args.keep:
@@ -107,33 +115,57 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--rounds", type=int, default=5_000, help="rounds in the timed feed")
     p.add_argument("--tables", type=int, default=10, help="tables per game")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--games", type=lambda v: [g for g in v.split(",") if g], default=None,
-                   help="comma-separated game keys (default: every game with a simulator)")
-    p.add_argument("--runs", type=int, default=3, help="timed runs (figures are medians; "
-                   "bare and ledger alternate which goes first)")
-    p.add_argument("--pg", default=DEFAULT_PG, help="PostgreSQL URL (a schema per store is "
-                   "created and dropped); default LEDGER_TEST_PG or the local test database")
+    p.add_argument(
+        "--games",
+        type=lambda v: [g for g in v.split(",") if g],
+        default=None,
+        help="comma-separated game keys (default: every game with a simulator)",
+    )
+    p.add_argument(
+        "--runs",
+        type=int,
+        default=3,
+        help="timed runs (figures are medians; bare and ledger alternate which goes first)",
+    )
+    p.add_argument(
+        "--pg",
+        default=DEFAULT_PG,
+        help="PostgreSQL URL (a schema per store is "
+        "created and dropped); default LEDGER_TEST_PG or the local test database",
+    )
     p.add_argument("--no-pg", action="store_true", help="SQLite only")
-    p.add_argument("--jobs", type=int, default=2, help="compare verify --jobs N with --jobs 1 "
-                   "(0 skips)")
-    p.add_argument("--memory", type=lambda v: [int(x) for x in v.split(",") if x],
-                   default=[2_000, 20_000],
-                   help="round counts for the peak-RSS runs, comma-separated ('' skips); the "
-                   "growth target compares the largest with the smallest (the issue's 1 M vs "
-                   "100 k: pass 100000,1000000, about an hour here)")
-    p.add_argument("--resumable", default="default", metavar="SIZES",
-                   help="issue 15's targets (bench.resumable): 'default' (400 k events + 20 k "
-                   "new; several minutes per store), 'small' (its --small), 'off', or "
-                   "BASE,NEW,MID feed events")
-    p.add_argument("--instructions", default="300", metavar="ROUNDS", type=_rounds_or_off,
-                   help="count instructions per event with valgrind on a feed of ROUNDS rounds "
-                   "(bench.instructions; about 6 minutes on two cores at 300), or 'off'; "
-                   "skipped with a note where valgrind is not installed")
+    p.add_argument("--jobs", type=int, default=2, help="compare verify --jobs N with --jobs 1 (0 skips)")
+    p.add_argument(
+        "--memory",
+        type=lambda v: [int(x) for x in v.split(",") if x],
+        default=[2_000, 20_000],
+        help="round counts for the peak-RSS runs, comma-separated ('' skips); the "
+        "growth target compares the largest with the smallest (the issue's 1 M vs "
+        "100 k: pass 100000,1000000, about an hour here)",
+    )
+    p.add_argument(
+        "--resumable",
+        default="default",
+        metavar="SIZES",
+        help="issue 15's targets (bench.resumable): 'default' (400 k events + 20 k "
+        "new; several minutes per store), 'small' (its --small), 'off', or "
+        "BASE,NEW,MID feed events",
+    )
+    p.add_argument(
+        "--instructions",
+        default="300",
+        metavar="ROUNDS",
+        type=_rounds_or_off,
+        help="count instructions per event with valgrind on a feed of ROUNDS rounds "
+        "(bench.instructions; about 6 minutes on two cores at 300), or 'off'; "
+        "skipped with a note where valgrind is not installed",
+    )
     p.add_argument("--workdir", default=None, help="where feeds and SQLite files go")
     p.add_argument("--keep", action="store_true", help="keep the work folder")
     p.add_argument("--out", default="bench-results.json")
@@ -155,21 +187,38 @@ def _resumable_argv(args: argparse.Namespace) -> list[str]:
         try:
             base, new, mid = (int(v) for v in args.resumable.split(","))
         except ValueError:
-            raise SystemExit(f"--resumable takes default, small, off or BASE,NEW,MID, not "
-                             f"{args.resumable!r}") from None
-        argv += ["--base-events", str(base), "--new-events", str(new), "--mid-events", str(mid),
-                 "--tables", "1", "--new-tables", "1"]
+            raise SystemExit(
+                f"--resumable takes default, small, off or BASE,NEW,MID, not {args.resumable!r}"
+            ) from None
+        argv += [
+            "--base-events",
+            str(base),
+            "--new-events",
+            str(new),
+            "--mid-events",
+            str(mid),
+            "--tables",
+            "1",
+            "--new-tables",
+            "1",
+        ]
     return argv
 
 
 def _info(args: argparse.Namespace) -> dict[str, Any]:
     from importlib.metadata import version
 
-    return {"python": sys.version.split()[0], "platform": platform.platform(),
-            "cpus": os.cpu_count(), "sqlite": sqlite3.sqlite_version,
-            "eventsourcing": version("eventsourcing"), "psycopg": version("psycopg"),
-            "pydantic": version("pydantic"), "args": vars(args),
-            "started": time.strftime("%Y-%m-%d %H:%M:%S")}
+    return {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "sqlite": sqlite3.sqlite_version,
+        "eventsourcing": version("eventsourcing"),
+        "psycopg": version("psycopg"),
+        "pydantic": version("pydantic"),
+        "args": vars(args),
+        "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
 
 
 def _say(text: str) -> None:
@@ -188,8 +237,9 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
 _LAST_CPU = [0.0]
 
 
-def _one_run(stores: Stores, feed: FeedFile, args: argparse.Namespace, *,
-             ledger_first: bool = False) -> dict[str, Any]:
+def _one_run(
+    stores: Stores, feed: FeedFile, args: argparse.Namespace, *, ledger_first: bool = False
+) -> dict[str, Any]:
     """One run on every store; ``ledger_first`` swaps the order of the A/B pair."""
     run: dict[str, Any] = {}
     rows = feed_rows(feed.path)
@@ -211,15 +261,12 @@ def _one_run(stores: Stores, feed: FeedFile, args: argparse.Namespace, *,
         per_event = 1e6 / feed.lines
         for what in ("bare_append", "bare_read_decode", "ingest", "verify"):
             fig[f"{what}_cpu_us_event"] = fig[f"{what}_cpu_s"] * per_event
-        fig["ratio_ingest_vs_bare_append"] = (fig["ingest_events_s"]
-                                              / fig["bare_append_events_s"])
-        fig["ratio_verify_vs_bare_read_decode"] = (fig["verify_events_s"]
-                                                   / fig["bare_read_decode_events_s"])
+        fig["ratio_ingest_vs_bare_append"] = fig["ingest_events_s"] / fig["bare_append_events_s"]
+        fig["ratio_verify_vs_bare_read_decode"] = fig["verify_events_s"] / fig["bare_read_decode_events_s"]
         # The same ratios in client CPU seconds: less noisy on a shared machine, but blind to
         # the PostgreSQL server's work and to fsync waits.
         fig["cpu_ratio_ingest_vs_bare_append"] = fig["bare_append_cpu_s"] / fig["ingest_cpu_s"]
-        fig["cpu_ratio_verify_vs_bare_read_decode"] = (fig["bare_read_decode_cpu_s"]
-                                                       / fig["verify_cpu_s"])
+        fig["cpu_ratio_verify_vs_bare_read_decode"] = fig["bare_read_decode_cpu_s"] / fig["verify_cpu_s"]
         run[kind] = fig
     return run
 
@@ -251,16 +298,19 @@ def _ledger(store: Store, feed: FeedFile, jobs: int) -> dict[str, Any]:
         with open(feed.path, "rb") as lines:
             seconds, report = _timed(lambda: Ingestor(app).ingest(bounded_lines(lines)))
         if report.rejected or report.stored != feed.lines:
-            raise RuntimeError(f"ingest stored {report.stored} of {feed.lines} lines; "
-                               f"first rejection: {report.rejected[:1]}")
+            raise RuntimeError(
+                f"ingest stored {report.stored} of {feed.lines} lines; first rejection: {report.rejected[:1]}"
+            )
         fig["ingest_events_s"] = report.stored / seconds
         fig["ingest_seconds"] = seconds
         fig["ingest_cpu_s"] = _LAST_CPU[0]
         _say(f"{store.kind}: ledger ingest done ({seconds:.1f}s)")
         seconds, verified = _timed(lambda: verify_store(app))
         if verified.exit_code != 0:
-            raise RuntimeError(f"verify of a clean feed found {len(verified.findings)} "
-                               f"finding(s), first: {verified.findings[:1]}")
+            raise RuntimeError(
+                f"verify of a clean feed found {len(verified.findings)} "
+                f"finding(s), first: {verified.findings[:1]}"
+            )
         fig["verify_seconds"] = seconds
         fig["verify_cpu_s"] = _LAST_CPU[0]
         fig["verify_rounds_s"] = verified.rounds_checked / seconds
@@ -268,8 +318,7 @@ def _ledger(store: Store, feed: FeedFile, jobs: int) -> dict[str, Any]:
         fig["verify_rows_s"] = verified.events / seconds
         _say(f"{store.kind}: ledger verify done ({seconds:.1f}s)")
         fig["verify_stages_cpu_us_event"] = verify_stages(app, feed.lines, fig["verify_cpu_s"])
-        fig["ingest_stages_cpu_us_event"] = ingest_stages(feed.path, feed.lines,
-                                                          fig["ingest_cpu_s"])
+        fig["ingest_stages_cpu_us_event"] = ingest_stages(feed.path, feed.lines, fig["ingest_cpu_s"])
         _say(f"{store.kind}: stage breakdown done")
     finally:
         app.close()
@@ -288,12 +337,20 @@ def _jobs(store: Store, jobs: int) -> dict[str, Any]:
     same = one.to_json() == many.to_json()
     # Critical path in CPU seconds: the assignment pass, then the busiest worker.
     critical = many.cpu_seconds[0] + max(many.cpu_seconds[1:])
-    _say(f"{store.kind}: verify --jobs {jobs} {one_s / many_s:.2f}x wall, "
-         f"{one_cpu / critical:.2f}x CPU critical path, identical findings: {same}")
-    return {"jobs": jobs, "jobs1_seconds": one_s, "jobsN_seconds": many_s,
-            "ratio_jobsN_vs_jobs1": one_s / many_s, "jobs_identical_findings": same,
-            "jobs1_cpu_s": one_cpu, "jobsN_cpu_s": many.cpu_seconds,
-            "cpu_ratio_jobsN_vs_jobs1": one_cpu / critical}
+    _say(
+        f"{store.kind}: verify --jobs {jobs} {one_s / many_s:.2f}x wall, "
+        f"{one_cpu / critical:.2f}x CPU critical path, identical findings: {same}"
+    )
+    return {
+        "jobs": jobs,
+        "jobs1_seconds": one_s,
+        "jobsN_seconds": many_s,
+        "ratio_jobsN_vs_jobs1": one_s / many_s,
+        "jobs_identical_findings": same,
+        "jobs1_cpu_s": one_cpu,
+        "jobsN_cpu_s": many.cpu_seconds,
+        "cpu_ratio_jobsN_vs_jobs1": one_cpu / critical,
+    }
 
 
 def _medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -307,8 +364,7 @@ def _medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
             elif isinstance(value, (int, float)) and not isinstance(value, list):
                 out[kind][key] = statistics.median(values)
             elif isinstance(value, dict):  # a stage breakdown: the median of each stage
-                out[kind][key] = {stage: statistics.median(v[stage] for v in values)
-                                  for stage in value}
+                out[kind][key] = {stage: statistics.median(v[stage] for v in values) for stage in value}
     return out
 
 
@@ -320,10 +376,8 @@ def _memory(stores: Stores, workdir: str, args: argparse.Namespace) -> dict[str,
         store = stores.fresh("sqlite", f"mem{rounds}")
         ingest = measure("ingest", store.url, feed.path)
         verify = measure("verify", store.url)
-        out[str(rounds)] = {"rounds": feed.rounds, "lines": feed.lines, "ingest": ingest,
-                            "verify": verify}
-        _say(f"memory {rounds}: ingest {ingest['peak_rss_mb']} MB, "
-             f"verify {verify['peak_rss_mb']} MB")
+        out[str(rounds)] = {"rounds": feed.rounds, "lines": feed.lines, "ingest": ingest, "verify": verify}
+        _say(f"memory {rounds}: ingest {ingest['peak_rss_mb']} MB, verify {verify['peak_rss_mb']} MB")
         store.drop()
         os.remove(path)
     return out
@@ -334,14 +388,18 @@ def _verdict(results: dict[str, Any]) -> dict[str, Any]:
     verdict: dict[str, Any] = {}
     for kind, fig in med.items():
         verdict[f"{kind} ingest / bare append"] = _check(
-            fig["ratio_ingest_vs_bare_append"], "ingest_vs_bare_append")
+            fig["ratio_ingest_vs_bare_append"], "ingest_vs_bare_append"
+        )
         verdict[f"{kind} verify / bare read+decode"] = _check(
-            fig["ratio_verify_vs_bare_read_decode"], "verify_vs_bare_read_decode")
+            fig["ratio_verify_vs_bare_read_decode"], "verify_vs_bare_read_decode"
+        )
         if kind == "sqlite":
             verdict["sqlite ingest client CPU µs/event"] = _check(
-                fig["ingest_cpu_us_event"], "ingest_cpu_us_per_event_sqlite")
+                fig["ingest_cpu_us_event"], "ingest_cpu_us_per_event_sqlite"
+            )
             verdict["sqlite verify client CPU µs/event"] = _check(
-                fig["verify_cpu_us_event"], "verify_cpu_us_per_event_sqlite")
+                fig["verify_cpu_us_event"], "verify_cpu_us_per_event_sqlite"
+            )
         if "ratio_jobsN_vs_jobs1" in fig:
             ok = _check(fig["ratio_jobsN_vs_jobs1"], "jobs2_vs_jobs1")
             ok["identical_findings"] = fig["jobs_identical_findings"]
@@ -353,7 +411,8 @@ def _verdict(results: dict[str, Any]) -> dict[str, Any]:
         small, large = sizes[0], sizes[-1]
         ratio = memory[large]["verify"]["peak_rss_mb"] / memory[small]["verify"]["peak_rss_mb"]
         verdict[f"verify peak RSS {int(large):,} / {int(small):,} rounds"] = _check(
-            ratio, "verify_rss_growth")
+            ratio, "verify_rss_growth"
+        )
     return verdict
 
 
@@ -364,8 +423,9 @@ def _instructions(args: argparse.Namespace) -> dict[str, Any] | None:
     if instructions.valgrind() is None:
         _say("valgrind is not installed (apt-get install valgrind): instructions not counted")
         return None
-    counted = instructions.measure(int(args.instructions), tables=args.tables, seed=args.seed,
-                                   workdir=args.workdir)
+    counted = instructions.measure(
+        int(args.instructions), tables=args.tables, seed=args.seed, workdir=args.workdir
+    )
     _say(f"instructions counted ({counted['feed']['lines']} lines)")
     return counted
 
@@ -374,17 +434,25 @@ def _instructions_verdict(counted: dict[str, Any] | None) -> dict[str, Any]:
     if counted is None:
         return {}
     found = counted["ratios"]
-    return {"sqlite ingest / bare append, instructions": _check(
-                found["ingest_vs_bare_append"], "ingest_vs_bare_append"),
-            "sqlite verify / bare read+decode, instructions": _check(
-                found["verify_vs_bare_read_decode"], "verify_vs_bare_read_decode")}
+    return {
+        "sqlite ingest / bare append, instructions": _check(
+            found["ingest_vs_bare_append"], "ingest_vs_bare_append"
+        ),
+        "sqlite verify / bare read+decode, instructions": _check(
+            found["verify_vs_bare_read_decode"], "verify_vs_bare_read_decode"
+        ),
+    }
 
 
 def _check(value: float, target: str) -> dict[str, Any]:
     bound = TARGETS[target]
     at_most = target in AT_MOST
-    return {"value": value, "target": bound, "at_most": at_most,
-            "met": value <= bound if at_most else value >= bound}
+    return {
+        "value": value,
+        "target": bound,
+        "at_most": at_most,
+        "met": value <= bound if at_most else value >= bound,
+    }
 
 
 def render(results: dict[str, Any]) -> str:
@@ -412,21 +480,24 @@ def render(results: dict[str, Any]) -> str:
         ("--jobs N speed-up, CPU critical path", "cpu_ratio_jobsN_vs_jobs1"),
     ]
     feed = results["feed"]
-    lines = [f"feed: {feed['rounds']:,} rounds, {feed['lines']:,} lines, games "
-             f"{' '.join(feed['games'])}; {len(results['runs'])} run(s), medians",
-             "", "| measure | " + " | ".join(kinds) + " |",
-             "|---|" + "---:|" * len(kinds)]
+    lines = [
+        f"feed: {feed['rounds']:,} rounds, {feed['lines']:,} lines, games "
+        f"{' '.join(feed['games'])}; {len(results['runs'])} run(s), medians",
+        "",
+        "| measure | " + " | ".join(kinds) + " |",
+        "|---|" + "---:|" * len(kinds),
+    ]
     for label, key in rows:
         cells = [_fmt(med[k].get(key)) for k in kinds]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines += _render_stages(med, kinds)
     memory = results.get("memory")
     if memory:
-        lines += ["", "| peak RSS (SQLite, fresh process) | ingest MB | verify MB |",
-                  "|---|---:|---:|"]
+        lines += ["", "| peak RSS (SQLite, fresh process) | ingest MB | verify MB |", "|---|---:|---:|"]
         for size, m in memory.items():
-            lines.append(f"| {int(size):,} rounds | {m['ingest']['peak_rss_mb']} | "
-                         f"{m['verify']['peak_rss_mb']} |")
+            lines.append(
+                f"| {int(size):,} rounds | {m['ingest']['peak_rss_mb']} | {m['verify']['peak_rss_mb']} |"
+            )
     if results.get("instructions"):
         from bench.instructions import render as render_instructions
 
@@ -438,8 +509,7 @@ def render(results: dict[str, Any]) -> str:
     lines += ["", "| target | value | met |", "|---|---:|---|"]
     for name, v in results["verdict"].items():
         sign = "≤" if v.get("at_most") else "≥"
-        lines.append(f"| {name} {sign} {v['target']} | {v['value']:.2f} | "
-                     f"{'yes' if v['met'] else 'NO'} |")
+        lines.append(f"| {name} {sign} {v['target']} | {v['value']:.2f} | {'yes' if v['met'] else 'NO'} |")
     return "\n".join(lines)
 
 
@@ -450,11 +520,15 @@ def _render_stages(med: dict[str, Any], kinds: list[str]) -> list[str]:
         key = f"{what}_stages_cpu_us_event"
         if not all(key in med[k] for k in kinds):
             continue
-        lines += ["", f"| {what}: client CPU µs/event by stage | " + " | ".join(kinds) + " |",
-                  "|---|" + "---:|" * len(kinds)]
+        lines += [
+            "",
+            f"| {what}: client CPU µs/event by stage | " + " | ".join(kinds) + " |",
+            "|---|" + "---:|" * len(kinds),
+        ]
         for stage in med[kinds[0]][key]:
-            lines.append(f"| {stage} | " + " | ".join(
-                f"{med[k][key].get(stage, 0.0):.1f}" for k in kinds) + " |")
+            lines.append(
+                f"| {stage} | " + " | ".join(f"{med[k][key].get(stage, 0.0):.1f}" for k in kinds) + " |"
+            )
     return lines
 
 

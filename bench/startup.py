@@ -48,8 +48,7 @@ def ledger_command() -> list[str]:
 
 def cpu_seconds(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, int]:
     """Run ``argv`` to the end; its user + system CPU seconds and its exit status."""
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               env=env)
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
     return usage.ru_utime + usage.ru_stime, process.returncode
@@ -81,9 +80,20 @@ def parse_importtime(text: str, top: int = 8) -> ImportSummary:
 
 def importtime(args: list[str], env: dict[str, str]) -> ImportSummary:
     """``-X importtime`` of ``ledger ARGS`` in a fresh interpreter."""
-    done = subprocess.run([sys.executable, "-X", "importtime", "-c",
-                           "import sys; from cli.main import main; sys.argv[0] = 'ledger'; main()",
-                           *args], capture_output=True, text=True, env=env, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-X",
+            "importtime",
+            "-c",
+            "import sys; from cli.main import main; sys.argv[0] = 'ledger'; main()",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     return parse_importtime(done.stderr)
 
 
@@ -94,8 +104,9 @@ def measure(runs: int, only: list[str] | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="ledger-startup-") as work:
         db = f"sqlite:///{Path(work) / 'empty.db'}"
         if any(EMPTY in CASES[n][0] for n in names):
-            made = subprocess.run([*ledger_command(), "init", "--db", db], capture_output=True,
-                                  text=True, env=env, timeout=120)
+            made = subprocess.run(
+                [*ledger_command(), "init", "--db", db], capture_output=True, text=True, env=env, timeout=120
+            )
             if made.returncode != 0:
                 raise RuntimeError(f"ledger init failed: {made.stderr.strip()}")
         samples: dict[str, list[float]] = {n: [] for n in names}
@@ -105,39 +116,66 @@ def measure(runs: int, only: list[str] | None = None) -> dict[str, Any]:
                 argv = [a.replace(EMPTY, db) for a in CASES[name][0]]
                 seconds, codes[name] = cpu_seconds([*ledger_command(), *argv], env)
                 samples[name].append(seconds)
-        imports = {label: importtime([a.replace(EMPTY, db) for a in args], env)
-                   for label, args in (("--version", ["--version"]),
-                                       ("verify (empty store)", ["verify", "--db", EMPTY]))
-                   if label in names}
+        imports = {
+            label: importtime([a.replace(EMPTY, db) for a in args], env)
+            for label, args in (
+                ("--version", ["--version"]),
+                ("verify (empty store)", ["verify", "--db", EMPTY]),
+            )
+            if label in names
+        }
     return {
         "runs": runs,
-        "cases": {n: {"cpu_s": round(statistics.median(samples[n]), 3),
-                      "target_s": CASES[n][1], "exit_code": codes[n],
-                      "met": statistics.median(samples[n]) <= CASES[n][1]} for n in names},
-        "imports": {label: {"modules": s.modules, "total_ms": round(s.total_us / 1000, 1),
-                            "top_ms": {m: round(us / 1000, 1) for m, us in s.top}}
-                    for label, s in imports.items()},
+        "cases": {
+            n: {
+                "cpu_s": round(statistics.median(samples[n]), 3),
+                "target_s": CASES[n][1],
+                "exit_code": codes[n],
+                "met": statistics.median(samples[n]) <= CASES[n][1],
+            }
+            for n in names
+        },
+        "imports": {
+            label: {
+                "modules": s.modules,
+                "total_ms": round(s.total_us / 1000, 1),
+                "top_ms": {m: round(us / 1000, 1) for m, us in s.top},
+            }
+            for label, s in imports.items()
+        },
     }
 
 
 def render(results: dict[str, Any]) -> str:
     """The figures as markdown tables."""
-    lines = [f"Start-up, median process CPU (user + system) of {results['runs']} runs:", "",
-             "| command | CPU s | target | met | exit |", "|---|---|---|---|---|"]
+    lines = [
+        f"Start-up, median process CPU (user + system) of {results['runs']} runs:",
+        "",
+        "| command | CPU s | target | met | exit |",
+        "|---|---|---|---|---|",
+    ]
     for name, c in results["cases"].items():
-        lines.append(f"| `ledger {name}` | {c['cpu_s']:.3f} | ≤ {c['target_s']:.2f} | "
-                     f"{'yes' if c['met'] else 'NO'} | {c['exit_code']} |")
+        lines.append(
+            f"| `ledger {name}` | {c['cpu_s']:.3f} | ≤ {c['target_s']:.2f} | "
+            f"{'yes' if c['met'] else 'NO'} | {c['exit_code']} |"
+        )
     for label, s in results["imports"].items():
         heavy = ", ".join(f"{m} {ms:.0f}" for m, ms in s["top_ms"].items())
-        lines += ["", f"`python -X importtime` of `ledger {label}`: {s['modules']} modules, "
-                      f"{s['total_ms']:.0f} ms of imports; heaviest (cumulative ms): {heavy}"]
+        lines += [
+            "",
+            f"`python -X importtime` of `ledger {label}`: {s['modules']} modules, "
+            f"{s['total_ms']:.0f} ms of imports; heaviest (cumulative ms): {heavy}",
+        ]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Measure, print the tables, optionally write the JSON."""
-    parser = argparse.ArgumentParser(prog="python -m bench.startup", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.startup",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--runs", type=int, default=7, help="runs of each case (median)")
     parser.add_argument("--only", default="", help="comma-separated cases, e.g. --only=--version,verify")
     parser.add_argument("--json", dest="out", default=None, help="also write the figures here")

@@ -28,7 +28,7 @@ class Store:
     @property
     def sqlite_path(self) -> str:
         """The SQLite file of this store."""
-        return self.url[len("sqlite:///"):]
+        return self.url[len("sqlite:///") :]
 
     def pg_base(self) -> str:
         """The PostgreSQL URL without the schema query."""
@@ -51,8 +51,9 @@ class Store:
         from psycopg import sql
 
         with psycopg.connect(self.pg_base(), autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
-                sql.Identifier(self.schema or "")))
+            conn.execute(
+                sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(self.schema or ""))
+            )
 
 
 class Stores:

@@ -86,6 +86,7 @@ def _runs(values: np.ndarray) -> RunsCounter:
 
 # --- wheels -----------------------------------------------------------------------------
 
+
 def wheel_probs(weights: dict[int, float]) -> np.ndarray:
     """Pocket probabilities of a wheel whose pockets ``weights`` are that many times as likely."""
     w = np.array([weights.get(n, 1.0) for n in range(37)])
@@ -111,6 +112,7 @@ def sector_of(centre: int, width: int) -> list[int]:
 
 # --- shakers ----------------------------------------------------------------------------
 
+
 def dice_tally(rng: Rng, throws: int, per_die: list[np.ndarray]) -> Tally:
     """A three-dice shaker's tally after ``throws`` throws (FPC: runs of small/big)."""
     faces = np.stack([rng.choice(6, size=throws, p=p) + 1 for p in per_die], axis=1)
@@ -131,8 +133,10 @@ def face_probs(face: int = 0, weight: float = 1.0) -> np.ndarray:
 
 # --- shoes ------------------------------------------------------------------------------
 
-def shoe_tally(rng: Rng, rounds: int, decks: int, missing: int | None, hands: int,
-               per_hand: int, marker: int = 35) -> Tally:
+
+def shoe_tally(
+    rng: Rng, rounds: int, decks: int, missing: int | None, hands: int, per_hand: int, marker: int = 35
+) -> Tally:
     """A card table's tally: one deck shuffled every round (``decks`` 1), or a shoe of
     ``decks`` decks dealt until ``marker`` cards from its end, ``decks`` cards burned at each
     shuffle and one every round; ``hands`` hands of ``per_hand`` cards a round, dealt round
@@ -157,7 +161,7 @@ def shoe_tally(rng: Rng, rounds: int, decks: int, missing: int | None, hands: in
                 if pos + 1 + per_round > len(shoe) - marker:
                     break
                 pos += 1
-            block = shoe[pos:pos + per_round]
+            block = shoe[pos : pos + per_round]
             np.add.at(by_slot, (slots, block), 1)
             cards += np.bincount(block, minlength=CARD_KINDS)
             pos += per_round
@@ -170,7 +174,7 @@ def shoe_tally(rng: Rng, rounds: int, decks: int, missing: int | None, hands: in
             tally.serial.pairs += pairs
             tally.serial.centred += float(np.dot(r[:-1], r[1:]))
             tally.serial.null_mean -= pairs * RANK_VARIANCE / (CARD_KINDS * decks - 1)
-            tally.serial.var_sum += pairs * RANK_VARIANCE ** 2
+            tally.serial.var_sum += pairs * RANK_VARIANCE**2
     tally.counts["cards"] = [int(c) for c in cards]
     for j in range(per_round):
         tally.counts[f"cards:{j % hands + 1}#{j // hands + 1}"] = [int(c) for c in by_slot[j]]
@@ -184,8 +188,9 @@ POCKET = 17
 ACE_OF_SPADES = 0  # A = rank 0, S = suit 0
 
 
-def rows() -> list[tuple[str, int, str, str, Callable[[Rng, int], Tally],
-                         Callable[[Tally], float], tuple[float, float]]]:
+def rows() -> list[
+    tuple[str, int, str, str, Callable[[Rng, int], Tally], Callable[[Tally], float], tuple[float, float]]
+]:
     """(fault, amount, unit, game, draw(rng, amount), best test's p, issue's (ledger, best))."""
     hot15 = wheel_probs({POCKET: 1.5})
     hot12 = wheel_probs({POCKET: 1.2})
@@ -203,41 +208,140 @@ def rows() -> list[tuple[str, int, str, str, Callable[[Rng, int], Tally],
         return dice_max([t.counts[f"die{d}"] for d in (1, 2, 3)]).p_value
 
     def pooled(t: Tally) -> float:
-        return max_cell([sum(t.counts[f"die{d}"][f] for d in (1, 2, 3)) for f in range(6)],
-                        [1 / 6] * 6).p_value
+        return max_cell(
+            [sum(t.counts[f"die{d}"][f] for d in (1, 2, 3)) for f in range(6)], [1 / 6] * 6
+        ).p_value
 
     def comp(t: Tally) -> float:
         return composition(t.seen, t.shoes).p_value
 
     return [
-        ("one pocket x 1.5", 2500, "spins", "RL", lambda r, n: wheel_tally(r, n, hot15), pockets,
-         (0.23, 0.60)),
-        ("one pocket x 1.5", 5000, "spins", "RL", lambda r, n: wheel_tally(r, n, hot15), pockets,
-         (0.63, 0.95)),
-        ("one pocket x 1.5", 7500, "spins", "RL", lambda r, n: wheel_tally(r, n, hot15), pockets,
-         (0.89, 0.996)),
-        ("one pocket x 1.2", 30000, "spins", "RL", lambda r, n: wheel_tally(r, n, hot12), pockets,
-         (0.63, 0.97)),
-        ("one pocket x 1.2", 50000, "spins", "RL", lambda r, n: wheel_tally(r, n, hot12), pockets,
-         (0.94, 1.0)),
-        ("5 adjacent pockets x 1.2", 5000, "spins", "RL",
-         lambda r, n: wheel_tally(r, n, sector), scan, (0.38, 0.87)),
-        ("5 adjacent pockets x 1.2", 10000, "spins", "RL",
-         lambda r, n: wheel_tally(r, n, sector), scan, (0.86, 1.0)),
-        ("one die, one face x 1.5", 500, "throws", "FPC", lambda r, n: dice_tally(r, n, die15),
-         one_die, (0.50, 0.63)),
-        ("one die, one face x 1.5", 1000, "throws", "FPC", lambda r, n: dice_tally(r, n, die15),
-         one_die, (0.92, 0.97)),
-        ("all 3 dice, one face x 1.2", 1000, "throws", "FPC",
-         lambda r, n: dice_tally(r, n, all12), pooled, (0.24, 0.83)),
-        ("ace of spades missing, one deck", 20, "rounds", "STUD",
-         lambda r, n: shoe_tally(r, n, 1, ACE_OF_SPADES, 4, 5), comp, (0.005, 1.0)),
-        ("ace of spades missing, one deck", 100, "rounds", "STUD",
-         lambda r, n: shoe_tally(r, n, 1, ACE_OF_SPADES, 4, 5), comp, (0.055, 1.0)),
-        ("one ace missing, 8-deck shoe", 1000, "rounds", "3CB",
-         lambda r, n: shoe_tally(r, n, 8, ACE_OF_SPADES, 3, 3), comp, (0.0, 1.0)),
-        ("one ace missing, 8-deck shoe", 3000, "rounds", "3CB",
-         lambda r, n: shoe_tally(r, n, 8, ACE_OF_SPADES, 3, 3), comp, (0.0, 1.0)),
+        (
+            "one pocket x 1.5",
+            2500,
+            "spins",
+            "RL",
+            lambda r, n: wheel_tally(r, n, hot15),
+            pockets,
+            (0.23, 0.60),
+        ),
+        (
+            "one pocket x 1.5",
+            5000,
+            "spins",
+            "RL",
+            lambda r, n: wheel_tally(r, n, hot15),
+            pockets,
+            (0.63, 0.95),
+        ),
+        (
+            "one pocket x 1.5",
+            7500,
+            "spins",
+            "RL",
+            lambda r, n: wheel_tally(r, n, hot15),
+            pockets,
+            (0.89, 0.996),
+        ),
+        (
+            "one pocket x 1.2",
+            30000,
+            "spins",
+            "RL",
+            lambda r, n: wheel_tally(r, n, hot12),
+            pockets,
+            (0.63, 0.97),
+        ),
+        (
+            "one pocket x 1.2",
+            50000,
+            "spins",
+            "RL",
+            lambda r, n: wheel_tally(r, n, hot12),
+            pockets,
+            (0.94, 1.0),
+        ),
+        (
+            "5 adjacent pockets x 1.2",
+            5000,
+            "spins",
+            "RL",
+            lambda r, n: wheel_tally(r, n, sector),
+            scan,
+            (0.38, 0.87),
+        ),
+        (
+            "5 adjacent pockets x 1.2",
+            10000,
+            "spins",
+            "RL",
+            lambda r, n: wheel_tally(r, n, sector),
+            scan,
+            (0.86, 1.0),
+        ),
+        (
+            "one die, one face x 1.5",
+            500,
+            "throws",
+            "FPC",
+            lambda r, n: dice_tally(r, n, die15),
+            one_die,
+            (0.50, 0.63),
+        ),
+        (
+            "one die, one face x 1.5",
+            1000,
+            "throws",
+            "FPC",
+            lambda r, n: dice_tally(r, n, die15),
+            one_die,
+            (0.92, 0.97),
+        ),
+        (
+            "all 3 dice, one face x 1.2",
+            1000,
+            "throws",
+            "FPC",
+            lambda r, n: dice_tally(r, n, all12),
+            pooled,
+            (0.24, 0.83),
+        ),
+        (
+            "ace of spades missing, one deck",
+            20,
+            "rounds",
+            "STUD",
+            lambda r, n: shoe_tally(r, n, 1, ACE_OF_SPADES, 4, 5),
+            comp,
+            (0.005, 1.0),
+        ),
+        (
+            "ace of spades missing, one deck",
+            100,
+            "rounds",
+            "STUD",
+            lambda r, n: shoe_tally(r, n, 1, ACE_OF_SPADES, 4, 5),
+            comp,
+            (0.055, 1.0),
+        ),
+        (
+            "one ace missing, 8-deck shoe",
+            1000,
+            "rounds",
+            "3CB",
+            lambda r, n: shoe_tally(r, n, 8, ACE_OF_SPADES, 3, 3),
+            comp,
+            (0.0, 1.0),
+        ),
+        (
+            "one ace missing, 8-deck shoe",
+            3000,
+            "rounds",
+            "3CB",
+            lambda r, n: shoe_tally(r, n, 8, ACE_OF_SPADES, 3, 3),
+            comp,
+            (0.0, 1.0),
+        ),
     ]
 
 
@@ -255,15 +359,26 @@ def power_table(runs: int, seed: int) -> list[dict[str, Any]]:
             tally = draw(rng, amount)
             ledger += _flagged(tally, game, EQUIPMENT[game])
             best_hits += best(tally) < ALPHA
-        out.append({"fault": fault, "amount": amount, "unit": unit, "runs": n,
-                    "ledger": ledger / n, "ledger_ci": interval(ledger, n),
-                    "best": best_hits / n, "best_ci": interval(best_hits, n),
-                    "issue_ledger": issue[0], "issue_best": issue[1],
-                    "met": ledger / n >= best_hits / n - MARGIN})
+        out.append(
+            {
+                "fault": fault,
+                "amount": amount,
+                "unit": unit,
+                "runs": n,
+                "ledger": ledger / n,
+                "ledger_ci": interval(ledger, n),
+                "best": best_hits / n,
+                "best_ci": interval(best_hits, n),
+                "issue_ledger": issue[0],
+                "issue_best": issue[1],
+                "met": ledger / n >= best_hits / n - MARGIN,
+            }
+        )
     return out
 
 
 # --- fair equipment: the family's false alarms ----------------------------------------------
+
 
 def calibration(runs: int, seed: int) -> list[dict[str, Any]]:
     """The share of fair pieces the family flags at alpha 1 %."""
@@ -278,15 +393,22 @@ def calibration(runs: int, seed: int) -> list[dict[str, Any]]:
     for i, (name, game, draw) in enumerate(cases):
         rng = np.random.default_rng([seed, 100 + i])
         hits = sum(_flagged(draw(rng), game, EQUIPMENT[game]) for _ in range(runs))
-        out.append({"equipment": name, "runs": runs, "flagged": hits,
-                    "share": hits / runs, "ci": interval(hits, runs)})
+        out.append(
+            {
+                "equipment": name,
+                "runs": runs,
+                "flagged": hits,
+                "share": hits / runs,
+                "ci": interval(hits, runs),
+            }
+        )
     return out
 
 
 # --- sequential ---------------------------------------------------------------------------
 
-def cusum_false_alarms(scheme: CusumScheme, pieces: int, nights: int, seed: int
-                       ) -> dict[str, Any]:
+
+def cusum_false_alarms(scheme: CusumScheme, pieces: int, nights: int, seed: int) -> dict[str, Any]:
     """Fair pieces watched for ``nights`` at the nominal volume, restarted after each alarm:
     alarms per piece-night, as an average run length with its 95 % interval."""
     rng = np.random.default_rng([seed, 200, scheme.cells])
@@ -305,20 +427,27 @@ def cusum_false_alarms(scheme: CusumScheme, pieces: int, nights: int, seed: int
     exposure = pieces * nights
     low = 0.5 * _chi2_ppf(0.025, 2 * alarms) if alarms else 0.0
     high = 0.5 * _chi2_ppf(0.975, 2 * alarms + 2)
-    return {"scheme": scheme.name, "pieces": pieces, "nights": nights, "alarms": alarms,
-            "arl_nights": exposure / alarms if alarms else math.inf,
-            "arl_ci": (exposure / high, exposure / low if low else math.inf),
-            "arl_markov": cusum_arl(scheme, scheme.threshold),
-            "arl_stated": scheme.in_control_nights}
+    return {
+        "scheme": scheme.name,
+        "pieces": pieces,
+        "nights": nights,
+        "alarms": alarms,
+        "arl_nights": exposure / alarms if alarms else math.inf,
+        "arl_ci": (exposure / high, exposure / low if low else math.inf),
+        "arl_markov": cusum_arl(scheme, scheme.threshold),
+        "arl_stated": scheme.in_control_nights,
+    }
 
 
 def _chi2_ppf(q: float, df: int) -> float:
     from scipy.stats import chi2
+
     return float(chi2.ppf(q, df))
 
 
-def cusum_delay(scheme: CusumScheme, ratio: float, pieces: int, seed: int,
-                max_nights: int = 400) -> dict[str, Any]:
+def cusum_delay(
+    scheme: CusumScheme, ratio: float, pieces: int, seed: int, max_nights: int = 400
+) -> dict[str, Any]:
     """Nights until the first alarm on a piece whose cell 0 is ``ratio`` times as likely."""
     rng = np.random.default_rng([seed, 300, scheme.cells])
     n = scheme.nominal_per_night
@@ -341,17 +470,25 @@ def cusum_delay(scheme: CusumScheme, ratio: float, pieces: int, seed: int,
     lo_k = int(max(0, math.floor(pieces / 2 - 1.96 * math.sqrt(pieces) / 2)))
     hi_k = int(min(pieces - 1, math.ceil(pieces / 2 + 1.96 * math.sqrt(pieces) / 2)))
     right_cell = float(np.mean(np.argmax(sums, axis=1) == 0))
-    return {"scheme": scheme.name, "ratio": ratio, "pieces": pieces,
-            "median_nights": float(np.median(delay)),
-            "median_ci": (int(ordered[lo_k]), int(ordered[hi_k])),
-            "mean_nights": float(delay.mean()), "within_30": float(np.mean(delay <= 30)),
-            "cell_named": right_cell, "arl_markov": cusum_arl(scheme, scheme.threshold, ratio)}
+    return {
+        "scheme": scheme.name,
+        "ratio": ratio,
+        "pieces": pieces,
+        "median_nights": float(np.median(delay)),
+        "median_ci": (int(ordered[lo_k]), int(ordered[hi_k])),
+        "mean_nights": float(delay.mean()),
+        "within_30": float(np.mean(delay <= 30)),
+        "cell_named": right_cell,
+        "arl_markov": cusum_arl(scheme, scheme.threshold, ratio),
+    }
 
 
 # --- croupiers ------------------------------------------------------------------------------
 
-def croupiers(runs: int, seed: int, others: int = 9, rounds: int = 2000,
-              base: float = 0.03, ratio: float = 3.0) -> dict[str, Any]:
+
+def croupiers(
+    runs: int, seed: int, others: int = 9, rounds: int = 2000, base: float = 0.03, ratio: float = 3.0
+) -> dict[str, Any]:
     """One croupier at ``ratio`` times the others' error rate, ``rounds`` rounds dealt each."""
     rng = np.random.default_rng([seed, 400])
     caught = fair_flagged = any_fair = 0
@@ -365,14 +502,23 @@ def croupiers(runs: int, seed: int, others: int = 9, rounds: int = 2000,
         # with every croupier fair
         fair = {f"D-{i:02d}": (rounds, int(rng.binomial(rounds, base))) for i in range(others + 1)}
         any_fair += any(t.flagged for t in error_rate_test(fair, ALPHA))
-    return {"croupiers": others + 1, "rounds_each": rounds, "base_rate": base, "ratio": ratio,
-            "runs": runs, "power": caught / runs, "power_ci": interval(caught, runs),
-            "fair_flagged_share": fair_flagged / (runs * others),
-            "fair_flagged_ci": interval(fair_flagged, runs * others),
-            "all_fair_any_flagged": any_fair / runs, "all_fair_ci": interval(any_fair, runs)}
+    return {
+        "croupiers": others + 1,
+        "rounds_each": rounds,
+        "base_rate": base,
+        "ratio": ratio,
+        "runs": runs,
+        "power": caught / runs,
+        "power_ci": interval(caught, runs),
+        "fair_flagged_share": fair_flagged / (runs * others),
+        "fair_flagged_ci": interval(fair_flagged, runs * others),
+        "all_fair_any_flagged": any_fair / runs,
+        "all_fair_ci": interval(any_fair, runs),
+    }
 
 
 # --- printing -------------------------------------------------------------------------------
+
 
 def _pct(x: float) -> str:
     return f"{100 * x:.1f} %"
@@ -380,68 +526,90 @@ def _pct(x: float) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run every measurement and print it (``--json FILE`` also writes it)."""
-    parser = argparse.ArgumentParser(prog="python -m bench.surveillance", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.surveillance",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--runs", type=int, default=400, help="Runs per power row (400).")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--wheels", type=int, default=2000,
-                        help="Fair wheels watched for the CUSUM's false alarms (2,000).")
+    parser.add_argument(
+        "--wheels", type=int, default=2000, help="Fair wheels watched for the CUSUM's false alarms (2,000)."
+    )
     parser.add_argument("--years", type=float, default=10.0, help="Years of nights each (10).")
     parser.add_argument("--json", metavar="FILE", help="Also write the figures as JSON.")
     args = parser.parse_args(argv)
     started = time.monotonic()
     result: dict[str, Any] = {"seed": args.seed, "alpha": ALPHA}
-    print(f"alpha {ALPHA:g}; ledger = the whole family of the piece (weighted Holm); best = the "
-          "test shaped for the fault, alone")
-    print(f"{'fault':<34} {'amount':>13} | {'issue: ledger / best':>20} | "
-          f"{'now: ledger':>12} {'best':>8}  target (within 5 points)")
+    print(
+        f"alpha {ALPHA:g}; ledger = the whole family of the piece (weighted Holm); best = the "
+        "test shaped for the fault, alone"
+    )
+    print(
+        f"{'fault':<34} {'amount':>13} | {'issue: ledger / best':>20} | "
+        f"{'now: ledger':>12} {'best':>8}  target (within 5 points)"
+    )
     table = power_table(args.runs, args.seed)
     for row in table:
-        print(f"{row['fault']:<34} {row['amount']:>6,} {row['unit']:<6} | "
-              f"{_pct(row['issue_ledger']):>9} / {_pct(row['issue_best']):>7} | "
-              f"{_pct(row['ledger']):>12} {_pct(row['best']):>8}  "
-              f"{'met' if row['met'] else 'NOT MET'} ({row['runs']} runs)")
+        print(
+            f"{row['fault']:<34} {row['amount']:>6,} {row['unit']:<6} | "
+            f"{_pct(row['issue_ledger']):>9} / {_pct(row['issue_best']):>7} | "
+            f"{_pct(row['ledger']):>12} {_pct(row['best']):>8}  "
+            f"{'met' if row['met'] else 'NOT MET'} ({row['runs']} runs)"
+        )
     result["power"] = table
     print("\nfair equipment, the family at alpha 1 % (the share flagged, 95 % interval):")
     cal = calibration(max(args.runs, 400), args.seed)
     for c in cal:
-        print(f"  {c['equipment']:<24} {c['flagged']}/{c['runs']} = {_pct(c['share'])} "
-              f"({_pct(c['ci'][0])} - {_pct(c['ci'][1])})")
+        print(
+            f"  {c['equipment']:<24} {c['flagged']}/{c['runs']} = {_pct(c['share'])} "
+            f"({_pct(c['ci'][0])} - {_pct(c['ci'][1])})"
+        )
     result["calibration"] = cal
     nights = int(args.years * 365.25)
-    print(f"\nsequential: CUSUM per pocket (x{WHEEL_CUSUM.ratio:g}, h {WHEEL_CUSUM.threshold:g}) "
-          f"and per face of all dice (x{SHAKER_CUSUM.ratio:g}, h {SHAKER_CUSUM.threshold:g})")
+    print(
+        f"\nsequential: CUSUM per pocket (x{WHEEL_CUSUM.ratio:g}, h {WHEEL_CUSUM.threshold:g}) "
+        f"and per face of all dice (x{SHAKER_CUSUM.ratio:g}, h {SHAKER_CUSUM.threshold:g})"
+    )
     seq: dict[str, Any] = {}
     for scheme, pieces in ((WHEEL_CUSUM, args.wheels), (SHAKER_CUSUM, args.wheels // 2)):
         fa = cusum_false_alarms(scheme, pieces, nights, args.seed)
         years = fa["arl_nights"] / 365.25
         low = fa["arl_ci"][0] / 365.25
-        print(f"  fair {scheme.name}: {fa['alarms']} false alarms in {pieces:,} x {nights:,} "
-              f"nights at {scheme.nominal_per_night} a night: run length {fa['arl_nights']:,.0f} "
-              f"nights = {years:.1f} years (95 % {low:.1f} - {fa['arl_ci'][1] / 365.25:.1f}); "
-              f"Markov chain {fa['arl_markov']:,.0f}; target >= {YEARS_TARGET:g} years: "
-              f"{'met' if low >= YEARS_TARGET else 'NOT MET (lower bound)'}")
+        print(
+            f"  fair {scheme.name}: {fa['alarms']} false alarms in {pieces:,} x {nights:,} "
+            f"nights at {scheme.nominal_per_night} a night: run length {fa['arl_nights']:,.0f} "
+            f"nights = {years:.1f} years (95 % {low:.1f} - {fa['arl_ci'][1] / 365.25:.1f}); "
+            f"Markov chain {fa['arl_markov']:,.0f}; target >= {YEARS_TARGET:g} years: "
+            f"{'met' if low >= YEARS_TARGET else 'NOT MET (lower bound)'}"
+        )
         per_night = 500 / fa["arl_nights"]
-        print(f"    a property of 500 fair pieces: {per_night:.4f} false alarms a night, "
-              f"{30 * per_night:.2f} a month (target <= 1)")
+        print(
+            f"    a property of 500 fair pieces: {per_night:.4f} false alarms a night, "
+            f"{30 * per_night:.2f} a month (target <= 1)"
+        )
         seq[scheme.name] = fa
     delay = cusum_delay(WHEEL_CUSUM, 1.5, 2000, args.seed)
-    print(f"  pocket x1.5 at 500 spins a night: median delay {delay['median_nights']:g} nights "
-          f"(95 % {delay['median_ci'][0]} - {delay['median_ci'][1]}), mean "
-          f"{delay['mean_nights']:.1f}; the alarm names the pocket in {_pct(delay['cell_named'])}; "
-          f"target <= {DELAY_TARGET}: "
-          f"{'met' if delay['median_ci'][1] <= DELAY_TARGET else 'NOT MET'}")
+    print(
+        f"  pocket x1.5 at 500 spins a night: median delay {delay['median_nights']:g} nights "
+        f"(95 % {delay['median_ci'][0]} - {delay['median_ci'][1]}), mean "
+        f"{delay['mean_nights']:.1f}; the alarm names the pocket in {_pct(delay['cell_named'])}; "
+        f"target <= {DELAY_TARGET}: "
+        f"{'met' if delay['median_ci'][1] <= DELAY_TARGET else 'NOT MET'}"
+    )
     seq["delay"] = delay
     result["sequential"] = seq
     result["croupiers"] = []
     for base in (0.03, 0.01):
         cr = croupiers(max(args.runs, 400), args.seed, base=base)
-        print(f"\ncroupiers: {cr['croupiers']} croupiers, {cr['rounds_each']:,} rounds each, "
-              f"base error rate {cr['base_rate']:g}, one at {cr['ratio']:g}x: flagged "
-              f"{_pct(cr['power'])} ({_pct(cr['power_ci'][0])} - {_pct(cr['power_ci'][1])}), "
-              f"target >= 90 %; fair croupiers flagged {_pct(cr['fair_flagged_share'])} "
-              f"(95 % up to {_pct(cr['fair_flagged_ci'][1])}), target <= 1 %; with all fair, "
-              f"any flagged in {_pct(cr['all_fair_any_flagged'])} of periods")
+        print(
+            f"\ncroupiers: {cr['croupiers']} croupiers, {cr['rounds_each']:,} rounds each, "
+            f"base error rate {cr['base_rate']:g}, one at {cr['ratio']:g}x: flagged "
+            f"{_pct(cr['power'])} ({_pct(cr['power_ci'][0])} - {_pct(cr['power_ci'][1])}), "
+            f"target >= 90 %; fair croupiers flagged {_pct(cr['fair_flagged_share'])} "
+            f"(95 % up to {_pct(cr['fair_flagged_ci'][1])}), target <= 1 %; with all fair, "
+            f"any flagged in {_pct(cr['all_fair_any_flagged'])} of periods"
+        )
         result["croupiers"].append(cr)
     print(f"\n{time.monotonic() - started:.0f} s")
     if args.json:

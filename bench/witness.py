@@ -42,9 +42,26 @@ def _start(folder: Path, index: int) -> tuple[subprocess.Popen[str], str]:
     key = folder / f"w{index}.key"
     write_key_files(key, f"bench.example/w{index}")
     process = subprocess.Popen(
-        [sys.executable, "-m", "cli.main", "witness", "serve", "--key", str(key), "--log",
-         f"{ORIGIN}={folder / 'op.pub'}", "--state", str(folder / f"state{index}"), "--init",
-         "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        [
+            sys.executable,
+            "-m",
+            "cli.main",
+            "witness",
+            "serve",
+            "--key",
+            str(key),
+            "--log",
+            f"{ORIGIN}={folder / 'op.pub'}",
+            "--state",
+            str(folder / f"state{index}"),
+            "--init",
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     assert process.stdout is not None
     line = process.stdout.readline()
     if "listening on" not in line:
@@ -55,9 +72,11 @@ def _start(folder: Path, index: int) -> tuple[subprocess.Popen[str], str]:
 
 def _summary(samples: list[float]) -> dict[str, float]:
     ordered = sorted(samples)
-    return {"median_ms": round(statistics.median(ordered) * 1000, 2),
-            "p90_ms": round(ordered[int(0.9 * (len(ordered) - 1))] * 1000, 2),
-            "max_ms": round(ordered[-1] * 1000, 2)}
+    return {
+        "median_ms": round(statistics.median(ordered) * 1000, 2),
+        "p90_ms": round(ordered[int(0.9 * (len(ordered) - 1))] * 1000, 2),
+        "max_ms": round(ordered[-1] * 1000, 2),
+    }
 
 
 def run(rounds: int, rows: int) -> dict[str, Any]:
@@ -77,16 +96,18 @@ def run(rounds: int, rows: int) -> dict[str, Any]:
             for _ in range(rounds):
                 leaves += [leaf_hash(f"row {len(leaves) + i}".encode()) for i in range(rows)]
                 size = len(leaves)
-                note = sign_note(CheckpointBody(ORIGIN, size, reference_root(leaves)).text(),
-                                 ORIGIN, operator)
+                note = sign_note(
+                    CheckpointBody(ORIGIN, size, reference_root(leaves)).text(), ORIGIN, operator
+                )
                 proofs = {old: reference_consistency(old, leaves) for old in set(sizes.values())}
                 t0 = time.perf_counter()
                 request_cosignature(urls[0], note, sizes[urls[0]], proofs.__getitem__, witness=w1)
                 one.append(time.perf_counter() - t0)
                 leaves.append(leaf_hash(f"row {size}".encode()))
                 size += 1
-                note = sign_note(CheckpointBody(ORIGIN, size, reference_root(leaves)).text(),
-                                 ORIGIN, operator)
+                note = sign_note(
+                    CheckpointBody(ORIGIN, size, reference_root(leaves)).text(), ORIGIN, operator
+                )
                 olds = {urls[0]: size - 1, urls[1]: sizes[urls[1]]}
                 proofs = {old: reference_consistency(old, leaves) for old in set(olds.values())}
                 t0 = time.perf_counter()
@@ -97,8 +118,13 @@ def run(rounds: int, rows: int) -> dict[str, Any]:
             for process, _ in started:
                 process.terminate()
                 process.wait(timeout=10)
-    return {"rounds": rounds, "rows_per_round": rows, "log_size": len(leaves),
-            "one_witness": _summary(one), "quorum_2_of_2": _summary(quorum)}
+    return {
+        "rounds": rounds,
+        "rows_per_round": rows,
+        "log_size": len(leaves),
+        "one_witness": _summary(one),
+        "quorum_2_of_2": _summary(quorum),
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -114,12 +140,16 @@ def main(argv: list[str] | None = None) -> None:
     if args.json:
         print(json.dumps(result, indent=1))
         return
-    print(f"witness round trip, {result['rounds']} checkpoints of {result['rows_per_round']} new "
-          f"rows (log of {result['log_size']} rows at the end), loopback HTTP:")
+    print(
+        f"witness round trip, {result['rounds']} checkpoints of {result['rows_per_round']} new "
+        f"rows (log of {result['log_size']} rows at the end), loopback HTTP:"
+    )
     for name in ("one_witness", "quorum_2_of_2"):
         s = result[name]
-        print(f"  {name.replace('_', ' '):<14} median {s['median_ms']:>7.2f} ms   p90 "
-              f"{s['p90_ms']:>7.2f} ms   max {s['max_ms']:>7.2f} ms")
+        print(
+            f"  {name.replace('_', ' '):<14} median {s['median_ms']:>7.2f} ms   p90 "
+            f"{s['p90_ms']:>7.2f} ms   max {s['max_ms']:>7.2f} ms"
+        )
 
 
 if __name__ == "__main__":

@@ -16,10 +16,28 @@ from ledger.store import LedgerApp
 from projections.bank import BankView, bank_rounds, bank_runs, bank_tables
 from projections.base import Row
 
-AMOUNTS = frozenset(("capital", "capacity", "result", "carry", "share", "commission", "recorded_share",
-           "recorded_commission", "capital_start", "capital_end", "net", "bank_result",
-           "bank_commission", "recorded_result", "bank_result_recorded",
-           "bank_commission_recorded", "commission_recorded", "result_recorded"))
+AMOUNTS = frozenset(
+    (
+        "capital",
+        "capacity",
+        "result",
+        "carry",
+        "share",
+        "commission",
+        "recorded_share",
+        "recorded_commission",
+        "capital_start",
+        "capital_end",
+        "net",
+        "bank_result",
+        "bank_commission",
+        "recorded_result",
+        "bank_result_recorded",
+        "bank_commission_recorded",
+        "commission_recorded",
+        "result_recorded",
+    )
+)
 """The keys of the bank's rows that hold amounts: written two-decimal in JSON and CSV."""
 
 
@@ -48,9 +66,17 @@ def bank(
     runs = {t: bank_runs(rows, t) for t in tables}
     tables = {t: _table_recorded(s, rounds[t]) for t, s in tables.items()}
     if as_json:
-        print_json({"tables": plain_amounts([{**{k: v for k, v in s.items() if k != "state"},
-                                       "runs": runs[t], "rounds": rounds[t]}
-                                      for t, s in tables.items()], AMOUNTS)})
+        print_json(
+            {
+                "tables": plain_amounts(
+                    [
+                        {**{k: v for k, v in s.items() if k != "state"}, "runs": runs[t], "rounds": rounds[t]}
+                        for t, s in tables.items()
+                    ],
+                    AMOUNTS,
+                )
+            }
+        )
     elif as_csv:
         _csv(rounds)
     else:
@@ -67,44 +93,77 @@ def _with_recorded(row: Row) -> Row:
     """A round with its layers' commission summed (derived, ``commission``) beside what the
     table recorded (``result_recorded``, ``commission_recorded``: from its ``bank_settled``)."""
     layers = row["layers"]
-    return {**row, "commission": _sum([x["commission"] for x in layers]),
-            "result_recorded": _sum([x["recorded_share"] for x in layers]),
-            "commission_recorded": _sum([x["recorded_commission"] for x in layers])}
+    return {
+        **row,
+        "commission": _sum([x["commission"] for x in layers]),
+        "result_recorded": _sum([x["recorded_share"] for x in layers]),
+        "commission_recorded": _sum([x["recorded_commission"] for x in layers]),
+    }
 
 
 def _table_recorded(summary: Row, rounds: list[Row]) -> Row:
     """A table's totals: ``bank_result`` and ``bank_commission`` are derived by the rules;
     ``bank_result_recorded`` and ``bank_commission_recorded`` are the tables' own records."""
     live = [r for r in rounds if not r["voided"]]
-    return {**summary,
-            "bank_result_recorded": _sum([r["result_recorded"] for r in live]) or "0",
-            "bank_commission_recorded": _sum([r["commission_recorded"] for r in live]) or "0"}
+    return {
+        **summary,
+        "bank_result_recorded": _sum([r["result_recorded"] for r in live]) or "0",
+        "bank_commission_recorded": _sum([r["commission_recorded"] for r in live]) or "0",
+    }
 
 
 def _agrees(row: Row) -> bool:
     """Whether the table recorded the derived result and commission of a round."""
-    pairs = ((row["result"], row["result_recorded"]),
-             (row["commission"], row["commission_recorded"]))
+    pairs = ((row["result"], row["result_recorded"]), (row["commission"], row["commission_recorded"]))
     return all(a is not None and b is not None and Decimal(a) == Decimal(b) for a, b in pairs)
 
 
 def _layers(row: Row) -> str:
-    return " ".join(f"{x['party']}:{plain(x['share'])}/{plain(x['commission'])}"
-                    for x in row["layers"])
+    return " ".join(f"{x['party']}:{plain(x['share'])}/{plain(x['commission'])}" for x in row["layers"])
 
 
 def _csv(rounds: dict[str, list[Row]]) -> None:
     w = csv.writer(sys.stdout, lineterminator="\n")
-    w.writerow(["table", "round", "at", "voided", "banker", "run", "capital", "capacity",
-                "result", "layers", "carry", "breaches", "commission", "result_recorded",
-                "commission_recorded"])
+    w.writerow(
+        [
+            "table",
+            "round",
+            "at",
+            "voided",
+            "banker",
+            "run",
+            "capital",
+            "capacity",
+            "result",
+            "layers",
+            "carry",
+            "breaches",
+            "commission",
+            "result_recorded",
+            "commission_recorded",
+        ]
+    )
     for rows in rounds.values():
         for r in rows:
-            w.writerow([r["table"], r["round"], r["at"], r["voided"], r["banker"], r["run"],
-                        plain(r["capital"]), plain(r["capacity"]), plain(r["result"]),
-                        _layers(r), plain(r["carry"]),
-                        " ".join(b["code"] for b in r["breaches"]), plain(r["commission"]),
-                        plain(r["result_recorded"]), plain(r["commission_recorded"])])
+            w.writerow(
+                [
+                    r["table"],
+                    r["round"],
+                    r["at"],
+                    r["voided"],
+                    r["banker"],
+                    r["run"],
+                    plain(r["capital"]),
+                    plain(r["capacity"]),
+                    plain(r["result"]),
+                    _layers(r),
+                    plain(r["carry"]),
+                    " ".join(b["code"] for b in r["breaches"]),
+                    plain(r["commission"]),
+                    plain(r["result_recorded"]),
+                    plain(r["commission_recorded"]),
+                ]
+            )
 
 
 def _text(tables: dict[str, Row], rounds: dict[str, list[Row]], runs: dict[str, list[Row]]) -> None:
@@ -112,35 +171,53 @@ def _text(tables: dict[str, Row], rounds: dict[str, list[Row]], runs: dict[str, 
         out.print("no Super Pan 9 table in the store")
         return
     for t, s in tables.items():
-        out.print(f"[bold]table {t}[/bold] ({s['currency']})  {s['rounds']} rounds, "
-                  f"{s['runs']} banker runs, {s['breaches']} breaches")
-        out.print(f"  bank result      derived {text(s['bank_result']):>12}  recorded "
-                  f"{text(s['bank_result_recorded']):>12}", markup=False)
-        out.print(f"  bank commission  derived {text(s['bank_commission']):>12}  recorded "
-                  f"{text(s['bank_commission_recorded']):>12}", markup=False)
+        out.print(
+            f"[bold]table {t}[/bold] ({s['currency']})  {s['rounds']} rounds, "
+            f"{s['runs']} banker runs, {s['breaches']} breaches"
+        )
+        out.print(
+            f"  bank result      derived {text(s['bank_result']):>12}  recorded "
+            f"{text(s['bank_result_recorded']):>12}",
+            markup=False,
+        )
+        out.print(
+            f"  bank commission  derived {text(s['bank_commission']):>12}  recorded "
+            f"{text(s['bank_commission_recorded']):>12}",
+            markup=False,
+        )
         if s["banker"] is not None:
-            out.print(f"  now: seat {s['banker']} in round {s['run']} of its run, capital "
-                      f"{text(s['capital'])}" + (f", must carry at least {text(s['carry'])}"
-                                                 if s["carry"] else ""), markup=False)
+            out.print(
+                f"  now: seat {s['banker']} in round {s['run']} of its run, capital "
+                f"{text(s['capital'])}" + (f", must carry at least {text(s['carry'])}" if s["carry"] else ""),
+                markup=False,
+            )
         for run in runs[t]:
-            out.print(f"  run seat {run['seat']}: {run['first_round']}–{run['last_round']} "
-                      f"({run['rounds']} rounds{', extended' if run['extended'] else ''}), "
-                      f"capital {text(run['capital_start'])} → {text(run['capital_end'])}, net "
-                      f"{text(run['net'])}", markup=False)
+            out.print(
+                f"  run seat {run['seat']}: {run['first_round']}–{run['last_round']} "
+                f"({run['rounds']} rounds{', extended' if run['extended'] else ''}), "
+                f"capital {text(run['capital_start'])} → {text(run['capital_end'])}, net "
+                f"{text(run['net'])}",
+                markup=False,
+            )
         for r in rounds[t]:
-            recorded = "" if _agrees(r) else (
-                f" (recorded W {text(r['result_recorded'])}, commission "
-                f"{text(r['commission_recorded'])})")
-            head = (f"    {r['round']}  seat {r['banker']} run {r['run']}  capital "
-                    f"{text(r['capital'])} (K {text(r['capacity'])})  W {text(r['result'])}  "
-                    f"commission {text(r['commission'])}{recorded}  {_layers(r)}"
-                    + (f"  carry {text(r['carry'])}" if r["carry"] else "")
-                    + ("  VOIDED" if r["voided"] else ""))
+            recorded = (
+                ""
+                if _agrees(r)
+                else (
+                    f" (recorded W {text(r['result_recorded'])}, commission {text(r['commission_recorded'])})"
+                )
+            )
+            head = (
+                f"    {r['round']}  seat {r['banker']} run {r['run']}  capital "
+                f"{text(r['capital'])} (K {text(r['capacity'])})  W {text(r['result'])}  "
+                f"commission {text(r['commission'])}{recorded}  {_layers(r)}"
+                + (f"  carry {text(r['carry'])}" if r["carry"] else "")
+                + ("  VOIDED" if r["voided"] else "")
+            )
             out.print(head, markup=False)
             for b in r["breaches"]:
                 who = f" bet {b['bet']}" if b["bet"] else (f" {b['party']}" if b["party"] else "")
-                out.print(f"      ! {b['code']}{who}: {b['message']}  [{b['rule']}]",
-                          markup=False)
+                out.print(f"      ! {b['code']}{who}: {b['message']}  [{b['rule']}]", markup=False)
 
 
 ORDER = 65

@@ -21,15 +21,23 @@ def export_round_command(
     target: Annotated[str, typer.Argument(metavar="TABLE/ROUND", help="The round, e.g. RL-01/000417.")],
     bundle: Annotated[str, typer.Option("--bundle", help="Where to write the proof bundle (JSON).")],
     db: DbOption = None,
-    checkpoint: Annotated[str | None, typer.Option(
-        help="Prove against this checkpoint (default: the store's newest link; the bundle then "
-             "checks against any checkpoint sealed at or before it that covers the round).")
+    checkpoint: Annotated[
+        str | None,
+        typer.Option(
+            help="Prove against this checkpoint (default: the store's newest link; the bundle then "
+            "checks against any checkpoint sealed at or before it that covers the round)."
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    merkle: Annotated[bool, typer.Option(
-        "--merkle", help="Carry the Merkle inclusion proof of the round's last row to the "
-                         "checkpoint note of that seal (default: the newest) instead of the "
-                         "chain links: a few kilobytes however far the checkpoint is.")] = False,
+    merkle: Annotated[
+        bool,
+        typer.Option(
+            "--merkle",
+            help="Carry the Merkle inclusion proof of the round's last row to the "
+            "checkpoint note of that seal (default: the newest) instead of the "
+            "chain links: a few kilobytes however far the checkpoint is.",
+        ),
+    ] = False,
 ) -> None:
     """Write one round's stored events and the chain links that tie them to a checkpoint.
 
@@ -49,18 +57,29 @@ def export_round_command(
     Path(bundle).write_text(json.dumps(obj, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     if merkle:
         proof = obj["merkle"]
-        typer.echo(f"wrote {bundle}: {len(obj['events'])} events of {table}/{round}, Merkle proof "
-                   f"of leaf {proof['index']} in the tree of {proof['size']} rows "
-                   f"({len(proof['proof'])} hashes)")
+        typer.echo(
+            f"wrote {bundle}: {len(obj['events'])} events of {table}/{round}, Merkle proof "
+            f"of leaf {proof['index']} in the tree of {proof['size']} rows "
+            f"({len(proof['proof'])} hashes)"
+        )
         return
     links = obj["links"]["items"]
     if as_json:
-        print_json({"bundle": bundle, "table": table, "round": round,
-                    "events": len(obj["events"]), "first_link": links[0]["version"],
-                    "last_link": links[-1]["version"]})
+        print_json(
+            {
+                "bundle": bundle,
+                "table": table,
+                "round": round,
+                "events": len(obj["events"]),
+                "first_link": links[0]["version"],
+                "last_link": links[-1]["version"],
+            }
+        )
         return
-    typer.echo(f"wrote {bundle}: {len(obj['events'])} events of {table}/{round}, chain links "
-               f"{links[0]['version']}-{links[-1]['version']}")
+    typer.echo(
+        f"wrote {bundle}: {len(obj['events'])} events of {table}/{round}, chain links "
+        f"{links[0]['version']}-{links[-1]['version']}"
+    )
 
 
 export_round_command.__name__ = "export_round"
@@ -69,9 +88,13 @@ export_round_command.__name__ = "export_round"
 def check_bundle_command(
     bundle: Annotated[str, typer.Argument(metavar="FILE", help="A bundle from `ledger export-round`.")],
     checkpoint: Annotated[str, typer.Option(help="The signed checkpoint to prove against.")],
-    public_key: Annotated[str | None, typer.Option(
-        help="The sealer's public key (PEM). Without it, the key inside the checkpoint is used: "
-             "that proves the files agree, not who sealed them.")] = None,
+    public_key: Annotated[
+        str | None,
+        typer.Option(
+            help="The sealer's public key (PEM). Without it, the key inside the checkpoint is used: "
+            "that proves the files agree, not who sealed them."
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     witness_key: WitnessKeyOption = None,
     quorum: QuorumOption = None,
@@ -98,19 +121,27 @@ def check_bundle_command(
         else:
             err.print(f"proof broken: {exc}")
         raise typer.Exit(code=3) from None
-    cosigners = require(witnesses, cp, key, notes_for(None, cp, checkpoint) + bundle_notes(obj),
-                        f"checkpoint {checkpoint}")
+    cosigners = require(
+        witnesses, cp, key, notes_for(None, cp, checkpoint) + bundle_notes(obj), f"checkpoint {checkpoint}"
+    )
     result = check_bundle(obj, cp)
     if as_json:
-        print_json({**result.to_json(), "key_id": key_id(key), "checkpoint_links":
-                    cp.position.links, "public_key_given": public_key is not None})
+        print_json(
+            {
+                **result.to_json(),
+                "key_id": key_id(key),
+                "checkpoint_links": cp.position.links,
+                "public_key_given": public_key is not None,
+            }
+        )
     elif result.ok:
-        typer.echo(f"proof ok: {result.table}/{result.round}, {result.events} events"
-                   f"{'' if result.closed else ' (round not closed)'}, in the store at link "
-                   f"{cp.position.links} sealed {cp.sealed_at} by key {key_id(key)}"
-                   f"{'' if public_key else ' (key taken from the checkpoint itself)'}"
-                   + (f"; checkpoint note cosigned by {', '.join(cosigners)}" if cosigners
-                      else ""))
+        typer.echo(
+            f"proof ok: {result.table}/{result.round}, {result.events} events"
+            f"{'' if result.closed else ' (round not closed)'}, in the store at link "
+            f"{cp.position.links} sealed {cp.sealed_at} by key {key_id(key)}"
+            f"{'' if public_key else ' (key taken from the checkpoint itself)'}"
+            + (f"; checkpoint note cosigned by {', '.join(cosigners)}" if cosigners else "")
+        )
     else:
         for problem in result.problems:
             typer.echo(f"proof broken: {problem}")
@@ -125,6 +156,7 @@ def _checkpoint(path: str) -> Checkpoint:
         return read_checkpoint(path)
     except SealError as exc:
         fail(f"{exc}")
+
 
 ORDER = 45
 COMMANDS = [export_round_command, check_bundle_command]

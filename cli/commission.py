@@ -45,12 +45,13 @@ def cutoff_option(value: int | None) -> int:
 
 def commission(
     db: DbOption = None,
-    by: Annotated[str, typer.Option(help="Group each gaming day by: " + ", ".join(GROUPINGS)
-                                    + ".")] = "day",
+    by: Annotated[str, typer.Option(help="Group each gaming day by: " + ", ".join(GROUPINGS) + ".")] = "day",
     day_from: Annotated[str | None, typer.Option("--from", help="First gaming day, YYYY-MM-DD.")] = None,
     day_to: Annotated[str | None, typer.Option("--to", help="Last gaming day, YYYY-MM-DD.")] = None,
-    cutoff_hour: Annotated[int | None, typer.Option(
-        help=f"Gaming-day cut-off hour in Macau time (default: {CUTOFF_SETTING} or 6).")] = None,
+    cutoff_hour: Annotated[
+        int | None,
+        typer.Option(help=f"Gaming-day cut-off hour in Macau time (default: {CUTOFF_SETTING} or 6)."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="Print CSV lines.")] = False,
 ) -> None:
@@ -84,39 +85,63 @@ def _print_csv(report: CommissionReport) -> None:
     none for ``--by day``), a line per gaming day and group, then one ``total`` line per
     currency. Player ids and table codes go through the export's spreadsheet-safe cells."""
     group = [] if report.by == "day" else [report.by]
-    fields = ["gaming_day", *group, "currency", "rounds", "items", "recorded", "due",
-              "difference", "unjudged_recorded", "unjudged_items"]
+    fields = [
+        "gaming_day",
+        *group,
+        "currency",
+        "rounds",
+        "items",
+        "recorded",
+        "due",
+        "difference",
+        "unjudged_recorded",
+        "unjudged_items",
+    ]
     writer = csv.writer(sys.stdout, lineterminator="\n")
     writer.writerow(fields)
     for line in report.lines:
         row = line.to_json()
-        writer.writerow([row["gaming_day"], *[csv_cell(line.group, "id") for _ in group],
-                         *[row[f] for f in fields[1 + len(group):]]])
+        writer.writerow(
+            [
+                row["gaming_day"],
+                *[csv_cell(line.group, "id") for _ in group],
+                *[row[f] for f in fields[1 + len(group) :]],
+            ]
+        )
     for total in report.totals:
         row = total.to_json()
-        writer.writerow(["total", *["" for _ in group], *[row[f] for f in fields[1 + len(group):]]])
+        writer.writerow(["total", *["" for _ in group], *[row[f] for f in fields[1 + len(group) :]]])
 
 
 def _print_text(report: CommissionReport) -> None:
-    head = f"{'gaming day':<10}  {report.by:<12} {'cur':<3} {'rounds':>6} {'recorded':>12} " \
-           f"{'due':>12} {'difference':>11} {'unjudged':>12}"
-    out.print(f"commission by gaming day (cut-off {report.cutoff_hour:02d}:00 Macau time)",
-              markup=False)
+    head = (
+        f"{'gaming day':<10}  {report.by:<12} {'cur':<3} {'rounds':>6} {'recorded':>12} "
+        f"{'due':>12} {'difference':>11} {'unjudged':>12}"
+    )
+    out.print(f"commission by gaming day (cut-off {report.cutoff_hour:02d}:00 Macau time)", markup=False)
     out.print(head, markup=False)
     for line in report.lines:
-        unjudged = (f"{text(line.unjudged)} ({line.unjudged_items})"
-                    if line.unjudged_items else "-")
-        out.print(f"{line.day.isoformat():<10}  {line.group:<12} {line.currency:<3} "
-                  f"{line.rounds:>6} {text(line.recorded):>12} {text(line.due):>12} "
-                  f"{text(line.difference):>11} {unjudged:>12}", markup=False)
+        unjudged = f"{text(line.unjudged)} ({line.unjudged_items})" if line.unjudged_items else "-"
+        out.print(
+            f"{line.day.isoformat():<10}  {line.group:<12} {line.currency:<3} "
+            f"{line.rounds:>6} {text(line.recorded):>12} {text(line.due):>12} "
+            f"{text(line.difference):>11} {unjudged:>12}",
+            markup=False,
+        )
     for t in report.totals:
         unjudged = f"{text(t.unjudged)} ({t.unjudged_items})" if t.unjudged_items else "-"
-        out.print(f"{'total':<10}  {'':<12} {t.currency:<3} {t.rounds:>6} "
-                  f"{text(t.recorded):>12} {text(t.due):>12} "
-                  f"{text(t.difference):>11} {unjudged:>12}", markup=False)
+        out.print(
+            f"{'total':<10}  {'':<12} {t.currency:<3} {t.rounds:>6} "
+            f"{text(t.recorded):>12} {text(t.due):>12} "
+            f"{text(t.difference):>11} {unjudged:>12}",
+            markup=False,
+        )
     if any(t.unjudged_items for t in report.totals):
-        out.print("unjudged: commission recorded where the rules cannot yet say what was due "
-                  "(amount, items); not part of the difference", markup=False)
+        out.print(
+            "unjudged: commission recorded where the rules cannot yet say what was due "
+            "(amount, items); not part of the difference",
+            markup=False,
+        )
 
 
 ORDER = 61

@@ -36,10 +36,15 @@ def _db_value(ctx: typer.Context, param: Any, value: str | None) -> str | None:
 
 DbOption = Annotated[
     str | None,
-    typer.Option("--db", metavar="URL", envvar="LEDGER_DB", show_envvar=True,
-                 callback=_db_value,
-                 help="Database URL: sqlite:///PATH (default sqlite:///ledger.db) or "
-                      "postgresql://USER@HOST:PORT/DB[?schema=NAME]."),
+    typer.Option(
+        "--db",
+        metavar="URL",
+        envvar="LEDGER_DB",
+        show_envvar=True,
+        callback=_db_value,
+        help="Database URL: sqlite:///PATH (default sqlite:///ledger.db) or "
+        "postgresql://USER@HOST:PORT/DB[?schema=NAME].",
+    ),
 ]
 
 
@@ -49,8 +54,9 @@ def open_app(db: str | None, *, create: bool = False) -> LedgerApp:
     try:
         return open_ledger(db, create=create)
     except StoreDamaged as exc:
-        fail(f"{exc} (`ledger verify` shows what can still be read)", EXIT_INTEGRITY,
-             prefix="integrity broken")
+        fail(
+            f"{exc} (`ledger verify` shows what can still be read)", EXIT_INTEGRITY, prefix="integrity broken"
+        )
     except StoreError as exc:
         fail(str(exc))
 
@@ -64,8 +70,9 @@ def opened(db: str | None, *, create: bool = False) -> Iterator[LedgerApp]:
     try:
         yield app
     except StoreDamaged as exc:
-        fail(f"{exc} (`ledger verify` shows what can still be read)", EXIT_INTEGRITY,
-             prefix="integrity broken")
+        fail(
+            f"{exc} (`ledger verify` shows what can still be read)", EXIT_INTEGRITY, prefix="integrity broken"
+        )
     except StoreError as exc:
         fail(str(exc), EXIT_USAGE)
     finally:
@@ -91,8 +98,7 @@ def only(items: dict[str, T], wanted: str | None, noun: str) -> dict[str, T]:
     if wanted is None:
         return items
     if wanted not in items:
-        fail(f"no {noun} {wanted!r} in the store"
-             + (f"; {noun}s: {', '.join(items)}" if items else ""))
+        fail(f"no {noun} {wanted!r} in the store" + (f"; {noun}s: {', '.join(items)}" if items else ""))
     return {wanted: items[wanted]}
 
 
@@ -103,8 +109,9 @@ def current_view(app: LedgerApp, view: View, *, note: bool = True) -> MemoryRows
     lag to machines). Nothing is written."""
     got = read_views(app, [view])[0]
     if got.behind and note:
-        where = ("not stored yet" if got.stored_position is None
-                 else f"{got.behind} round(s) behind the log")
-        sys.stderr.write(f"note: the stored {got.view} view is {where}; computed in memory for "
-                         "this command (`ledger projections update` stores it)\n")
+        where = "not stored yet" if got.stored_position is None else f"{got.behind} round(s) behind the log"
+        sys.stderr.write(
+            f"note: the stored {got.view} view is {where}; computed in memory for "
+            "this command (`ledger projections update` stores it)\n"
+        )
     return got.rows

@@ -41,7 +41,7 @@ EXIT_CODES: dict[int, str] = {
     EXIT_OK: "done, nothing found",
     EXIT_FINDINGS: "findings, or rejected feed lines",
     EXIT_USAGE: "could not run as asked: usage error, no ledger at the URL, a selection that "
-                "matches nothing, database unreachable or permission denied",
+    "matches nothing, database unreachable or permission denied",
     EXIT_INTEGRITY: "the store's integrity is broken, or the store is damaged (wins over 1)",
     EXIT_INTERNAL: "internal error (a bug): rerun with --debug for the traceback",
 }
@@ -84,8 +84,7 @@ def debug() -> bool:
 
 def print_json(obj: dict[str, Any]) -> None:
     """One JSON object on standard output, ``"schema_version"`` first."""
-    body = {"schema_version": SCHEMA_VERSION, **{k: v for k, v in obj.items()
-                                                 if k != "schema_version"}}
+    body = {"schema_version": SCHEMA_VERSION, **{k: v for k, v in obj.items() if k != "schema_version"}}
     sys.stdout.write(json.dumps(body, indent=1, ensure_ascii=False) + "\n")
     sys.stdout.flush()
     state.json_printed = True

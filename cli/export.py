@@ -18,24 +18,37 @@ KEPT = ("MANIFEST.json", "SHA256SUMS")
 
 
 def export_command(
-    folder: Annotated[Path, typer.Option(
-        "--out", metavar="DIR", help="Folder to write (created if missing; must be empty "
-                                     "unless --force).")],
+    folder: Annotated[
+        Path,
+        typer.Option(
+            "--out", metavar="DIR", help="Folder to write (created if missing; must be empty unless --force)."
+        ),
+    ],
     db: DbOption = None,
-    formats: Annotated[str, typer.Option(
-        "--format", metavar="LIST",
-        help="Comma-separated: " + ",".join(FORMATS) + ".")] = ",".join(FORMATS),
-    day_from: Annotated[str | None, typer.Option(
-        "--from", metavar="DATE", help="First gaming day, YYYY-MM-DD.")] = None,
-    day_to: Annotated[str | None, typer.Option(
-        "--to", metavar="DATE", help="Last gaming day, YYYY-MM-DD.")] = None,
-    cutoff_hour: Annotated[int | None, typer.Option(
-        metavar="HOUR",
-        help="Gaming-day cut-off hour in Macau time (default: LEDGER_GAMING_DAY_CUTOFF or 6).")
+    formats: Annotated[
+        str, typer.Option("--format", metavar="LIST", help="Comma-separated: " + ",".join(FORMATS) + ".")
+    ] = ",".join(FORMATS),
+    day_from: Annotated[
+        str | None, typer.Option("--from", metavar="DATE", help="First gaming day, YYYY-MM-DD.")
     ] = None,
-    force: Annotated[bool, typer.Option(
-        "--force", help="Write into a folder that is not empty; files of an earlier export "
-                        "that this one does not write are removed.")] = False,
+    day_to: Annotated[
+        str | None, typer.Option("--to", metavar="DATE", help="Last gaming day, YYYY-MM-DD.")
+    ] = None,
+    cutoff_hour: Annotated[
+        int | None,
+        typer.Option(
+            metavar="HOUR",
+            help="Gaming-day cut-off hour in Macau time (default: LEDGER_GAMING_DAY_CUTOFF or 6).",
+        ),
+    ] = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Write into a folder that is not empty; files of an earlier export "
+            "that this one does not write are removed.",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False,
 ) -> None:
     """Export rounds, bets, settlements, the commission reconciliation and every projection row
@@ -53,13 +66,16 @@ def export_command(
         fail(f"--out {folder} is a file, not a folder")
     before = {p.name for p in folder.iterdir()} if folder.is_dir() else set()
     if before and not force:
-        fail(f"--out {folder} is not empty ({len(before)} entries): choose an empty folder, "
-             "or give --force to replace an earlier export there")
+        fail(
+            f"--out {folder} is not empty ({len(before)} entries): choose an empty folder, "
+            "or give --force to replace an earlier export there"
+        )
     with opened(db) as app:
         try:
             with working(f"exporting to {folder}"):
-                manifest = export(app, folder, formats=chosen, cutoff_hour=cutoff,
-                                  day_from=first, day_to=last)
+                manifest = export(
+                    app, folder, formats=chosen, cutoff_hour=cutoff, day_from=first, day_to=last
+                )
         except (UsageError, OSError) as exc:
             fail(str(exc))
     written = {str(f["name"]) for f in manifest.files} | set(KEPT)
@@ -71,10 +87,8 @@ def export_command(
         print_json(manifest.to_json())
         return
     for f in manifest.files:
-        out.print(f"{f['sha256']}  {f['name']}  ({f['rows']} rows, {f['bytes']} bytes)",
-                  markup=False)
-    out.print(f"manifest: {folder / 'MANIFEST.json'}; store head {manifest.meta['store_head']}",
-              markup=False)
+        out.print(f"{f['sha256']}  {f['name']}  ({f['rows']} rows, {f['bytes']} bytes)", markup=False)
+    out.print(f"manifest: {folder / 'MANIFEST.json'}; store head {manifest.meta['store_head']}", markup=False)
 
 
 export_command.__name__ = "export"

@@ -22,47 +22,91 @@ from ledger.store import database_url, redact
 
 
 def ingest(
-    files: Annotated[list[str] | None, typer.Argument(
-        metavar="FILE", help="Feed files (JSON Lines); - reads standard input.")] = None,
+    files: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="FILE", help="Feed files (JSON Lines); - reads standard input."),
+    ] = None,
     db: DbOption = None,
-    rejects: Annotated[str | None, typer.Option(
-        metavar="FILE",
-        help="Where rejected lines go (JSON Lines: file, line, code, field, message, text), "
-             "for every input. Default: FILE.rejects.jsonl next to each input.")] = None,
+    rejects: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE",
+            help="Where rejected lines go (JSON Lines: file, line, code, field, message, text), "
+            "for every input. Default: FILE.rejects.jsonl next to each input.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
-    follow: Annotated[str | None, typer.Option(
-        "--follow", metavar="SOURCE", rich_help_panel="Live",
-        help="Follow SOURCE instead of reading files: a file being appended (followed across "
-             "rotation), - for standard input, or nats://HOST:PORT/STREAM (a durable JetStream "
-             "consumer on STREAM.<table>). Each round is judged as it closes; each finding is "
-             "printed at once as one JSON line (with detected_at).")] = None,
-    batch_lines: Annotated[int, typer.Option(
-        min=1, max=500, rich_help_panel="Live",
-        help="--follow: most lines per committed batch.")] = 500,
-    batch_window: Annotated[str, typer.Option(
-        metavar="DURATION", rich_help_panel="Live",
-        help="--follow: a batch is committed at the latest this long after its first line.")
+    follow: Annotated[
+        str | None,
+        typer.Option(
+            "--follow",
+            metavar="SOURCE",
+            rich_help_panel="Live",
+            help="Follow SOURCE instead of reading files: a file being appended (followed across "
+            "rotation), - for standard input, or nats://HOST:PORT/STREAM (a durable JetStream "
+            "consumer on STREAM.<table>). Each round is judged as it closes; each finding is "
+            "printed at once as one JSON line (with detected_at).",
+        ),
+    ] = None,
+    batch_lines: Annotated[
+        int,
+        typer.Option(
+            min=1, max=500, rich_help_panel="Live", help="--follow: most lines per committed batch."
+        ),
+    ] = 500,
+    batch_window: Annotated[
+        str,
+        typer.Option(
+            metavar="DURATION",
+            rich_help_panel="Live",
+            help="--follow: a batch is committed at the latest this long after its first line.",
+        ),
     ] = "200ms",
-    seal_every: Annotated[str | None, typer.Option(
-        metavar="DURATION", rich_help_panel="Live",
-        help="--follow: store an incremental checkpoint this often (e.g. 30s, 5m); needs the "
-             "sealing key (--seal-key or LEDGER_SEAL_KEY).")] = None,
-    seal_key: Annotated[str | None, typer.Option(
-        metavar="FILE", rich_help_panel="Live",
-        help="--follow: the Ed25519 sealing key (PEM) for --seal-every.")] = None,
-    metrics_port: Annotated[int | None, typer.Option(
-        min=1, max=65535, rich_help_panel="Live",
-        help="--follow: serve Prometheus metrics and health on 127.0.0.1:PORT/metrics.")] = None,
-    durable: Annotated[str, typer.Option(
-        rich_help_panel="Live", help="--follow nats://: the durable consumer's name.")
+    seal_every: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DURATION",
+            rich_help_panel="Live",
+            help="--follow: store an incremental checkpoint this often (e.g. 30s, 5m); needs the "
+            "sealing key (--seal-key or LEDGER_SEAL_KEY).",
+        ),
+    ] = None,
+    seal_key: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE",
+            rich_help_panel="Live",
+            help="--follow: the Ed25519 sealing key (PEM) for --seal-every.",
+        ),
+    ] = None,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=65535,
+            rich_help_panel="Live",
+            help="--follow: serve Prometheus metrics and health on 127.0.0.1:PORT/metrics.",
+        ),
+    ] = None,
+    durable: Annotated[
+        str, typer.Option(rich_help_panel="Live", help="--follow nats://: the durable consumer's name.")
     ] = "ledger-follower",
-    state: Annotated[str | None, typer.Option(
-        metavar="FILE", rich_help_panel="Live",
-        help="--follow FILE: where the follower records how far it has read (default "
-             "FILE.follow.json).")] = None,
-    idle_exit: Annotated[str | None, typer.Option(
-        metavar="DURATION", rich_help_panel="Live",
-        help="--follow: stop (exit 0) once nothing came for this long.")] = None,
+    state: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE",
+            rich_help_panel="Live",
+            help="--follow FILE: where the follower records how far it has read (default FILE.follow.json).",
+        ),
+    ] = None,
+    idle_exit: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DURATION",
+            rich_help_panel="Live",
+            help="--follow: stop (exit 0) once nothing came for this long.",
+        ),
+    ] = None,
 ) -> None:
     """Store feed lines as immutable events; reject malformed lines with a reason.
 
@@ -74,8 +118,19 @@ def ingest(
     if follow is not None:
         if files:
             fail("give either FILE... or --follow SOURCE, not both")
-        _follow(follow, db, rejects, batch_lines, batch_window, seal_every, seal_key,
-                metrics_port, durable, state, idle_exit)
+        _follow(
+            follow,
+            db,
+            rejects,
+            batch_lines,
+            batch_window,
+            seal_every,
+            seal_key,
+            metrics_port,
+            durable,
+            state,
+            idle_exit,
+        )
     if not files:
         fail("give FILE... (or - for standard input), or --follow SOURCE")
     for name in files:
@@ -89,8 +144,11 @@ def ingest(
         for name in files:
             report, rejects_path = _ingest_one(app, name, shared)
             if report.tree_error:
-                err.print(f"warning: {name}: events stored, but the Merkle tree was not extended "
-                          f"({report.tree_error}); `ledger seal` catches it up", markup=False)
+                err.print(
+                    f"warning: {name}: events stored, but the Merkle tree was not extended "
+                    f"({report.tree_error}); `ledger seal` catches it up",
+                    markup=False,
+                )
             worst = max(worst, report.exit_code)
             summaries.append(_summary(name, report, rejects_path))
     finally:
@@ -105,18 +163,26 @@ def ingest(
     raise typer.Exit(code=worst)
 
 
-def _follow(source: str, db: str | None, rejects: str | None, batch_lines: int,
-            batch_window: str, seal_every: str | None, seal_key: str | None,
-            metrics_port: int | None, durable: str, state: str | None,
-            idle_exit: str | None) -> None:
+def _follow(
+    source: str,
+    db: str | None,
+    rejects: str | None,
+    batch_lines: int,
+    batch_window: str,
+    seal_every: str | None,
+    seal_key: str | None,
+    metrics_port: int | None,
+    durable: str,
+    state: str | None,
+    idle_exit: str | None,
+) -> None:
     try:
         options = FollowOptions(make_bounds(batch_lines, batch_window))
         options.idle_exit = parse_duration(idle_exit) if idle_exit else None
         if seal_every is not None:
             options.seal_every = parse_duration(seal_every)
             if seal_key is None and not os.environ.get(SEAL_KEY_ENV):
-                fail(f"--seal-every needs the sealing key: pass --seal-key FILE or set "
-                     f"{SEAL_KEY_ENV}")
+                fail(f"--seal-every needs the sealing key: pass --seal-key FILE or set {SEAL_KEY_ENV}")
             options.seal_key = load_private_key(seal_key)
             options.store_label = redact(database_url(db))
     except (ValueError, SealError) as exc:
@@ -124,8 +190,7 @@ def _follow(source: str, db: str | None, rejects: str | None, batch_lines: int,
     if source != "-" and not source.startswith("nats://") and not Path(source).is_file():
         fail(f"no such file: {source}")
     app = open_app(db, create=True)
-    request = FollowRequest(source, database_url(db), options, rejects, state, durable,
-                            metrics_port)
+    request = FollowRequest(source, database_url(db), options, rejects, state, durable, metrics_port)
     try:
         code = follow(app, request)
     except FollowError as exc:
@@ -135,10 +200,8 @@ def _follow(source: str, db: str | None, rejects: str | None, batch_lines: int,
     raise typer.Exit(code=code)
 
 
-def _ingest_one(app: Any, name: str,
-                shared: _RejectsFile | None) -> tuple[IngestReport, str | None]:
-    sink = shared or _RejectsFile("stdin.rejects.jsonl" if name == "-"
-                                  else name + ".rejects.jsonl")
+def _ingest_one(app: Any, name: str, shared: _RejectsFile | None) -> tuple[IngestReport, str | None]:
+    sink = shared or _RejectsFile("stdin.rejects.jsonl" if name == "-" else name + ".rejects.jsonl")
     sink.source = name
     before = sink.count
     stream: BinaryIO = sys.stdin.buffer if name == "-" else open(name, "rb")  # noqa: SIM115
@@ -150,8 +213,9 @@ def _ingest_one(app: Any, name: str,
         else:
             with bar:
                 task = bar.add_task("ingest", total=size)
-                report = Ingestor(app).ingest(bounded_lines(stream), on_reject=sink.write,
-                                              on_progress=lambda n: bar.advance(task, n))
+                report = Ingestor(app).ingest(
+                    bounded_lines(stream), on_reject=sink.write, on_progress=lambda n: bar.advance(task, n)
+                )
     finally:
         if sink is not shared:
             sink.close()
@@ -184,15 +248,24 @@ class _RejectsFile:
 
 
 def _summary(name: str, r: IngestReport, rejects_path: str | None) -> dict[str, Any]:
-    return {"file": name, "lines": r.lines, "stored": r.stored, "duplicates": r.duplicates,
-            "rejected": len(r.rejected), "rounds_opened": r.rounds_opened,
-            "rejects_file": rejects_path, "seconds": round(r.seconds, 3),
-            "rejections": [x.as_dict() for x in r.rejected[:1000]]}
+    return {
+        "file": name,
+        "lines": r.lines,
+        "stored": r.stored,
+        "duplicates": r.duplicates,
+        "rejected": len(r.rejected),
+        "rounds_opened": r.rounds_opened,
+        "rejects_file": rejects_path,
+        "seconds": round(r.seconds, 3),
+        "rejections": [x.as_dict() for x in r.rejected[:1000]],
+    }
 
 
 def _line(s: dict[str, Any]) -> str:
-    text = (f"{s['file']}: {s['lines']} lines, {s['stored']} stored, {s['duplicates']} already "
-            f"stored, {s['rejected']} rejected ({s['seconds']}s)")
+    text = (
+        f"{s['file']}: {s['lines']} lines, {s['stored']} stored, {s['duplicates']} already "
+        f"stored, {s['rejected']} rejected ({s['seconds']}s)"
+    )
     for x in s["rejections"][:20]:
         text += f"\n  line {x['line']}: {x['code']}: {x['message']}"
     if s["rejected"] > 20:
@@ -200,6 +273,7 @@ def _line(s: dict[str, Any]) -> str:
     if s["rejects_file"]:
         text += f"\n  rejected lines written to {s['rejects_file']}"
     return text
+
 
 ORDER = 10
 COMMANDS = [ingest]

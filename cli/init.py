@@ -42,40 +42,64 @@ from projections.view_store import view_tables_sql
 
 def init(
     db: DbOption = None,
-    roles: Annotated[bool, typer.Option(
-        help="PostgreSQL: also create an ingest role (SELECT; INSERT on the event columns "
-             "only; no UPDATE or DELETE; the insert lock through the SECURITY DEFINER function "
-             f"{LOCK_FUNCTION}(); column-level writes to the views), a sealer role (SELECT; "
-             "INSERT on the checkpoints) and an auditor role (SELECT only).")
+    roles: Annotated[
+        bool,
+        typer.Option(
+            help="PostgreSQL: also create an ingest role (SELECT; INSERT on the event columns "
+            "only; no UPDATE or DELETE; the insert lock through the SECURITY DEFINER function "
+            f"{LOCK_FUNCTION}(); column-level writes to the views), a sealer role (SELECT; "
+            "INSERT on the checkpoints) and an auditor role (SELECT only)."
+        ),
     ] = False,
     ingest_role: Annotated[str, typer.Option(help="Name of the ingest role.")] = INGEST_ROLE,
     auditor_role: Annotated[str, typer.Option(help="Name of the auditor role.")] = AUDITOR_ROLE,
-    sealer_role: Annotated[str, typer.Option(help="Name of the sealer role (`ledger seal`).")
-                           ] = SEALER_ROLE,
-    role_prefix: Annotated[str | None, typer.Option(
-        metavar="PREFIX", help="Name the roles PREFIX_ingest, PREFIX_auditor and PREFIX_sealer "
-                               "(roles are global to the server: one set per store or test).")
+    sealer_role: Annotated[str, typer.Option(help="Name of the sealer role (`ledger seal`).")] = SEALER_ROLE,
+    role_prefix: Annotated[
+        str | None,
+        typer.Option(
+            metavar="PREFIX",
+            help="Name the roles PREFIX_ingest, PREFIX_auditor and PREFIX_sealer "
+            "(roles are global to the server: one set per store or test).",
+        ),
     ] = None,
-    password: Annotated[str | None, typer.Option(
-        envvar="LEDGER_ROLE_PASSWORD", help="Login password for the roles (default: none, "
-        "for peer/cert authentication).")] = None,
-    print_sql: Annotated[bool, typer.Option(help="Only print the SQL, for the database owner "
-                                            "to review and run: the append-only triggers, the "
-                                            "view and checkpoints tables, and with --roles the "
-                                            "roles and grants. Nothing else is changed (the "
-                                            "events table is still created).")] = False,
+    password: Annotated[
+        str | None,
+        typer.Option(
+            envvar="LEDGER_ROLE_PASSWORD",
+            help="Login password for the roles (default: none, for peer/cert authentication).",
+        ),
+    ] = None,
+    print_sql: Annotated[
+        bool,
+        typer.Option(
+            help="Only print the SQL, for the database owner "
+            "to review and run: the append-only triggers, the "
+            "view and checkpoints tables, and with --roles the "
+            "roles and grants. Nothing else is changed (the "
+            "events table is still created)."
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    seal_public_key: Annotated[str | None, typer.Option(
-        "--seal-public-key", metavar="FILE",
-        help="The sealing public key (ledger keygen's OUT.pub): recorded once in the store "
-             f"(table {SEAL_KEY_TABLE}, which refuses a change), and every reader of a stored "
-             f"checkpoint checks it with this key ({SEAL_PUBLIC_KEY_ENV}=FILE wins over it).")
+    seal_public_key: Annotated[
+        str | None,
+        typer.Option(
+            "--seal-public-key",
+            metavar="FILE",
+            help="The sealing public key (ledger keygen's OUT.pub): recorded once in the store "
+            f"(table {SEAL_KEY_TABLE}, which refuses a change), and every reader of a stored "
+            f"checkpoint checks it with this key ({SEAL_PUBLIC_KEY_ENV}=FILE wins over it).",
+        ),
     ] = None,
-    origin: Annotated[str | None, typer.Option(
-        metavar="NAME", help="The log's origin: the name on the first line of its checkpoint "
-                             "notes, which witnesses know it by (e.g. casino.example/ledger/"
-                             "floor-1; no spaces, no '+'). Set once; default: derived from the "
-                             "store at the first `ledger seal`.")] = None,
+    origin: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAME",
+            help="The log's origin: the name on the first line of its checkpoint "
+            "notes, which witnesses know it by (e.g. casino.example/ledger/"
+            "floor-1; no spaces, no '+'). Set once; default: derived from the "
+            "store at the first `ledger seal`.",
+        ),
+    ] = None,
 ) -> None:
     """Create the tables, install the append-only triggers and optionally the roles.
 
@@ -90,11 +114,12 @@ def init(
     command as the auditor role, e.g.
     --db postgresql://ledger_auditor@HOST/DB?schema=NAME. Exit code 0: done. 2: usage error.
     """
-    names = (Roles.prefixed(role_prefix) if role_prefix
-             else Roles(ingest_role, auditor_role, sealer_role))
+    names = Roles.prefixed(role_prefix) if role_prefix else Roles(ingest_role, auditor_role, sealer_role)
     if roles and len(set(names.all())) != 3:
-        fail(f"the ingest, auditor and sealer roles must be three different names, not "
-             f"{', '.join(names.all())}")
+        fail(
+            f"the ingest, auditor and sealer roles must be three different names, not "
+            f"{', '.join(names.all())}"
+        )
     try:
         sealing = load_public_key(seal_public_key) if seal_public_key else None
     except SealError as exc:
@@ -106,9 +131,13 @@ def init(
             fail("--roles needs PostgreSQL (SQLite has no roles: protect the file)")
         if print_sql:
             dialect = dialect_of(app)
-            statements = (append_only_sql(where) + view_tables_sql(dialect)
-                          + checkpoints_sql(dialect)
-                          + (seal_key_sql(dialect) if sealing else []) + merkle_sql(dialect))
+            statements = (
+                append_only_sql(where)
+                + view_tables_sql(dialect)
+                + checkpoints_sql(dialect)
+                + (seal_key_sql(dialect) if sealing else [])
+                + merkle_sql(dialect)
+            )
             if roles:
                 statements += roles_sql(where, names, "***" if password else None)
             if as_json:
@@ -138,22 +167,40 @@ def init(
     finally:
         app.close()
     if as_json:
-        print_json({"store": where.qualified(), "backend": where.backend, "append_only": True,
-                    "roles": {"ingest": names.ingest, "auditor": names.auditor, "sealer": names.sealer}
-                    if roles else None})
+        print_json(
+            {
+                "store": where.qualified(),
+                "backend": where.backend,
+                "append_only": True,
+                "roles": {"ingest": names.ingest, "auditor": names.auditor, "sealer": names.sealer}
+                if roles
+                else None,
+            }
+        )
         return
-    typer.echo(f"initialised {where.qualified()} ({where.backend}): UPDATE and DELETE of stored "
-               "events are refused" + (f"; roles {names.ingest} (ingest), {names.sealer} "
-                                       f"(sealer) and {names.auditor} (auditor) granted"
-                                       if roles else "")
-               + (f"; sealing public key {key_id(sealing)}" if sealing else ""))
+    typer.echo(
+        f"initialised {where.qualified()} ({where.backend}): UPDATE and DELETE of stored "
+        "events are refused"
+        + (
+            f"; roles {names.ingest} (ingest), {names.sealer} (sealer) and {names.auditor} (auditor) granted"
+            if roles
+            else ""
+        )
+        + (f"; sealing public key {key_id(sealing)}" if sealing else "")
+    )
 
 
 def _grant_seal_key(app: LedgerApp, roles: tuple[str, ...]) -> None:
     """The roles read the sealing public key; neither may write it."""
     table = dialect_of(app).qualified(SEAL_KEY_TABLE)
-    execute(app, [f"REVOKE ALL ON {table} FROM {', '.join(_quote(r) for r in roles)}",
-                  f"GRANT SELECT ON {table} TO {', '.join(_quote(r) for r in roles)}"])
+    execute(
+        app,
+        [
+            f"REVOKE ALL ON {table} FROM {', '.join(_quote(r) for r in roles)}",
+            f"GRANT SELECT ON {table} TO {', '.join(_quote(r) for r in roles)}",
+        ],
+    )
+
 
 ORDER = 5
 COMMANDS = [init]

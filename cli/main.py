@@ -62,18 +62,30 @@ class LedgerGroup(TyperGroup):
         super().__init__(*args, **kwargs)
         self.commands = LazyCommands(self.commands)
 
-    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
-             complete_var: str | None = None, standalone_mode: bool = True,
-             windows_expand_args: bool = True, **extra: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
         """Run the command line (the console script and ``CliRunner`` both come here)."""
         argv = list(args) if args is not None else sys.argv[1:]
         begin(argv)
-        return super().main(args=argv, prog_name=prog_name or "ledger", complete_var=complete_var,
-                            standalone_mode=standalone_mode,
-                            windows_expand_args=windows_expand_args, **extra)
+        return super().main(
+            args=argv,
+            prog_name=prog_name or "ledger",
+            complete_var=complete_var,
+            standalone_mode=standalone_mode,
+            windows_expand_args=windows_expand_args,
+            **extra,
+        )
 
-    def make_context(self, info_name: str | None, args: list[str],
-                     parent: _click.Context | None = None, **extra: Any) -> _click.Context:
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: _click.Context | None = None, **extra: Any
+    ) -> _click.Context:
         """Parse the root options; a usage error there is one line and exit 2."""
         try:
             return super().make_context(info_name, args, parent=parent, **extra)
@@ -91,8 +103,9 @@ class LedgerGroup(TyperGroup):
         """The names, in order, without building the commands."""
         return list(self.commands)
 
-    def resolve_command(self, ctx: _click.Context, args: list[str]
-                        ) -> tuple[str | None, _click.Command | None, list[str]]:
+    def resolve_command(
+        self, ctx: _click.Context, args: list[str]
+    ) -> tuple[str | None, _click.Command | None, list[str]]:
         """Load the command about to run (its module is imported here, not before)."""
         if args and args[0] in self.commands:
             _LOADED.setdefault(args[0], self.commands[args[0]])
@@ -122,9 +135,12 @@ class LedgerGroup(TyperGroup):
                 raise typer.Exit(code=EXIT_USAGE) from None
             if debug():
                 traceback.print_exc()
-            report_error(f"{type(exc).__name__}: {_one_line(exc)} — this is a bug in ledger; "
-                         "rerun with --debug (or LEDGER_DEBUG=1) for the traceback and report it",
-                         EXIT_INTERNAL, prefix="internal error")
+            report_error(
+                f"{type(exc).__name__}: {_one_line(exc)} — this is a bug in ledger; "
+                "rerun with --debug (or LEDGER_DEBUG=1) for the traceback and report it",
+                EXIT_INTERNAL,
+                prefix="internal error",
+            )
             raise typer.Exit(code=EXIT_INTERNAL) from None
 
 
@@ -141,9 +157,18 @@ def _usage_error(exc: _click.exceptions.ClickException) -> NoReturn:
     raise typer.Exit(code=EXIT_USAGE) from None
 
 
-_PLAIN = {"str": "TEXT", "int": "N", "float": "NUMBER", "int range": "N",
-          "float range": "NUMBER", "path": "PATH", "file": "FILE", "directory": "DIR",
-          "Path": "PATH", "bool": ""}
+_PLAIN = {
+    "str": "TEXT",
+    "int": "N",
+    "float": "NUMBER",
+    "int range": "N",
+    "float range": "NUMBER",
+    "path": "PATH",
+    "file": "FILE",
+    "directory": "DIR",
+    "Path": "PATH",
+    "bool": "",
+}
 
 
 def _plain_placeholder(self: Any, ctx: Any) -> str | None:
@@ -170,8 +195,11 @@ def _damaged(exc: BaseException) -> None:
     exit 3 (integrity broken), never "internal error"."""
     damage = damage_in(exc)
     if damage is not None:
-        report_error(f"{_one_line(damage)} (`ledger verify` shows what can still be read)",
-                     EXIT_INTEGRITY, prefix="integrity broken")
+        report_error(
+            f"{_one_line(damage)} (`ledger verify` shows what can still be read)",
+            EXIT_INTEGRITY,
+            prefix="integrity broken",
+        )
         raise typer.Exit(code=EXIT_INTEGRITY) from None
 
 
@@ -190,11 +218,15 @@ def _store_problem(exc: BaseException) -> str | None:
 
     text = _one_line(exc)
     if (psycopg is not None and isinstance(exc, psycopg.errors.InsufficientPrivilege)) or (
-            isinstance(exc, ProgrammingError) and "permission denied" in text):
-        return f"permission denied: {text} (this database role may not do that: see " \
-               "`ledger init --roles` in docs/CLI.md)"
+        isinstance(exc, ProgrammingError) and "permission denied" in text
+    ):
+        return (
+            f"permission denied: {text} (this database role may not do that: see "
+            "`ledger init --roles` in docs/CLI.md)"
+        )
     if isinstance(exc, OperationalError | InterfaceError) or (
-            psycopg is not None and isinstance(exc, psycopg.OperationalError)):
+        psycopg is not None and isinstance(exc, psycopg.OperationalError)
+    ):
         return f"the store cannot be reached: {text}"
     return None
 
@@ -208,7 +240,8 @@ app = typer.Typer(
     add_completion=True,
     context_settings={"help_option_names": ["-h", "--help"]},
     help="Event-sourced audit and settlement ledger for Macau table games.\n\n"
-         + _exit_codes_help() + "\n\nReference: docs/CLI.md.",
+    + _exit_codes_help()
+    + "\n\nReference: docs/CLI.md.",
 )
 
 
@@ -225,22 +258,31 @@ def _version(value: bool) -> None:
 @app.callback()
 def root(
     ctx: typer.Context,
-    db: Annotated[str | None, typer.Option(
-        "--db", metavar="URL", envvar="LEDGER_DB",
-        help="Database URL for the command (may also follow the command): sqlite:///PATH "
-             "(default sqlite:///ledger.db) or postgresql://USER@HOST:PORT/DB[?schema=NAME].")
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db",
+            metavar="URL",
+            envvar="LEDGER_DB",
+            help="Database URL for the command (may also follow the command): sqlite:///PATH "
+            "(default sqlite:///ledger.db) or postgresql://USER@HOST:PORT/DB[?schema=NAME].",
+        ),
     ] = None,
-    debug_flag: Annotated[bool, typer.Option(
-        "--debug", help="Show the traceback of an internal error (also LEDGER_DEBUG=1).")
+    debug_flag: Annotated[
+        bool, typer.Option("--debug", help="Show the traceback of an internal error (also LEDGER_DEBUG=1).")
     ] = False,
-    version: Annotated[bool, typer.Option(
-        "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit.")
+    version: Annotated[
+        bool,
+        typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."),
     ] = False,
 ) -> None:
     """Event-sourced audit and settlement ledger for Macau table games."""
     state.debug_flag = debug_flag
-    if db is not None and ctx.get_parameter_source("db") is not None and \
-            ctx.get_parameter_source("db").name == "COMMANDLINE":  # type: ignore[union-attr]
+    if (
+        db is not None
+        and ctx.get_parameter_source("db") is not None
+        and ctx.get_parameter_source("db").name == "COMMANDLINE"  # type: ignore[union-attr]
+    ):
         ctx.meta["ledger.db"] = db
 
 
@@ -315,14 +357,22 @@ def _entries_from_source(module: str, tree: ast.Module) -> list[CommandEntry]:
                 if not isinstance(value, ast.List | ast.Tuple):
                     raise _Unreadable
                 listed = [e.id if isinstance(e, ast.Name) else "" for e in value.elts]
-            elif (isinstance(target, ast.Attribute) and target.attr == "__name__"
-                  and isinstance(target.value, ast.Name)):
+            elif (
+                isinstance(target, ast.Attribute)
+                and target.attr == "__name__"
+                and isinstance(target.value, ast.Name)
+            ):
                 renamed[target.value.id] = _literal_str(value)
-            elif (isinstance(target, ast.Name) and isinstance(value, ast.Call)
-                  and ast.unparse(value.func) == "typer.Typer"):
+            elif (
+                isinstance(target, ast.Name)
+                and isinstance(value, ast.Call)
+                and ast.unparse(value.func) == "typer.Typer"
+            ):
                 kw = {k.arg: k.value for k in value.keywords}
-                groups[target.id] = (_literal_str(kw.get("name")),
-                                     inspect.cleandoc(_literal_str(kw.get("help"))))
+                groups[target.id] = (
+                    _literal_str(kw.get("name")),
+                    inspect.cleandoc(_literal_str(kw.get("help"))),
+                )
     if listed is None:
         return []
     entries = []
@@ -332,8 +382,7 @@ def _entries_from_source(module: str, tree: ast.Module) -> list[CommandEntry]:
             entries.append(CommandEntry(name, module, order, text, True, attribute))
         elif attribute in functions:
             name = typer.main.get_command_name(renamed.get(attribute, attribute))
-            entries.append(CommandEntry(name, module, order, functions[attribute], False,
-                                        attribute))
+            entries.append(CommandEntry(name, module, order, functions[attribute], False, attribute))
         else:
             raise _Unreadable
     return entries
@@ -347,8 +396,11 @@ def _entries_from_import(module_name: str) -> list[CommandEntry]:
     for command in getattr(module, "COMMANDS", []):
         attribute = next(k for k, v in vars(module).items() if v is command)
         for name, built in _built(command).items():
-            entries.append(CommandEntry(name, module_name, order, built.help or "",
-                                        isinstance(command, typer.Typer), attribute))
+            entries.append(
+                CommandEntry(
+                    name, module_name, order, built.help or "", isinstance(command, typer.Typer), attribute
+                )
+            )
     return entries
 
 

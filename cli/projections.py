@@ -16,12 +16,15 @@ from projections.base import View
 from projections.registry import registered_views
 from projections.updater import catch_up, rebuild_all, status
 
-projections = typer.Typer(name="projections", no_args_is_help=True,
-                          help="The finance views (commission, house, jackpot, bank): "
-                               "status, update and rebuild.")
+projections = typer.Typer(
+    name="projections",
+    no_args_is_help=True,
+    help="The finance views (commission, house, jackpot, bank): status, update and rebuild.",
+)
 
-ViewsArg = Annotated[list[str] | None, typer.Argument(
-    metavar="[VIEW]...", help="View names; every registered view if none.")]
+ViewsArg = Annotated[
+    list[str] | None, typer.Argument(metavar="[VIEW]...", help="View names; every registered view if none.")
+]
 
 
 def _chosen(names: list[str] | None) -> list[View]:
@@ -51,12 +54,18 @@ def status_command(
     if as_json:
         print_json({"views": [r.to_json() for r in rows]})
         return
-    out.print(f"{'view':<12} {'state':<8} {'version':>8} {'position':>10} {'head':>10} "
-              f"{'events behind':>14} {'rounds behind':>14}", markup=False)
+    out.print(
+        f"{'view':<12} {'state':<8} {'version':>8} {'position':>10} {'head':>10} "
+        f"{'events behind':>14} {'rounds behind':>14}",
+        markup=False,
+    )
     for r in rows:
         stored = "" if r.stored_version in (None, r.version) else f" (stored {r.stored_version})"
-        out.print(f"{r.view:<12} {r.state:<8} {r.version:>8} {r.position:>10} {r.head:>10} "
-                  f"{r.events_behind:>14} {r.rounds_behind:>14}{stored}", markup=False)
+        out.print(
+            f"{r.view:<12} {r.state:<8} {r.version:>8} {r.position:>10} {r.head:>10} "
+            f"{r.events_behind:>14} {r.rounds_behind:>14}{stored}",
+            markup=False,
+        )
 
 
 @projections.command("update")
@@ -65,13 +74,21 @@ def update_command(
     db: DbOption = None,
     batch: Annotated[int, typer.Option(min=1, help="Rounds per transaction.")] = 500,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    follow: Annotated[bool, typer.Option(
-        "--follow", rich_help_panel="Live",
-        help="Keep updating (every --every) until SIGTERM or SIGINT, printing each view "
-             "that moved; an unreachable database is waited out.")] = False,
-    every: Annotated[str, typer.Option(
-        metavar="DURATION", rich_help_panel="Live",
-        help="--follow: how often to update (e.g. 1s, 500ms).")] = "1s",
+    follow: Annotated[
+        bool,
+        typer.Option(
+            "--follow",
+            rich_help_panel="Live",
+            help="Keep updating (every --every) until SIGTERM or SIGINT, printing each view "
+            "that moved; an unreachable database is waited out.",
+        ),
+    ] = False,
+    every: Annotated[
+        str,
+        typer.Option(
+            metavar="DURATION", rich_help_panel="Live", help="--follow: how often to update (e.g. 1s, 500ms)."
+        ),
+    ] = "1s",
 ) -> None:
     """Fold every round closed since the last update into the views (exactly once: rows and
     position commit together). Run it on a timer or after each ingest, or with --follow.
@@ -83,19 +100,24 @@ def update_command(
         except ValueError as exc:
             fail(str(exc))
         with opened(db) as app:
-            follow_views(app, views, every=seconds, batch_rounds=batch,
-                         on_moved=lambda name, pos: out.print(f"{name}: position {pos}",
-                                                              markup=False),
-                         on_error=lambda exc: err.print(
-                             f"ledger projections: cannot update: {str(exc).splitlines()[0]}; "
-                             "waiting for the database", markup=False),
-                         errors=store_errors())
+            follow_views(
+                app,
+                views,
+                every=seconds,
+                batch_rounds=batch,
+                on_moved=lambda name, pos: out.print(f"{name}: position {pos}", markup=False),
+                on_error=lambda exc: err.print(
+                    f"ledger projections: cannot update: {str(exc).splitlines()[0]}; "
+                    "waiting for the database",
+                    markup=False,
+                ),
+                errors=store_errors(),
+            )
         return
     with opened(db) as app, working("updating the views"):
         positions = catch_up(app, views, batch_rounds=batch)
     if as_json:
-        print_json({"views": [{"view": name, "position": position}
-                              for name, position in positions.items()]})
+        print_json({"views": [{"view": name, "position": position} for name, position in positions.items()]})
         return
     for name, position in positions.items():
         out.print(f"{name}: position {position}", markup=False)
@@ -105,8 +127,9 @@ def update_command(
 def rebuild_command(
     names: ViewsArg = None,
     db: DbOption = None,
-    replace: Annotated[bool, typer.Option(
-        "--replace", help="Replace a live view that differs with the rebuilt one.")] = False,
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Replace a live view that differs with the rebuilt one.")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Rebuild each view from position 0 into a scratch view and compare it with the live one
@@ -119,12 +142,21 @@ def rebuild_command(
     with opened(db) as app, working("rebuilding the views"):
         results = rebuild_all(app, views, replace=replace)
     if as_json:
-        print_json({"views": [{"view": r.view, "position": r.position, "differing_keys": r.keys,
-                               "replaced": r.replaced} for r in results]})
+        print_json(
+            {
+                "views": [
+                    {"view": r.view, "position": r.position, "differing_keys": r.keys, "replaced": r.replaced}
+                    for r in results
+                ]
+            }
+        )
     else:
         for r in results:
-            verdict = "rebuild equals incremental" if not r.keys else (
-                f"{len(r.keys)} rows differ" + (" (replaced)" if r.replaced else ""))
+            verdict = (
+                "rebuild equals incremental"
+                if not r.keys
+                else (f"{len(r.keys)} rows differ" + (" (replaced)" if r.replaced else ""))
+            )
             out.print(f"{r.view}: position {r.position}: {verdict}", markup=False)
             for key in r.keys[:20]:
                 out.print(f"  {key}", markup=False)

@@ -34,13 +34,23 @@ from ledger.witness.quorum import (
     require_witnessed,
 )
 
-WitnessKeyOption = Annotated[list[str] | None, typer.Option(
-    "--witness-key", metavar="FILE",
-    help="A witness's public key (W.key.vkey, or W.key.pub): the checkpoint must carry valid "
-         "cosignatures by --quorum of them, else exit 3 (repeatable). See docs/WITNESS.md.")]
-QuorumOption = Annotated[int | None, typer.Option(
-    "--quorum", metavar="K", help="How many of the --witness-key witnesses must have cosigned "
-                                  "(default: all of them).")]
+WitnessKeyOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--witness-key",
+        metavar="FILE",
+        help="A witness's public key (W.key.vkey, or W.key.pub): the checkpoint must carry valid "
+        "cosignatures by --quorum of them, else exit 3 (repeatable). See docs/WITNESS.md.",
+    ),
+]
+QuorumOption = Annotated[
+    int | None,
+    typer.Option(
+        "--quorum",
+        metavar="K",
+        help="How many of the --witness-key witnesses must have cosigned (default: all of them).",
+    ),
+]
 
 
 def asked(files: list[str] | None, quorum: int | None) -> Quorum | None:
@@ -72,27 +82,30 @@ def bundle_notes(bundle: dict[str, Any]) -> list[str]:
     return [note] if isinstance(note, str) else []
 
 
-def require(quorum: Quorum | None, sealed: Checkpoint, key: Ed25519PublicKey, notes: list[str],
-            what: str) -> list[str]:
+def require(
+    quorum: Quorum | None, sealed: Checkpoint, key: Ed25519PublicKey, notes: list[str], what: str
+) -> list[str]:
     """The cosigners of the first candidate note that passes, else exit 3 with the reason."""
     if quorum is None:
         return []
     if not notes:
-        fail(f"{what}: no checkpoint note to count cosignatures on (neither beside the file nor "
-             "in the store): seal with --witness", EXIT_INTEGRITY, prefix="integrity broken")
+        fail(
+            f"{what}: no checkpoint note to count cosignatures on (neither beside the file nor "
+            "in the store): seal with --witness",
+            EXIT_INTEGRITY,
+            prefix="integrity broken",
+        )
     reasons = []
     pos = sealed.position
     for note in notes:
         try:
-            return require_witnessed(note, key, quorum, events=pos.events, links=pos.links,
-                                     head=pos.head)[2]
+            return require_witnessed(note, key, quorum, events=pos.events, links=pos.links, head=pos.head)[2]
         except QuorumRefused as exc:
             reasons.append(str(exc))
     fail(f"{what}: {reasons[0]}", EXIT_INTEGRITY, prefix="integrity broken")
 
 
-def require_segment(quorum: Quorum | None, app: LedgerApp, segment: str,
-                    public_key: str | None) -> list[str]:
+def require_segment(quorum: Quorum | None, app: LedgerApp, segment: str, public_key: str | None) -> list[str]:
     """``verify --segment A..B``: checkpoints A (unless 0) and B (unless ``head``) each need the
     quorum; the names of the witnesses that cosigned them all."""
     if quorum is None:
@@ -103,19 +116,30 @@ def require_segment(quorum: Quorum | None, app: LedgerApp, segment: str,
     except (UsageError, SealError) as exc:
         fail(f"{exc}")
     if key is None:
-        fail(f"--segment {segment} with --witness-key needs the sealing public key "
-             "(--public-key, LEDGER_SEAL_PUBLIC_KEY or ledger init --seal-public-key)")
+        fail(
+            f"--segment {segment} with --witness-key needs the sealing public key "
+            "(--public-key, LEDGER_SEAL_PUBLIC_KEY or ledger init --seal-public-key)"
+        )
     names: set[str] | None = None
     for number in (n for n in (start, end) if n):
         stored = by_number(app, number, key)
         if stored is None:
-            fail(f"--segment {segment}: no stored checkpoint {number} valid under the sealing "
-                 f"key ({key.source}; ledger seal --list)")
+            fail(
+                f"--segment {segment}: no stored checkpoint {number} valid under the sealing "
+                f"key ({key.source}; ledger seal --list)"
+            )
         try:
             checked = stored.checkpoint.check_signature(key.key)
         except SealError as exc:
             fail(f"checkpoint {number}: {exc}", EXIT_INTEGRITY, prefix="integrity broken")
-        found = set(require(quorum, stored.checkpoint, checked,
-                            notes_for(app, stored.checkpoint, None), f"checkpoint {number}"))
+        found = set(
+            require(
+                quorum,
+                stored.checkpoint,
+                checked,
+                notes_for(app, stored.checkpoint, None),
+                f"checkpoint {number}",
+            )
+        )
         names = found if names is None else names & found
     return sorted(names or ())

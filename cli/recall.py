@@ -19,9 +19,13 @@ def recall_command(
     last: Annotated[int, typer.Option(min=1, max=10000, help="How many rounds.")] = DEFAULT_LAST,
     db: DbOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    from_start: Annotated[bool, typer.Option(
-        "--from-start", help="Judge from the beginning of the store, not from the nearest "
-        "stored checkpoint before the round (games whose rules span rounds: 3CB, SP9, STUD).")
+    from_start: Annotated[
+        bool,
+        typer.Option(
+            "--from-start",
+            help="Judge from the beginning of the store, not from the nearest "
+            "stored checkpoint before the round (games whose rules span rounds: 3CB, SP9, STUD).",
+        ),
     ] = False,
 ) -> None:
     """Recall the last rounds of a table in the order it played them: each round's outcome,
@@ -50,26 +54,35 @@ recall_command.__name__ = "recall"
 
 def _print(r: Recall) -> None:
     data = r.to_json()
-    out.print(f"[bold]{r.table}[/bold]: the last {len(data['rounds'])} of {r.played} rounds, "
-              "oldest first")
+    out.print(f"[bold]{r.table}[/bold]: the last {len(data['rounds'])} of {r.played} rounds, oldest first")
     for rnd in data["rounds"]:
         errors = [f for f in rnd["findings"] if f["severity"] == "error"]
         verdict = f"{len(errors)} finding(s)" if errors else "no finding"
-        out.print(f"\n[bold]{rnd['round']}[/bold]  {rnd['game']}  {rnd['opened_at']}  "
-                  f"{rnd['state']}  {rnd['currency']}  — {verdict}")
+        out.print(
+            f"\n[bold]{rnd['round']}[/bold]  {rnd['game']}  {rnd['opened_at']}  "
+            f"{rnd['state']}  {rnd['currency']}  — {verdict}"
+        )
         for line in rnd["outcome"]:
-            out.print(f"  {line['label']}: {line['text']}"
-                      + (f" ({line['note']})" if line["note"] else ""), markup=False)
+            out.print(
+                f"  {line['label']}: {line['text']}" + (f" ({line['note']})" if line["note"] else ""),
+                markup=False,
+            )
         for b in rnd["bets"]:
             mark = "ok" if b["agrees"] else "!!"
             who = f" {b['player']}" if b["player"] else ""
             differs = "" if b["agrees"] else f"; the rules give {_s(b['derived'])}"
-            out.print(f"  {mark} {b['bet']}{who} {b['spot']} {b['amount']}: "
-                      f"{_s(b['recorded'])}{differs}", markup=False)
+            out.print(
+                f"  {mark} {b['bet']}{who} {b['spot']} {b['amount']}: {_s(b['recorded'])}{differs}",
+                markup=False,
+            )
         for f in rnd["findings"]:
-            out.print(f"  {f['severity']}: {f['code']}" + (f" bet {f['bet']}" if f["bet"] else "")
-                      + f": {f['message']}" + (f" [{f['rule']}]" if f["rule"] else ""),
-                      markup=False)
+            out.print(
+                f"  {f['severity']}: {f['code']}"
+                + (f" bet {f['bet']}" if f["bet"] else "")
+                + f": {f['message']}"
+                + (f" [{f['rule']}]" if f["rule"] else ""),
+                markup=False,
+            )
 
 
 def _s(d: dict[str, Any] | None) -> str:

@@ -51,43 +51,60 @@ def _json_stream(cutoff: int, outcomes: Iterator[Outcome], reconciler: Reconcile
     for number, outcome in enumerate(outcomes):
         write(("," if number else "") + "\n  " + json.dumps(outcome.to_json(), ensure_ascii=False))
     missing = reconciler.missing()
-    write('\n ],\n "missing_from_file": [' + ",".join(
-        "\n  " + json.dumps(m.to_json(), ensure_ascii=False) for m in missing) + "\n ]")
-    counts = {"matched": reconciler.counts["matched"], "variance": reconciler.counts["variance"],
-              "unknown": reconciler.counts["unknown"], "missing": len(missing)}
+    write(
+        '\n ],\n "missing_from_file": ['
+        + ",".join("\n  " + json.dumps(m.to_json(), ensure_ascii=False) for m in missing)
+        + "\n ]"
+    )
+    counts = {
+        "matched": reconciler.counts["matched"],
+        "variance": reconciler.counts["variance"],
+        "unknown": reconciler.counts["unknown"],
+        "missing": len(missing),
+    }
     write("".join(f',\n "{k}": {v}' for k, v in counts.items()) + "\n}\n")
     return len(missing)
 
 
 def _text_stream(outcomes: Iterator[Outcome], reconciler: Reconciler) -> int:
     write = sys.stdout.write
-    write(f"{'line':>4}  {'status':<8} {'what':<21} {'where':<8} {'when':<25} "
-          f"{'amount':>13} {'ledger':>13} {'difference':>12}\n")
+    write(
+        f"{'line':>4}  {'status':<8} {'what':<21} {'where':<8} {'when':<25} "
+        f"{'amount':>13} {'ledger':>13} {'difference':>12}\n"
+    )
     for o in outcomes:
         m = o.meter
         ledger = "-" if o.ledger is None else money_text(o.ledger)
         diff = "-" if o.difference is None else money_text(o.difference)
-        write(f"{m.line:>4}  {o.status:<8} {m.what:<21} {m.where:<8} {m.when:<25} "
-              f"{money_text(m.amount):>13} {ledger:>13} {diff:>12}"
-              + (f"  {o.reason}" if o.status != "matched" else "") + "\n")
+        write(
+            f"{m.line:>4}  {o.status:<8} {m.what:<21} {m.where:<8} {m.when:<25} "
+            f"{money_text(m.amount):>13} {ledger:>13} {diff:>12}"
+            + (f"  {o.reason}" if o.status != "matched" else "")
+            + "\n"
+        )
     missing = reconciler.missing()
     if missing:
         write("missing from the file (the ledger has these figures):\n")
     for gap in missing:
-        write(f"   -  missing  {gap.what:<21} {gap.where:<8} {gap.day.isoformat():<25} "
-              f"{'-':>13} {money_text(gap.ledger):>13} {gap.ledger_currency:>12}\n")
+        write(
+            f"   -  missing  {gap.what:<21} {gap.where:<8} {gap.day.isoformat():<25} "
+            f"{'-':>13} {money_text(gap.ledger):>13} {gap.ledger_currency:>12}\n"
+        )
     counts = reconciler.counts
-    write(f"{counts['matched']} matched, {counts['variance']} variance, {counts['unknown']} "
-          f"unknown, {len(missing)} missing\n")
+    write(
+        f"{counts['matched']} matched, {counts['variance']} variance, {counts['unknown']} "
+        f"unknown, {len(missing)} missing\n"
+    )
     return len(missing)
 
 
 def reconcile_command(
-    file: Annotated[Path, typer.Argument(help="CSV with the header what,where,when,amount,"
-                                              "currency[,note].")],
+    file: Annotated[Path, typer.Argument(help="CSV with the header what,where,when,amount,currency[,note].")],
     db: DbOption = None,
-    cutoff_hour: Annotated[int | None, typer.Option(
-        help=f"Gaming-day cut-off hour in Macau time (default: {CUTOFF_SETTING} or 6).")] = None,
+    cutoff_hour: Annotated[
+        int | None,
+        typer.Option(help=f"Gaming-day cut-off hour in Macau time (default: {CUTOFF_SETTING} or 6)."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Compare each figure of FILE (commission, hold, turnover per table and gaming day; SP9
@@ -105,12 +122,12 @@ def reconcile_command(
     if sum(1 for _ in _meters(file)) == 0:
         fail(f"{file}: no meter line under the header: nothing to compare")
     with opened(db) as app:
-        commission, house, jackpot, bank = (got.rows for got in read_views(
-            app, [CommissionView(), HouseView(), JackpotView(), BankView()]))  # one pass, read-only
+        commission, house, jackpot, bank = (
+            got.rows for got in read_views(app, [CommissionView(), HouseView(), JackpotView(), BankView()])
+        )  # one pass, read-only
     reconciler = Reconciler(LedgerFigures(commission, house, jackpot, bank, cutoff))
     outcomes = (reconciler.compare(m) for m in _meters(file))
-    missing = (_json_stream(cutoff, outcomes, reconciler) if as_json
-               else _text_stream(outcomes, reconciler))
+    missing = _json_stream(cutoff, outcomes, reconciler) if as_json else _text_stream(outcomes, reconciler)
     sys.stdout.flush()
     raise typer.Exit(code=exit_code(reconciler.counts["variance"], missing))
 

@@ -88,10 +88,12 @@ how many (`ledger projections update` stores them).
 
 def _exit_codes() -> str:
     rows = "\n".join(f"| {code} | {text} |" for code, text in EXIT_CODES.items())
-    return ("## Exit codes\n\nEach code means one thing, for every command:\n\n"
-            "| code | meaning |\n|---|---|\n" + rows + "\n\nAn unexpected exception is one line "
-            "on standard error (`internal error: …`) and exit 4; `ledger --debug …` or "
-            "`LEDGER_DEBUG=1` adds the traceback.\n")
+    return (
+        "## Exit codes\n\nEach code means one thing, for every command:\n\n"
+        "| code | meaning |\n|---|---|\n" + rows + "\n\nAn unexpected exception is one line "
+        "on standard error (`internal error: …`) and exit 4; `ledger --debug …` or "
+        "`LEDGER_DEBUG=1` adds the traceback.\n"
+    )
 
 
 def _placeholder(param: Any, ctx: Any) -> str:
@@ -112,8 +114,11 @@ def _help(param: Any) -> str:
     default = param.default
     if param.required:
         extra.append("required")
-    elif default not in (None, False, (), []) and not callable(default) and not getattr(
-            param, "is_flag", False):
+    elif (
+        default not in (None, False, (), [])
+        and not callable(default)
+        and not getattr(param, "is_flag", False)
+    ):
         extra.append(f"default {default}")
     return (text + (f" ({'; '.join(extra)})" if extra else "")).replace("|", "\\|")
 
@@ -127,8 +132,7 @@ def _command(path: list[str], cmd: Any, parent: Any) -> list[str]:
     if doc:
         lines += [doc, ""]
     args = [p for p in cmd.params if p.param_type_name == "argument"]
-    opts = [p for p in cmd.params if p.param_type_name == "option"
-            and not getattr(p, "hidden", False)]
+    opts = [p for p in cmd.params if p.param_type_name == "option" and not getattr(p, "hidden", False)]
     if args or opts:
         lines += ["| argument / option | meaning |", "|---|---|"]
         for p in args:
@@ -143,8 +147,7 @@ def render() -> str:
     """docs/CLI.md as the commands describe themselves."""
     root = typer.main.get_command(app)
     ctx = typer.Context(root, info_name="ledger")
-    out = [_INTRO, _exit_codes(), _JSON, "## Global options", "",
-           "| option | meaning |", "|---|---|"]
+    out = [_INTRO, _exit_codes(), _JSON, "## Global options", "", "| option | meaning |", "|---|---|"]
     for p in root.params:
         if p.param_type_name == "option" and not getattr(p, "hidden", False):
             out.append(f"| {_names(p, ctx)} | {_help(p)} |")

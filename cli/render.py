@@ -37,8 +37,13 @@ def progress_bar(total: int | None, what: str, unit: str = "bytes") -> Progress 
         count = DownloadColumn()
     elif total:
         count = MofNCompleteColumn()
-    columns = [TextColumn(what), BarColumn(), count,
-               TextColumn(unit if total and unit != "bytes" else ""), TimeRemainingColumn()]
+    columns = [
+        TextColumn(what),
+        BarColumn(),
+        count,
+        TextColumn(unit if total and unit != "bytes" else ""),
+        TimeRemainingColumn(),
+    ]
     return Progress(*columns, console=err, transient=True)
 
 
@@ -56,8 +61,11 @@ def working(what: str) -> Iterator[None]:
 def finding_lines(f: Finding) -> list[str]:
     """hledger-style lines for one finding."""
     where = f"{f.table}/{f.round}" if f.table else "the store"
-    head = f"{f.code} at {where}" + (f" bet {f.bet}" if f.bet else "") + (
-        f" (seq {f.seq})" if f.seq is not None else "")
+    head = (
+        f"{f.code} at {where}"
+        + (f" bet {f.bet}" if f.bet else "")
+        + (f" (seq {f.seq})" if f.seq is not None else "")
+    )
     lines = [head, f"  {f.message}"]
     if f.expected is not None or f.recorded is not None:
         lines.append(f"  expected {_fields(f.expected)}; recorded {_fields(f.recorded)}")
@@ -91,7 +99,10 @@ def print_verify(report: VerifyReport, *, findings: bool = True) -> None:
         out.print()
     by_code = Counter(f.code for f in report.errors)
     summary = ", ".join(f"{n} {code}" for code, n in sorted(by_code.items())) or "no findings"
-    out.print(f"{report.rounds_checked} rounds checked, {report.rounds_with_findings} with "
-              f"findings ({summary}); {report.events} events; integrity "
-              f"{'ok' if report.integrity_ok else 'BROKEN'}; {report.seconds:.2f}s", markup=False)
+    out.print(
+        f"{report.rounds_checked} rounds checked, {report.rounds_with_findings} with "
+        f"findings ({summary}); {report.events} events; integrity "
+        f"{'ok' if report.integrity_ok else 'BROKEN'}; {report.seconds:.2f}s",
+        markup=False,
+    )
     out.print(f"head {report.head or '(empty store)'}", markup=False)

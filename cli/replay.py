@@ -17,9 +17,13 @@ def replay(
     target: Annotated[str, typer.Argument(metavar="TABLE/ROUND", help="The round, e.g. RL-01/000417.")],
     db: DbOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    from_start: Annotated[bool, typer.Option(
-        "--from-start", help="Judge from the beginning of the store, not from the nearest "
-        "stored checkpoint before the round (games whose rules span rounds: 3CB, SP9, STUD).")
+    from_start: Annotated[
+        bool,
+        typer.Option(
+            "--from-start",
+            help="Judge from the beginning of the store, not from the nearest "
+            "stored checkpoint before the round (games whose rules span rounds: 3CB, SP9, STUD).",
+        ),
     ] = False,
 ) -> None:
     """Show one round: its events, the derived outcome with the article behind each step, and
@@ -51,12 +55,17 @@ def replay(
 
 def _print(r: RoundReplay) -> None:
     data: dict[str, Any] = r.to_json()
-    out.print(f"[bold]{data['game']} round {data['table']}/{data['round']}[/bold] "
-              f"({data['currency']}, rulebook {data['rules_hash'][:12]}…)")
+    out.print(
+        f"[bold]{data['game']} round {data['table']}/{data['round']}[/bold] "
+        f"({data['currency']}, rulebook {data['rules_hash'][:12]}…)"
+    )
     if "judged_from" in data:
         at = data["judged_from"]
-        out.print(f"judged from the checkpoint at row {at['position']} (chain link {at['links']}, "
-                  f"head {at['head'][:16]}…)", markup=False)
+        out.print(
+            f"judged from the checkpoint at row {at['position']} (chain link {at['links']}, "
+            f"head {at['head'][:16]}…)",
+            markup=False,
+        )
     out.print("\n[bold]events[/bold]")
     for e in data["events"]:
         out.print(f"  {e['seq']:>4}  {e['at']}  {e['type']:<16} {e['summary']}", markup=False)
@@ -66,22 +75,31 @@ def _print(r: RoundReplay) -> None:
     out.print("\n[bold]bets[/bold]  (derived | recorded)")
     for b in data["bets"]:
         mark = "ok " if b["agrees"] else "!! "
-        out.print(f"  {mark}{b['bet']:<6} {b['spot']:<28} {b['amount']:>10}  "
-                  f"{_s(b['derived'])} | {_s(b['recorded'])}", markup=False)
+        out.print(
+            f"  {mark}{b['bet']:<6} {b['spot']:<28} {b['amount']:>10}  "
+            f"{_s(b['derived'])} | {_s(b['recorded'])}",
+            markup=False,
+        )
         if b["derived"]:
             out.print(f"        {b['derived']['reason']}  [{b['derived']['rule']}]", markup=False)
     out.print("\n[bold]findings[/bold]")
     if not data["findings"]:
         out.print("  none")
     for f in data["findings"]:
-        out.print(f"  {f['code']}" + (f" bet {f['bet']}" if f["bet"] else "")
-                  + f": {f['message']}" + (f"  [{f['rule']}]" if f["rule"] else ""), markup=False)
+        out.print(
+            f"  {f['code']}"
+            + (f" bet {f['bet']}" if f["bet"] else "")
+            + f": {f['message']}"
+            + (f"  [{f['rule']}]" if f["rule"] else ""),
+            markup=False,
+        )
 
 
 def _s(d: dict[str, Any] | None) -> str:
     if not d:
         return "-"
     return f"{d['result']} ret {d['returned']} won {d['won']} comm {d['commission']}"
+
 
 ORDER = 30
 COMMANDS = [replay]

@@ -22,21 +22,37 @@ from ledger.seal import Checkpoint, read_checkpoint
 
 
 def report(
-    target: Annotated[str | None, typer.Argument(
-        metavar="[TABLE/ROUND]", help="One round, e.g. RL-01/000417.")] = None,
-    day: Annotated[str | None, typer.Option(
-        "--day", metavar="YYYY-MM-DD", help="A gaming day: one row per table.")] = None,
-    html: Annotated[Path | None, typer.Option(
-        "--html", metavar="FILE", help="Write the page to FILE.")] = None,
-    as_json: Annotated[bool, typer.Option(
-        "--json", help="Print the day's figures as JSON (with --day).")] = False,
-    cutoff_hour: Annotated[int | None, typer.Option(
-        "--cutoff-hour", min=0, max=23, help="Gaming day cut-off hour, Macau time (default: "
-                                             "LEDGER_GAMING_DAY_CUTOFF or 6), as for "
-                                             "ledger commission.")] = None,
-    checkpoint: Annotated[Path | None, typer.Option(
-        "--checkpoint", metavar="FILE", help="A signed checkpoint (ledger seal) to name in the "
-                                             "page's footer, with whether the store holds it.")
+    target: Annotated[
+        str | None, typer.Argument(metavar="[TABLE/ROUND]", help="One round, e.g. RL-01/000417.")
+    ] = None,
+    day: Annotated[
+        str | None, typer.Option("--day", metavar="YYYY-MM-DD", help="A gaming day: one row per table.")
+    ] = None,
+    html: Annotated[
+        Path | None, typer.Option("--html", metavar="FILE", help="Write the page to FILE.")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the day's figures as JSON (with --day).")
+    ] = False,
+    cutoff_hour: Annotated[
+        int | None,
+        typer.Option(
+            "--cutoff-hour",
+            min=0,
+            max=23,
+            help="Gaming day cut-off hour, Macau time (default: "
+            "LEDGER_GAMING_DAY_CUTOFF or 6), as for "
+            "ledger commission.",
+        ),
+    ] = None,
+    checkpoint: Annotated[
+        Path | None,
+        typer.Option(
+            "--checkpoint",
+            metavar="FILE",
+            help="A signed checkpoint (ledger seal) to name in the "
+            "page's footer, with whether the store holds it.",
+        ),
     ] = None,
     db: DbOption = None,
 ) -> None:
@@ -86,13 +102,21 @@ def _round(target: str, html: Path | None, db: str | None, sealed: Checkpoint | 
     if result.note:
         err.print(f"note: {result.note}", markup=False)
     _write(html, render_round(result, made_from))
-    out.print(f"wrote {html}: {result.round.game} round {table}/{round_}, "
-              f"{len(result.errors)} finding(s)", markup=False)
+    out.print(
+        f"wrote {html}: {result.round.game} round {table}/{round_}, {len(result.errors)} finding(s)",
+        markup=False,
+    )
     raise typer.Exit(code=1 if result.errors else 0)
 
 
-def _day(text: str, html: Path | None, as_json: bool, db: str | None,
-         cutoff_hour: int | None = None, sealed: Checkpoint | None = None) -> None:
+def _day(
+    text: str,
+    html: Path | None,
+    as_json: bool,
+    db: str | None,
+    cutoff_hour: int | None = None,
+    sealed: Checkpoint | None = None,
+) -> None:
     try:
         day = date.fromisoformat(text)
     except ValueError:
@@ -108,9 +132,11 @@ def _day(text: str, html: Path | None, as_json: bool, db: str | None,
         print_json(summary.to_json())
     elif html is not None:
         errors = sum(len(t.errors) for t in summary.tables)
-        out.print(f"wrote {html}: {day.isoformat()}, {len(summary.tables)} table(s), "
-                  f"{sum(t.rounds for t in summary.tables)} round(s), {errors} finding(s)",
-                  markup=False)
+        out.print(
+            f"wrote {html}: {day.isoformat()}, {len(summary.tables)} table(s), "
+            f"{sum(t.rounds for t in summary.tables)} round(s), {errors} finding(s)",
+            markup=False,
+        )
     raise typer.Exit(code=1 if summary.has_errors else 0)
 
 

@@ -14,8 +14,9 @@ import typer
 
 from ledger.feed.schema import event_tables_markdown, feed_line_schema
 
-schema = typer.Typer(name="schema", no_args_is_help=True,
-                     help="JSON Schemas of what the ledger reads: `ledger schema feed`.")
+schema = typer.Typer(
+    name="schema", no_args_is_help=True, help="JSON Schemas of what the ledger reads: `ledger schema feed`."
+)
 
 
 def schema_text() -> str:
@@ -26,8 +27,9 @@ def schema_text() -> str:
 
 @schema.command("feed")
 def feed_command(
-    markdown: Annotated[bool, typer.Option(
-        "--markdown", help="Print the event-type tables of docs/FEED.md instead.")] = False,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Print the event-type tables of docs/FEED.md instead.")
+    ] = False,
 ) -> None:
     """Print the JSON Schema (draft 2020-12) of one feed line: the envelope and every event type
     of every game, with the notation of codes, money, timestamps, cards and tiles.

@@ -24,24 +24,42 @@ UNDECIDED = 10
 def stats(
     db: DbOption = None,
     table: Annotated[str | None, typer.Option(help="Only this table.")] = None,
-    game: Annotated[str | None, typer.Option(help="Only this game: " + " ".join(GAME_KEYS) + ".")
-                    ] = None,
-    start: Annotated[str | None, typer.Option(
-        "--from", metavar="YYYY-MM-DD", help="First gaming day (inclusive).")] = None,
-    end: Annotated[str | None, typer.Option(
-        "--to", metavar="YYYY-MM-DD", help="Last gaming day (inclusive).")] = None,
-    alpha: Annotated[float, typer.Option(
-        min=1e-9, max=0.5, help="Family-wise level per piece of equipment over the "
-                                "period: flagged when the weighted-Holm-corrected p-value is "
-                                "below it (the nightly CUSUM has its own stated false-alarm "
-                                "rate).")] = DEFAULT_ALPHA,
-    cutoff_hour: Annotated[int | None, typer.Option(
-        "--cutoff-hour", min=0, max=23, help="Gaming day cut-off hour, Macau time (default: "
-                                             "LEDGER_GAMING_DAY_CUTOFF or 6).")] = None,
+    game: Annotated[str | None, typer.Option(help="Only this game: " + " ".join(GAME_KEYS) + ".")] = None,
+    start: Annotated[
+        str | None, typer.Option("--from", metavar="YYYY-MM-DD", help="First gaming day (inclusive).")
+    ] = None,
+    end: Annotated[
+        str | None, typer.Option("--to", metavar="YYYY-MM-DD", help="Last gaming day (inclusive).")
+    ] = None,
+    alpha: Annotated[
+        float,
+        typer.Option(
+            min=1e-9,
+            max=0.5,
+            help="Family-wise level per piece of equipment over the "
+            "period: flagged when the weighted-Holm-corrected p-value is "
+            "below it (the nightly CUSUM has its own stated false-alarm "
+            "rate).",
+        ),
+    ] = DEFAULT_ALPHA,
+    cutoff_hour: Annotated[
+        int | None,
+        typer.Option(
+            "--cutoff-hour",
+            min=0,
+            max=23,
+            help="Gaming day cut-off hour, Macau time (default: LEDGER_GAMING_DAY_CUTOFF or 6).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    html: Annotated[Path | None, typer.Option(
-        "--html", metavar="FILE", help="Also write an HTML page: pockets on the wheel, dice "
-                                       "faces, the sequential paths.")] = None,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html",
+            metavar="FILE",
+            help="Also write an HTML page: pockets on the wheel, dice faces, the sequential paths.",
+        ),
+    ] = None,
 ) -> None:
     """Is each wheel, dice shaker, card shoe and Mah-Jong wall fair, and which tables and
     croupiers make more errors than the others.
@@ -63,8 +81,9 @@ def stats(
         _usage("--from is after --to")
     if html is not None and not html.parent.is_dir():
         _usage(f"--html {html}: no such folder {html.parent}")
-    query = StatsQuery(table=table, game=game, start=first, end=last, alpha=alpha,
-                       cutoff_hour=cutoff_option(cutoff_hour))
+    query = StatsQuery(
+        table=table, game=game, start=first, end=last, alpha=alpha, cutoff_hour=cutoff_option(cutoff_hour)
+    )
     with opened(db) as app:
         report = survey(app, query)
     if report.rounds == 0:
@@ -103,8 +122,10 @@ def _print(report: StatsReport) -> None:
     q = report.query
     period = f"{q.start or 'first day'} to {q.end or 'last day'}"
     valid = [e for e in report.entries if e.result.valid]
-    _line(f"{report.rounds} rounds, {period}: {len(report.entries)} tests ({len(valid)} with "
-          f"enough outcomes), one family per piece of equipment, weighted Holm, alpha {q.alpha:g}")
+    _line(
+        f"{report.rounds} rounds, {period}: {len(report.entries)} tests ({len(valid)} with "
+        f"enough outcomes), one family per piece of equipment, weighted Holm, alpha {q.alpha:g}"
+    )
     flagged = report.flagged_equipment()
     if not flagged:
         _line("no equipment flagged over the period")
@@ -112,14 +133,21 @@ def _print(report: StatsReport) -> None:
         _line(f"FLAGGED {table} {equipment}:")
         for e in entries:
             _line("  " + _entry(e))
-    undecided = sorted(((e.more_needed(q.alpha), e) for e in report.entries
-                        if e.more_needed(q.alpha) and (e.p_adjusted or 1.0) < 0.5),
-                       key=lambda pair: pair[0] or 0)[:UNDECIDED]
+    undecided = sorted(
+        (
+            (e.more_needed(q.alpha), e)
+            for e in report.entries
+            if e.more_needed(q.alpha) and (e.p_adjusted or 1.0) < 0.5
+        ),
+        key=lambda pair: pair[0] or 0,
+    )[:UNDECIDED]
     if undecided:
         _line("undecided (leaning towards a fault, not flagged):")
         for more, e in undecided:
-            _line(f"  {e.table} {e.equipment} {_entry(e)}: about {more:,} more "
-                  f"{'spins' if e.equipment == 'wheel' else 'throws'} to decide")
+            _line(
+                f"  {e.table} {e.equipment} {_entry(e)}: about {more:,} more "
+                f"{'spins' if e.equipment == 'wheel' else 'throws'} to decide"
+            )
     _sequential(report)
     _rates(report)
 
@@ -129,49 +157,70 @@ def _entry(e: Entry) -> str:
     d = r.detail
     if d:
         low, high = d["effect_ci"]
-        return (f"{e.test}: {e.where()}, {d['observed']} observed vs {float(d['expected']):.1f} "
-                f"expected, effect {float(d['effect']):.2f}x (95 % CI {low:.2f}-{high:.2f}), "
-                f"p {r.p_value:.2g}, adjusted {e.p_adjusted or 1.0:.2g}")
-    return (f"{e.test}: {r.method} {r.statistic:.2f}" + (f" df {r.df}" if r.df is not None else "")
-            + f", n {r.n}, p {r.p_value:.3g}, adjusted {e.p_adjusted or 1.0:.3g}")
+        return (
+            f"{e.test}: {e.where()}, {d['observed']} observed vs {float(d['expected']):.1f} "
+            f"expected, effect {float(d['effect']):.2f}x (95 % CI {low:.2f}-{high:.2f}), "
+            f"p {r.p_value:.2g}, adjusted {e.p_adjusted or 1.0:.2g}"
+        )
+    return (
+        f"{e.test}: {r.method} {r.statistic:.2f}"
+        + (f" df {r.df}" if r.df is not None else "")
+        + f", n {r.n}, p {r.p_value:.3g}, adjusted {e.p_adjusted or 1.0:.3g}"
+    )
 
 
 def _sequential(report: StatsReport) -> None:
     pieces = report.sequential
     if not pieces:
         return
-    _line(f"sequential (CUSUM night by night, {len(pieces)} wheels and shakers): "
-          + (", ".join(f"ALARM {s.table} {s.equipment} on {s.cusum.alarm} "
-                       f"({s.where(s.cusum.path[-1][2])})" for s in report.alarms) or "no alarm"))
+    _line(
+        f"sequential (CUSUM night by night, {len(pieces)} wheels and shakers): "
+        + (
+            ", ".join(
+                f"ALARM {s.table} {s.equipment} on {s.cusum.alarm} ({s.where(s.cusum.path[-1][2])})"
+                for s in report.alarms
+            )
+            or "no alarm"
+        )
+    )
     prop = report.property_false_alarms()
     for kind in ("wheel", "shaker"):
         p = prop[kind]
-        _line(f"  a fair {kind}: one false alarm in {p['in_control_nights']:,.0f} nights "
-              f"({p['in_control_years']} years) at its nominal volume; a property of 500 "
-              f"{kind}s: {p['per_night_at_500']} a night, {p['per_30_nights_at_500']} a month")
+        _line(
+            f"  a fair {kind}: one false alarm in {p['in_control_nights']:,.0f} nights "
+            f"({p['in_control_years']} years) at its nominal volume; a property of 500 "
+            f"{kind}s: {p['per_night_at_500']} a night, {p['per_30_nights_at_500']} a month"
+        )
 
 
 def _rates(report: StatsReport) -> None:
     for title, rates in (("tables", report.tables), ("croupiers", report.croupiers)):
-        _line(f"errors by {title[:-1]} (rounds with an error; exact test against the others of "
-              f"the same game, Holm):")
+        _line(
+            f"errors by {title[:-1]} (rounds with an error; exact test against the others of "
+            f"the same game, Holm):"
+        )
         sizes: dict[str, int] = {}
         for rate in rates:
             sizes[rate.group] = sizes.get(rate.group, 0) + 1
         for rate in rates:
             t = rate.test
             codes = ", ".join(f"{c} {n}" for c, n in sorted(rate.by_code.items())) or "none"
-            money = "; ".join(f"{cur} " + ", ".join(f"{k} {v}" for k, v in m.items() if v)
-                              for cur, m in sorted(rate.money.items()))
+            money = "; ".join(
+                f"{cur} " + ", ".join(f"{k} {v}" for k, v in m.items() if v)
+                for cur, m in sorted(rate.money.items())
+            )
             test = ""
             if t is not None:
-                test = (f" rate {t.rate:.2%} (CI {t.rate_ci[0]:.2%}-{t.rate_ci[1]:.2%}), "
-                        f"expected {t.expected:.1f}, p {t.p_value:.2g}, adjusted "
-                        f"{t.p_adjusted:.2g}, rank {t.rank} of {sizes[rate.group]} in {rate.group} "
-                        f"(could be {t.rank_range[0]}-{t.rank_range[1]})"
-                        + (" FLAGGED" if t.flagged else ""))
-            _line(f"  {rate.key:<16} {rate.error_rounds} of {rate.rounds} rounds,{test}; "
-                  f"{rate.per_1000:.2f} findings per 1,000 ({codes})" + (f"  {money}" if money else ""))
+                test = (
+                    f" rate {t.rate:.2%} (CI {t.rate_ci[0]:.2%}-{t.rate_ci[1]:.2%}), "
+                    f"expected {t.expected:.1f}, p {t.p_value:.2g}, adjusted "
+                    f"{t.p_adjusted:.2g}, rank {t.rank} of {sizes[rate.group]} in {rate.group} "
+                    f"(could be {t.rank_range[0]}-{t.rank_range[1]})" + (" FLAGGED" if t.flagged else "")
+                )
+            _line(
+                f"  {rate.key:<16} {rate.error_rounds} of {rate.rounds} rounds,{test}; "
+                f"{rate.per_1000:.2f} findings per 1,000 ({codes})" + (f"  {money}" if money else "")
+            )
 
 
 def _line(text: str) -> None:

@@ -54,76 +54,135 @@ from projections.check import check_projections
 
 def verify(
     db: DbOption = None,
-    table: Annotated[str | None, typer.Option(metavar="TABLE",
-                                              help="Only rounds of this table.")] = None,
-    game: Annotated[str | None, typer.Option(metavar="GAME", help="Only rounds of this game: "
-                                             + " ".join(GAME_KEYS) + ".")] = None,
-    round: Annotated[str | None, typer.Option("--round", metavar="ROUND",
-                                              help="Only rounds with this id.")] = None,
-    expect_head: Annotated[str | None, typer.Option(
-        metavar="DIGEST",
-        help="Fail (exit 3) unless the store still contains this head digest, printed by an "
-             "earlier verify: catches truncation of the newest events.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    jobs: Annotated[int, typer.Option(
-        "--jobs", min=1,
-        help="Processes: where stored checkpoints cut the log evenly enough (and no "
-             "--table/--game/--round), each verifies consecutive segments (every row read "
-             "once); else each judges whole tables (the integrity chain checked once). The "
-             "findings are the same for any N.")] = 1,
-    checkpoint: Annotated[str | None, typer.Option(
-        metavar="FILE", help="A signed checkpoint (ledger seal): fail (exit 3) unless the store still holds "
-             "every event it covers, unchanged. See docs/SECURITY.md.")] = None,
-    public_key: Annotated[str | None, typer.Option(
-        metavar="FILE", help="The sealer's public key (PEM) to check the checkpoint's signature "
-             "(default: LEDGER_SEAL_PUBLIC_KEY, else the key named at ledger init); without any, "
-             "a checkpoint FILE is checked with the key inside it (proves the file intact, not "
-             "its author) and a stored checkpoint is not used.")
+    table: Annotated[str | None, typer.Option(metavar="TABLE", help="Only rounds of this table.")] = None,
+    game: Annotated[
+        str | None,
+        typer.Option(metavar="GAME", help="Only rounds of this game: " + " ".join(GAME_KEYS) + "."),
     ] = None,
-    projections: Annotated[bool, typer.Option(
-        "--projections/--no-projections",
-        help="Also check that each stored projection equals a rebuild from position 0 "
-             "(projection_mismatch); only when the whole store is verified.")] = True,
-    summary: Annotated[bool, typer.Option(
-        "--summary", help="Print only the summary lines (counts by code, integrity, head), "
-                          "not each finding.")] = False,
-    quiet: Annotated[bool, typer.Option(
-        "--quiet", "-q", help="Print nothing: the exit code says it all (errors still go "
-                              "to stderr).")] = False,
-    since: Annotated[str | None, typer.Option(
-        metavar="CHECKPOINT",
-        help="Verify only what came after a checkpoint: a checkpoint FILE (its snapshot beside "
-             "it, FILE.snapshot.json, else the stored one) or `last` (the newest stored "
-             "checkpoint valid under the sealing public key; with no key given or configured, "
-             "the whole store is verified, and said so). Checks its signature, that the store "
-             "holds its head and the rows it covers (count and sum of ids), and its snapshot; "
-             "exit 3 if any does not match. See docs/INTEGRITY.md.")] = None,
-    segment: Annotated[str | None, typer.Option(
-        metavar="A..B",
-        help="Verify one segment between stored checkpoints A and B (0 = the start of the "
-             "store, B may be `head`; `ledger seal --list`), from A's snapshot, ending with a "
-             "check that the derived state equals B's (exit 3 if not). A and B must be valid "
-             "under the sealing public key (--public-key or configured; exit 2 without one). "
-             "Every segment verified is a full verification; merge their --json reports with "
-             "--merge.")] = None,
-    merge: Annotated[bool, typer.Option(
-        "--merge", help="Merge REPORTS, the --json outputs of `verify --segment` covering the "
-                        "store from 0 to head, into the report of one full pass (reads no "
-                        "store). Refuses (exit 2) reports of another store, that saw another "
-                        "head, or whose checkpoints do not chain.")] = False,
-    sample: Annotated[int | None, typer.Option(
-        "--sample", metavar="N", min=1,
-        help="Spot-audit history: re-hash N rows drawn uniformly from the tree of the newest "
-             "checkpoint note and check each one's Merkle proof against the root it signs "
-             "(needs --public-key); prints the chance a rewrite of a share of history went "
-             "unseen. Alone, or with --since (which does not see rows before its checkpoint). "
-             "Exit 3 if a drawn row does not match. See docs/INTEGRITY.md.")] = None,
-    seed: Annotated[int | None, typer.Option(
-        "--seed", metavar="S", help="With --sample: the seed of the draw (default: a fresh "
-                                    "random one, printed, so a run can be repeated).")] = None,
-    reports: Annotated[list[str] | None, typer.Argument(
-        metavar="REPORTS", help="With --merge: the segment reports (JSON files).",
-        show_default=False)] = None,
+    round: Annotated[
+        str | None, typer.Option("--round", metavar="ROUND", help="Only rounds with this id.")
+    ] = None,
+    expect_head: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DIGEST",
+            help="Fail (exit 3) unless the store still contains this head digest, printed by an "
+            "earlier verify: catches truncation of the newest events.",
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs",
+            min=1,
+            help="Processes: where stored checkpoints cut the log evenly enough (and no "
+            "--table/--game/--round), each verifies consecutive segments (every row read "
+            "once); else each judges whole tables (the integrity chain checked once). The "
+            "findings are the same for any N.",
+        ),
+    ] = 1,
+    checkpoint: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE",
+            help="A signed checkpoint (ledger seal): fail (exit 3) unless the store still holds "
+            "every event it covers, unchanged. See docs/SECURITY.md.",
+        ),
+    ] = None,
+    public_key: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE",
+            help="The sealer's public key (PEM) to check the checkpoint's signature "
+            "(default: LEDGER_SEAL_PUBLIC_KEY, else the key named at ledger init); without any, "
+            "a checkpoint FILE is checked with the key inside it (proves the file intact, not "
+            "its author) and a stored checkpoint is not used.",
+        ),
+    ] = None,
+    projections: Annotated[
+        bool,
+        typer.Option(
+            "--projections/--no-projections",
+            help="Also check that each stored projection equals a rebuild from position 0 "
+            "(projection_mismatch); only when the whole store is verified.",
+        ),
+    ] = True,
+    summary: Annotated[
+        bool,
+        typer.Option(
+            "--summary",
+            help="Print only the summary lines (counts by code, integrity, head), not each finding.",
+        ),
+    ] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet", "-q", help="Print nothing: the exit code says it all (errors still go to stderr)."
+        ),
+    ] = False,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            metavar="CHECKPOINT",
+            help="Verify only what came after a checkpoint: a checkpoint FILE (its snapshot beside "
+            "it, FILE.snapshot.json, else the stored one) or `last` (the newest stored "
+            "checkpoint valid under the sealing public key; with no key given or configured, "
+            "the whole store is verified, and said so). Checks its signature, that the store "
+            "holds its head and the rows it covers (count and sum of ids), and its snapshot; "
+            "exit 3 if any does not match. See docs/INTEGRITY.md.",
+        ),
+    ] = None,
+    segment: Annotated[
+        str | None,
+        typer.Option(
+            metavar="A..B",
+            help="Verify one segment between stored checkpoints A and B (0 = the start of the "
+            "store, B may be `head`; `ledger seal --list`), from A's snapshot, ending with a "
+            "check that the derived state equals B's (exit 3 if not). A and B must be valid "
+            "under the sealing public key (--public-key or configured; exit 2 without one). "
+            "Every segment verified is a full verification; merge their --json reports with "
+            "--merge.",
+        ),
+    ] = None,
+    merge: Annotated[
+        bool,
+        typer.Option(
+            "--merge",
+            help="Merge REPORTS, the --json outputs of `verify --segment` covering the "
+            "store from 0 to head, into the report of one full pass (reads no "
+            "store). Refuses (exit 2) reports of another store, that saw another "
+            "head, or whose checkpoints do not chain.",
+        ),
+    ] = False,
+    sample: Annotated[
+        int | None,
+        typer.Option(
+            "--sample",
+            metavar="N",
+            min=1,
+            help="Spot-audit history: re-hash N rows drawn uniformly from the tree of the newest "
+            "checkpoint note and check each one's Merkle proof against the root it signs "
+            "(needs --public-key); prints the chance a rewrite of a share of history went "
+            "unseen. Alone, or with --since (which does not see rows before its checkpoint). "
+            "Exit 3 if a drawn row does not match. See docs/INTEGRITY.md.",
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            metavar="S",
+            help="With --sample: the seed of the draw (default: a fresh "
+            "random one, printed, so a run can be repeated).",
+        ),
+    ] = None,
+    reports: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="REPORTS", help="With --merge: the segment reports (JSON files).", show_default=False
+        ),
+    ] = None,
     witness_key: WitnessKeyOption = None,
     quorum: QuorumOption = None,
 ) -> None:
@@ -139,17 +198,29 @@ def verify(
     if game is not None and game not in GAME_KEYS:
         fail(f"--game must be one of {' '.join(GAME_KEYS)}")
     selected = table is not None or game is not None or round is not None
-    _exclusive(since=since, segment=segment, merge=merge, checkpoint=checkpoint,
-               selected=selected, jobs=jobs, reports=reports)
+    _exclusive(
+        since=since,
+        segment=segment,
+        merge=merge,
+        checkpoint=checkpoint,
+        selected=selected,
+        jobs=jobs,
+        reports=reports,
+    )
     if merge:
         merged, parts = merge_reports(reports or [])
-        _print(merged, as_json=as_json, quiet=quiet, summary=summary,
-               extra={"checkpoint": None, "since": None,
-                      "segments": [p.segment_json() for p in parts]})
+        _print(
+            merged,
+            as_json=as_json,
+            quiet=quiet,
+            summary=summary,
+            extra={"checkpoint": None, "since": None, "segments": [p.segment_json() for p in parts]},
+        )
         raise typer.Exit(code=merged.exit_code)
     if sample is not None or seed is not None:
-        _check_sample_options(sample, public_key, since=since, segment=segment,
-                              checkpoint=checkpoint, selected=selected)
+        _check_sample_options(
+            sample, public_key, since=since, segment=segment, checkpoint=checkpoint, selected=selected
+        )
         if since is None:
             _sample_only(db, sample or 0, seed, public_key or "", as_json=as_json, quiet=quiet)
     witnesses = asked(witness_key, quorum)
@@ -162,13 +233,13 @@ def verify(
     cosigners: list[str] = []
     try:
         if sealed is not None and key is not None:
-            cosigners = require(witnesses, sealed, key, notes_for(app, sealed, checkpoint),
-                                f"checkpoint {checkpoint}")
+            cosigners = require(
+                witnesses, sealed, key, notes_for(app, sealed, checkpoint), f"checkpoint {checkpoint}"
+            )
         elif segment is not None:
             cosigners = require_segment(witnesses, app, segment, public_key)
         if since is not None:
-            report, extra["since"] = _since(app, since, public_key, selection, expect_head,
-                                            witnesses)
+            report, extra["since"] = _since(app, since, public_key, selection, expect_head, witnesses)
             if extra["since"] is None:
                 extra["note"] = f"{NO_SEALING_KEY}: the whole store was verified"
             else:
@@ -176,14 +247,17 @@ def verify(
             if sample is not None:
                 extra["sample"] = _sample(app, sample, seed, public_key or "")
         elif segment is not None:
-            report, extra["segment"], extra["keys"] = _segment(app, segment, public_key,
-                                                               expect_head)
+            report, extra["segment"], extra["keys"] = _segment(app, segment, public_key, expect_head)
         else:
             if jobs > 1:
                 _configured_key(app)
-            report = _run(app, selection,
-                          sealed.position.head if sealed and not expect_head else expect_head,
-                          jobs=jobs, db=db)
+            report = _run(
+                app,
+                selection,
+                sealed.position.head if sealed and not expect_head else expect_head,
+                jobs=jobs,
+                db=db,
+            )
             if sealed is not None:
                 _check_checkpoint(app, sealed, report)
             if projections and not selected and report.integrity_ok:
@@ -191,34 +265,47 @@ def verify(
     finally:
         app.close()
     if selected and report.rounds_checked == 0 and report.integrity_ok:
-        fail("no round matches " + " ".join(
-            f"--{name} {value}" for name, value in (("table", table), ("game", game),
-                                                    ("round", round)) if value is not None)
-             + " (nothing was checked)")
+        fail(
+            "no round matches "
+            + " ".join(
+                f"--{name} {value}"
+                for name, value in (("table", table), ("game", game), ("round", round))
+                if value is not None
+            )
+            + " (nothing was checked)"
+        )
     if sealed is not None:
         extra["checkpoint"] = _checkpoint_json(checkpoint, sealed, key, public_key)
     _print(report, as_json=as_json, quiet=quiet, summary=summary, extra=extra)
     if not as_json and not quiet:
         _print_context(extra, checkpoint)
         if cosigners:
-            out.print(f"checkpoint note cosigned by {', '.join(cosigners)} (quorum "
-                      f"{witnesses.required if witnesses else 0})", markup=False)
+            out.print(
+                f"checkpoint note cosigned by {', '.join(cosigners)} (quorum "
+                f"{witnesses.required if witnesses else 0})",
+                markup=False,
+            )
         if "sample" in extra:
             _print_sample(extra["sample"])
     sampled_ok = "sample" not in extra or not extra["sample"]["problems"]
     raise typer.Exit(code=report.exit_code if sampled_ok else 3)
 
 
-def _check_sample_options(sample: int | None, public_key: str | None, *, since: str | None,
-                          segment: str | None, checkpoint: str | None, selected: bool) -> None:
+def _check_sample_options(
+    sample: int | None,
+    public_key: str | None,
+    *,
+    since: str | None,
+    segment: str | None,
+    checkpoint: str | None,
+    selected: bool,
+) -> None:
     if sample is None:
         fail("--seed goes with --sample N")
     if segment is not None or checkpoint is not None or selected:
-        fail("--sample goes alone or with --since (not --segment, --checkpoint, --table, "
-             "--game or --round)")
+        fail("--sample goes alone or with --since (not --segment, --checkpoint, --table, --game or --round)")
     if public_key is None:
-        fail("--sample needs the sealer's public key (--public-key FILE) to open the "
-             "checkpoint note")
+        fail("--sample needs the sealer's public key (--public-key FILE) to open the checkpoint note")
 
 
 def _sample(app: LedgerApp, count: int, seed: int | None, public_key: str) -> dict[str, Any]:
@@ -231,8 +318,9 @@ def _sample(app: LedgerApp, count: int, seed: int | None, public_key: str) -> di
         fail(str(exc), exc.code, prefix="integrity broken" if exc.code == 3 else "error")
 
 
-def _sample_only(db: str | None, count: int, seed: int | None, public_key: str, *,
-                 as_json: bool, quiet: bool) -> None:
+def _sample_only(
+    db: str | None, count: int, seed: int | None, public_key: str, *, as_json: bool, quiet: bool
+) -> None:
     """``verify --sample N`` alone: the spot audit, no pass over the log."""
     app = open_app(db)
     try:
@@ -249,25 +337,44 @@ def _sample_only(db: str | None, count: int, seed: int | None, public_key: str, 
 def _print_sample(found: dict[str, Any]) -> None:
     for problem in found["problems"]:
         out.print(f"sample: {problem}", markup=False)
-    chances = ", ".join(f"{float(share):.1%} of them: {p:.3g}"
-                        for share, p in found["unseen_chance"].items())
-    verdict = (f"{len(found['problems'])} do not match: integrity broken" if found["problems"]
-               else "every one matches")
-    out.print(f"sample: {found['rows']} of the {found['size']} rows of {found['origin']}'s "
-              f"checkpoint note (root {found['root']}) re-hashed and proven, {verdict}; "
-              f"{found['hashes_read']} stored hashes read; seed {found['seed']}", markup=False)
-    out.print(f"sample: chance a rewrite would have gone unseen, had it touched {chances}",
-              markup=False)
+    chances = ", ".join(f"{float(share):.1%} of them: {p:.3g}" for share, p in found["unseen_chance"].items())
+    verdict = (
+        f"{len(found['problems'])} do not match: integrity broken"
+        if found["problems"]
+        else "every one matches"
+    )
+    out.print(
+        f"sample: {found['rows']} of the {found['size']} rows of {found['origin']}'s "
+        f"checkpoint note (root {found['root']}) re-hashed and proven, {verdict}; "
+        f"{found['hashes_read']} stored hashes read; seed {found['seed']}",
+        markup=False,
+    )
+    out.print(f"sample: chance a rewrite would have gone unseen, had it touched {chances}", markup=False)
 
 
-def _exclusive(*, since: str | None, segment: str | None, merge: bool, checkpoint: str | None,
-               selected: bool, jobs: int, reports: list[str] | None) -> None:
+def _exclusive(
+    *,
+    since: str | None,
+    segment: str | None,
+    merge: bool,
+    checkpoint: str | None,
+    selected: bool,
+    jobs: int,
+    reports: list[str] | None,
+) -> None:
     """One line for each combination of options that makes no sense."""
     if reports and not merge:
         fail(f"unexpected argument {reports[0]!r} (report files go with --merge)")
-    modes = [name for name, on in (("--since", since is not None),
-                                   ("--segment", segment is not None), ("--merge", merge),
-                                   ("--checkpoint", checkpoint is not None)) if on]
+    modes = [
+        name
+        for name, on in (
+            ("--since", since is not None),
+            ("--segment", segment is not None),
+            ("--merge", merge),
+            ("--checkpoint", checkpoint is not None),
+        )
+        if on
+    ]
     if len(modes) > 1:
         fail(f"{modes[0]} and {modes[1]} cannot be combined")
     if merge and not reports:
@@ -278,18 +385,20 @@ def _exclusive(*, since: str | None, segment: str | None, merge: bool, checkpoin
         fail(f"{modes[0]} runs in one process (run segments as separate jobs instead)")
 
 
-def _print(report: VerifyReport, *, as_json: bool, quiet: bool, summary: bool,
-           extra: dict[str, Any]) -> None:
+def _print(report: VerifyReport, *, as_json: bool, quiet: bool, summary: bool, extra: dict[str, Any]) -> None:
     if as_json:
         print_json({**report.to_json(), **extra})
     elif not quiet:
         print_verify(report, findings=not summary)
 
 
-_SOURCES = {"public_key": "from --public-key", "env": "from LEDGER_SEAL_PUBLIC_KEY",
-            "init": "named at ledger init",
-            "checkpoint": "taken from the checkpoint itself (proves the file intact, not its "
-                          "author: give --public-key)"}
+_SOURCES = {
+    "public_key": "from --public-key",
+    "env": "from LEDGER_SEAL_PUBLIC_KEY",
+    "init": "named at ledger init",
+    "checkpoint": "taken from the checkpoint itself (proves the file intact, not its "
+    "author: give --public-key)",
+}
 
 
 def _source(info: dict[str, Any]) -> str:
@@ -302,30 +411,49 @@ def _print_context(extra: dict[str, Any], checkpoint: str | None) -> None:
     if extra.get("note"):
         err.print(f"note: {extra['note']}", markup=False)
     if seal_info is not None:
-        out.print(f"checkpoint {checkpoint}: link {seal_info['links']} "
-                  f"({seal_info['events']} events), head {seal_info['head']}, sealed "
-                  f"{seal_info['sealed_at']}; signature checked with key "
-                  f"{seal_info['key_id']} {_source(seal_info)}", markup=False)
+        out.print(
+            f"checkpoint {checkpoint}: link {seal_info['links']} "
+            f"({seal_info['events']} events), head {seal_info['head']}, sealed "
+            f"{seal_info['sealed_at']}; signature checked with key "
+            f"{seal_info['key_id']} {_source(seal_info)}",
+            markup=False,
+        )
     if since_info is not None:
-        out.print(f"since checkpoint {since_info['checkpoint']}"
-                  + (f" (number {since_info['number']})" if since_info["number"] else "")
-                  + f": row {since_info['position']}, link {since_info['links']}, sealed "
-                  f"{since_info['sealed_at']}; snapshot from the {since_info['snapshot_source']}"
-                  f"; signature checked with key {since_info['key_id']} "
-                  f"{_source(since_info)}",
-                  markup=False)
+        out.print(
+            f"since checkpoint {since_info['checkpoint']}"
+            + (f" (number {since_info['number']})" if since_info["number"] else "")
+            + f": row {since_info['position']}, link {since_info['links']}, sealed "
+            f"{since_info['sealed_at']}; snapshot from the {since_info['snapshot_source']}"
+            f"; signature checked with key {since_info['key_id']} "
+            f"{_source(since_info)}",
+            markup=False,
+        )
     if part is not None:
-        out.print(f"segment {part['from']}..{part['to']}: rows {part['from_position']}.."
-                  f"{part['to_position'] if part['to_position'] is not None else 'head'}"
-                  + ("" if part["to"] == "head" else
-                     f"; the state derived at checkpoint {part['to']} "
-                     + ("equals its snapshot" if part["integrity"] == "ok" else
-                        "was not checked equal to its snapshot")), markup=False)
+        out.print(
+            f"segment {part['from']}..{part['to']}: rows {part['from_position']}.."
+            f"{part['to_position'] if part['to_position'] is not None else 'head'}"
+            + (
+                ""
+                if part["to"] == "head"
+                else f"; the state derived at checkpoint {part['to']} "
+                + (
+                    "equals its snapshot"
+                    if part["integrity"] == "ok"
+                    else "was not checked equal to its snapshot"
+                )
+            ),
+            markup=False,
+        )
 
 
-def _since(app: LedgerApp, since: str, public_key: str | None, selection: Selection,
-           expect_head: str | None,
-           witnesses: Quorum | None = None) -> tuple[VerifyReport, dict[str, Any] | None]:
+def _since(
+    app: LedgerApp,
+    since: str,
+    public_key: str | None,
+    selection: Selection,
+    expect_head: str | None,
+    witnesses: Quorum | None = None,
+) -> tuple[VerifyReport, dict[str, Any] | None]:
     """``--since``: check the checkpoint and its snapshot (and, with witness keys, the quorum of
     its note), then verify only what came after. ``--since last`` with no sealing public key:
     the whole store, and ``None``."""
@@ -336,8 +464,10 @@ def _since(app: LedgerApp, since: str, public_key: str | None, selection: Select
         if since == "last":
             if key is None:  # an unchecked stored checkpoint is never resumed from
                 if witnesses is not None:
-                    fail("--witness-key with --since last needs the sealing public key "
-                         "(LEDGER_SEAL_PUBLIC_KEY, --public-key or ledger init --seal-public-key)")
+                    fail(
+                        "--witness-key with --since last needs the sealing public key "
+                        "(LEDGER_SEAL_PUBLIC_KEY, --public-key or ledger init --seal-public-key)"
+                    )
                 return _run(app, selection, expect_head), None
             sealed, number = _last(app, key)
         else:
@@ -346,35 +476,60 @@ def _since(app: LedgerApp, since: str, public_key: str | None, selection: Select
     except SealError as exc:
         fail(f"{exc}")
     if sealed.snapshot is None:
-        fail(f"{since} is a {sealed.format} checkpoint: it signs no snapshot (verify "
-             "--checkpoint checks it; seal again for one --since can start from)")
+        fail(
+            f"{since} is a {sealed.format} checkpoint: it signs no snapshot (verify "
+            "--checkpoint checks it; seal again for one --since can start from)"
+        )
     try:
         checked = sealed.check_signature(key.key if key else None)
     except SealError as exc:
         fail(f"{exc}", 3, prefix="integrity broken")
-    cosigners = require(witnesses, sealed, checked, notes_for(app, sealed, path),
-                        f"--since {since}")
+    cosigners = require(witnesses, sealed, checked, notes_for(app, sealed, path), f"--since {since}")
     pos = sealed.position
     info: dict[str, Any] = {
-        "checkpoint": since, "file": path, "number": number, "position": sealed.row,
-        "links": pos.links, "events": pos.events, "head": pos.head, "snapshot": sealed.snapshot,
-        "snapshot_source": None, "sealed_at": sealed.sealed_at, "store": sealed.store,
-        "key_id": key_id(checked), "key_source": key.kind if key else "checkpoint",
-        "public_key_file": public_key, "cosigners": cosigners}  # popped by verify()
+        "checkpoint": since,
+        "file": path,
+        "number": number,
+        "position": sealed.row,
+        "links": pos.links,
+        "events": pos.events,
+        "head": pos.head,
+        "snapshot": sealed.snapshot,
+        "snapshot_source": None,
+        "sealed_at": sealed.sealed_at,
+        "store": sealed.store,
+        "key_id": key_id(checked),
+        "key_source": key.kind if key else "checkpoint",
+        "public_key_file": public_key,
+        "cosigners": cosigners,
+    }  # popped by verify()
     problems = resume_findings(app, sealed)
     if problems:
         return VerifyReport(integrity_ok=False, findings=problems), info
     try:
         found = load_snapshot(app, sealed, path)
     except SnapshotError as exc:
-        return VerifyReport(integrity_ok=False, findings=[Finding(
-            "chain_broken", None, None, rule="integrity (--since)", message=str(exc),
-            expected={"snapshot": sealed.snapshot})]), info
+        return VerifyReport(
+            integrity_ok=False,
+            findings=[
+                Finding(
+                    "chain_broken",
+                    None,
+                    None,
+                    rule="integrity (--since)",
+                    message=str(exc),
+                    expected={"snapshot": sealed.snapshot},
+                )
+            ],
+        ), info
     except SealError as exc:
         fail(f"{exc}")
     if found is None:
-        fail(f"no snapshot of checkpoint {since}: neither "
-             + (f"{snapshot_path(path)} nor " if path else "") + "the store holds one")
+        fail(
+            f"no snapshot of checkpoint {since}: neither "
+            + (f"{snapshot_path(path)} nor " if path else "")
+            + "the store holds one"
+        )
     snapshot, info["snapshot_source"] = found
     return _run(app, selection, expect_head, start=snapshot), info
 
@@ -395,14 +550,19 @@ def _last(app: LedgerApp, key: SealingKey) -> tuple[Checkpoint, int]:
         return stored.checkpoint, stored.number
     found = read_checkpoints(app, key)  # none valid: why (rarely)
     if found.invalid:
-        fail(f"--since last: no stored checkpoint is valid under key {key.key_id} "
-             f"({key.source}); {len(found.invalid)} invalid row(s): ledger seal --list names "
-             "them", 3, prefix="integrity broken")
+        fail(
+            f"--since last: no stored checkpoint is valid under key {key.key_id} "
+            f"({key.source}); {len(found.invalid)} invalid row(s): ledger seal --list names "
+            "them",
+            3,
+            prefix="integrity broken",
+        )
     fail("--since last: the store holds no checkpoint (run ledger seal first)")
 
 
-def _segment(app: LedgerApp, segment: str, public_key: str | None,
-             expect_head: str | None) -> tuple[VerifyReport, dict[str, Any], list[list[int]]]:
+def _segment(
+    app: LedgerApp, segment: str, public_key: str | None, expect_head: str | None
+) -> tuple[VerifyReport, dict[str, Any], list[list[int]]]:
     """``--segment A..B``: one segment, with its single-pass keys for ``--merge``."""
     try:
         start, end = parse_segment(segment)
@@ -442,15 +602,22 @@ def merge_reports(paths: list[str]) -> tuple[VerifyReport, list[Part]]:
         fail(f"{exc}")
 
 
-def _checkpoint_json(path: str | None, sealed: Checkpoint, key: Ed25519PublicKey | None,
-                     public_key: str | None) -> dict[str, Any]:
+def _checkpoint_json(
+    path: str | None, sealed: Checkpoint, key: Ed25519PublicKey | None, public_key: str | None
+) -> dict[str, Any]:
     """Which checkpoint was checked, and with which key (``checkpoint`` in verify's JSON)."""
     pos = sealed.position
-    return {"file": path, "links": pos.links, "events": pos.events, "head": pos.head,
-            "sealed_at": sealed.sealed_at, "store": sealed.store,
-            "key_id": key_id(key) if key is not None else sealed.key_id,
-            "key_source": "public_key" if public_key else "checkpoint",
-            "public_key_file": public_key}
+    return {
+        "file": path,
+        "links": pos.links,
+        "events": pos.events,
+        "head": pos.head,
+        "sealed_at": sealed.sealed_at,
+        "store": sealed.store,
+        "key_id": key_id(key) if key is not None else sealed.key_id,
+        "key_source": "public_key" if public_key else "checkpoint",
+        "public_key_file": public_key,
+    }
 
 
 def _checkpoint(path: str, public_key: str | None) -> tuple[Checkpoint, Ed25519PublicKey]:
@@ -479,8 +646,15 @@ def _check_projections(app: LedgerApp, report: VerifyReport) -> None:
     report.findings += check_projections(app)
 
 
-def _run(app: LedgerApp, selection: Selection, expect_head: str | None, *, jobs: int = 1,
-         db: str | None = None, start: Snapshot | None = None) -> VerifyReport:
+def _run(
+    app: LedgerApp,
+    selection: Selection,
+    expect_head: str | None,
+    *,
+    jobs: int = 1,
+    db: str | None = None,
+    start: Snapshot | None = None,
+) -> VerifyReport:
     try:
         if jobs > 1:
             return _run_parallel(selection, expect_head, jobs, db)
@@ -491,8 +665,9 @@ def _run(app: LedgerApp, selection: Selection, expect_head: str | None, *, jobs:
         return VerifyReport(integrity_ok=False, findings=[unreadable_store(exc)])
 
 
-def _run_one(app: LedgerApp, selection: Selection, expect_head: str | None,
-             start: Snapshot | None = None) -> VerifyReport:
+def _run_one(
+    app: LedgerApp, selection: Selection, expect_head: str | None, start: Snapshot | None = None
+) -> VerifyReport:
     """One process, with a progress bar on a terminal (``start``: resume from a snapshot)."""
     try:
         total = (app.recorder.max_notification_id() or 0) - (start.position if start else 0)
@@ -503,16 +678,16 @@ def _run_one(app: LedgerApp, selection: Selection, expect_head: str | None,
         return verify_store(app, selection, expect_head=expect_head, start=start)
     with bar:
         task = bar.add_task("verify", total=max(total, 0))
-        return verify_store(app, selection, expect_head=expect_head, start=start,
-                            on_progress=lambda n: bar.advance(task, n))
+        return verify_store(
+            app, selection, expect_head=expect_head, start=start, on_progress=lambda n: bar.advance(task, n)
+        )
 
 
-def _run_parallel(selection: Selection, expect_head: str | None, jobs: int,
-                  db: str | None) -> VerifyReport:
+def _run_parallel(selection: Selection, expect_head: str | None, jobs: int, db: str | None) -> VerifyReport:
     """``--jobs N``: each worker opens the store itself (no progress bar); by segments where
     stored checkpoints allow it, else by tables."""
-    return verify_parallel_segments(database_url(db), selection, jobs=jobs,
-                                    expect_head=expect_head)
+    return verify_parallel_segments(database_url(db), selection, jobs=jobs, expect_head=expect_head)
+
 
 ORDER = 20
 COMMANDS = [verify]

@@ -36,33 +36,70 @@ from ledger.witness.protocol import (
 from ledger.witness.server import serve as serve_http
 from ledger.witness.state import StateError, WitnessState, write_atomically
 
-witness = typer.Typer(name="witness", no_args_is_help=True,
-                      help="The regulator's witness: cosigns a log's checkpoints only when they "
-                           "extend the last one it cosigned (docs/WITNESS.md).")
+witness = typer.Typer(
+    name="witness",
+    no_args_is_help=True,
+    help="The regulator's witness: cosigns a log's checkpoints only when they "
+    "extend the last one it cosigned (docs/WITNESS.md).",
+)
 
-KeyOption = Annotated[str, typer.Option("--key", metavar="FILE", help="The witness's private key "
-                                        "(ledger witness keygen).")]
-LogOption = Annotated[list[str], typer.Option(
-    "--log", metavar="ORIGIN=OPERATOR.pub", help="A log to follow: its origin and its operator's "
-    "public key (repeatable).")]
-StateOption = Annotated[str, typer.Option("--state", metavar="DIR", help="The state directory: "
-                                          "the latest checkpoint cosigned per log.")]
-InitOption = Annotated[bool, typer.Option("--init", help="Create a new, empty state in DIR (a new "
-                                          "or empty directory); refused over an existing one.")]
-NameOption = Annotated[str | None, typer.Option("--name", help="The witness's name in its "
-                                                "cosignatures (default: from KEY.vkey, else "
-                                                "derived from the key).")]
+KeyOption = Annotated[
+    str, typer.Option("--key", metavar="FILE", help="The witness's private key (ledger witness keygen).")
+]
+LogOption = Annotated[
+    list[str],
+    typer.Option(
+        "--log",
+        metavar="ORIGIN=OPERATOR.pub",
+        help="A log to follow: its origin and its operator's public key (repeatable).",
+    ),
+]
+StateOption = Annotated[
+    str,
+    typer.Option(
+        "--state", metavar="DIR", help="The state directory: the latest checkpoint cosigned per log."
+    ),
+]
+InitOption = Annotated[
+    bool,
+    typer.Option(
+        "--init",
+        help="Create a new, empty state in DIR (a new or empty directory); refused over an existing one.",
+    ),
+]
+NameOption = Annotated[
+    str | None,
+    typer.Option(
+        "--name",
+        help="The witness's name in its cosignatures (default: from KEY.vkey, else derived from the key).",
+    ),
+]
 
-EXIT_OF_STATUS = {OK: 0, CONFLICT: EXIT_FINDINGS, BAD_REQUEST: EXIT_USAGE, NOT_FOUND: EXIT_USAGE,
-                  TOO_LARGE: EXIT_USAGE, FORBIDDEN: EXIT_INTEGRITY, UNPROCESSABLE: EXIT_INTEGRITY}
+EXIT_OF_STATUS = {
+    OK: 0,
+    CONFLICT: EXIT_FINDINGS,
+    BAD_REQUEST: EXIT_USAGE,
+    NOT_FOUND: EXIT_USAGE,
+    TOO_LARGE: EXIT_USAGE,
+    FORBIDDEN: EXIT_INTEGRITY,
+    UNPROCESSABLE: EXIT_INTEGRITY,
+}
 
 
 @witness.command("keygen")
 def keygen(
-    out: Annotated[str, typer.Option("--out", metavar="FILE", help="The private key to write (PEM, "
-                                     "mode 0600); also FILE.pub (PEM) and FILE.vkey.")],
-    name: Annotated[str | None, typer.Option(help="The witness's name (no spaces, no '+'; "
-                                             "default: derived from the key).")] = None,
+    out: Annotated[
+        str,
+        typer.Option(
+            "--out",
+            metavar="FILE",
+            help="The private key to write (PEM, mode 0600); also FILE.pub (PEM) and FILE.vkey.",
+        ),
+    ],
+    name: Annotated[
+        str | None,
+        typer.Option(help="The witness's name (no spaces, no '+'; default: derived from the key)."),
+    ] = None,
     force: Annotated[bool, typer.Option(help="Overwrite existing files.")] = False,
 ) -> None:
     """Make a witness key pair: FILE (private), FILE.pub and FILE.vkey (give these to auditors)."""
@@ -70,12 +107,15 @@ def keygen(
         key = write_key_files(out, name, force=force)
     except WitnessKeyError as exc:
         fail(str(exc))
-    typer.echo(f"wrote {out} (private, keep it on the witness), {out}.pub and {out}.vkey "
-               f"(public); witness {key.vkey()}")
+    typer.echo(
+        f"wrote {out} (private, keep it on the witness), {out}.pub and {out}.vkey "
+        f"(public); witness {key.vkey()}"
+    )
 
 
-def _open(key: str, logs: list[str], state: str, init: bool,
-          name: str | None) -> tuple[WitnessKey, dict[str, Verifier], WitnessState]:
+def _open(
+    key: str, logs: list[str], state: str, init: bool, name: str | None
+) -> tuple[WitnessKey, dict[str, Verifier], WitnessState]:
     try:
         signing = load_signing_key(key, name)
         followed = dict(parse_log_option(value) for value in logs)
@@ -102,8 +142,9 @@ def serve(
     key: KeyOption,
     log: LogOption,
     state: StateOption,
-    listen: Annotated[str, typer.Option(metavar="HOST:PORT", help="Where to listen (port 0: a "
-                                        "free port, printed).")] = "127.0.0.1:7380",
+    listen: Annotated[
+        str, typer.Option(metavar="HOST:PORT", help="Where to listen (port 0: a free port, printed).")
+    ] = "127.0.0.1:7380",
     init: InitOption = False,
     name: NameOption = None,
 ) -> None:
@@ -143,12 +184,25 @@ def cosign(
     key: KeyOption,
     log: LogOption,
     state: StateOption,
-    in_: Annotated[str, typer.Option("--in", metavar="PATH", help="The request file (an "
-                                     "add-checkpoint body, as `seal --witness DIR` writes it), "
-                                     "or a directory: every *.request in it not yet answered.")],
-    out: Annotated[str | None, typer.Option(metavar="FILE", help="Where to write the answer "
-                                            "(default: the request's name, .request -> "
-                                            ".response; not with a directory).")] = None,
+    in_: Annotated[
+        str,
+        typer.Option(
+            "--in",
+            metavar="PATH",
+            help="The request file (an "
+            "add-checkpoint body, as `seal --witness DIR` writes it), "
+            "or a directory: every *.request in it not yet answered.",
+        ),
+    ],
+    out: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE",
+            help="Where to write the answer "
+            "(default: the request's name, .request -> "
+            ".response; not with a directory).",
+        ),
+    ] = None,
     init: InitOption = False,
     name: NameOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
@@ -181,8 +235,7 @@ def _requests(in_: str, out: str | None) -> list[str]:
         return [in_]
     if out is not None:
         fail("--out names one answer: not with a directory of requests")
-    return [str(p) for p in sorted(folder.glob("*.request"))
-            if not Path(_response_path(str(p))).exists()]
+    return [str(p) for p in sorted(folder.glob("*.request")) if not Path(_response_path(str(p))).exists()]
 
 
 def _answer(witness_: Witness, request: str, target: str) -> Answer:
@@ -207,19 +260,27 @@ def _report(results: list[tuple[str, str, Answer]], as_json: bool) -> int:
         if answer.status == OK:
             message = f"{request}: cosigned -> {target}"
         elif answer.status == CONFLICT:
-            message = (f"{request}: this witness cosigned size {answer.body.strip()} last, not "
-                       f"the request's old size -> {target} (the log asks again from it)")
+            message = (
+                f"{request}: this witness cosigned size {answer.body.strip()} last, not "
+                f"the request's old size -> {target} (the log asks again from it)"
+            )
         else:
             prefix = "integrity broken" if code == EXIT_INTEGRITY else "error"
-            sys.stderr.write(f"{prefix}: {request}: refused ({answer.status}): "
-                             f"{answer.body.strip()} -> {target}\n")
+            sys.stderr.write(
+                f"{prefix}: {request}: refused ({answer.status}): {answer.body.strip()} -> {target}\n"
+            )
             continue
         if not as_json:
             typer.echo(message)
     if as_json:
-        print_json({"answers": [{"request": request, "status": answer.status,
-                                 "answer": target,
-                                 "body": answer.body} for request, target, answer in results]})
+        print_json(
+            {
+                "answers": [
+                    {"request": request, "status": answer.status, "answer": target, "body": answer.body}
+                    for request, target, answer in results
+                ]
+            }
+        )
     elif not results:
         typer.echo("no request waiting")
     return worst

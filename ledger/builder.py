@@ -38,9 +38,9 @@ ERROR_KINDS: dict[str, str] = {
 }
 """Error kinds a simulator may inject, and the finding code each must produce."""
 
-COMMON_KINDS: tuple[str, ...] = ("wrong_payout", "late_bet", "missing_settlement",
-                                 "wrong_commission")
+COMMON_KINDS: tuple[str, ...] = ("wrong_payout", "late_bet", "missing_settlement", "wrong_commission")
 """The kinds every game with bets and settlements can inject; games add their own."""
+
 
 @dataclass
 class RoundBuilder:
@@ -66,8 +66,16 @@ class RoundBuilder:
         """Append one line of ``type_`` with the given fields; returns it for later edits."""
         seq = len(self.lines) + 1
         at = self.start + self.step * (seq - 1)
-        line = {"v": 1, "table": self.table, "game": self.game, "round": self.round,
-                "seq": seq, "at": at.isoformat(), "type": type_, **fields}
+        line = {
+            "v": 1,
+            "table": self.table,
+            "game": self.game,
+            "round": self.round,
+            "seq": seq,
+            "at": at.isoformat(),
+            "type": type_,
+            **fields,
+        }
         if type_ == "round_opened" and self.croupier is not None:
             line["croupier"] = self.croupier
         self.lines.append(line)

@@ -37,13 +37,23 @@ POSTGRES_TOPIC = "ledger.bulk:BulkPostgresRecorder"
 class BulkSQLiteRecorder(SQLiteApplicationRecorder):
     """The library's SQLite application recorder, writing a save with one ``executemany``."""
 
-    def _insert_events(self, c: SQLiteCursor, stored_events: Sequence[StoredEvent],
-                       **_: Any) -> Sequence[int] | None:
+    def _insert_events(
+        self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **_: Any
+    ) -> Sequence[int] | None:
         if not stored_events:
             return []
-        c.executemany(self.insert_events_statement, [
-            (s.originator_id.hex if isinstance(s.originator_id, UUID) else s.originator_id,
-             s.originator_version, s.topic, s.state) for s in stored_events])
+        c.executemany(
+            self.insert_events_statement,
+            [
+                (
+                    s.originator_id.hex if isinstance(s.originator_id, UUID) else s.originator_id,
+                    s.originator_version,
+                    s.topic,
+                    s.state,
+                )
+                for s in stored_events
+            ],
+        )
         c.execute("SELECT last_insert_rowid()")
         last = int(c.fetchone()[0])
         first = last - len(stored_events) + 1
@@ -58,12 +68,10 @@ class BulkPostgresRecorder(PostgresApplicationRecorder):
         self.bulk_insert_statement = sql.SQL(
             "INSERT INTO {schema}.{table} (originator_id, originator_version, topic, state) "
             "SELECT * FROM unnest(%s::uuid[], %s::bigint[], %s::text[], %s::bytea[]) "
-            "RETURNING notification_id").format(
-            schema=sql.Identifier(self.datastore.schema),
-            table=sql.Identifier(self.events_table_name))
+            "RETURNING notification_id"
+        ).format(schema=sql.Identifier(self.datastore.schema), table=sql.Identifier(self.events_table_name))
 
-    def _insert_stored_events(self, curs: Any, stored_events: Sequence[StoredEvent],
-                              **kwargs: Any) -> None:
+    def _insert_stored_events(self, curs: Any, stored_events: Sequence[StoredEvent], **kwargs: Any) -> None:
         if self.datastore.originator_id_type != "uuid":  # pragma: no cover - not ours
             super()._insert_stored_events(curs, stored_events, **kwargs)
             return
@@ -75,9 +83,17 @@ class BulkPostgresRecorder(PostgresApplicationRecorder):
         with curs.connection.pipeline() as pipeline:
             pipeline.sync()
         self._notify_channel(curs)
-        ids = [s.originator_id if isinstance(s.originator_id, UUID) else UUID(str(s.originator_id))
-               for s in stored_events]
-        curs.execute(self.bulk_insert_statement,
-                     (ids, [s.originator_version for s in stored_events],
-                      [s.topic for s in stored_events], [s.state for s in stored_events]),
-                     binary=True)
+        ids = [
+            s.originator_id if isinstance(s.originator_id, UUID) else UUID(str(s.originator_id))
+            for s in stored_events
+        ]
+        curs.execute(
+            self.bulk_insert_statement,
+            (
+                ids,
+                [s.originator_version for s in stored_events],
+                [s.topic for s in stored_events],
+                [s.state for s in stored_events],
+            ),
+            binary=True,
+        )

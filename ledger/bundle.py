@@ -39,8 +39,9 @@ from ledger.store import TOPICS, LedgerApp, Recorded
 BUNDLE_FORMAT = "ledger-bundle-v1"
 
 
-def export_round(app: LedgerApp, table: str, round: str,
-                 checkpoint: Checkpoint | None = None, *, merkle: bool = False) -> dict[str, Any]:
+def export_round(
+    app: LedgerApp, table: str, round: str, checkpoint: Checkpoint | None = None, *, merkle: bool = False
+) -> dict[str, Any]:
     """The bundle of one round, with links up to ``checkpoint`` (default: the newest link), or
     with ``merkle`` its last row's Merkle proof to that seal's note instead of the links
     (``ledger.merkle.proofs``; default: the newest note)."""
@@ -49,9 +50,14 @@ def export_round(app: LedgerApp, table: str, round: str,
     if not events:
         raise BundleError(f"no round {table}/{round} in the store")
     if merkle:
-        return {"format": BUNDLE_FORMAT, "table": table, "round": round, "aggregate": str(oid),
-                "events": [_item(e) for e in events],
-                "merkle": round_proof(app, oid, checkpoint)}
+        return {
+            "format": BUNDLE_FORMAT,
+            "table": table,
+            "round": round,
+            "aggregate": str(oid),
+            "events": [_item(e) for e in events],
+            "merkle": round_proof(app, oid, checkpoint),
+        }
     last_version, last_digest = events[-1].originator_version, events[-1].digest
     newest = app.stored(CHAIN_ID, desc=True, limit=1)
     if not newest:
@@ -61,25 +67,37 @@ def export_round(app: LedgerApp, table: str, round: str,
         end = checkpoint.position.links
         at = app.stored(CHAIN_ID, gt=end - 1, lte=end)
         if not at or at[0].digest != checkpoint.position.head:
-            raise BundleError(f"the store does not hold the checkpoint's head at link {end}: "
-                              "verify it with `ledger verify --checkpoint`")
+            raise BundleError(
+                f"the store does not hold the checkpoint's head at link {end}: "
+                "verify it with `ledger verify --checkpoint`"
+            )
     first = _covering_link(app, oid, last_version, last_digest, end)
     if checkpoint is not None and first > end:
-        raise BundleError(f"the round's last save (link {first}) is newer than the checkpoint "
-                          f"(link {end}): seal again, then export")
-    previous = genesis(CHAIN_ID) if first == 1 else app.stored(
-        CHAIN_ID, gt=first - 2, lte=first - 1)[0].digest
+        raise BundleError(
+            f"the round's last save (link {first}) is newer than the checkpoint "
+            f"(link {end}): seal again, then export"
+        )
+    previous = (
+        genesis(CHAIN_ID) if first == 1 else app.stored(CHAIN_ID, gt=first - 2, lte=first - 1)[0].digest
+    )
     links = list(chain_links(app, first=first, last=end))
     return {
-        "format": BUNDLE_FORMAT, "table": table, "round": round, "aggregate": str(oid),
+        "format": BUNDLE_FORMAT,
+        "table": table,
+        "round": round,
+        "aggregate": str(oid),
         "events": [_item(e) for e in events],
         "links": {"previous": previous, "items": [_item(link) for link in links]},
     }
 
 
 def _item(rec: Recorded) -> dict[str, Any]:
-    return {"version": rec.originator_version, "topic": rec.topic, "digest": rec.digest,
-            "content": rec.content.decode("utf-8")}
+    return {
+        "version": rec.originator_version,
+        "topic": rec.topic,
+        "digest": rec.digest,
+        "content": rec.content.decode("utf-8"),
+    }
 
 
 def _covering_link(app: LedgerApp, oid: UUID, version: int, digest: str, end: int) -> int:
@@ -94,12 +112,16 @@ def _covering_link(app: LedgerApp, oid: UUID, version: int, digest: str, end: in
             for entry in rec.fact.entries:
                 if entry.aggregate == oid:
                     if entry.last != version or entry.digest != digest:
-                        raise BundleError(f"chain link {rec.originator_version} does not match "
-                                          "the round's stored events: run `ledger verify`")
+                        raise BundleError(
+                            f"chain link {rec.originator_version} does not match "
+                            "the round's stored events: run `ledger verify`"
+                        )
                     return rec.originator_version
         upper = page[-1].originator_version - 1
-    raise BundleError("no chain link covers the round's last event up to the chosen head "
-                      "(the round was saved after it, or the store is damaged)")
+    raise BundleError(
+        "no chain link covers the round's last event up to the chosen head "
+        "(the round was saved after it, or the store is damaged)"
+    )
 
 
 @dataclass
@@ -121,9 +143,15 @@ class BundleCheck:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON summary."""
-        return {"table": self.table, "round": self.round, "events": self.events,
-                "closed": self.closed, "links_walked": self.links_walked,
-                "proof": "ok" if self.ok else "broken", "problems": self.problems}
+        return {
+            "table": self.table,
+            "round": self.round,
+            "events": self.events,
+            "closed": self.closed,
+            "links_walked": self.links_walked,
+            "proof": "ok" if self.ok else "broken",
+            "problems": self.problems,
+        }
 
 
 def parse_bundle(text: str | bytes) -> dict[str, Any]:
@@ -159,19 +187,27 @@ def _check(bundle: dict[str, Any], checkpoint: Checkpoint, result: BundleCheck) 
     for expected_version, item in enumerate(events, start=1):
         content = str(item["content"]).encode("utf-8")
         if item["version"] != expected_version:
-            result.problems.append(f"event versions are not 1, 2, 3, …: found {item['version']} "
-                                   f"at position {expected_version}")
+            result.problems.append(
+                f"event versions are not 1, 2, 3, …: found {item['version']} at position {expected_version}"
+            )
             return
         digest = next_digest(digest, content)
         if digest != item["digest"]:
-            result.problems.append(f"event {expected_version}: its content does not match its "
-                                   "digest (changed after export, or before)")
+            result.problems.append(
+                f"event {expected_version}: its content does not match its "
+                "digest (changed after export, or before)"
+            )
             return
         fact = _fact(str(item["topic"]), content)
-        if (not isinstance(fact, FeedEvent) or fact.table != result.table
-                or fact.round != result.round or fact.seq != expected_version):
-            result.problems.append(f"event {expected_version} is not seq {expected_version} of "
-                                   f"{result.table}/{result.round}")
+        if (
+            not isinstance(fact, FeedEvent)
+            or fact.table != result.table
+            or fact.round != result.round
+            or fact.seq != expected_version
+        ):
+            result.problems.append(
+                f"event {expected_version} is not seq {expected_version} of {result.table}/{result.round}"
+            )
             return
         result.facts.append(fact)
     if not events:
@@ -185,8 +221,14 @@ def _check(bundle: dict[str, Any], checkpoint: Checkpoint, result: BundleCheck) 
     _walk_links(bundle["links"], oid, len(events), digest, checkpoint, result)
 
 
-def _walk_links(links: dict[str, Any], oid: UUID, last_version: int, last_digest: str,
-                checkpoint: Checkpoint, result: BundleCheck) -> None:
+def _walk_links(
+    links: dict[str, Any],
+    oid: UUID,
+    last_version: int,
+    last_digest: str,
+    checkpoint: Checkpoint,
+    result: BundleCheck,
+) -> None:
     target = checkpoint.position
     items: list[dict[str, Any]] = links["items"]
     if not items:
@@ -195,8 +237,10 @@ def _walk_links(links: dict[str, Any], oid: UUID, last_version: int, last_digest
     digest = str(links["previous"])
     version = int(items[0]["version"])
     if version > target.links:
-        result.problems.append(f"the round was last saved in link {version}, after the "
-                               f"checkpoint (link {target.links}): use a later checkpoint")
+        result.problems.append(
+            f"the round was last saved in link {version}, after the "
+            f"checkpoint (link {target.links}): use a later checkpoint"
+        )
         return
     for position, item in enumerate(items):
         if item["version"] != version + position:
@@ -205,28 +249,33 @@ def _walk_links(links: dict[str, Any], oid: UUID, last_version: int, last_digest
         content = str(item["content"]).encode("utf-8")
         digest = next_digest(digest, content)
         if digest != item["digest"]:
-            result.problems.append(f"chain link {item['version']}: its content does not match "
-                                   "its digest")
+            result.problems.append(f"chain link {item['version']}: its content does not match its digest")
             return
         link = Linked.model_validate_json(content)
         listed = [e for e in link.entries if e.aggregate == oid]
         if position == 0:
             if not listed or listed[-1].last != last_version or listed[-1].digest != last_digest:
-                result.problems.append(f"chain link {item['version']} does not list the round's "
-                                       f"last event (version {last_version}) with its digest")
+                result.problems.append(
+                    f"chain link {item['version']} does not list the round's "
+                    f"last event (version {last_version}) with its digest"
+                )
                 return
         elif listed:
-            result.problems.append(f"chain link {item['version']} adds events to the round that "
-                                   "the bundle does not hold")
+            result.problems.append(
+                f"chain link {item['version']} adds events to the round that the bundle does not hold"
+            )
             return
         result.links_walked = position + 1
         if item["version"] == target.links:
             if digest != target.head:
-                result.problems.append(f"chain link {target.links} has digest {digest}, the "
-                                       f"checkpoint signed {target.head}")
+                result.problems.append(
+                    f"chain link {target.links} has digest {digest}, the checkpoint signed {target.head}"
+                )
             return
-    result.problems.append(f"the bundle's links end at {version + len(items) - 1}, before the "
-                           f"checkpoint's link {target.links}: export against this checkpoint")
+    result.problems.append(
+        f"the bundle's links end at {version + len(items) - 1}, before the "
+        f"checkpoint's link {target.links}: export against this checkpoint"
+    )
 
 
 def _fact(topic: str, content: bytes) -> Any:
@@ -239,5 +288,12 @@ def _fact(topic: str, content: bytes) -> Any:
         return None
 
 
-__all__ = ["BUNDLE_FORMAT", "BundleCheck", "BundleError", "SealError", "check_bundle",
-           "export_round", "parse_bundle"]
+__all__ = [
+    "BUNDLE_FORMAT",
+    "BundleCheck",
+    "BundleError",
+    "SealError",
+    "check_bundle",
+    "export_round",
+    "parse_bundle",
+]

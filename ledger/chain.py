@@ -67,7 +67,7 @@ def unframe(state: bytes) -> tuple[str, bytes]:
     ):
         raise FrameError("the stored bytes are not a framed fact")
     try:
-        digest = state[len(FRAME_HEAD):_DIGEST_END].decode("ascii")
+        digest = state[len(FRAME_HEAD) : _DIGEST_END].decode("ascii")
     except UnicodeDecodeError:
         raise FrameError("the stored digest is not text") from None
     return digest, state[_CONTENT_START:-1]
@@ -102,8 +102,10 @@ def link_entries(written: list[tuple[UUID, int, str]]) -> tuple[LinkEntry, ...]:
     for aggregate, version, digest in written:
         span = spans.get(aggregate)
         spans[aggregate] = (version if span is None else span[0], version, digest)
-    return tuple(LinkEntry.model_construct(aggregate=a, first=first, last=last, digest=digest)
-                 for a, (first, last, digest) in spans.items())
+    return tuple(
+        LinkEntry.model_construct(aggregate=a, first=first, last=last, digest=digest)
+        for a, (first, last, digest) in spans.items()
+    )
 
 
 def now() -> datetime:

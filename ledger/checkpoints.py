@@ -83,30 +83,36 @@ def checkpoints_sql(dialect: Dialect) -> list[str]:
     """The statements that create the checkpoints table and make it append-only."""
     table = dialect.qualified(CHECKPOINTS_TABLE)
     blob = "BLOB" if dialect.is_sqlite else "BYTEA"
-    create = (f"CREATE TABLE IF NOT EXISTS {table} (number BIGINT PRIMARY KEY, "
-              "position BIGINT NOT NULL, links BIGINT NOT NULL, events BIGINT NOT NULL, "
-              "head TEXT NOT NULL, digest TEXT NOT NULL, sealed_at TEXT NOT NULL, "
-              f"checkpoint TEXT NOT NULL, snapshot {blob} NOT NULL)")
+    create = (
+        f"CREATE TABLE IF NOT EXISTS {table} (number BIGINT PRIMARY KEY, "
+        "position BIGINT NOT NULL, links BIGINT NOT NULL, events BIGINT NOT NULL, "
+        "head TEXT NOT NULL, digest TEXT NOT NULL, sealed_at TEXT NOT NULL, "
+        f"checkpoint TEXT NOT NULL, snapshot {blob} NOT NULL)"
+    )
     if dialect.is_sqlite:
         return [create] + [
             f"CREATE TRIGGER IF NOT EXISTS ledger_checkpoints_no_{op.lower()} BEFORE {op} ON "
             f"{table} BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY_MESSAGE}: {op} refused'); END"
-            for op in ("UPDATE", "DELETE")]
+            for op in ("UPDATE", "DELETE")
+        ]
     schema = _quote(dialect.schema)
     function = f"{schema}.{_quote(REFUSE_FUNCTION)}"
-    body = (f"CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $body$ BEGIN "
-            "RAISE EXCEPTION USING MESSAGE = 'append-only: ' || TG_OP || ' refused on ' || "
-            "TG_TABLE_NAME, ERRCODE = 'insufficient_privilege'; END $body$")
+    body = (
+        f"CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $body$ BEGIN "
+        "RAISE EXCEPTION USING MESSAGE = 'append-only: ' || TG_OP || ' refused on ' || "
+        "TG_TABLE_NAME, ERRCODE = 'insufficient_privilege'; END $body$"
+    )
     triggers = []
-    for name, when in (("ledger_checkpoints_append_only", "BEFORE UPDATE OR DELETE ON {t} "
-                        "FOR EACH ROW"),
-                       ("ledger_checkpoints_no_truncate", "BEFORE TRUNCATE ON {t} "
-                        "FOR EACH STATEMENT")):
+    for name, when in (
+        ("ledger_checkpoints_append_only", "BEFORE UPDATE OR DELETE ON {t} FOR EACH ROW"),
+        ("ledger_checkpoints_no_truncate", "BEFORE TRUNCATE ON {t} FOR EACH STATEMENT"),
+    ):
         triggers.append(
             f"DO $do$ BEGIN IF NOT EXISTS (SELECT FROM pg_trigger WHERE tgname = "
             f"{_literal(name)} AND tgrelid = {_literal(table)}::regclass) THEN "
             f"CREATE TRIGGER {name} {when.format(t=table)} EXECUTE FUNCTION {function}(); "
-            "END IF; END $do$")
+            "END IF; END $do$"
+        )
     return [
         create,
         "DO $do$ BEGIN IF NOT EXISTS (SELECT FROM pg_proc p JOIN pg_namespace n ON "
@@ -132,9 +138,16 @@ class StoredCheckpoint:
     def to_json(self) -> dict[str, object]:
         """One entry of ``ledger seal --list --json``."""
         pos = self.checkpoint.position
-        return {"number": self.number, "position": self.position, "links": pos.links,
-                "events": pos.events, "head": pos.head, "snapshot": self.checkpoint.snapshot,
-                "sealed_at": self.checkpoint.sealed_at, "key_id": self.checkpoint.key_id}
+        return {
+            "number": self.number,
+            "position": self.position,
+            "links": pos.links,
+            "events": pos.events,
+            "head": pos.head,
+            "snapshot": self.checkpoint.snapshot,
+            "sealed_at": self.checkpoint.sealed_at,
+            "key_id": self.checkpoint.key_id,
+        }
 
 
 @dataclass(frozen=True)
@@ -172,29 +185,40 @@ class SealingKey:
         return key_id(self.key)
 
 
-NO_SEALING_KEY = (f"no sealing public key is configured for this store ({SEAL_PUBLIC_KEY_ENV}=FILE "
-                  "or ledger init --seal-public-key FILE): stored checkpoints are not trusted "
-                  "unchecked")
+NO_SEALING_KEY = (
+    f"no sealing public key is configured for this store ({SEAL_PUBLIC_KEY_ENV}=FILE "
+    "or ledger init --seal-public-key FILE): stored checkpoints are not trusted "
+    "unchecked"
+)
 
 
 def seal_key_sql(dialect: Dialect) -> list[str]:
     """The one-row table ``ledger init --seal-public-key`` fills, append-only like the rest."""
     table = dialect.qualified(SEAL_KEY_TABLE)
-    create = (f"CREATE TABLE IF NOT EXISTS {table} (id INTEGER PRIMARY KEY CHECK (id = 1), "
-              "public_key TEXT NOT NULL, key_id TEXT NOT NULL, named_at TEXT NOT NULL)")
+    create = (
+        f"CREATE TABLE IF NOT EXISTS {table} (id INTEGER PRIMARY KEY CHECK (id = 1), "
+        "public_key TEXT NOT NULL, key_id TEXT NOT NULL, named_at TEXT NOT NULL)"
+    )
     if dialect.is_sqlite:
         return [create] + [
             f"CREATE TRIGGER IF NOT EXISTS ledger_seal_key_no_{op.lower()} BEFORE {op} ON "
             f"{table} BEGIN SELECT RAISE(ABORT, 'the sealing public key is fixed: {op} "
-            "refused'); END" for op in ("UPDATE", "DELETE")]
+            "refused'); END"
+            for op in ("UPDATE", "DELETE")
+        ]
     function = f"{_quote(dialect.schema)}.{_quote(REFUSE_FUNCTION)}"
-    return [create, *(
-        f"DO $do$ BEGIN IF NOT EXISTS (SELECT FROM pg_trigger WHERE tgname = {_literal(name)} "
-        f"AND tgrelid = {_literal(table)}::regclass) THEN CREATE TRIGGER {name} {when} ON "
-        f"{table} FOR EACH {each} EXECUTE FUNCTION {function}(); END IF; END $do$"
-        for name, when, each in (("ledger_seal_key_fixed", "BEFORE UPDATE OR DELETE", "ROW"),
-                                 ("ledger_seal_key_no_truncate", "BEFORE TRUNCATE",
-                                  "STATEMENT")))]
+    return [
+        create,
+        *(
+            f"DO $do$ BEGIN IF NOT EXISTS (SELECT FROM pg_trigger WHERE tgname = {_literal(name)} "
+            f"AND tgrelid = {_literal(table)}::regclass) THEN CREATE TRIGGER {name} {when} ON "
+            f"{table} FOR EACH {each} EXECUTE FUNCTION {function}(); END IF; END $do$"
+            for name, when, each in (
+                ("ledger_seal_key_fixed", "BEFORE UPDATE OR DELETE", "ROW"),
+                ("ledger_seal_key_no_truncate", "BEFORE TRUNCATE", "STATEMENT"),
+            )
+        ),
+    ]
 
 
 def name_sealing_key(app: LedgerApp, key: Ed25519PublicKey) -> None:
@@ -209,15 +233,19 @@ def name_sealing_key(app: LedgerApp, key: Ed25519PublicKey) -> None:
         current = _named_key(db)
         if current is not None:
             if raw_public(current) != raw_public(key):
-                raise SealError(f"the store's sealing public key is already {key_id(current)}; "
-                                "it cannot be changed (a new store, or "
-                                f"{SEAL_PUBLIC_KEY_ENV}, names another)")
+                raise SealError(
+                    f"the store's sealing public key is already {key_id(current)}; "
+                    "it cannot be changed (a new store, or "
+                    f"{SEAL_PUBLIC_KEY_ENV}, names another)"
+                )
             return
         p = db.dialect.p
         with db.write() as cur:
-            cur.execute(f"INSERT INTO {db.dialect.qualified(SEAL_KEY_TABLE)} (id, public_key, "
-                        f"key_id, named_at) VALUES (1, {p}, {p}, {p})",
-                        (public_pem(key).decode(), key_id(key), datetime.now(UTC).isoformat()))
+            cur.execute(
+                f"INSERT INTO {db.dialect.qualified(SEAL_KEY_TABLE)} (id, public_key, "
+                f"key_id, named_at) VALUES (1, {p}, {p}, {p})",
+                (public_pem(key).decode(), key_id(key), datetime.now(UTC).isoformat()),
+            )
     finally:
         db.close()
 
@@ -226,11 +254,11 @@ def _named_key(db: Connection) -> Ed25519PublicKey | None:
     if not db.table_exists(SEAL_KEY_TABLE):
         return None
     try:
-        rows = db.read(f"SELECT public_key FROM {db.dialect.qualified(SEAL_KEY_TABLE)} "
-                       "WHERE id = 1")
+        rows = db.read(f"SELECT public_key FROM {db.dialect.qualified(SEAL_KEY_TABLE)} WHERE id = 1")
     except Exception as exc:  # e.g. a role not granted SELECT on it (re-run ledger init --roles)
-        raise SealError(f"the store's sealing public key ({SEAL_KEY_TABLE}) cannot be read: "
-                        f"{str(exc).splitlines()[0]}") from None
+        raise SealError(
+            f"the store's sealing public key ({SEAL_KEY_TABLE}) cannot be read: {str(exc).splitlines()[0]}"
+        ) from None
     if not rows:
         return None
     return parse_public_key(str(rows[0][0]).encode())
@@ -325,8 +353,10 @@ class CheckpointStore:
         own = parse_public_key(checkpoint.public_key.encode())
         last = self.newest(SealingKey(own, "the checkpoint's key"))
         if last is not None and last.position >= snapshot.position:
-            raise SealError(f"checkpoint {last.number} already stands at row {last.position}: "
-                            f"a checkpoint at row {snapshot.position} is not newer")
+            raise SealError(
+                f"checkpoint {last.number} already stands at row {last.position}: "
+                f"a checkpoint at row {snapshot.position} is not newer"
+            )
         number = (last.number if last is not None else 0) + 1
         while self.db.read(f"SELECT 1 FROM {self.table} WHERE number = {self.p}", (number,)):
             number += 1  # a row that is not valid holds it
@@ -334,14 +364,25 @@ class CheckpointStore:
         p = self.p
         try:
             with self.db.write() as cur:
-                cur.execute(f"INSERT INTO {self.table} ({_COLUMNS}, snapshot) VALUES "
-                            f"({', '.join([p] * 9)})",
-                            (number, snapshot.position, pos.links, pos.events, pos.head,
-                             snapshot.digest, checkpoint.sealed_at, checkpoint.dumps(),
-                             self.seal_bytes(snapshot)))
+                cur.execute(
+                    f"INSERT INTO {self.table} ({_COLUMNS}, snapshot) VALUES ({', '.join([p] * 9)})",
+                    (
+                        number,
+                        snapshot.position,
+                        pos.links,
+                        pos.events,
+                        pos.head,
+                        snapshot.digest,
+                        checkpoint.sealed_at,
+                        checkpoint.dumps(),
+                        self.seal_bytes(snapshot),
+                    ),
+                )
         except Exception as exc:
-            raise SealError(f"checkpoint {number} could not be stored (another seal at "
-                            f"the same time?): {str(exc).splitlines()[0]}") from None
+            raise SealError(
+                f"checkpoint {number} could not be stored (another seal at "
+                f"the same time?): {str(exc).splitlines()[0]}"
+            ) from None
         return number
 
     def seal_bytes(self, snapshot: Snapshot) -> bytes:
@@ -367,9 +408,15 @@ class CheckpointStore:
                 continue
             stored = StoredCheckpoint(number, why)
             if newer is not None and newer.position >= stored.position:
-                found.invalid.append(InvalidCheckpoint(number, (
-                    f"it stands at row {stored.position}, not after checkpoint {newer.number} "
-                    f"(row {newer.position}) although numbered after it: a copied row")))
+                found.invalid.append(
+                    InvalidCheckpoint(
+                        number,
+                        (
+                            f"it stands at row {stored.position}, not after checkpoint {newer.number} "
+                            f"(row {newer.position}) although numbered after it: a copied row"
+                        ),
+                    )
+                )
                 continue
             found.valid.append(stored)
             newer = stored
@@ -377,10 +424,15 @@ class CheckpointStore:
 
     _PAGE = 64
 
-    def valid_rows(self, key: SealingKey | None, where: str = "",
-                   params: tuple[object, ...] = (), *, order: str = "position DESC, number",
-                   skipped: list[InvalidCheckpoint] | None = None
-                   ) -> Iterator[StoredCheckpoint]:
+    def valid_rows(
+        self,
+        key: SealingKey | None,
+        where: str = "",
+        params: tuple[object, ...] = (),
+        *,
+        order: str = "position DESC, number",
+        skipped: list[InvalidCheckpoint] | None = None,
+    ) -> Iterator[StoredCheckpoint]:
         """The rows ``where`` selects that are valid under ``key`` (as :meth:`read` checks a
         row, but without reading the others), in ``order``, a page at a time; the invalid ones
         met on the way go to ``skipped``. What replay, ``--since last`` and the incremental
@@ -389,9 +441,11 @@ class CheckpointStore:
             return
         offset = 0
         while True:
-            rows = self.db.read(f"SELECT number, position, digest, checkpoint FROM {self.table}"
-                                f"{where} ORDER BY {order} LIMIT {self._PAGE} OFFSET {offset}",
-                                params)
+            rows = self.db.read(
+                f"SELECT number, position, digest, checkpoint FROM {self.table}"
+                f"{where} ORDER BY {order} LIMIT {self._PAGE} OFFSET {offset}",
+                params,
+            )
             for number, position, digest, text in rows:
                 why = _invalid(number, position, digest, text, key)
                 if not isinstance(why, str):
@@ -402,28 +456,25 @@ class CheckpointStore:
                 return
             offset += self._PAGE
 
-    def newest(self, key: SealingKey | None,
-               skipped: list[InvalidCheckpoint] | None = None) -> StoredCheckpoint | None:
+    def newest(
+        self, key: SealingKey | None, skipped: list[InvalidCheckpoint] | None = None
+    ) -> StoredCheckpoint | None:
         """The valid checkpoint at the newest row."""
         return next(self.valid_rows(key, skipped=skipped), None)
 
-    def checked(self, number: int, key: SealingKey | None
-                ) -> StoredCheckpoint | InvalidCheckpoint | None:
+    def checked(self, number: int, key: SealingKey | None) -> StoredCheckpoint | InvalidCheckpoint | None:
         """Row ``number``: valid, invalid (and why), or ``None`` if there is none."""
         skipped: list[InvalidCheckpoint] = []
-        found = next(self.valid_rows(key, f" WHERE number = {self.p}", (number,),
-                                     skipped=skipped), None)
+        found = next(self.valid_rows(key, f" WHERE number = {self.p}", (number,), skipped=skipped), None)
         return found or (skipped[0] if skipped else None)
 
     def snapshot(self, stored: StoredCheckpoint) -> Snapshot:
         """Its snapshot, checked against the digest the checkpoint signs."""
-        rows = self.db.read(f"SELECT snapshot FROM {self.table} WHERE number = {self.p}",
-                            (stored.number,))
+        rows = self.db.read(f"SELECT snapshot FROM {self.table} WHERE number = {self.p}", (stored.number,))
         what = f"the stored snapshot of checkpoint {stored.number}"
         if not rows:
             raise SnapshotError(f"the store holds no snapshot of checkpoint {stored.number}")
-        return checked_snapshot(stored.checkpoint, self.open_bytes(bytes(rows[0][0]), what),
-                                what)
+        return checked_snapshot(stored.checkpoint, self.open_bytes(bytes(rows[0][0]), what), what)
 
     def open_bytes(self, data: bytes, what: str) -> bytes:
         """Stored snapshot bytes decrypted (if a cipher is set) and decompressed."""
@@ -432,8 +483,9 @@ class CheckpointStore:
                 data = self.cipher.decrypt(data)
             return zlib.decompress(data)
         except Exception as exc:  # zlib.error, or the cipher's several kinds
-            raise SnapshotError(f"{what} cannot be decrypted or decompressed (damaged, or "
-                                f"another {CIPHER_KEY_ENV}): {exc}") from None
+            raise SnapshotError(
+                f"{what} cannot be decrypted or decompressed (damaged, or another {CIPHER_KEY_ENV}): {exc}"
+            ) from None
 
     # the old readers, kept for callers that check signatures themselves -----------------------
 
@@ -461,8 +513,9 @@ def _row_order(row: tuple[Any, ...]) -> tuple[int, int]:
     return (0, number) if type(number) is int else (1, 0)
 
 
-def _invalid(number: object, position: object, digest: object, text: object,
-             key: SealingKey | None) -> Checkpoint | str:
+def _invalid(
+    number: object, position: object, digest: object, text: object, key: SealingKey | None
+) -> Checkpoint | str:
     """The row's checkpoint if it is valid, else why not (one line)."""
     if type(number) is not int or number < 1:
         return f"its number {number!r} is not a checkpoint number (1, 2, ...)"
@@ -473,8 +526,10 @@ def _invalid(number: object, position: object, digest: object, text: object,
     if checkpoint.snapshot is None:
         return "it signs no snapshot (a v1 checkpoint cannot be stored)"
     if position != checkpoint.row or digest != checkpoint.snapshot:
-        return ("its position or digest column differs from what its JSON says: the row was "
-                "written outside ledger seal")
+        return (
+            "its position or digest column differs from what its JSON says: the row was "
+            "written outside ledger seal"
+        )
     try:
         checkpoint.check_signature(None if key is None else key.key)
     except SealError as exc:
@@ -494,7 +549,8 @@ def checked_snapshot(checkpoint: Checkpoint, data: bytes, what: str) -> Snapshot
     if snapshot.digest != checkpoint.snapshot:
         raise SnapshotError(
             f"{what} has digest {snapshot.digest}, the checkpoint signs {checkpoint.snapshot}: "
-            "the snapshot was edited, or belongs to another checkpoint or store")
+            "the snapshot was edited, or belongs to another checkpoint or store"
+        )
     return snapshot
 
 
@@ -526,8 +582,7 @@ def latest(app: LedgerApp, key: SealingKey | None = None) -> StoredCheckpoint | 
         return store.newest(key)
 
 
-def by_number(app: LedgerApp, number: int, key: SealingKey | None = None
-              ) -> StoredCheckpoint | None:
+def by_number(app: LedgerApp, number: int, key: SealingKey | None = None) -> StoredCheckpoint | None:
     """Valid stored checkpoint ``number`` under ``key`` (default: the configured key)."""
     key = key or sealing_key(app)
     if key is None:
@@ -551,8 +606,7 @@ def listing(app: LedgerApp, key: SealingKey | None = None) -> list[StoredCheckpo
     return read_checkpoints(app, key).valid
 
 
-def nearest(app: LedgerApp, before: int,
-            key: SealingKey | None = None) -> tuple[Checkpoint, Snapshot] | None:
+def nearest(app: LedgerApp, before: int, key: SealingKey | None = None) -> tuple[Checkpoint, Snapshot] | None:
     """The newest valid checkpoint at a row before notification id ``before``, with its checked
     snapshot (replay and recall start there); ``None`` if there is none, or if no sealing key
     is configured (then nothing stored is trusted: the caller reads from the start). A signed
@@ -586,8 +640,9 @@ def row_totals(app: LedgerApp, upto: int) -> tuple[int, int] | None:
     table = d.qualified(app.recorder.events_table_name)  # type: ignore[attr-defined]
     position = "rowid" if d.is_sqlite else "notification_id"
     try:
-        found = read_rows(app, f"SELECT COUNT(*), SUM({position}) FROM {table} WHERE "
-                               f"{position} <= {d.p}", (upto,))
+        found = read_rows(
+            app, f"SELECT COUNT(*), SUM({position}) FROM {table} WHERE {position} <= {d.p}", (upto,)
+        )
     except Exception as exc:  # SQLite: "integer overflow"; PostgreSQL sums in numeric
         if "overflow" in str(exc).lower():
             return None
@@ -614,28 +669,52 @@ def planted_rows(app: LedgerApp, checkpoint: Checkpoint) -> list[Finding]:
     totals = row_totals(app, checkpoint.row)
     covered = checkpoint.position.events
     if totals is None:
-        return [_planted(checkpoint, "the ids of the rows at or before it cannot be summed "
-                         "(ids out of any range the ledger gives): rows were planted there",
-                         {"id_sum": checkpoint.id_sum}, {"id_sum": "overflow"})]
+        return [
+            _planted(
+                checkpoint,
+                "the ids of the rows at or before it cannot be summed "
+                "(ids out of any range the ledger gives): rows were planted there",
+                {"id_sum": checkpoint.id_sum},
+                {"id_sum": "overflow"},
+            )
+        ]
     held, total = totals
     if held != covered:
         how = "added" if held > covered else "removed"
-        return [_planted(checkpoint, f"the store holds {held} rows at or before it, the "
-                         f"checkpoint covers {covered}: rows were {how} there outside the "
-                         "ledger", {"events": covered}, {"events": held})]
+        return [
+            _planted(
+                checkpoint,
+                f"the store holds {held} rows at or before it, the "
+                f"checkpoint covers {covered}: rows were {how} there outside the "
+                "ledger",
+                {"events": covered},
+                {"events": held},
+            )
+        ]
     if checkpoint.id_sum is not None and total != checkpoint.id_sum:
-        return [_planted(checkpoint, f"the ids of the {held} rows at or before it add up to "
-                         f"{total}, the checkpoint signs {checkpoint.id_sum}: a row was removed "
-                         "and another planted at a different id (the count is unchanged)",
-                         {"id_sum": checkpoint.id_sum}, {"id_sum": total})]
+        return [
+            _planted(
+                checkpoint,
+                f"the ids of the {held} rows at or before it add up to "
+                f"{total}, the checkpoint signs {checkpoint.id_sum}: a row was removed "
+                "and another planted at a different id (the count is unchanged)",
+                {"id_sum": checkpoint.id_sum},
+                {"id_sum": total},
+            )
+        ]
     return []
 
 
-def _planted(checkpoint: Checkpoint, why: str, expected: dict[str, Any],
-             recorded: dict[str, Any]) -> Finding:
-    return Finding("chain_broken", None, None, rule="integrity (--since)",
-                   message=f"checkpoint at row {checkpoint.row}: {why}",
-                   expected=expected, recorded=recorded)
+def _planted(checkpoint: Checkpoint, why: str, expected: dict[str, Any], recorded: dict[str, Any]) -> Finding:
+    return Finding(
+        "chain_broken",
+        None,
+        None,
+        rule="integrity (--since)",
+        message=f"checkpoint at row {checkpoint.row}: {why}",
+        expected=expected,
+        recorded=recorded,
+    )
 
 
 # --- snapshot files -------------------------------------------------------------------------
@@ -677,13 +756,15 @@ def _file_snapshot(app: LedgerApp, checkpoint: Checkpoint, data: bytes, path: Pa
     try:
         plain = zlib.decompress(cipher.decrypt(data))
     except Exception as exc:  # the cipher raises several kinds on other keys or bytes
-        raise SnapshotError(f"{what} cannot be decrypted under {CIPHER_KEY_ENV} (another "
-                            f"key, or edited): {exc}") from None
+        raise SnapshotError(
+            f"{what} cannot be decrypted under {CIPHER_KEY_ENV} (another key, or edited): {exc}"
+        ) from None
     return checked_snapshot(checkpoint, plain, what)
 
 
-def load_snapshot(app: LedgerApp, checkpoint: Checkpoint,
-                  checkpoint_path: str | None = None) -> tuple[Snapshot, str] | None:
+def load_snapshot(
+    app: LedgerApp, checkpoint: Checkpoint, checkpoint_path: str | None = None
+) -> tuple[Snapshot, str] | None:
     """The snapshot a checkpoint signs, checked, and where it came from (``"file"`` beside
     ``checkpoint_path``, else ``"store"``); ``None`` if neither holds one.
 
@@ -725,8 +806,7 @@ class Sealed:
     """Rows of the checkpoints table that are not valid under the key (never used)."""
 
 
-def seal(app: LedgerApp, key: Ed25519PrivateKey, *, store: str = "",
-         full: bool = False) -> Sealed:
+def seal(app: LedgerApp, key: Ed25519PrivateKey, *, store: str = "", full: bool = False) -> Sealed:
     """Verify what was stored since the newest valid stored checkpoint, then sign and store a
     new one.
 
@@ -741,13 +821,14 @@ def seal(app: LedgerApp, key: Ed25519PrivateKey, *, store: str = "",
     public = key.public_key()
     configured = sealing_key(app)
     if configured is not None and raw_public(configured.key) != raw_public(public):
-        raise SealError(f"the sealing key {key_id(public)} is not the store's sealing public "
-                        f"key {configured.key_id} ({configured.source}): readers would refuse "
-                        "its checkpoints")
+        raise SealError(
+            f"the sealing key {key_id(public)} is not the store's sealing public "
+            f"key {configured.key_id} ({configured.source}): readers would refuse "
+            "its checkpoints"
+        )
     with CheckpointStore(app) as table:
         passed_over: list[InvalidCheckpoint] = []
-        last = None if full else table.newest(SealingKey(public, "the sealing key"),
-                                              passed_over)
+        last = None if full else table.newest(SealingKey(public, "the sealing key"), passed_over)
         start = None
         if last is not None:
             try:
@@ -756,31 +837,44 @@ def seal(app: LedgerApp, key: Ed25519PrivateKey, *, store: str = "",
                 raise SealRefused(str(exc)) from None
             problems = resume_findings(app, last.checkpoint)
             if problems:
-                raise SealRefused(f"the store does not verify; refusing to seal it: stored "
-                                  f"checkpoint {last.number}: {problems[0].message}")
+                raise SealRefused(
+                    f"the store does not verify; refusing to seal it: stored "
+                    f"checkpoint {last.number}: {problems[0].message}"
+                )
         report = verify_store(app, start=start, snapshot=True)
         if not report.integrity_ok:
-            first = next((f.message for f in report.findings if f.code == "chain_broken"),
-                         "integrity broken")
+            first = next((f.message for f in report.findings if f.code == "chain_broken"), "integrity broken")
             raise SealRefused(f"the store does not verify; refusing to seal it: {first}")
         snapshot = report.snapshot
         skipped = tuple(passed_over)
-        if last is not None and start is not None and (
+        if (
+            last is not None
+            and start is not None
+            and (
                 (snapshot is None and report.events == 0)
-                or (snapshot is not None and snapshot.position == start.position)):
-            return Sealed(last.checkpoint, start, last.number, last.number, False,
-                          report.events, skipped)
+                or (snapshot is not None and snapshot.position == start.position)
+            )
+        ):
+            return Sealed(last.checkpoint, start, last.number, last.number, False, report.events, skipped)
         if snapshot is None:
             if start is None and report.events == 0:
                 raise SealError("the store is empty: nothing to seal")
             raise SealError("the newest stored row is not a chain link: nothing to seal")
         totals = row_totals(app, snapshot.position)
         if totals is None or totals[0] != snapshot.events:
-            raise SealRefused("the store does not verify; refusing to seal it: the rows at or "
-                              f"before row {snapshot.position} are not the {snapshot.events} "
-                              "the pass read")
-        checkpoint = sign(ChainPosition(snapshot.links, snapshot.events, snapshot.head), key,
-                          store=store, snapshot=snapshot, id_sum=totals[1])
+            raise SealRefused(
+                "the store does not verify; refusing to seal it: the rows at or "
+                f"before row {snapshot.position} are not the {snapshot.events} "
+                "the pass read"
+            )
+        checkpoint = sign(
+            ChainPosition(snapshot.links, snapshot.events, snapshot.head),
+            key,
+            store=store,
+            snapshot=snapshot,
+            id_sum=totals[1],
+        )
         number = table.save(checkpoint, snapshot)
-    return Sealed(checkpoint, snapshot, number, None if last is None else last.number, True,
-                  report.events, skipped)
+    return Sealed(
+        checkpoint, snapshot, number, None if last is None else last.number, True, report.events, skipped
+    )

@@ -73,7 +73,7 @@ def resolve(rule: str) -> list[Ref]:
             continue
         match = _SOURCE.match(text)
         if match:
-            source, text = match.group(1), text[match.end():]
+            source, text = match.group(1), text[match.end() :]
         elif not source:
             raise CitationError(f"{part.strip()!r} names no source (RULES, FEED or a game)")
         found = list(dict.fromkeys(_resolve_part(source, _plain(text))))
@@ -156,7 +156,7 @@ def citations_in(text: str) -> list[str]:
                     end = i
                     break
                 depth -= 1
-        found.append(text[match.start():end].rstrip(" ,.:"))
+        found.append(text[match.start() : end].rstrip(" ,.:"))
     return found
 
 
@@ -176,8 +176,7 @@ def headings(markdown: str) -> list[str]:
 
 def slug(heading: str) -> str:
     """A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces to ``-``."""
-    kept = "".join(c for c in heading.lower()
-                   if c in " -_" or unicodedata.category(c)[0] in "LN")
+    kept = "".join(c for c in heading.lower() if c in " -_" or unicodedata.category(c)[0] in "LN")
     return kept.replace(" ", "-")
 
 

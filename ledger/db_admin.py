@@ -122,8 +122,7 @@ class Roles:
         return self.ingest, self.auditor, self.sealer
 
 
-def roles_sql(where: EventsTable, roles: Roles | None = None,
-              password: str | None = None) -> list[str]:
+def roles_sql(where: EventsTable, roles: Roles | None = None, password: str | None = None) -> list[str]:
     """PostgreSQL: create (if absent) the ingest, auditor and sealer roles and grant each the
     minimum (module docstring). Every earlier grant to them on these tables is revoked first."""
     if where.backend != "postgres":
@@ -137,12 +136,16 @@ def roles_sql(where: EventsTable, roles: Roles | None = None,
     for role in roles.all():
         statements.append(
             f"DO $do$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = {_literal(role)}) "
-            f"THEN CREATE ROLE {_quote(role)} {login}; END IF; END $do$")
+            f"THEN CREATE ROLE {_quote(role)} {login}; END IF; END $do$"
+        )
         statements.append(f"GRANT USAGE ON SCHEMA {schema} TO {_quote(role)}")
-    return (statements + _events_grants(where, roles) + _checkpoint_grants(where, roles)
-            + merkle_grants_sql(Dialect(where.backend, where.schema), roles.ingest, roles.sealer,
-                                roles.auditor)
-            + view_grants_sql(where, roles))
+    return (
+        statements
+        + _events_grants(where, roles)
+        + _checkpoint_grants(where, roles)
+        + merkle_grants_sql(Dialect(where.backend, where.schema), roles.ingest, roles.sealer, roles.auditor)
+        + view_grants_sql(where, roles)
+    )
 
 
 def _events_grants(where: EventsTable, roles: Roles) -> list[str]:
@@ -167,16 +170,20 @@ def _checkpoint_grants(where: EventsTable, roles: Roles) -> list[str]:
     """Only the sealer (and the owner) may store a checkpoint; the others read them."""
     checkpoints = f"{_quote(where.schema)}.{_quote(CHECKPOINTS_TABLE)}"
     everyone = ", ".join(_quote(r) for r in roles.all())
-    return [f"REVOKE ALL ON {checkpoints} FROM {everyone}",
-            f"GRANT SELECT ON {checkpoints} TO {everyone}",
-            f"GRANT INSERT ON {checkpoints} TO {_quote(roles.sealer)}"]
+    return [
+        f"REVOKE ALL ON {checkpoints} FROM {everyone}",
+        f"GRANT SELECT ON {checkpoints} TO {everyone}",
+        f"GRANT INSERT ON {checkpoints} TO {_quote(roles.sealer)}",
+    ]
 
 
 VIEW_TABLES = (ROWS_TABLE, TRACKING_TABLE)
 """The projection updater's tables (``projections.updater``), created by ``ledger init``."""
 
-VIEW_WRITES = {ROWS_TABLE: (("view", "key", "row"), ("row",)),
-               TRACKING_TABLE: (("view", "position", "version"), ("position", "version"))}
+VIEW_WRITES = {
+    ROWS_TABLE: (("view", "key", "row"), ("row",)),
+    TRACKING_TABLE: (("view", "position", "version"), ("position", "version")),
+}
 """Per view table, the columns the updater inserts and the columns it updates."""
 
 
@@ -186,8 +193,10 @@ def view_grants_sql(where: EventsTable, roles: Roles) -> list[str]:
     through ``ledger_view_delete()``; the auditor and sealer roles read them."""
     dialect = Dialect("postgres", where.schema)
     ingest = _quote(roles.ingest)
-    statements = [f"REVOKE ALL ON {dialect.qualified(name)} FROM "
-                  f"{', '.join(_quote(r) for r in roles.all())}" for name in VIEW_TABLES]
+    statements = [
+        f"REVOKE ALL ON {dialect.qualified(name)} FROM {', '.join(_quote(r) for r in roles.all())}"
+        for name in VIEW_TABLES
+    ]
     statements += view_delete_function_sql(dialect)
     function = dialect.qualified(VIEW_DELETE_FUNCTION)
     statements.append(f"GRANT EXECUTE ON FUNCTION {function}(text, boolean) TO {ingest}")
@@ -195,10 +204,9 @@ def view_grants_sql(where: EventsTable, roles: Roles) -> list[str]:
         table = dialect.qualified(name)
         inserted, updated = VIEW_WRITES[name]
         statements += [
-            f"GRANT SELECT ON {table} TO {ingest}, {_quote(roles.auditor)}, "
-            f"{_quote(roles.sealer)}",
-            f"GRANT INSERT ({', '.join(inserted)}), UPDATE ({', '.join(updated)}) ON {table} "
-            f"TO {ingest}"]
+            f"GRANT SELECT ON {table} TO {ingest}, {_quote(roles.auditor)}, {_quote(roles.sealer)}",
+            f"GRANT INSERT ({', '.join(inserted)}), UPDATE ({', '.join(updated)}) ON {table} TO {ingest}",
+        ]
     return statements
 
 

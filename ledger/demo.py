@@ -41,13 +41,26 @@ class DemoReport:
         return not self.missed and not self.unexpected and self.verify.integrity_ok
 
 
-def run_demo(workdir: Path, *, db: str | None = None, rounds: int = 300, tables: int = 3,
-             seed: int = 2026, error_rate: float = 0.02) -> DemoReport:
+def run_demo(
+    workdir: Path,
+    *,
+    db: str | None = None,
+    rounds: int = 300,
+    tables: int = 3,
+    seed: int = 2026,
+    error_rate: float = 0.02,
+) -> DemoReport:
     """Run the demo in ``workdir`` (a fresh SQLite file there unless ``db`` is given)."""
     started = time.perf_counter()
     games = simulated_games()
-    sim = simulate(games, rounds=rounds, tables=tables, seed=seed, error_rate=error_rate,
-                   rounds_for={"MJ": max(1, rounds // DEMO_MJ_SHARE)})
+    sim = simulate(
+        games,
+        rounds=rounds,
+        tables=tables,
+        seed=seed,
+        error_rate=error_rate,
+        rounds_for={"MJ": max(1, rounds // DEMO_MJ_SHARE)},
+    )
     feed = workdir / "demo-feed.jsonl"
     sim.write(str(feed))
     app = open_ledger(db or f"sqlite:///{workdir / 'demo.db'}")
@@ -59,7 +72,10 @@ def run_demo(workdir: Path, *, db: str | None = None, rounds: int = 300, tables:
     injected = Counter((i.code, i.table, i.round, i.bet) for i in sim.injected)
     found = Counter((f.code, f.table or "", f.round or "", f.bet) for f in verify.errors)
     return DemoReport(
-        games=[g.key for g in games], simulation=sim, ingest=ingest, verify=verify,
+        games=[g.key for g in games],
+        simulation=sim,
+        ingest=ingest,
+        verify=verify,
         seconds=time.perf_counter() - started,
         missed=sorted((injected - found).elements()),
         unexpected=sorted((found - injected).elements(), key=str),

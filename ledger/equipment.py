@@ -102,9 +102,7 @@ class Tile(NamedTuple):
                 return cls(text)
             if text in _WINDS or text in _DRAGONS:
                 return cls(text)
-        raise ValueError(
-            f"{text!r} is not a tile: expected 1B-9B, 1C-9C, 1D-9D, EW SW WW NW or RD GD WD"
-        )
+        raise ValueError(f"{text!r} is not a tile: expected 1B-9B, 1C-9C, 1D-9D, EW SW WW NW or RD GD WD")
 
     @property
     def is_honour(self) -> bool:
@@ -135,8 +133,14 @@ class Tile(NamedTuple):
         return self.code
 
 
-FPC_FACES = {1: ("fish", "red"), 2: ("prawn", "green"), 3: ("calabash", "blue"),
-             4: ("coin", "blue"), 5: ("crab", "green"), 6: ("rooster", "red")}
+FPC_FACES = {
+    1: ("fish", "red"),
+    2: ("prawn", "green"),
+    3: ("calabash", "blue"),
+    4: ("coin", "blue"),
+    5: ("crab", "green"),
+    6: ("rooster", "red"),
+}
 """Fish-Prawn-Crab die faces: number → (figure, colour) (FPC art. 1 [S], RULES §2.2)."""
 
 
@@ -171,8 +175,8 @@ def _parse_tile(value: object) -> Tile:
 _CARDS: dict[object, Card] = {f"{r.value}{s.value}": Card(r, s) for r in Rank for s in Suit}
 """Every card by its FEED notation: parsing a stored card is one lookup."""
 _TILES: dict[object, Tile] = {
-    code: Tile(code) for code in (*(f"{n}{s}" for s in "BCD" for n in "123456789"),
-                                  *_WINDS, *_DRAGONS)}
+    code: Tile(code) for code in (*(f"{n}{s}" for s in "BCD" for n in "123456789"), *_WINDS, *_DRAGONS)
+}
 """Every tile by its FEED notation."""
 
 CardField = Annotated[Card, PlainValidator(_parse_card), PlainSerializer(str, return_type=str)]

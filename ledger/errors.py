@@ -80,8 +80,10 @@ def damage_in(exc: BaseException) -> StoreDamaged | None:
         seen.add(id(current))
         if isinstance(current, StoreDamaged):
             return current
-        if type(current) in (sqlite3.DatabaseError, sqlite3.DataError) or \
-                getattr(current, "sqlstate", None) in DAMAGE_SQLSTATES:
+        if (
+            type(current) in (sqlite3.DatabaseError, sqlite3.DataError)
+            or getattr(current, "sqlstate", None) in DAMAGE_SQLSTATES
+        ):
             return StoreDamaged(f"the store is damaged: {current}")
         current = current.__cause__ or current.__context__
     return None

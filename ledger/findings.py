@@ -18,38 +18,36 @@ exit code at 0 (they are reported in the JSON with their severity)."""
 
 FINDING_CODES: dict[str, str] = {
     "settlement_mismatch": "a bet's recorded result, returned or won differs from the derived "
-                           "one; or a bank layer's result",
-    "commission_mismatch": "recorded commission (bet, bank layer or Mah-Jong) differs from the "
-                           "derived one",
+    "one; or a bank layer's result",
+    "commission_mismatch": "recorded commission (bet, bank layer or Mah-Jong) differs from the derived one",
     "missing_settlement": "a closed or voided round has a bet with no bet_settled, or Mah-Jong "
-                          "payments are missing",
+    "payments are missing",
     "bet_after_close": "a bet placed after betting closed (after the dice / spin / first card)",
     "invalid_bet": "a bet the rules do not allow (spot not on the layout, stake outside the "
-                   "table limits, raise ≠ 2 × ante, …)",
+    "table limits, raise ≠ 2 × ante, …)",
     "invalid_deal": "duplicate card, wrong number of cards, cards dealt out of the derived order",
     "jackpot_mismatch": "a jackpot award differs from the one derived from the pool at that point",
     "bank_capital_exceeded": "an SP9 bank won or lost more than its capital",
     "bank_rule_broken": "SP9 bank held too long, capital reduced, bank passed to a non-bettor",
     "payment_mismatch": "a Mah-Jong payment differs from the derived one",
     "round_incomplete": "a round with no round_closed / round_voided (info, not an error, for "
-                        "the newest round of a table)",
+    "the newest round of a table)",
     "chain_broken": "integrity: a stored event does not match the chain, or the expected head "
-                    "is not in the store (exit code 3)",
-    "duplicate_bet": "a bet id placed twice in one round (the first placement is the one "
-                     "settled)",
+    "is not in the store (exit code 3)",
+    "duplicate_bet": "a bet id placed twice in one round (the first placement is the one settled)",
     "unknown_bet": "a bet_settled for a bet id never placed in the round",
     "duplicate_settlement": "a bet settled more than once",
     "outcome_missing": "a closed round whose outcome (spin, dice, cards) was never recorded",
     "rulebook_hash_mismatch": "the stored rulebook does not hash to the stored rulebook hash",
     "carry_mismatch": "a bet settled carry that is not restated in the table's next round, or "
-                      "is restated with another amount, or a restated bet that was never "
-                      "carried",
+    "is restated with another amount, or a restated bet that was never "
+    "carried",
     "carry_outstanding": "information: a bet carried from the table's newest round, not yet "
-                         "restated because no later round exists (a stake still in play)",
+    "restated because no later round exists (a stake still in play)",
     "projection_mismatch": "a projection's stored view differs from a rebuild from position 0",
     "timestamp_disorder": "warning (exit 0): an event of a round timed before the event before "
-                          "it, or a round closed or voided before it was opened (both times "
-                          "given)",
+    "it, or a round closed or voided before it was opened (both times "
+    "given)",
 }
 """Every finding code with its meaning (FEED §10 plus the ones this ledger adds)."""
 
@@ -78,10 +76,18 @@ class Finding:
         """The FEED §10 shape plus ``severity``, ``seq``, ``party`` and ``seat``: every key is
         present in every finding, ``null`` when it does not apply (docs/schemas/finding.json)."""
         out: dict[str, Any] = {
-            "code": self.code, "table": self.table, "round": self.round, "bet": self.bet,
-            "rule": self.rule, "expected": self.expected, "recorded": self.recorded,
-            "message": self.message, "severity": self.severity, "seq": self.seq,
-            "party": self.extra.get("party"), "seat": self.extra.get("seat"),
+            "code": self.code,
+            "table": self.table,
+            "round": self.round,
+            "bet": self.bet,
+            "rule": self.rule,
+            "expected": self.expected,
+            "recorded": self.recorded,
+            "message": self.message,
+            "severity": self.severity,
+            "seq": self.seq,
+            "party": self.extra.get("party"),
+            "seat": self.extra.get("seat"),
         }
         out.update({k: v for k, v in self.extra.items() if k not in out})
         return out

@@ -164,8 +164,14 @@ _Parsed = tuple[int, str | bytes, FeedEvent | Rejection, bytes | None]
 class Ingestor:
     """Appends validated feed events to one ledger, keeping the chain heads it needs in memory."""
 
-    def __init__(self, app: LedgerApp, *, batch_events: int = BATCH_EVENTS,
-                 max_line_bytes: int = MAX_LINE_BYTES, extend_tree: bool = True) -> None:
+    def __init__(
+        self,
+        app: LedgerApp,
+        *,
+        batch_events: int = BATCH_EVENTS,
+        max_line_bytes: int = MAX_LINE_BYTES,
+        extend_tree: bool = True,
+    ) -> None:
         if not 1 <= batch_events <= SAVE_EVENTS_MAX // 2:
             raise ValueError(f"batch_events must be 1-{SAVE_EVENTS_MAX // 2}")
         self.app = app
@@ -233,8 +239,7 @@ class Ingestor:
             report.tree_error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         report.tree_seconds += time.perf_counter() - started
 
-    def _take(self, group: list[_Parsed], report: IngestReport,
-              on_reject: RejectSink | None) -> None:
+    def _take(self, group: list[_Parsed], report: IngestReport, on_reject: RejectSink | None) -> None:
         """Decide a group of parsed lines in order, their heads loaded in one query first."""
         oids = self._prefetch(group)
         batch_events = self.batch_events
@@ -278,16 +283,23 @@ class Ingestor:
         return oids
 
     @staticmethod
-    def _reject(report: IngestReport, rejection: Rejection, text: str | bytes,
-                on_reject: RejectSink | None) -> None:
+    def _reject(
+        report: IngestReport, rejection: Rejection, text: str | bytes, on_reject: RejectSink | None
+    ) -> None:
         report.rejected.append(rejection)
         if on_reject is not None:
             on_reject(rejection, text)
 
     # -- deciding one line ------------------------------------------------------------------
 
-    def _accept(self, line_no: int, text: str | bytes, event: FeedEvent,
-                content: bytes | None = None, oid: UUID | None = None) -> Rejection | Accepted:
+    def _accept(
+        self,
+        line_no: int,
+        text: str | bytes,
+        event: FeedEvent,
+        content: bytes | None = None,
+        oid: UUID | None = None,
+    ) -> Rejection | Accepted:
         """Add one valid event to the batch, or say why not; :attr:`Accepted.DUPLICATE` if it is
         already stored.
 
@@ -304,19 +316,34 @@ class Ingestor:
         opening = _opens(event.__class__)
         if head is None:
             if event.seq != 1 or not opening:
-                return Rejection(line_no, "not_opened",
-                                 f"round {event.table}/{event.round} has no stored round_opened; "
-                                 f"its first line must be round_opened with seq 1", "seq")
+                return Rejection(
+                    line_no,
+                    "not_opened",
+                    f"round {event.table}/{event.round} has no stored round_opened; "
+                    f"its first line must be round_opened with seq 1",
+                    "seq",
+                )
         elif head.ended:
-            return Rejection(line_no, "event_after_close",
-                             f"round {event.table}/{event.round} is already closed or voided",
-                             "type")
+            return Rejection(
+                line_no,
+                "event_after_close",
+                f"round {event.table}/{event.round} is already closed or voided",
+                "type",
+            )
         elif event.seq != head.version + 1:
-            return Rejection(line_no, "seq_gap", f"seq {event.seq} follows stored seq "
-                             f"{head.version} of round {event.table}/{event.round}", "seq")
+            return Rejection(
+                line_no,
+                "seq_gap",
+                f"seq {event.seq} follows stored seq {head.version} of round {event.table}/{event.round}",
+                "seq",
+            )
         elif event.game != head.game:
-            return Rejection(line_no, "game_mismatch", f"round {event.table}/{event.round} "
-                             f"was opened as {head.game}, this line says {event.game}", "game")
+            return Rejection(
+                line_no,
+                "game_mismatch",
+                f"round {event.table}/{event.round} was opened as {head.game}, this line says {event.game}",
+                "game",
+            )
         self._append(oid, event, head, content)
         self._batch.lines.append((line_no, text, event))
         if opening:
@@ -331,12 +358,21 @@ class Ingestor:
             stored = found[0].fact if found else None  # type: ignore[assignment]
         if stored is not None and stored.feed_fields() == event.feed_fields():
             return Accepted.DUPLICATE
-        return Rejection(line_no, "conflicting_duplicate",
-                         f"{event.table}/{event.round} seq {event.seq} is already stored with "
-                         f"other content; the stored event stays", "seq")
+        return Rejection(
+            line_no,
+            "conflicting_duplicate",
+            f"{event.table}/{event.round} seq {event.seq} is already stored with "
+            f"other content; the stored event stays",
+            "seq",
+        )
 
-    def _append(self, oid: UUID, fact: FeedEvent | RoundStarted | Linked,
-                head: _Head | None, content: bytes | None = None) -> None:
+    def _append(
+        self,
+        oid: UUID,
+        fact: FeedEvent | RoundStarted | Linked,
+        head: _Head | None,
+        content: bytes | None = None,
+    ) -> None:
         if content is None:
             content = content_of(fact)
         batch = self._batch
@@ -360,8 +396,7 @@ class Ingestor:
 
     def _start_round(self, opened: RoundOpened) -> None:
         tid = _table_id(opened.table)
-        started = RoundStarted(table=opened.table, round=opened.round, game=opened.game,
-                               at=opened.at)
+        started = RoundStarted(table=opened.table, round=opened.round, game=opened.game, at=opened.at)
         self._append(tid, started, self._head(tid))
         self._batch.rounds_opened += 1
 
@@ -383,8 +418,7 @@ class Ingestor:
                 return
             chain_head = self._head(CHAIN_ID)
             written = [(oid, version, digest) for oid, version, _, _, digest in batch.events]
-            self._append(CHAIN_ID, Linked(at=now(), entries=link_entries(written)),
-                         chain_head)
+            self._append(CHAIN_ID, Linked(at=now(), entries=link_entries(written)), chain_head)
             assert len(batch.events) <= SAVE_EVENTS_MAX
             try:
                 # Straight to the library's recorder: one transaction, one bulk statement
@@ -409,9 +443,18 @@ class Ingestor:
             report.saves += 1
             self._tree_pending += len(batch.events)
             if ids and not self._tree_failed:  # SQLite gives the ids: no reading them back
-                self._tree_rows += [(i, UUID(str(r.originator_id)).hex if isinstance(
-                    r.originator_id, str) else r.originator_id.hex, r.originator_version,
-                    r.topic, r.state) for i, r in zip(ids, rows, strict=True)]
+                self._tree_rows += [
+                    (
+                        i,
+                        UUID(str(r.originator_id)).hex
+                        if isinstance(r.originator_id, str)
+                        else r.originator_id.hex,
+                        r.originator_version,
+                        r.topic,
+                        r.state,
+                    )
+                    for i, r in zip(ids, rows, strict=True)
+                ]
             if self._tree_pending >= TREE_EVERY_ROWS:
                 self._extend_tree(report)
             report.stored += batch.feed_events

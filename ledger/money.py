@@ -25,9 +25,7 @@ CENT = Decimal("0.01")
 _MODES = {"half_up": ROUND_HALF_UP, "down": ROUND_DOWN}
 
 
-def round_money(
-    amount: Decimal, *, mode: RoundingMode = "half_up", increment: Decimal = CENT
-) -> Decimal:
+def round_money(amount: Decimal, *, mode: RoundingMode = "half_up", increment: Decimal = CENT) -> Decimal:
     """Round ``amount`` to a multiple of ``increment`` (RULES §8 G1: half-up to 0.01 by default).
 
     The result keeps the increment's exponent, so ``Decimal("5")`` rounds to ``Decimal("5.00")``;

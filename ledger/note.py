@@ -131,8 +131,10 @@ def parse_verifier(vkey: str) -> Verifier:
     except (ValueError, binascii.Error):
         raise NoteError("a verifier key's ID is not hex or its key is not base64") from None
     if len(kid) != 4 or len(raw) != 33 or raw[0] not in (ALG_ED25519, ALG_COSIGNATURE_V1):
-        raise NoteError("a verifier key must be a 4-byte ID and an Ed25519 key of type 0x01 "
-                        "(a log) or 0x04 (a witness's cosignature/v1)")
+        raise NoteError(
+            "a verifier key must be a 4-byte ID and an Ed25519 key of type 0x01 "
+            "(a log) or 0x04 (a witness's cosignature/v1)"
+        )
     public = Ed25519PublicKey.from_public_bytes(raw[1:])
     if key_id(name, raw[0], public) != kid:
         raise NoteError(f"the verifier key of {name!r} has a key ID that does not match its key")
@@ -160,7 +162,7 @@ def parse_note(note: str | bytes) -> Note:
     cut = note.rfind("\n\n")
     if cut < 0 or not note.endswith("\n"):
         raise NoteError("a signed note is its text, a blank line, then signature lines")
-    text, lines = note[: cut + 1], note[cut + 2:].splitlines()
+    text, lines = note[: cut + 1], note[cut + 2 :].splitlines()
     _check_text(text)
     if not lines or len(lines) > MAX_SIGNATURES:
         raise NoteError(f"a signed note carries 1 to {MAX_SIGNATURES} signature lines")
@@ -171,7 +173,7 @@ def parse_signature_line(line: str) -> NoteSignature:
     """One ``— NAME BASE64`` line; :class:`NoteError` if malformed."""
     if not line.startswith(SIGNATURE_PREFIX):
         raise NoteError("a signature line starts with an em dash and a space")
-    parts = line[len(SIGNATURE_PREFIX):].split(" ")
+    parts = line[len(SIGNATURE_PREFIX) :].split(" ")
     if len(parts) != 2:
         raise NoteError("a signature line is '— NAME SIGNATURE'")
     try:
@@ -239,8 +241,12 @@ class CheckpointBody:
         origin, size, root = lines[:3]
         if not origin or origin != origin.strip():
             raise NoteError("a checkpoint's origin line is empty or padded")
-        if not size.isascii() or not size.isdigit() or (size != "0" and size.startswith("0")) \
-                or len(size) > 20:
+        if (
+            not size.isascii()
+            or not size.isdigit()
+            or (size != "0" and size.startswith("0"))
+            or len(size) > 20
+        ):
             raise NoteError("a checkpoint's tree size is a decimal number without leading zeros")
         try:
             raw = base64.b64decode(root, validate=True)
@@ -267,8 +273,11 @@ def cosign(text: str, name: str, key: Ed25519PrivateKey, timestamp: int) -> Note
 
 def cosignature_time(sig: NoteSignature, witness: Verifier, text: str) -> int | None:
     """The timestamp of a valid ``cosignature/v1`` by ``witness`` on ``text``, else ``None``."""
-    if witness.algorithm != ALG_COSIGNATURE_V1 or (sig.name, sig.key_id) != (
-            witness.name, witness.key_id) or len(sig.signature) != 72:
+    if (
+        witness.algorithm != ALG_COSIGNATURE_V1
+        or (sig.name, sig.key_id) != (witness.name, witness.key_id)
+        or len(sig.signature) != 72
+    ):
         return None
     (timestamp,) = struct.unpack(">Q", sig.signature[:8])
     try:
@@ -293,11 +302,14 @@ def require_quorum(note: Note, witnesses: Sequence[str | Verifier], quorum: int)
     than ``quorum`` distinct witness keys cosigned the note."""
     keys = [w if isinstance(w, Verifier) else parse_verifier(w) for w in witnesses]
     if quorum < 1 or quorum > len({k.vkey() for k in keys}):
-        raise NoteError(f"a quorum of {quorum} needs at least that many distinct witness keys "
-                        f"(given {len({k.vkey() for k in keys})})")
+        raise NoteError(
+            f"a quorum of {quorum} needs at least that many distinct witness keys "
+            f"(given {len({k.vkey() for k in keys})})"
+        )
     names = cosigners(note, keys)
     if len(names) < quorum:
         missing = sorted({k.name for k in keys} - set(names))
-        raise NoteError(f"{len(names)} of {quorum} required cosignatures are valid; "
-                        f"none valid from {', '.join(missing)}")
+        raise NoteError(
+            f"{len(names)} of {quorum} required cosignatures are valid; none valid from {', '.join(missing)}"
+        )
     return names

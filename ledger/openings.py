@@ -35,7 +35,8 @@ from ledger.rulebook import Rulebook
 
 _OPENING = re.compile(
     rb'\{"v":1,"table":"([A-Za-z0-9._-]{1,40})","game":"([A-Z0-9]{1,8})","round":'
-    rb'"([A-Za-z0-9._-]{1,40})","seq":1,"at":"([^"\\]{1,64})","type":"round_opened",')
+    rb'"([A-Za-z0-9._-]{1,40})","seq":1,"at":"([^"\\]{1,64})","type":"round_opened",'
+)
 _OWN_FIELDS = (b'"table":', b'"round":', b'"at":')
 _PLACE_TABLE = "table.placeholder"
 _PLACE_ROUND = "round.placeholder"
@@ -63,7 +64,7 @@ class _Templates:
         match = _OPENING.match(content)
         if match is None:
             return None
-        slot = (key, match.group(2), content[match.end():])
+        slot = (key, match.group(2), content[match.end() :])
         template = self._known.get(slot)
         if template is None:
             template = _template(slot[1], slot[2], validate, self._hashes)
@@ -94,25 +95,38 @@ class _Templates:
         return at
 
 
-def _template(game: bytes, tail: bytes, validate: Any,
-              hashes: dict[bytes, str]) -> _Template | Literal[False]:
+def _template(
+    game: bytes, tail: bytes, validate: Any, hashes: dict[bytes, str]
+) -> _Template | Literal[False]:
     if any(name in tail for name in _OWN_FIELDS):
         return False  # the tail may name one of the round's own fields again
-    probe = (b'{"v":1,"table":"' + _PLACE_TABLE.encode() + b'","game":"' + game
-             + b'","round":"' + _PLACE_ROUND.encode() + b'","seq":1,"at":"' + _PLACE_AT
-             + b'","type":"round_opened",' + tail)
+    probe = (
+        b'{"v":1,"table":"'
+        + _PLACE_TABLE.encode()
+        + b'","game":"'
+        + game
+        + b'","round":"'
+        + _PLACE_ROUND.encode()
+        + b'","seq":1,"at":"'
+        + _PLACE_AT
+        + b'","type":"round_opened",'
+        + tail
+    )
     template = validate(probe)
     if not isinstance(template, RoundOpened):
         return False
-    if (template.table != _PLACE_TABLE or template.round != _PLACE_ROUND or template.seq != 1
-            or template.at != _TIMESTAMP.validate_json(b'"' + _PLACE_AT + b'"')):
+    if (
+        template.table != _PLACE_TABLE
+        or template.round != _PLACE_ROUND
+        or template.seq != 1
+        or template.at != _TIMESTAMP.validate_json(b'"' + _PLACE_AT + b'"')
+    ):
         return False
     if template.rules is not None:
         # Every round filled from this template shares this frozen rulebook, and verify checks
         # its hash once per round (7-10 % of verify): hash it once. Pydantic compares and
         # serialises fields only, so the instance stays equal to a freshly validated one.
-        object.__setattr__(template.rules, "content_hash", _Known(_rules_hash(template.rules,
-                                                                              hashes)))
+        object.__setattr__(template.rules, "content_hash", _Known(_rules_hash(template.rules, hashes)))
     return _Template(template)
 
 
@@ -147,8 +161,9 @@ class _Template:
         self.fields = opening.__dict__
         self.fields_set = opening.__pydantic_fields_set__ | {"table", "round", "at"}
         # Anything that model_copy would carry besides __dict__ and the set fields: then use it.
-        self.plain = (opening.__pydantic_extra__ is None
-                      and getattr(opening, "__pydantic_private__", None) is None)
+        self.plain = (
+            opening.__pydantic_extra__ is None and getattr(opening, "__pydantic_private__", None) is None
+        )
 
     def fill(self, table: str, round: str, at: datetime) -> Any:
         """The opening with the round's own ``table``, ``round`` and ``at``."""
@@ -217,7 +232,8 @@ def _or_none(cls: Any, probe: bytes) -> Any:
 _CANONICAL = re.compile(
     rb'\{"v":1,"table":"[A-Za-z0-9._-]{1,40}","game":"([A-Z0-9]{1,8})","round":'
     rb'"[A-Za-z0-9._-]{1,40}","seq":[1-9][0-9]{0,6},"at":"([^"\\]{1,64})",'
-    rb'"type":"([a-z_]{1,40})"(?:,|\}\Z)')
+    rb'"type":"([a-z_]{1,40})"(?:,|\}\Z)'
+)
 """The envelope as the ledger writes it: every value but ``at`` in the one form pydantic
 writes it (codes need no escape, ``seq`` has no leading zero); ``at`` is checked apart.
 A line of an event without fields of its own (``round_closed``) ends right after ``type``."""
@@ -282,15 +298,12 @@ class OpeningParser:
                     self.canonical += 1
                     return fact, raw
             elif b'"type":"round_opened"' in raw[:200]:
-                fact = self._templates.fill(
-                    "line", raw, lambda probe: parse_line(probe, 0, window=False))
+                fact = self._templates.fill("line", raw, lambda probe: parse_line(probe, 0, window=False))
                 if fact is not None and window[0] <= fact.at < window[1]:
                     return fact, None
-        return parse_line(text, line_no, max_bytes=self.max_bytes,
-                          window=self._window or True), None
+        return parse_line(text, line_no, max_bytes=self.max_bytes, window=self._window or True), None
 
-    def _canonical(self, match: re.Match[bytes], raw: bytes,
-                   window: tuple[datetime, datetime]) -> Any:
+    def _canonical(self, match: re.Match[bytes], raw: bytes, window: tuple[datetime, datetime]) -> Any:
         """The fact of a canonical line with ``at`` in the window, or ``None`` (take the full
         path).
 
@@ -305,7 +318,7 @@ class OpeningParser:
             if decoder is None:
                 return None
         cls, validate, self_contained = decoder
-        body = (cls, raw[match.end():])
+        body = (cls, raw[match.end() :])
         known = body in self._bodies  # only classes whose validators cannot see the envelope
         if not known:
             misses = self._misses.get(cls, 0)
@@ -357,8 +370,7 @@ def _decoder(game: bytes, type_name: bytes) -> _Decoder | None:
     cls = _feed_classes().get((game, type_name))
     if cls is None:
         return None
-    decoder = _DECODERS[(game, type_name)] = (cls, native_validate_json(cls),
-                                               _self_contained(cls))
+    decoder = _DECODERS[(game, type_name)] = (cls, native_validate_json(cls), _self_contained(cls))
     return decoder
 
 
@@ -383,7 +395,7 @@ def _self_contained(cls: type) -> bool:
     known = _SELF_CONTAINED.get(cls)
     if known is None:
         decorators = getattr(cls, "__pydantic_decorators__", None)
-        known = _SELF_CONTAINED[cls] = (decorators is not None
-                                        and not decorators.model_validators
-                                        and not decorators.field_validators)
+        known = _SELF_CONTAINED[cls] = (
+            decorators is not None and not decorators.model_validators and not decorators.field_validators
+        )
     return known

@@ -57,10 +57,15 @@ class RoundReplay:
         """Everything ``ledger replay`` shows, as one object."""
         rnd = self.round
         return {
-            "table": rnd.table, "round": rnd.round, "game": rnd.game,
-            "currency": rnd.opened.currency, "rules_hash": rnd.opened.rules_hash or "",
-            "events": [{"seq": e.seq, "at": e.at.isoformat(), "type": e.type,
-                        "summary": summarize(e)} for e in rnd.events],
+            "table": rnd.table,
+            "round": rnd.round,
+            "game": rnd.game,
+            "currency": rnd.opened.currency,
+            "rules_hash": rnd.opened.rules_hash or "",
+            "events": [
+                {"seq": e.seq, "at": e.at.isoformat(), "type": e.type, "summary": summarize(e)}
+                for e in rnd.events
+            ],
             "derivation": [{"text": s.text, "rule": s.rule} for s in self.derivation.steps],
             "bets": [self._bet(b) for b in rnd.bets.values()],
             "findings": [f.to_json() for f in self.findings],
@@ -73,12 +78,23 @@ class RoundReplay:
         recorded = None
         if settled:
             s = settled[0]
-            recorded = {"result": s.result, "returned": str(s.returned), "won": str(s.won),
-                        "commission": str(s.commission)}
+            recorded = {
+                "result": s.result,
+                "returned": str(s.returned),
+                "won": str(s.won),
+                "commission": str(s.commission),
+            }
         derived = None if due is None else {**due.as_dict(), "rule": due.rule, "reason": due.reason}
         agrees = not any(f.bet == bet.bet and f.severity == "error" for f in self.findings)
-        return {"bet": bet.bet, "spot": summarize_spot(bet), "amount": str(bet.amount),
-                "player": bet.player, "derived": derived, "recorded": recorded, "agrees": agrees}
+        return {
+            "bet": bet.bet,
+            "spot": summarize_spot(bet),
+            "amount": str(bet.amount),
+            "player": bet.player,
+            "derived": derived,
+            "recorded": recorded,
+            "agrees": agrees,
+        }
 
 
 def event_data(event: Any) -> dict[str, Any]:
@@ -90,8 +106,7 @@ def event_data(event: Any) -> dict[str, Any]:
     return data
 
 
-def replay_round(app: LedgerApp, table: str, round: str, *,
-                 from_start: bool = False) -> RoundReplay | None:
+def replay_round(app: LedgerApp, table: str, round: str, *, from_start: bool = False) -> RoundReplay | None:
     """Load and judge one round, or ``None`` if the store does not have it."""
     rnd = app.load_round(table, round)
     if rnd is None:
@@ -104,17 +119,16 @@ def replay_round(app: LedgerApp, table: str, round: str, *,
     return RoundReplay(rnd, derivation, check_round(rnd, game, is_newest=newest))
 
 
-def _replay_in_context(app: LedgerApp, table: str, round: str, *,
-                       from_start: bool) -> RoundReplay | None:
+def _replay_in_context(app: LedgerApp, table: str, round: str, *, from_start: bool) -> RoundReplay | None:
     """A round of a game whose rules span rounds (carried bets, bank, jackpot pool): judged in a
     pass over the store, exactly as verify judges it."""
-    found = judge_in_store(app, Selection(table=table, round=round), [(table, round)],
-                           from_start=from_start)
+    found = judge_in_store(app, Selection(table=table, round=round), [(table, round)], from_start=from_start)
     return found[0] if found else None
 
 
-def judge_in_store(app: LedgerApp, selection: Selection, rounds: list[tuple[str, str]], *,
-                   from_start: bool = False) -> list[RoundReplay]:
+def judge_in_store(
+    app: LedgerApp, selection: Selection, rounds: list[tuple[str, str]], *, from_start: bool = False
+) -> list[RoundReplay]:
     """Judge the selected ``rounds`` (table, round) in one verify pass, as verify judges them:
     from the nearest checkpoint before the first of them opened (unless ``from_start``) to
     where the last of them closed (to the end of the log if one is still in play)."""
@@ -132,13 +146,20 @@ def judge_in_store(app: LedgerApp, selection: Selection, rounds: list[tuple[str,
             note = f"{NO_SEALING_KEY}: judged from the start of the store"
     in_play = any(not topic.endswith(TERMINAL_SUFFIXES) for _, _, topic in spans)
     seen: list[Judged] = []
-    verify_store(app, selection, on_judged=seen.append, start=start,
-                 stop=None if in_play else max(last for _, last, _ in spans))
-    where = None if start is None else {"position": start.position, "links": start.links,
-                                        "head": start.head}
+    verify_store(
+        app,
+        selection,
+        on_judged=seen.append,
+        start=start,
+        stop=None if in_play else max(last for _, last, _ in spans),
+    )
+    where = None if start is None else {"position": start.position, "links": start.links, "head": start.head}
     wanted = set(rounds)
-    return [RoundReplay(j.round, j.derivation, j.findings, where, note) for j in seen
-            if (j.round.table, j.round.round) in wanted]
+    return [
+        RoundReplay(j.round, j.derivation, j.findings, where, note)
+        for j in seen
+        if (j.round.table, j.round.round) in wanted
+    ]
 
 
 def summarize(e: FeedEvent) -> str:

@@ -45,10 +45,19 @@ _ENDINGS = frozenset({"round_closed", "round_voided"})
 
 
 def _index_of(cls: type) -> int:
-    index = (_PLACED if issubclass(cls, BetPlaced) else _CARRIED if issubclass(cls, CarriedBet)
-             else _INCREASED if issubclass(cls, BetIncreased)
-             else _SETTLED if issubclass(cls, BetSettled)
-             else _OTHER if _never_ends(cls) else _ENDING)
+    index = (
+        _PLACED
+        if issubclass(cls, BetPlaced)
+        else _CARRIED
+        if issubclass(cls, CarriedBet)
+        else _INCREASED
+        if issubclass(cls, BetIncreased)
+        else _SETTLED
+        if issubclass(cls, BetSettled)
+        else _OTHER
+        if _never_ends(cls)
+        else _ENDING
+    )
     _INDEX[cls] = index
     return index
 

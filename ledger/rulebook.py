@@ -105,8 +105,10 @@ class RouletteSectors(_Section):
         for size, groups in ((9, self.nine), (12, self.twelve)):
             for group in groups:
                 if len(set(group)) != size or not all(1 <= n <= 36 for n in group):
-                    raise ValueError(f"a {size}-number sector needs {size} distinct numbers "
-                                     f"from 1-36 (RULES §8.5 R4), got {list(group)}")
+                    raise ValueError(
+                        f"a {size}-number sector needs {size} distinct numbers "
+                        f"from 1-36 (RULES §8.5 R4), got {list(group)}"
+                    )
         return self
 
 
@@ -162,8 +164,9 @@ class Rulebook(_Section):
 
     def canonical_json(self) -> bytes:
         """Sorted keys, no spaces, decimals as strings: the bytes that are hashed."""
-        return json.dumps(self.model_dump(mode="json"), sort_keys=True,
-                          separators=(",", ":"), ensure_ascii=False).encode()
+        return json.dumps(
+            self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        ).encode()
 
     def content_hash(self) -> str:
         """SHA-256 of :meth:`canonical_json`, in hex."""

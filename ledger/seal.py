@@ -71,14 +71,14 @@ def generate_key() -> Ed25519PrivateKey:
 
 def private_pem(key: Ed25519PrivateKey) -> bytes:
     """The private key as unencrypted PKCS#8 PEM (what ``openssl genpkey`` writes)."""
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                             serialization.NoEncryption())
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
 
 
 def public_pem(key: Ed25519PublicKey) -> bytes:
     """The public key as SubjectPublicKeyInfo PEM (what ``openssl pkey -pubout`` writes)."""
-    return key.public_bytes(serialization.Encoding.PEM,
-                            serialization.PublicFormat.SubjectPublicKeyInfo)
+    return key.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
 
 
 def raw_public(key: Ed25519PublicKey) -> bytes:
@@ -181,8 +181,16 @@ class Checkpoint:
 
     def payload(self) -> dict[str, Any]:
         """Everything the signature covers."""
-        return _payload(self.position, self.sealed_at, self.store, self.public_key, self.key_id,
-                        self.row, self.snapshot, self.id_sum)
+        return _payload(
+            self.position,
+            self.sealed_at,
+            self.store,
+            self.public_key,
+            self.key_id,
+            self.row,
+            self.snapshot,
+            self.id_sum,
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The checkpoint file's object."""
@@ -202,18 +210,33 @@ class Checkpoint:
         try:
             key.verify(base64.b64decode(self.signature), _canonical(self.payload()))
         except (InvalidSignature, ValueError):
-            raise SealError(f"the checkpoint's signature is not valid under key {key_id(key)}: "
-                            "the file was changed or sealed with another key") from None
+            raise SealError(
+                f"the checkpoint's signature is not valid under key {key_id(key)}: "
+                "the file was changed or sealed with another key"
+            ) from None
         return key
 
 
-def _payload(position: ChainPosition, sealed_at: str, store: str, public_key: str,
-             kid: str, row: int | None = None, snapshot: str | None = None,
-             id_sum: int | None = None) -> dict[str, Any]:
+def _payload(
+    position: ChainPosition,
+    sealed_at: str,
+    store: str,
+    public_key: str,
+    kid: str,
+    row: int | None = None,
+    snapshot: str | None = None,
+    id_sum: int | None = None,
+) -> dict[str, Any]:
     payload: dict[str, Any] = {
-        "format": CHECKPOINT_FORMAT_V1, "links": position.links, "events": position.events,
-        "head": position.head, "sealed_at": sealed_at, "store": store, "public_key": public_key,
-        "key_id": kid}
+        "format": CHECKPOINT_FORMAT_V1,
+        "links": position.links,
+        "events": position.events,
+        "head": position.head,
+        "sealed_at": sealed_at,
+        "store": store,
+        "public_key": public_key,
+        "key_id": kid,
+    }
     if snapshot is not None:
         payload.update(format=CHECKPOINT_FORMAT, position=row, snapshot=snapshot)
         if id_sum is not None:
@@ -225,17 +248,27 @@ def _canonical(payload: dict[str, Any]) -> bytes:
     return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
 
 
-def sign(position: ChainPosition, key: Ed25519PrivateKey, *, store: str = "",
-         sealed_at: datetime | None = None, snapshot: Snapshot | None = None,
-         id_sum: int | None = None) -> Checkpoint:
+def sign(
+    position: ChainPosition,
+    key: Ed25519PrivateKey,
+    *,
+    store: str = "",
+    sealed_at: datetime | None = None,
+    snapshot: Snapshot | None = None,
+    id_sum: int | None = None,
+) -> Checkpoint:
     """Sign a chain position: a v2 checkpoint with ``snapshot`` (taken at that position), else v1;
     ``id_sum`` (v2 only): the sum of the ids of the rows at or before the snapshot's row."""
     row = digest = None
     if snapshot is not None:
         if (snapshot.links, snapshot.events, snapshot.head) != (
-                position.links, position.events, position.head):
-            raise SnapshotError(f"the snapshot stands at link {snapshot.links}, the position "
-                                f"to seal is link {position.links}")
+            position.links,
+            position.events,
+            position.head,
+        ):
+            raise SnapshotError(
+                f"the snapshot stands at link {snapshot.links}, the position to seal is link {position.links}"
+            )
         row, digest = snapshot.position, snapshot.digest
     at = (sealed_at or datetime.now(UTC)).isoformat()
     public = key.public_key()
@@ -243,32 +276,37 @@ def sign(position: ChainPosition, key: Ed25519PrivateKey, *, store: str = "",
     kid = key_id(public)
     if snapshot is None:
         id_sum = None
-    signature = key.sign(_canonical(_payload(position, at, store, pub, kid, row, digest,
-                                             id_sum)))
-    return Checkpoint(position, at, store, pub, kid, base64.b64encode(signature).decode(), row,
-                      digest, id_sum)
+    signature = key.sign(_canonical(_payload(position, at, store, pub, kid, row, digest, id_sum)))
+    return Checkpoint(
+        position, at, store, pub, kid, base64.b64encode(signature).decode(), row, digest, id_sum
+    )
 
 
 def parse_checkpoint(text: str | bytes) -> Checkpoint:
     """Read a checkpoint file's text; :class:`SealError` if it is not one."""
     try:
         obj = json.loads(text)
-        if not isinstance(obj, dict) or obj.get("format") not in (CHECKPOINT_FORMAT,
-                                                                  CHECKPOINT_FORMAT_V1):
+        if not isinstance(obj, dict) or obj.get("format") not in (CHECKPOINT_FORMAT, CHECKPOINT_FORMAT_V1):
             raise ValueError(f"not a {CHECKPOINT_FORMAT} (or v1) file")
         links, events, head = obj["links"], obj["events"], obj["head"]
-        if (type(links) is not int or type(events) is not int or links < 1 or events < 1
-                or not isinstance(head, str) or len(head) != 64):
+        if (
+            type(links) is not int
+            or type(events) is not int
+            or links < 1
+            or events < 1
+            or not isinstance(head, str)
+            or len(head) != 64
+        ):
             raise ValueError("links, events or head out of range")
         sealed_at, store, public_key, kid, signature = fields = [
-            obj[k] for k in ("sealed_at", "store", "public_key", "key_id", "signature")]
+            obj[k] for k in ("sealed_at", "store", "public_key", "key_id", "signature")
+        ]
         if not all(isinstance(v, str) for v in fields):
             raise ValueError("a field is not text")
         row = digest = id_sum = None
         if obj["format"] == CHECKPOINT_FORMAT:
             row, digest, id_sum = obj["position"], obj["snapshot"], obj.get("id_sum")
-            if (type(row) is not int or row < 1 or not isinstance(digest, str)
-                    or len(digest) != 64):
+            if type(row) is not int or row < 1 or not isinstance(digest, str) or len(digest) != 64:
                 raise ValueError("position or snapshot out of range")
             if id_sum is not None and type(id_sum) is not int:
                 raise ValueError("id_sum is not an integer")
@@ -276,8 +314,17 @@ def parse_checkpoint(text: str | bytes) -> Checkpoint:
         raise SealError(f"not a checkpoint: {exc}") from None
     except RecursionError:
         raise SealError("not a checkpoint: its JSON is nested too deeply") from None
-    return Checkpoint(ChainPosition(links, events, head), sealed_at, store, public_key, kid,
-                      signature, row=row, snapshot=digest, id_sum=id_sum)
+    return Checkpoint(
+        ChainPosition(links, events, head),
+        sealed_at,
+        store,
+        public_key,
+        kid,
+        signature,
+        row=row,
+        snapshot=digest,
+        id_sum=id_sum,
+    )
 
 
 def read_checkpoint(path: str) -> Checkpoint:
@@ -333,9 +380,12 @@ def chain_links(app: LedgerApp, *, first: int = 1, last: int | None = None) -> I
     """The chain's links ``first..last`` (default: to the newest), oldest first, in pages."""
     after = first - 1
     while last is None or after < last:
-        page = app.stored(CHAIN_ID, gt=after,
-                          lte=None if last is None else min(last, after + _CHAIN_PAGE),
-                          limit=_CHAIN_PAGE)
+        page = app.stored(
+            CHAIN_ID,
+            gt=after,
+            lte=None if last is None else min(last, after + _CHAIN_PAGE),
+            limit=_CHAIN_PAGE,
+        )
         if not page:
             return
         yield from page
@@ -355,8 +405,9 @@ def covered_events(link: Linked) -> int:
     return sum(e.last - e.first + 1 for e in link.entries) + 1
 
 
-def checkpoint_findings(app: LedgerApp, checkpoint: Checkpoint, *,
-                        count_events: bool = True) -> list[Finding]:
+def checkpoint_findings(
+    app: LedgerApp, checkpoint: Checkpoint, *, count_events: bool = True
+) -> list[Finding]:
     """What the store contradicts in a checkpoint; empty if it holds everything it covered.
 
     Complements a full chain verify (``verify_store(expect_head=checkpoint.head)``), which proves
@@ -372,15 +423,23 @@ def checkpoint_findings(app: LedgerApp, checkpoint: Checkpoint, *,
     try:
         found = app.stored(CHAIN_ID, gt=pos.links - 1, lte=pos.links)
         if not found:
-            problems.append(f"the store has no chain link {pos.links}: the newest saves covered "
-                            "by the checkpoint were removed")
+            problems.append(
+                f"the store has no chain link {pos.links}: the newest saves covered "
+                "by the checkpoint were removed"
+            )
         elif found[0].digest != pos.head:
-            problems.append(f"chain link {pos.links} has digest {found[0].digest}, the checkpoint "
-                            f"says {pos.head}: history up to the checkpoint was rewritten")
+            problems.append(
+                f"chain link {pos.links} has digest {found[0].digest}, the checkpoint "
+                f"says {pos.head}: history up to the checkpoint was rewritten"
+            )
         elif checkpoint.row is not None and (where := _link_row(app, checkpoint.row)) != (
-                checkpoint.row, pos.links):
-            problems.append(f"chain link {pos.links} is not at row {checkpoint.row} (the first "
-                            f"link from there: {where}): rows were moved or removed")
+            checkpoint.row,
+            pos.links,
+        ):
+            problems.append(
+                f"chain link {pos.links} is not at row {checkpoint.row} (the first "
+                f"link from there: {where}): rows were moved or removed"
+            )
         elif not count_events:
             pass
         else:
@@ -389,10 +448,19 @@ def checkpoint_findings(app: LedgerApp, checkpoint: Checkpoint, *,
                 assert isinstance(rec.fact, Linked)
                 events += covered_events(rec.fact)
             if events != pos.events:
-                problems.append(f"links 1-{pos.links} cover {events} events, the checkpoint "
-                                f"says {pos.events}")
+                problems.append(
+                    f"links 1-{pos.links} cover {events} events, the checkpoint says {pos.events}"
+                )
     except Exception as exc:  # a damaged row: the chain verify reports the detail
         problems.append(f"the chain links up to the checkpoint cannot be read: {exc}")
-    return [Finding("chain_broken", None, None, rule="integrity (--checkpoint)", message=m,
-                    expected={"links": pos.links, "events": pos.events, "head": pos.head})
-            for m in problems]
+    return [
+        Finding(
+            "chain_broken",
+            None,
+            None,
+            rule="integrity (--checkpoint)",
+            message=m,
+            expected={"links": pos.links, "events": pos.events, "head": pos.head},
+        )
+        for m in problems
+    ]

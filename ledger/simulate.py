@@ -29,8 +29,19 @@ from ledger.games.base import Game
 from ledger.games.roulette.tables import WHEEL_ORDER
 from ledger.simulators import SIMULATORS
 
-__all__ = ["COMMON_KINDS", "DEFAULT_START", "ERROR_KINDS", "Injected", "RoundBuilder", "Simulation",
-           "TableBias", "croupier_on_duty", "parse_bias", "parse_croupier_rates", "simulate"]
+__all__ = [
+    "COMMON_KINDS",
+    "DEFAULT_START",
+    "ERROR_KINDS",
+    "Injected",
+    "RoundBuilder",
+    "Simulation",
+    "TableBias",
+    "croupier_on_duty",
+    "parse_bias",
+    "parse_croupier_rates",
+    "simulate",
+]
 
 SHIFT = timedelta(hours=1)
 """A croupier's turn at a table before the rota moves on."""
@@ -110,9 +121,16 @@ def simulate(
                 kind = None
                 if simulator.injectable and table_rng.random() < rates.get(croupier, error_rate):
                     kind = table_rng.choice(simulator.injectable)
-                builder = RoundBuilder(table, game.key, f"{r:06d}", start + interval * r,
-                                       table_state=table_state, game_state=shared,
-                                       croupier=croupier, bias=(bias or {}).get(table))
+                builder = RoundBuilder(
+                    table,
+                    game.key,
+                    f"{r:06d}",
+                    start + interval * r,
+                    table_state=table_state,
+                    game_state=shared,
+                    croupier=croupier,
+                    bias=(bias or {}).get(table),
+                )
                 injected += simulator.simulate_round(builder, table_rng, kind)
                 stream += builder.lines
             streams.append(stream)
@@ -163,8 +181,10 @@ def _bias_part(bias: TableBias, spec: str, part: str) -> None:
         if len(value) != 2 or value[0] not in "A23456789TJQK" or value[1] not in "SHCD":
             raise ValueError(f"--bias {spec!r}: {value!r} is not a card like AS")
         if key == "extra" and not spec.startswith("3CB-"):
-            raise ValueError(f"--bias {spec!r}: an extra card is for a multi-deck shoe (a 3CB "
-                             "table); in one deck a second copy is a duplicate verify reports")
+            raise ValueError(
+                f"--bias {spec!r}: an extra card is for a multi-deck shoe (a 3CB "
+                "table); in one deck a second copy is a duplicate verify reports"
+            )
         (bias.missing if key == "missing" else bias.extra).append(value)
         return
     try:
@@ -175,21 +195,35 @@ def _bias_part(bias: TableBias, spec: str, part: str) -> None:
         raise ValueError(f"--bias {spec!r}: weight {value!r} must be above 0 (and below 1000)")
     die, dot, face = key.partition(".")
     try:
-        if dot and die.startswith("sector") and die[6:].isdigit() and 0 <= int(die[6:]) <= 36 \
-                and face.isdigit() and 1 <= int(face) <= 36 and int(face) % 2 == 1:
+        if (
+            dot
+            and die.startswith("sector")
+            and die[6:].isdigit()
+            and 0 <= int(die[6:]) <= 36
+            and face.isdigit()
+            and 1 <= int(face) <= 36
+            and int(face) % 2 == 1
+        ):
             for pocket in sector(int(die[6:]), int(face)):
                 bias.weights[pocket] = weight
-        elif dot and die.startswith("d") and die[1:].isdigit() and 1 <= int(die[1:]) <= 4 \
-                and 1 <= int(face) <= 6:
+        elif (
+            dot
+            and die.startswith("d")
+            and die[1:].isdigit()
+            and 1 <= int(die[1:]) <= 4
+            and 1 <= int(face) <= 6
+        ):
             bias.die_weights[(int(die[1:]), int(face))] = weight
         elif not dot and 0 <= int(key) <= 36:
             bias.weights[int(key)] = weight
         else:
             raise ValueError
     except ValueError:
-        raise ValueError(f"--bias {spec!r}: {key!r} is not a pocket 0-36, a face 1-6, "
-                         "dK.F (die K, face F) or sectorN.K (K pockets, an odd number, centred "
-                         "on pocket N)") from None
+        raise ValueError(
+            f"--bias {spec!r}: {key!r} is not a pocket 0-36, a face 1-6, "
+            "dK.F (die K, face F) or sectorN.K (K pockets, an odd number, centred "
+            "on pocket N)"
+        ) from None
 
 
 def sector(centre: int, width: int) -> list[int]:
@@ -209,7 +243,9 @@ def parse_croupier_rates(specs: Sequence[str]) -> dict[str, float]:
         except ValueError:
             rate = -1.0
         if not sep or not croupier or not 0.0 <= rate <= 1.0:
-            raise ValueError(f"--croupier-error-rate {spec!r}: expected CROUPIER=RATE with a "
-                             "rate from 0 to 1, e.g. D-RL-03=0.09")
+            raise ValueError(
+                f"--croupier-error-rate {spec!r}: expected CROUPIER=RATE with a "
+                "rate from 0 to 1, e.g. D-RL-03=0.09"
+            )
         out[croupier] = rate
     return out

@@ -46,8 +46,7 @@ SIMULATORS: dict[str, Simulator] = {
     "MJ": Simulator(mahjong.simulate_round, mahjong.INJECTABLE),
     "RL": Simulator(roulette.simulate_round, COMMON_KINDS),
     "STUD": Simulator(stud_poker.simulate_round, stud_poker.INJECTABLE, stud_poker.finish_feed),
-    "SP9": Simulator(super_pan9.simulate_round,
-                     (*super_pan9.INJECTABLE, *super_pan9.EXTRA_KINDS)),
+    "SP9": Simulator(super_pan9.simulate_round, (*super_pan9.INJECTABLE, *super_pan9.EXTRA_KINDS)),
     "3CB": Simulator(three_card_baccarat.simulate_round, three_card_baccarat.INJECTABLE),
 }
 """Every game with a simulator, by key."""

@@ -157,8 +157,7 @@ class SQLiteConnection(Connection):
         super().__init__(Dialect("sqlite"))
         if ":memory:" in path or "mode=memory" in path:
             raise StoreError("a SQLite file, not an in-memory database")
-        self.conn = sqlite3.connect(path, timeout=timeout_s, isolation_level=None,
-                                    check_same_thread=False)
+        self.conn = sqlite3.connect(path, timeout=timeout_s, isolation_level=None, check_same_thread=False)
 
     def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """One statement in autocommit mode."""
@@ -188,8 +187,7 @@ class SQLiteConnection(Connection):
 
     def table_exists(self, table: str) -> bool:
         """From ``sqlite_master``."""
-        return bool(self.read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                              (table,)))
+        return bool(self.read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)))
 
     def close(self) -> None:
         """Close the connection of our own."""

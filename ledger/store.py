@@ -41,8 +41,8 @@ version, topic, stored bytes. The id is
 32 lower-case hex digits (``UUID.hex``) on every backend."""
 
 DEFAULT_DB = "sqlite:///ledger.db"
-MIN_ROW_ID = -(2 ** 63)
-MAX_ROW_ID = 2 ** 63 - 1
+MIN_ROW_ID = -(2**63)
+MAX_ROW_ID = 2**63 - 1
 """The range of a row id (SQLite ``rowid``, PostgreSQL ``notification_id``): 64-bit signed."""
 CONNECT_TIMEOUT_S = 5
 """Seconds to wait for a PostgreSQL server before saying it cannot be reached."""
@@ -98,31 +98,42 @@ def content_of(fact: FeedModel) -> bytes:
     return fact.model_dump_json(exclude_none=True).encode()
 
 
-def _stored_event(originator_id: UUID, originator_version: int, topic: str,
-                  state: bytes) -> StoredEvent:
+def _stored_event(originator_id: UUID, originator_version: int, topic: str, state: bytes) -> StoredEvent:
     """``StoredEvent(...)`` with these values. The library's class is a frozen dataclass, whose
     ``__init__`` sets each field through ``object.__setattr__``; the instance is built with its
     ``__dict__`` at once instead (equal, field for field, to the constructor's)."""
     event = _new_object(StoredEvent)
-    _set_attribute(event, "__dict__", {"originator_id": originator_id,
-                                       "originator_version": originator_version,
-                                       "topic": topic, "state": state})
+    _set_attribute(
+        event,
+        "__dict__",
+        {
+            "originator_id": originator_id,
+            "originator_version": originator_version,
+            "topic": topic,
+            "state": state,
+        },
+    )
     return event
 
 
-def _plain_stored_event(originator_id: UUID, originator_version: int, topic: str,
-                        state: bytes) -> StoredEvent:
-    return StoredEvent(originator_id=originator_id, originator_version=originator_version,
-                       topic=topic, state=state)
+def _plain_stored_event(
+    originator_id: UUID, originator_version: int, topic: str, state: bytes
+) -> StoredEvent:
+    return StoredEvent(
+        originator_id=originator_id, originator_version=originator_version, topic=topic, state=state
+    )
 
 
 _new_object = object.__new__
 _set_attribute = object.__setattr__
-_STORED_EVENT = (_plain_stored_event  # another version of the library: use its constructor
-                 if hasattr(StoredEvent, "__slots__") or hasattr(StoredEvent, "__post_init__")
-                 or [f.name for f in dataclass_fields(StoredEvent)]
-                 != ["originator_id", "originator_version", "topic", "state"]
-                 else _stored_event)
+_STORED_EVENT = (
+    _plain_stored_event  # another version of the library: use its constructor
+    if hasattr(StoredEvent, "__slots__")
+    or hasattr(StoredEvent, "__post_init__")
+    or [f.name for f in dataclass_fields(StoredEvent)]
+    != ["originator_id", "originator_version", "topic", "state"]
+    else _stored_event
+)
 
 
 class LedgerMapper(Mapper[UUID]):
@@ -131,11 +142,13 @@ class LedgerMapper(Mapper[UUID]):
     def to_stored_event(self, domain_event: Any) -> StoredEvent:
         """Frame the digest and content; compress and encrypt if configured."""
         rec: Recorded = domain_event
-        return self.stored_event(rec.originator_id, rec.originator_version, rec.topic,
-                                 rec.content, rec.digest)
+        return self.stored_event(
+            rec.originator_id, rec.originator_version, rec.topic, rec.content, rec.digest
+        )
 
-    def stored_event(self, originator_id: UUID, originator_version: int, topic: str,
-                     content: bytes, digest: str) -> StoredEvent:
+    def stored_event(
+        self, originator_id: UUID, originator_version: int, topic: str, content: bytes, digest: str
+    ) -> StoredEvent:
         """:meth:`to_stored_event` of a :class:`Recorded` with these values, without one
         (ingest builds a row per feed line and needs no other object for it)."""
         state = frame(digest, content)
@@ -156,11 +169,18 @@ class LedgerMapper(Mapper[UUID]):
             try:
                 originator_id = UUID(str(originator_id))
             except ValueError:
-                raise StoreDamaged(f"a stored row's aggregate id {str(originator_id)[:40]!r} "
-                                   "is not a UUID: the row was not written by the ledger") \
-                    from None
-        return Recorded(originator_id, stored_event.originator_version, stored_event.topic,
-                        cls.model_validate_json(content), content, digest)
+                raise StoreDamaged(
+                    f"a stored row's aggregate id {str(originator_id)[:40]!r} "
+                    "is not a UUID: the row was not written by the ledger"
+                ) from None
+        return Recorded(
+            originator_id,
+            stored_event.originator_version,
+            stored_event.topic,
+            cls.model_validate_json(content),
+            content,
+            digest,
+        )
 
     def open_state(self, state: bytes) -> tuple[str, bytes]:
         """Decrypt, decompress and unframe stored bytes into ``(digest, content)``."""
@@ -181,8 +201,9 @@ class LedgerApp(Application[UUID]):
 
     def construct_mapper(self) -> Mapper[UUID]:
         """Our pydantic mapper, with the library's compressor and cipher if configured."""
-        return LedgerMapper(transcoder=_NoTranscoder(), compressor=self.factory.compressor(),
-                            cipher=self.factory.cipher())
+        return LedgerMapper(
+            transcoder=_NoTranscoder(), compressor=self.factory.compressor(), cipher=self.factory.cipher()
+        )
 
     @property
     def ledger_mapper(self) -> LedgerMapper:
@@ -190,8 +211,15 @@ class LedgerApp(Application[UUID]):
         assert isinstance(self.mapper, LedgerMapper)
         return self.mapper
 
-    def stored(self, aggregate: UUID, *, gt: int | None = None, lte: int | None = None,
-               desc: bool = False, limit: int | None = None) -> list[Recorded]:
+    def stored(
+        self,
+        aggregate: UUID,
+        *,
+        gt: int | None = None,
+        lte: int | None = None,
+        desc: bool = False,
+        limit: int | None = None,
+    ) -> list[Recorded]:
         """The stored events of one aggregate, decoded."""
         rows = self.recorder.select_events(aggregate, gt=gt, lte=lte, desc=desc, limit=limit)
         return [self.ledger_mapper.to_domain_event(r) for r in rows]
@@ -214,8 +242,9 @@ class LedgerApp(Application[UUID]):
         last = self.stored(CHAIN_ID, desc=True, limit=1)
         return last[0].digest if last else None
 
-    def rows(self, page: int = 1000, *, after: int | None = None,
-             topics: Sequence[str] = ()) -> Iterator[list[RawRow]]:
+    def rows(
+        self, page: int = 1000, *, after: int | None = None, topics: Sequence[str] = ()
+    ) -> Iterator[list[RawRow]]:
         """The whole log as plain :data:`RawRow` tuples, oldest first, in pages.
 
         The fast path of ``ledger verify``: one SQL statement per page and no per-row objects
@@ -237,10 +266,13 @@ class LedgerApp(Application[UUID]):
             else:
                 from psycopg.rows import tuple_row
 
-                with self.recorder.datastore.get_connection() as conn, conn.cursor(  # type: ignore[attr-defined]
-                        row_factory=tuple_row) as curs:
-                    curs.execute(select, (start, list(topics), page) if topics
-                                 else (start, page), prepare=True)
+                with (
+                    self.recorder.datastore.get_connection() as conn,  # type: ignore[attr-defined]
+                    conn.cursor(row_factory=tuple_row) as curs,
+                ):
+                    curs.execute(
+                        select, (start, list(topics), page) if topics else (start, page), prepare=True
+                    )
                     rows = curs.fetchall()
             if not rows:
                 return
@@ -255,8 +287,7 @@ class LedgerApp(Application[UUID]):
         d = self.dialect
         table = d.qualified(self.recorder.events_table_name)  # type: ignore[attr-defined]
         position = "rowid" if d.is_sqlite else "notification_id"
-        found = read_rows(self, f"SELECT COUNT(*) FROM {table} WHERE {position} <= {d.p}",
-                          (upto,))
+        found = read_rows(self, f"SELECT COUNT(*) FROM {table} WHERE {position} <= {d.p}", (upto,))
         return int(found[0][0])
 
     def span(self, aggregate: UUID) -> tuple[int, int, str] | None:
@@ -266,8 +297,11 @@ class LedgerApp(Application[UUID]):
         table = d.qualified(self.recorder.events_table_name)  # type: ignore[attr-defined]
         position = "rowid" if d.is_sqlite else "notification_id"
         oid: Any = aggregate.hex if d.is_sqlite else aggregate
-        found = read_rows(self, f"SELECT {position}, topic FROM {table} WHERE originator_id = "
-                                f"{d.p} ORDER BY originator_version", (oid,))
+        found = read_rows(
+            self,
+            f"SELECT {position}, topic FROM {table} WHERE originator_id = {d.p} ORDER BY originator_version",
+            (oid,),
+        )
         if not found:
             return None
         return int(found[0][0]), int(found[-1][0]), str(found[-1][1])
@@ -280,15 +314,19 @@ class LedgerApp(Application[UUID]):
         table = d.qualified(self.recorder.events_table_name)  # type: ignore[attr-defined]
         ids = [a.hex for a in aggregates] if d.is_sqlite else list(aggregates)
         among, params = d.one_of("originator_id", ids)
-        found = read_rows(self, f"SELECT originator_id, originator_version, topic, state "
-                                f"FROM {table} e WHERE {among} AND originator_version = (SELECT "
-                                f"MAX(originator_version) FROM {table} m "
-                                f"WHERE m.originator_id = e.originator_id)", params)
+        found = read_rows(
+            self,
+            f"SELECT originator_id, originator_version, topic, state "
+            f"FROM {table} e WHERE {among} AND originator_version = (SELECT "
+            f"MAX(originator_version) FROM {table} m "
+            f"WHERE m.originator_id = e.originator_id)",
+            params,
+        )
         heads: dict[UUID, Recorded] = {}
         for oid, version, topic, state in found:
             rec = self.ledger_mapper.to_domain_event(
-                StoredEvent(originator_id=oid, originator_version=version, topic=topic,
-                            state=bytes(state)))
+                StoredEvent(originator_id=oid, originator_version=version, topic=topic, state=bytes(state))
+            )
             heads[rec.originator_id] = rec
         return heads
 
@@ -307,12 +345,16 @@ class LedgerApp(Application[UUID]):
         table = d.qualified(self.recorder.events_table_name)  # type: ignore[attr-defined]
         if d.is_sqlite:
             where = f" AND topic IN ({','.join('?' * topics)})" if topics else ""
-            return (f"SELECT rowid, originator_id, originator_version, topic, state FROM {table} "
-                    f"WHERE rowid >= ?{where} ORDER BY rowid LIMIT ?"), True
-        return ("SELECT notification_id, replace(originator_id::text, '-', ''), "
-                f"originator_version, topic, state FROM {table} WHERE notification_id >= %s"
-                + (" AND topic = ANY(%s)" if topics else "")
-                + " ORDER BY notification_id LIMIT %s"), False
+            return (
+                f"SELECT rowid, originator_id, originator_version, topic, state FROM {table} "
+                f"WHERE rowid >= ?{where} ORDER BY rowid LIMIT ?"
+            ), True
+        return (
+            "SELECT notification_id, replace(originator_id::text, '-', ''), "
+            f"originator_version, topic, state FROM {table} WHERE notification_id >= %s"
+            + (" AND topic = ANY(%s)" if topics else "")
+            + " ORDER BY notification_id LIMIT %s"
+        ), False
 
 
 class _NoTranscoder(Transcoder):
@@ -330,11 +372,14 @@ def environment_for(url: str) -> dict[str, str]:
     parts = urlsplit(url)
     if parts.scheme == "sqlite":
         # sqlite:///ledger.db is relative to the working folder, sqlite:////var/x.db absolute.
-        path = unquote(url[len("sqlite:///"):]) if url.startswith("sqlite:///") else ""
+        path = unquote(url[len("sqlite:///") :]) if url.startswith("sqlite:///") else ""
         if not path:
             raise StoreError(f"no file in {url!r}: use sqlite:///path/to/ledger.db")
-        return {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": path,
-                "SQLITE_LOCK_TIMEOUT": "30"}
+        return {
+            "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+            "SQLITE_DBNAME": path,
+            "SQLITE_LOCK_TIMEOUT": "30",
+        }
     if parts.scheme in ("postgresql", "postgres"):
         query = parse_qs(parts.query)
         env = {
@@ -373,12 +418,12 @@ def cipher_environment() -> dict[str, str]:
     key = os.environ.get(CIPHER_KEY_ENV)
     if not key:
         return {}
-    return {"CIPHER_TOPIC": os.environ.get("LEDGER_CIPHER_TOPIC") or CIPHER_TOPIC,
-            "CIPHER_KEY": key}
+    return {"CIPHER_TOPIC": os.environ.get("LEDGER_CIPHER_TOPIC") or CIPHER_TOPIC, "CIPHER_KEY": key}
 
 
-def open_ledger(url: str | None = None, *, extra_env: dict[str, str] | None = None,
-                create: bool = True) -> LedgerApp:
+def open_ledger(
+    url: str | None = None, *, extra_env: dict[str, str] | None = None, create: bool = True
+) -> LedgerApp:
     """Open the ledger at ``url``; create it first only if ``create`` (``ingest``, ``init``).
 
     Without ``create`` a missing or uninitialised store raises :class:`StoreMissing` and
@@ -426,11 +471,15 @@ def positive_id_sql(backend: str, table: str) -> list[str]:
     <= 0: an ``AFTER INSERT`` trigger on SQLite, ``CHECK (notification_id > 0)`` on PostgreSQL.
     Idempotent; run by whoever creates the store, and again by ``ledger init``."""
     if backend == "sqlite":
-        return [f"CREATE TRIGGER IF NOT EXISTS ledger_positive_id AFTER INSERT ON {table} "
-                f"WHEN NEW.rowid <= 0 BEGIN SELECT RAISE(ABORT, '{POSITIVE_ID_MESSAGE}'); END"]
-    return [f"DO $guard$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = "
-            f"'ledger_positive_id' AND conrelid = {literal(table)}::regclass) THEN ALTER TABLE {table} "
-            "ADD CONSTRAINT ledger_positive_id CHECK (notification_id > 0); END IF; END $guard$"]
+        return [
+            f"CREATE TRIGGER IF NOT EXISTS ledger_positive_id AFTER INSERT ON {table} "
+            f"WHEN NEW.rowid <= 0 BEGIN SELECT RAISE(ABORT, '{POSITIVE_ID_MESSAGE}'); END"
+        ]
+    return [
+        f"DO $guard$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = "
+        f"'ledger_positive_id' AND conrelid = {literal(table)}::regclass) THEN ALTER TABLE {table} "
+        "ADD CONSTRAINT ledger_positive_id CHECK (notification_id > 0); END IF; END $guard$"
+    ]
 
 
 def _guard_row_ids(app: LedgerApp) -> None:
@@ -465,8 +514,9 @@ def _sqlite_exists(path: str) -> bool:
         return False
     try:
         with closing(sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)) as conn:
-            found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                                 (EVENTS_TABLE_SQLITE,)).fetchone()
+            found = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (EVENTS_TABLE_SQLITE,)
+            ).fetchone()
     except sqlite3.Error as exc:
         raise StoreError(f"cannot read {path}: {exc}") from None
     return found is not None
@@ -493,10 +543,15 @@ def _postgres_exists(url: str, env: dict[str, str]) -> bool:
 def _pg_connect(env: dict[str, str]) -> Any:
     import psycopg
 
-    return psycopg.connect(dbname=env["POSTGRES_DBNAME"], host=env["POSTGRES_HOST"],
-                           port=int(env["POSTGRES_PORT"]), user=env["POSTGRES_USER"],
-                           password=env["POSTGRES_PASSWORD"] or None,
-                           connect_timeout=CONNECT_TIMEOUT_S, autocommit=True)
+    return psycopg.connect(
+        dbname=env["POSTGRES_DBNAME"],
+        host=env["POSTGRES_HOST"],
+        port=int(env["POSTGRES_PORT"]),
+        user=env["POSTGRES_USER"],
+        password=env["POSTGRES_PASSWORD"] or None,
+        connect_timeout=CONNECT_TIMEOUT_S,
+        autocommit=True,
+    )
 
 
 def _pg_reason(exc: BaseException) -> str:
@@ -521,8 +576,9 @@ def missing_message(url: str, env: dict[str, str] | None = None) -> str:
     else:
         where = env.get("POSTGRES_SCHEMA") or "the default schema"
         what = f"no ledger at {redact(url)} (no events table in {where})"
-    return (f"{what}: check --db / LEDGER_DB, or create it with `ledger init` or "
-            "`ledger ingest FILE` (same --db)")
+    return (
+        f"{what}: check --db / LEDGER_DB, or create it with `ledger init` or `ledger ingest FILE` (same --db)"
+    )
 
 
 LOCK_FUNCTION = "ledger_lock_events"
@@ -541,11 +597,14 @@ def _use_lock_function(app: LedgerApp) -> None:
     with recorder.datastore.get_connection() as conn:
         found = conn.execute(
             "SELECT to_regprocedure(%s) IS NOT NULL AND has_function_privilege("
-            "to_regprocedure(%s), 'EXECUTE') AS usable", (function, function)).fetchone()
+            "to_regprocedure(%s), 'EXECUTE') AS usable",
+            (function, function),
+        ).fetchone()
     usable = found.get("usable") if isinstance(found, dict) else found and found[0]
     if usable and len(recorder.lock_table_statements) == 2:
         recorder.lock_table_statements[1] = sql.SQL("SELECT {}.{}()").format(
-            sql.Identifier(schema), sql.Identifier(LOCK_FUNCTION))
+            sql.Identifier(schema), sql.Identifier(LOCK_FUNCTION)
+        )
 
 
 class _CreationLock:
@@ -565,18 +624,23 @@ class _CreationLock:
         try:
             self.conn = _pg_connect(env)
             if env.get("CREATE_TABLE", "y").lower() not in ("n", "no", "f", "false", "0"):
-                self.conn.execute("SELECT pg_advisory_lock(hashtext(%s))",
-                                  ("ledger-create:" + (schema or "public"),))
+                self.conn.execute(
+                    "SELECT pg_advisory_lock(hashtext(%s))", ("ledger-create:" + (schema or "public"),)
+                )
             # Look first: a least-privilege role (ledger init --roles) may not CREATE, even
             # "IF NOT EXISTS" an existing schema.
-            if schema and self.conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s",
-                                            (schema,)).fetchone() is None:
-                self.conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
-                    sql.Identifier(schema)))
+            if (
+                schema
+                and self.conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone()
+                is None
+            ):
+                self.conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
         except psycopg.OperationalError as exc:
             self.__exit__()
-            raise StoreUnreachable(f"cannot connect to PostgreSQL at {env['POSTGRES_HOST']}:"
-                                   f"{env['POSTGRES_PORT']}: {_pg_reason(exc)}") from None
+            raise StoreUnreachable(
+                f"cannot connect to PostgreSQL at {env['POSTGRES_HOST']}:"
+                f"{env['POSTGRES_PORT']}: {_pg_reason(exc)}"
+            ) from None
         except psycopg.Error as exc:
             self.__exit__()
             what = f"create schema {schema}" if schema else "open the database"

@@ -44,8 +44,12 @@ def _kinds() -> dict[str, Kind]:
     """
     kinds: dict[str, Kind] = {}
     for topic, cls in TOPICS.items():
-        if (topic in (TABLE_TOPIC, CHAIN_TOPIC) or topic.endswith(OPENING_SUFFIX)
-                or not issubclass(cls, FeedEvent) or issubclass(cls, RoundOpened)):
+        if (
+            topic in (TABLE_TOPIC, CHAIN_TOPIC)
+            or topic.endswith(OPENING_SUFFIX)
+            or not issubclass(cls, FeedEvent)
+            or issubclass(cls, RoundOpened)
+        ):
             continue
         kinds[topic] = (fast_validate_json(cls), cls, topic.endswith(TERMINAL_SUFFIXES))
     return kinds
@@ -53,8 +57,9 @@ def _kinds() -> dict[str, Kind]:
 
 KINDS = _kinds()
 """The fast decoder of every feed topic but ``round_opened``, by topic."""
-_PASS_KINDS = {topic: (decode, cls, ends, native_validate_json(cls))
-               for topic, (decode, cls, ends) in KINDS.items()}
+_PASS_KINDS = {
+    topic: (decode, cls, ends, native_validate_json(cls)) for topic, (decode, cls, ends) in KINDS.items()
+}
 """:data:`KINDS` with each decoder's native validator alone, which the pass calls directly
 (one Python call less per row); only what it refuses goes through the decoder."""
 
@@ -100,9 +105,16 @@ class RoundStream:
       (``ledger.verify.snapshot``).
     """
 
-    def __init__(self, mapper: LedgerMapper, *, on_unreadable: Unreadable = _skip,
-                 check: Check | None = None, partial: bool = True,
-                 keep_content: bool = False, probe: bool = True) -> None:
+    def __init__(
+        self,
+        mapper: LedgerMapper,
+        *,
+        on_unreadable: Unreadable = _skip,
+        check: Check | None = None,
+        partial: bool = True,
+        keep_content: bool = False,
+        probe: bool = True,
+    ) -> None:
         self.mapper = mapper
         self.probe = probe
         """Open rows nobody needs (table starts, unknown topics) anyway, so that an unreadable
@@ -203,8 +215,7 @@ class RoundStream:
                 continue
             if not topic.endswith(OPENING_SUFFIX):
                 if oid in gathering:  # an event of a round in play that no model reads
-                    self.on_unreadable(nid, oid, version, topic,
-                                       ValueError(f"unknown topic {topic!r}"))
+                    self.on_unreadable(nid, oid, version, topic, ValueError(f"unknown topic {topic!r}"))
                 elif self.probe and check is None and topic in TOPICS:
                     self._content(nid, oid, version, topic, state)  # readable? (a key problem)
                 continue
@@ -248,8 +259,7 @@ class RoundStream:
             if self.contents is not None:
                 self.contents[oid] = list(stored)
 
-    def _content(self, nid: int, oid: str, version: int, topic: str,
-                 state: bytes) -> bytes | None:
+    def _content(self, nid: int, oid: str, version: int, topic: str, state: bytes) -> bytes | None:
         try:
             content = self.mapper.open_state(state)[1]
         except FrameError as exc:

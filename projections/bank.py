@@ -53,9 +53,21 @@ def run_key(table: str, n: int) -> str:
 
 def new_table(table: str, currency: str) -> Row:
     """A table's summary before its first SP9 round."""
-    return {"table": table, "currency": currency, "rounds": 0, "voided": 0, "banker": None,
-            "run": 0, "capital": None, "carry": None, "runs": 0, "bank_result": "0",
-            "bank_commission": "0", "breaches": 0, "state": None}
+    return {
+        "table": table,
+        "currency": currency,
+        "rounds": 0,
+        "voided": 0,
+        "banker": None,
+        "run": 0,
+        "capital": None,
+        "carry": None,
+        "runs": 0,
+        "bank_result": "0",
+        "bank_commission": "0",
+        "breaches": 0,
+        "state": None,
+    }
 
 
 class BankView(View):
@@ -75,21 +87,41 @@ class BankView(View):
         bank = game.bank_round(rnd, judged.derivation)
         summary["rounds"] += 1
         n = summary["rounds"]
-        layers = [{"party": layer.party, "capital": str(layer.capital),
-                   "share": _text(layer.share), "commission": _text(layer.commission),
-                   "recorded_share": _text(layer.recorded_share),
-                   "recorded_commission": _text(layer.recorded_commission)}
-                  for layer in bank.layers]
+        layers = [
+            {
+                "party": layer.party,
+                "capital": str(layer.capital),
+                "share": _text(layer.share),
+                "commission": _text(layer.commission),
+                "recorded_share": _text(layer.recorded_share),
+                "recorded_commission": _text(layer.recorded_commission),
+            }
+            for layer in bank.layers
+        ]
         after = bank.after
         row: dict[str, Any] = {
-            "table": rnd.table, "round": rnd.round, "at": rnd.opened_at.isoformat(),
-            "voided": rnd.is_voided, "banker": bank.banker, "run": bank.run,
-            "capital": str(bank.capital), "capacity": str(bank.capacity),
-            "result": _text(bank.result), "layers": layers,
+            "table": rnd.table,
+            "round": rnd.round,
+            "at": rnd.opened_at.isoformat(),
+            "voided": rnd.is_voided,
+            "banker": bank.banker,
+            "run": bank.run,
+            "capital": str(bank.capital),
+            "capacity": str(bank.capacity),
+            "result": _text(bank.result),
+            "layers": layers,
             "carry": None if after is None else _text(after.carry),
-            "breaches": [{"code": f.code, "rule": f.rule, "bet": f.bet,
-                          "party": f.extra.get("party"), "message": f.message}
-                         for f in judged.findings if f.severity == "error"],
+            "breaches": [
+                {
+                    "code": f.code,
+                    "rule": f.rule,
+                    "bet": f.bet,
+                    "party": f.extra.get("party"),
+                    "message": f.message,
+                }
+                for f in judged.findings
+                if f.severity == "error"
+            ],
         }
         rows.put(round_key(rnd.table, n), row)
         summary["breaches"] += len(row["breaches"])
@@ -97,12 +129,15 @@ class BankView(View):
             summary["voided"] += 1
         if after is not None:
             self._run(rows, summary, row, after)
-            summary.update(banker=after.banker, run=after.run, capital=str(after.capital),
-                           carry=_text(after.carry), state=after.state)
-            summary["bank_result"] = str(Decimal(summary["bank_result"])
-                                         + (bank.result or ZERO))
-            summary["bank_commission"] = str(Decimal(summary["bank_commission"])
-                                             + bank.commission)
+            summary.update(
+                banker=after.banker,
+                run=after.run,
+                capital=str(after.capital),
+                carry=_text(after.carry),
+                state=after.state,
+            )
+            summary["bank_result"] = str(Decimal(summary["bank_result"]) + (bank.result or ZERO))
+            summary["bank_commission"] = str(Decimal(summary["bank_commission"]) + bank.commission)
         rows.put(key, summary)
 
     @staticmethod
@@ -114,10 +149,17 @@ class BankView(View):
             net = Decimal(layer["share"]) - Decimal(layer["commission"])
         if after.run == 1 or summary["runs"] == 0:
             summary["runs"] += 1
-            run: Row = {"table": row["table"], "seat": after.banker, "first_round": row["round"],
-                        "last_round": row["round"], "rounds": 0, "extended": False,
-                        "capital_start": row["capital"], "capital_end": row["capital"],
-                        "net": "0"}
+            run: Row = {
+                "table": row["table"],
+                "seat": after.banker,
+                "first_round": row["round"],
+                "last_round": row["round"],
+                "rounds": 0,
+                "extended": False,
+                "capital_start": row["capital"],
+                "capital_end": row["capital"],
+                "net": "0",
+            }
         else:
             run = dict(rows.get(run_key(row["table"], summary["runs"])) or {})
         run["rounds"] += 1
@@ -133,6 +175,7 @@ def _text(value: Decimal | None) -> str | None:
 
 
 # --- reading the view (its keys are this module's business) --------------------------------
+
 
 def bank_tables(rows: Mapping[str, Row]) -> dict[str, Row]:
     """Each SP9 table's summary row, by table code, in key order."""

@@ -94,9 +94,11 @@ def closed_rounds(app: LedgerApp, after: int = 0, page: int = 1000) -> Iterator[
     def unreadable(nid: int, oid: str, version: int, topic: str, why: Exception) -> None:
         if isinstance(why, FrameError) and stream.opened_rows == 0:
             # the very first row: a key problem, not one damaged row
-            raise StoreError(f"cannot read the stored events ({why}): is "
-                             "LEDGER_CIPHER_KEY missing or not the store's key? "
-                             "(`ledger verify` reports damage)") from None
+            raise StoreError(
+                f"cannot read the stored events ({why}): is "
+                "LEDGER_CIPHER_KEY missing or not the store's key? "
+                "(`ledger verify` reports damage)"
+            ) from None
 
     stream = RoundStream(app.ledger_mapper, on_unreadable=unreadable)
     for rows in app.rows(page, after=after):
@@ -118,8 +120,9 @@ def fold_store(app: LedgerApp, view: View, rows: MemoryRows | None = None) -> Me
     return rows
 
 
-def fold_views(app: LedgerApp, views: Sequence[View],
-               upto: Sequence[int | None] | None = None) -> list[MemoryRows]:
+def fold_views(
+    app: LedgerApp, views: Sequence[View], upto: Sequence[int | None] | None = None
+) -> list[MemoryRows]:
     """Fold the closed rounds into each of ``views`` in memory, in **one** pass over the log;
     view ``i`` stops at notification ``upto[i]`` (``None``: the end of the log). Each result
     equals ``fold_store`` of that view cut at its ``upto``."""

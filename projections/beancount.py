@@ -40,8 +40,11 @@ from projections.gaming_day import gaming_day
 ZERO = Decimal(0)
 CAGE = "Assets:Cage"
 OPENING = "Equity:Opening-Balances"
-COMMISSION_ACCOUNTS = {"bet": "Income:Commission:Bets", "bank": "Income:Commission:BankLayers",
-                       "fee": "Income:Commission:Fees"}
+COMMISSION_ACCOUNTS = {
+    "bet": "Income:Commission:Bets",
+    "bank": "Income:Commission:BankLayers",
+    "fee": "Income:Commission:Fees",
+}
 """The commission account of each ``Charge.kind``, followed by ``:<TABLE>``."""
 HOLD = "Income:Hold"
 POOL = "Liabilities:Jackpot"
@@ -76,14 +79,14 @@ class Movement:
     amount: Decimal
 
 
-def movements(house: Rows, *, cutoff_hour: int, day_from: date | None = None,
-              day_to: date | None = None) -> list[Movement]:
+def movements(
+    house: Rows, *, cutoff_hour: int, day_from: date | None = None, day_to: date | None = None
+) -> list[Movement]:
     """The house's movements per gaming day, summed from the ``house`` view's rows."""
     sums: dict[tuple[date, str, str, str, str], Decimal] = defaultdict(lambda: ZERO)
     opening: dict[tuple[str, str], Decimal] = defaultdict(lambda: ZERO)
 
-    def book(hour: str, currency: str, narration: str, debit: str, credit: str,
-             amount: Decimal) -> None:
+    def book(hour: str, currency: str, narration: str, debit: str, credit: str, amount: Decimal) -> None:
         day = gaming_day(hour, cutoff_hour)
         if day_to is not None and day > day_to:
             return
@@ -97,26 +100,54 @@ def movements(house: Rows, *, cutoff_hour: int, day_from: date | None = None,
     for _, row in house.scan("t|"):
         table, cur, hour = account_part(row["table"]), row["currency"], row["hour"]
         for kind, account in COMMISSION_ACCOUNTS.items():
-            book(hour, cur, f"commission {row['table']} ({kind})", CAGE, f"{account}:{table}",
-                 Decimal(row.get(f"commission_{kind}", "0")))
+            book(
+                hour,
+                cur,
+                f"commission {row['table']} ({kind})",
+                CAGE,
+                f"{account}:{table}",
+                Decimal(row.get(f"commission_{kind}", "0")),
+            )
         book(hour, cur, f"hold {row['table']}", CAGE, f"{HOLD}:{table}", Decimal(row["hold"]))
     for _, row in house.scan("j|"):
         pool, cur, hour, name = pool_account(row["pool"]), row["currency"], row["hour"], row["pool"]
-        book(hour, cur, f"jackpot {name} seed", "Expenses:Jackpot:Seed", pool,
-             Decimal(row["seed"]))
-        book(hour, cur, f"jackpot {name} contributions", "Expenses:Jackpot:Contributions", pool,
-             Decimal(row["contributions"]))
-        book(hour, cur, f"jackpot {name} awards paid by the pool", pool, CAGE,
-             Decimal(row["from_pool"]))
-        book(hour, cur, f"jackpot {name} awards funded by the house",
-             "Expenses:Jackpot:HouseFunded", CAGE, Decimal(row["from_house"]))
-        book(hour, cur, f"jackpot {name} reset to its seed", "Expenses:Jackpot:Resets", pool,
-             Decimal(row["resets"]))
-    out = [Movement(day, cur, text, debit, credit, amount)
-           for (day, cur, text, debit, credit), amount in sorted(sums.items()) if amount]
+        book(hour, cur, f"jackpot {name} seed", "Expenses:Jackpot:Seed", pool, Decimal(row["seed"]))
+        book(
+            hour,
+            cur,
+            f"jackpot {name} contributions",
+            "Expenses:Jackpot:Contributions",
+            pool,
+            Decimal(row["contributions"]),
+        )
+        book(hour, cur, f"jackpot {name} awards paid by the pool", pool, CAGE, Decimal(row["from_pool"]))
+        book(
+            hour,
+            cur,
+            f"jackpot {name} awards funded by the house",
+            "Expenses:Jackpot:HouseFunded",
+            CAGE,
+            Decimal(row["from_house"]),
+        )
+        book(
+            hour,
+            cur,
+            f"jackpot {name} reset to its seed",
+            "Expenses:Jackpot:Resets",
+            pool,
+            Decimal(row["resets"]),
+        )
+    out = [
+        Movement(day, cur, text, debit, credit, amount)
+        for (day, cur, text, debit, credit), amount in sorted(sums.items())
+        if amount
+    ]
     if day_from is not None:
-        out = [Movement(day_from, cur, f"{account} brought forward", OPENING, account, -amount)
-               for (account, cur), amount in sorted(opening.items()) if amount] + out
+        out = [
+            Movement(day_from, cur, f"{account} brought forward", OPENING, account, -amount)
+            for (account, cur), amount in sorted(opening.items())
+            if amount
+        ] + out
     return out
 
 
@@ -141,9 +172,12 @@ def journal(moves: Iterable[Movement], *, title: str = "Ledger: house movements"
         by_day[m.day].append(m)
     for day in sorted(by_day):
         for m in by_day[day]:
-            lines += [f'{day.isoformat()} * "{_quoted(m.narration)}" #gaming-day',
-                      f"  {m.debit:<44} {money_text(m.amount):>14} {m.currency}",
-                      f"  {m.credit:<44} {money_text(-m.amount):>14} {m.currency}", ""]
+            lines += [
+                f'{day.isoformat()} * "{_quoted(m.narration)}" #gaming-day',
+                f"  {m.debit:<44} {money_text(m.amount):>14} {m.currency}",
+                f"  {m.credit:<44} {money_text(-m.amount):>14} {m.currency}",
+                "",
+            ]
             balances[(m.debit, m.currency)] += m.amount
             balances[(m.credit, m.currency)] -= m.amount
         after = (day + timedelta(days=1)).isoformat() if day < date.max else day.isoformat()

@@ -58,17 +58,32 @@ def check_projections(app: LedgerApp, views: Sequence[View] | None = None) -> li
             try:
                 tracking, stored = store.snapshot(view.name)
             except (ViewTampered, ViewKeyError) as exc:
-                findings.append(Finding("projection_mismatch", None, None, rule=RULE,
-                                        message=str(exc), extra={"view": view.name}))
+                findings.append(
+                    Finding(
+                        "projection_mismatch",
+                        None,
+                        None,
+                        rule=RULE,
+                        message=str(exc),
+                        extra={"view": view.name},
+                    )
+                )
                 continue
             if tracking is None:
                 continue  # never updated: nothing to compare
             if tracking.version != view.version:
-                findings.append(Finding(
-                    "projection_mismatch", None, None, rule=RULE, severity="info",
-                    message=f"view {view.name} is stored under version {tracking.version}, the "
-                            f"code's is {view.version}: the next update rebuilds it",
-                    extra={"view": view.name}))
+                findings.append(
+                    Finding(
+                        "projection_mismatch",
+                        None,
+                        None,
+                        rule=RULE,
+                        severity="info",
+                        message=f"view {view.name} is stored under version {tracking.version}, the "
+                        f"code's is {view.version}: the next update rebuilds it",
+                        extra={"view": view.name},
+                    )
+                )
                 continue
             compared.append((view, tracking.position, stored))
     rebuilt = fold_views(app, [v for v, _, _ in compared], [p for _, p, _ in compared])
@@ -80,17 +95,36 @@ def check_projections(app: LedgerApp, views: Sequence[View] | None = None) -> li
 def _findings(view: str, position: int | None, diffs: list[Difference]) -> list[Finding]:
     out = []
     for d in diffs[:SHOWN_MAX]:
-        out.append(Finding(
-            "projection_mismatch", None, None, rule=RULE,
-            message=f"view {view} at position {position}: row {d.key} "
-                    + ("is missing" if d.stored is None else "should not exist"
-                       if d.rebuilt is None else "differs from a rebuild from position 0"),
-            expected=_plain(d.rebuilt), recorded=_plain(d.stored),
-            extra={"view": view, "key": d.key}))
+        out.append(
+            Finding(
+                "projection_mismatch",
+                None,
+                None,
+                rule=RULE,
+                message=f"view {view} at position {position}: row {d.key} "
+                + (
+                    "is missing"
+                    if d.stored is None
+                    else "should not exist"
+                    if d.rebuilt is None
+                    else "differs from a rebuild from position 0"
+                ),
+                expected=_plain(d.rebuilt),
+                recorded=_plain(d.stored),
+                extra={"view": view, "key": d.key},
+            )
+        )
     if len(diffs) > SHOWN_MAX:
-        out.append(Finding("projection_mismatch", None, None, rule=RULE,
-                           message=f"view {view}: {len(diffs) - SHOWN_MAX} more rows differ",
-                           extra={"view": view}))
+        out.append(
+            Finding(
+                "projection_mismatch",
+                None,
+                None,
+                rule=RULE,
+                message=f"view {view}: {len(diffs) - SHOWN_MAX} more rows differ",
+                extra={"view": view},
+            )
+        )
     return out
 
 

@@ -80,8 +80,7 @@ def commission_items(judgement: Judged) -> list[Item]:
         if due_settlement is None:
             items.append(Item(charge.payer, charge.amount, None, "unjudged"))
         else:
-            items.append(Item(charge.payer, charge.amount, due_settlement.commission,
-                              due_settlement.rule))
+            items.append(Item(charge.payer, charge.amount, due_settlement.commission, due_settlement.rule))
     for bet_id, bet in sorted(rnd.bets.items()):
         if bet_id in rnd.settlements:
             continue
@@ -92,8 +91,9 @@ def commission_items(judgement: Judged) -> list[Item]:
     if derivation.commissions:
         for c in derivation.commissions:
             items.append(Item(money.payer(rnd, c.party), c.recorded or ZERO, c.due, c.rule))
-        unmatched = (sum((c.amount for c in outside), ZERO)
-                     - sum((c.recorded or ZERO for c in derivation.commissions), ZERO))
+        unmatched = sum((c.amount for c in outside), ZERO) - sum(
+            (c.recorded or ZERO for c in derivation.commissions), ZERO
+        )
         if unmatched:  # recorded by the table but not paired by the rules: keep it, unjudged
             items.append(Item(money.payer(rnd, "unmatched"), unmatched, None, "unjudged"))
     else:
@@ -129,8 +129,14 @@ class CommissionView(View):
         items = commission_items(judged(rnd, rows))
         hour = hour_of(rnd.opened_at)
         tkey = f"r|{hour}|{rnd.table}|{rnd.opened.currency}"
-        trow = rows.get(tkey) or {"hour": hour, "table": rnd.table, "game": rnd.game,
-                                  "currency": rnd.opened.currency, "rounds": 0, "voided": 0}
+        trow = rows.get(tkey) or {
+            "hour": hour,
+            "table": rnd.table,
+            "game": rnd.game,
+            "currency": rnd.opened.currency,
+            "rounds": 0,
+            "voided": 0,
+        }
         trow = dict(trow)
         trow["rounds"] += 1
         trow["voided"] += 1 if rnd.is_voided else 0
@@ -138,10 +144,22 @@ class CommissionView(View):
         seen: set[str] = set()
         for item in items:
             key = f"c|{hour}|{rnd.table}|{rnd.opened.currency}|{item.player}"
-            row = dict(rows.get(key) or {
-                "hour": hour, "table": rnd.table, "game": rnd.game,
-                "currency": rnd.opened.currency, "player": item.player, "rounds": 0, "items": 0,
-                "recorded": "0", "due": "0", "unjudged": "0", "unjudged_items": 0})
+            row = dict(
+                rows.get(key)
+                or {
+                    "hour": hour,
+                    "table": rnd.table,
+                    "game": rnd.game,
+                    "currency": rnd.opened.currency,
+                    "player": item.player,
+                    "rounds": 0,
+                    "items": 0,
+                    "recorded": "0",
+                    "due": "0",
+                    "unjudged": "0",
+                    "unjudged_items": 0,
+                }
+            )
             if key not in seen:
                 row["rounds"] += 1
                 seen.add(key)
@@ -182,12 +200,18 @@ class Line:
 
     def to_json(self) -> dict[str, Any]:
         """JSON form, amounts as strings with (at least) two decimals."""
-        return {"gaming_day": self.day.isoformat(), "group": self.group,
-                "currency": self.currency, "rounds": self.rounds, "items": self.items,
-                "recorded": money_text(self.recorded), "due": money_text(self.due),
-                "difference": money_text(self.difference),
-                "unjudged_recorded": money_text(self.unjudged),
-                "unjudged_items": self.unjudged_items}
+        return {
+            "gaming_day": self.day.isoformat(),
+            "group": self.group,
+            "currency": self.currency,
+            "rounds": self.rounds,
+            "items": self.items,
+            "recorded": money_text(self.recorded),
+            "due": money_text(self.due),
+            "difference": money_text(self.difference),
+            "unjudged_recorded": money_text(self.unjudged),
+            "unjudged_items": self.unjudged_items,
+        }
 
 
 @dataclass
@@ -201,11 +225,15 @@ class CommissionReport:
 
     def to_json(self) -> dict[str, Any]:
         """One JSON object."""
-        return {"by": self.by, "cutoff_hour": self.cutoff_hour,
-                "lines": [line.to_json() for line in self.lines],
-                "totals": [{k: v for k, v in t.to_json().items() if k not in ("gaming_day",
-                                                                             "group")}
-                           for t in self.totals]}
+        return {
+            "by": self.by,
+            "cutoff_hour": self.cutoff_hour,
+            "lines": [line.to_json() for line in self.lines],
+            "totals": [
+                {k: v for k, v in t.to_json().items() if k not in ("gaming_day", "group")}
+                for t in self.totals
+            ],
+        }
 
 
 def _group(row: Row, by: Grouping) -> str:
@@ -218,8 +246,14 @@ def _in_range(day: date, day_from: date | None, day_to: date | None) -> bool:
     return (day_from is None or day >= day_from) and (day_to is None or day <= day_to)
 
 
-def commission_report(rows: Rows, *, by: Grouping = "day", cutoff_hour: int = 6,
-                      day_from: date | None = None, day_to: date | None = None) -> CommissionReport:
+def commission_report(
+    rows: Rows,
+    *,
+    by: Grouping = "day",
+    cutoff_hour: int = 6,
+    day_from: date | None = None,
+    day_to: date | None = None,
+) -> CommissionReport:
     """Group the view's rows per gaming day and ``by``; totals per currency."""
     lines: dict[tuple[date, str, str], Line] = {}
     for _, row in rows.scan("c|"):
@@ -242,8 +276,14 @@ def commission_report(rows: Rows, *, by: Grouping = "day", cutoff_hour: int = 6,
     return CommissionReport(by, cutoff_hour, ordered, _totals(ordered))
 
 
-def _count_rounds(rows: Rows, lines: dict[tuple[date, str, str], Line], by: Grouping,
-                  cutoff_hour: int, day_from: date | None, day_to: date | None) -> None:
+def _count_rounds(
+    rows: Rows,
+    lines: dict[tuple[date, str, str], Line],
+    by: Grouping,
+    cutoff_hour: int,
+    day_from: date | None,
+    day_to: date | None,
+) -> None:
     """Rounds per line from the per-table round counters (a round counts once, whatever the
     number of its players; a round with no commission item still counts)."""
     for _, row in rows.scan("r|"):

@@ -33,7 +33,6 @@ def compare(view: str, stored: MemoryRows, rebuilt: MemoryRows) -> list[Differen
     out = []
     for key in keys:
         a, b = stored.rows.get(key), rebuilt.rows.get(key)
-        if (a is None) != (b is None) or (a is not None and b is not None
-                                          and encode_row(a) != encode_row(b)):
+        if (a is None) != (b is None) or (a is not None and b is not None and encode_row(a) != encode_row(b)):
             out.append(Difference(view, key, a, b))
     return out

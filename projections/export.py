@@ -84,29 +84,84 @@ Column = tuple[str, str]
 ``bool``, ``money``, ``time``, ``date``, ``struct`` or ``record`` (a JSON object)."""
 
 SCHEMAS: dict[str, list[Column]] = {
-    "rounds": [("position", "int"), ("gaming_day", "date"), ("table", "id"), ("round", "id"),
-               ("game", "str"), ("currency", "str"), ("opened_at", "time"),
-               ("ended_at", "time"), ("ended", "str"), ("bets", "int"), ("stake", "money"),
-               ("returned", "money"), ("won", "money"), ("turnover", "money"),
-               ("hold", "money"), ("commission", "money"), ("commission_bet", "money"),
-               ("commission_bank", "money"), ("commission_fee", "money"),
-               ("commission_due", "money"), ("commission_unjudged", "money"),
-               ("jackpot_pool", "id"), ("jackpot_contribution", "money"),
-               ("findings", "int")],
-    "bets": [("gaming_day", "date"), ("table", "id"), ("round", "id"), ("bet", "id"),
-             ("game", "str"), ("currency", "str"), ("seq", "int"), ("placed_at", "time"),
-             ("player", "id"), ("seat", "id"), ("spot_kind", "str"), ("spot", "struct"),
-             ("amount", "money"), ("stake", "money"), ("carried_from", "id")],
-    "settlements": [("gaming_day", "date"), ("table", "id"), ("round", "id"), ("kind", "str"),
-                    ("bet", "id"), ("party", "id"), ("currency", "str"), ("seq", "int"),
-                    ("at", "time"), ("result", "str"), ("bank_result", "money"),
-                    ("returned", "money"), ("won", "money"), ("commission", "money")],
-    "commission": [("gaming_day", "date"), ("game", "str"), ("currency", "str"),
-                   ("rounds", "int"), ("items", "int"), ("recorded", "money"), ("due", "money"),
-                   ("difference", "money"), ("unjudged_recorded", "money"),
-                   ("unjudged_items", "int")],
-    "projections": [("view", "str"), ("version", "int"), ("position", "int"), ("key", "id"),
-                    ("row", "record")],
+    "rounds": [
+        ("position", "int"),
+        ("gaming_day", "date"),
+        ("table", "id"),
+        ("round", "id"),
+        ("game", "str"),
+        ("currency", "str"),
+        ("opened_at", "time"),
+        ("ended_at", "time"),
+        ("ended", "str"),
+        ("bets", "int"),
+        ("stake", "money"),
+        ("returned", "money"),
+        ("won", "money"),
+        ("turnover", "money"),
+        ("hold", "money"),
+        ("commission", "money"),
+        ("commission_bet", "money"),
+        ("commission_bank", "money"),
+        ("commission_fee", "money"),
+        ("commission_due", "money"),
+        ("commission_unjudged", "money"),
+        ("jackpot_pool", "id"),
+        ("jackpot_contribution", "money"),
+        ("findings", "int"),
+    ],
+    "bets": [
+        ("gaming_day", "date"),
+        ("table", "id"),
+        ("round", "id"),
+        ("bet", "id"),
+        ("game", "str"),
+        ("currency", "str"),
+        ("seq", "int"),
+        ("placed_at", "time"),
+        ("player", "id"),
+        ("seat", "id"),
+        ("spot_kind", "str"),
+        ("spot", "struct"),
+        ("amount", "money"),
+        ("stake", "money"),
+        ("carried_from", "id"),
+    ],
+    "settlements": [
+        ("gaming_day", "date"),
+        ("table", "id"),
+        ("round", "id"),
+        ("kind", "str"),
+        ("bet", "id"),
+        ("party", "id"),
+        ("currency", "str"),
+        ("seq", "int"),
+        ("at", "time"),
+        ("result", "str"),
+        ("bank_result", "money"),
+        ("returned", "money"),
+        ("won", "money"),
+        ("commission", "money"),
+    ],
+    "commission": [
+        ("gaming_day", "date"),
+        ("game", "str"),
+        ("currency", "str"),
+        ("rounds", "int"),
+        ("items", "int"),
+        ("recorded", "money"),
+        ("due", "money"),
+        ("difference", "money"),
+        ("unjudged_recorded", "money"),
+        ("unjudged_items", "int"),
+    ],
+    "projections": [
+        ("view", "str"),
+        ("version", "int"),
+        ("position", "int"),
+        ("key", "id"),
+        ("row", "record"),
+    ],
 }
 
 
@@ -135,10 +190,12 @@ def _in_range(day: date, first: date | None, last: date | None) -> bool:
     return (first is None or day >= first) and (last is None or day <= last)
 
 
-def judged_rounds(app: LedgerApp, cutoff_hour: int, first: date | None, last: date | None,
-                  upto: int | None = None) -> Iterator[tuple[int, date, Judged]]:
+def judged_rounds(
+    app: LedgerApp, cutoff_hour: int, first: date | None, last: date | None, upto: int | None = None
+) -> Iterator[tuple[int, date, Judged]]:
     """The closed rounds of the selected gaming days up to log position ``upto``, each judged
     in context (``ledger.verify.judge.judge_rounds``)."""
+
     def within(rnd: Round) -> bool:
         return _in_range(day_of(rnd.opened_at, cutoff_hour), first, last)
 
@@ -161,16 +218,25 @@ def round_row(position: int, day: date, judgement: Judged) -> dict[str, Any]:
     moved = money.jackpot(rnd, judgement.derivation)
     ended = rnd.events[-1]
     return {
-        "position": position, "gaming_day": day, "table": rnd.table, "round": rnd.round,
-        "game": rnd.game, "currency": rnd.opened.currency, "opened_at": rnd.opened_at,
-        "ended_at": ended.at, "ended": "voided" if rnd.is_voided else "closed",
-        "bets": len(rnd.bets), "stake": sum((rnd.stake(b) for b in rnd.bets), ZERO),
+        "position": position,
+        "gaming_day": day,
+        "table": rnd.table,
+        "round": rnd.round,
+        "game": rnd.game,
+        "currency": rnd.opened.currency,
+        "opened_at": rnd.opened_at,
+        "ended_at": ended.at,
+        "ended": "voided" if rnd.is_voided else "closed",
+        "bets": len(rnd.bets),
+        "stake": sum((rnd.stake(b) for b in rnd.bets), ZERO),
         "returned": sum((s.returned for s in settled), ZERO),
         "won": sum((s.won for s in settled), ZERO),
-        "turnover": money.turnover(rnd), "hold": money.house_result(rnd),
+        "turnover": money.turnover(rnd),
+        "hold": money.house_result(rnd),
         "commission": sum((c.amount for c in charges), ZERO),
-        **{f"commission_{k}": sum((c.amount for c in charges if c.kind == k), ZERO)
-           for k in COMMISSION_KINDS},
+        **{
+            f"commission_{k}": sum((c.amount for c in charges if c.kind == k), ZERO) for k in COMMISSION_KINDS
+        },
         "commission_due": sum((i.due for i in items if i.due is not None), ZERO),
         "commission_unjudged": sum((i.recorded for i in items if i.due is None), ZERO),
         "jackpot_pool": moved.pool if moved else None,
@@ -179,8 +245,9 @@ def round_row(position: int, day: date, judgement: Judged) -> dict[str, Any]:
     }
 
 
-def table_rows(app: LedgerApp, cutoff_hour: int, first: date | None, last: date | None,
-               upto: int | None = None) -> dict[str, list[dict[str, Any]]]:
+def table_rows(
+    app: LedgerApp, cutoff_hour: int, first: date | None, last: date | None, upto: int | None = None
+) -> dict[str, list[dict[str, Any]]]:
     """The rounds, bets and settlements tables (one pass over the store)."""
     out: dict[str, list[dict[str, Any]]] = {"rounds": [], "bets": [], "settlements": []}
     for position, day, judgement in judged_rounds(app, cutoff_hour, first, last, upto):
@@ -190,12 +257,23 @@ def table_rows(app: LedgerApp, cutoff_hour: int, first: date | None, last: date 
         for bet_id, bet in rnd.bets.items():
             carried = rnd.carried.get(bet_id)
             spot = bet.spot.model_dump(mode="json")
-            out["bets"].append({
-                **where, "bet": bet_id, "game": rnd.game, "currency": rnd.opened.currency,
-                "seq": bet.seq, "placed_at": bet.at, "player": bet.player,
-                "seat": None if bet.seat is None else str(bet.seat),
-                "spot_kind": spot.get("kind"), "spot": spot, "amount": bet.amount,
-                "stake": rnd.stake(bet_id), "carried_from": carried.from_round if carried else None})
+            out["bets"].append(
+                {
+                    **where,
+                    "bet": bet_id,
+                    "game": rnd.game,
+                    "currency": rnd.opened.currency,
+                    "seq": bet.seq,
+                    "placed_at": bet.at,
+                    "player": bet.player,
+                    "seat": None if bet.seat is None else str(bet.seat),
+                    "spot_kind": spot.get("kind"),
+                    "spot": spot,
+                    "amount": bet.amount,
+                    "stake": rnd.stake(bet_id),
+                    "carried_from": carried.from_round if carried else None,
+                }
+            )
         for fact in rnd.events:
             row = _settlement_row(fact, where, rnd.opened.currency)
             if row is not None:
@@ -206,21 +284,39 @@ def table_rows(app: LedgerApp, cutoff_hour: int, first: date | None, last: date 
 def _settlement_row(fact: Any, where: dict[str, Any], currency: str) -> dict[str, Any] | None:
     base = {**where, "currency": currency, "seq": fact.seq, "at": fact.at}
     if isinstance(fact, BetSettled):
-        return {**base, "kind": "bet", "bet": fact.bet, "party": None, "result": fact.result,
-                "bank_result": None, "returned": fact.returned, "won": fact.won,
-                "commission": fact.commission}
+        return {
+            **base,
+            "kind": "bet",
+            "bet": fact.bet,
+            "party": None,
+            "result": fact.result,
+            "bank_result": None,
+            "returned": fact.returned,
+            "won": fact.won,
+            "commission": fact.commission,
+        }
     if fact.type == "bank_settled":
-        return {**base, "kind": "bank", "bet": None, "party": str(fact.party), "result": None,
-                "bank_result": Decimal(fact.result), "returned": None, "won": None,
-                "commission": Decimal(fact.commission)}
+        return {
+            **base,
+            "kind": "bank",
+            "bet": None,
+            "party": str(fact.party),
+            "result": None,
+            "bank_result": Decimal(fact.result),
+            "returned": None,
+            "won": None,
+            "commission": Decimal(fact.commission),
+        }
     return None
 
 
 # ---- CSV ---------------------------------------------------------------------------------
 
-_MANGLED = re.compile(r"^(0\d+(\.\d*)?|\d{16,}|\d+(\.\d+)?[eE][-+]?\d+|\d+\.\d*0"
-                      r"|\d{1,4}[-/.]\d{1,2}([-/.]\d{1,4})?|\d{1,2}:\d{2}(:\d{2})?"
-                      r"|(?i:true|false)|\d+(\.\d+)?%)$")
+_MANGLED = re.compile(
+    r"^(0\d+(\.\d*)?|\d{16,}|\d+(\.\d+)?[eE][-+]?\d+|\d+\.\d*0"
+    r"|\d{1,4}[-/.]\d{1,2}([-/.]\d{1,4})?|\d{1,2}:\d{2}(:\d{2})?"
+    r"|(?i:true|false)|\d+(\.\d+)?%)$"
+)
 """Text a spreadsheet would change on opening: leading zeros, more digits than it keeps,
 exponents, trailing decimal zeros, dates and times, the booleans ``TRUE`` and ``FALSE`` (any
 case) and percentages."""
@@ -286,11 +382,12 @@ def _decimal_array(values: list[Any]) -> Any:
     import pyarrow as pa  # type: ignore[import-untyped]
 
     decimals = [None if v is None else Decimal(v) for v in values]
-    scale = max([2] + [-int(e) for d in decimals if d is not None
-                       for e in [d.as_tuple().exponent] if isinstance(e, int)])
+    scale = max(
+        [2]
+        + [-int(e) for d in decimals if d is not None for e in [d.as_tuple().exponent] if isinstance(e, int)]
+    )
     q = Decimal(1).scaleb(-scale)
-    return pa.array([None if d is None else d.quantize(q) for d in decimals],
-                    type=pa.decimal128(38, scale))
+    return pa.array([None if d is None else d.quantize(q) for d in decimals], type=pa.decimal128(38, scale))
 
 
 def _inferred(values: list[Any]) -> Any:
@@ -307,12 +404,17 @@ def _inferred(values: list[Any]) -> Any:
         children = [_inferred([None if v is None else v.get(k) for v in values]) for k in keys]
         mask = pa.array([v is None for v in values], type=pa.bool_())
         return pa.StructArray.from_arrays(children, names=keys, mask=mask)
-    if present and all(isinstance(v, str) and _PLAIN_DECIMAL.match(v) for v in present) \
-            and not any(len(v) > 1 and v.startswith("0") and not v.startswith("0.")
-                        for v in present):
+    if (
+        present
+        and all(isinstance(v, str) and _PLAIN_DECIMAL.match(v) for v in present)
+        and not any(len(v) > 1 and v.startswith("0") and not v.startswith("0.") for v in present)
+    ):
         return _decimal_array(values)
-    if present and all(isinstance(v, list) for v in present) and not any(
-            isinstance(x, dict | list) for v in present for x in v):
+    if (
+        present
+        and all(isinstance(v, list) for v in present)
+        and not any(isinstance(x, dict | list) for v in present for x in v)
+    ):
         try:
             return pa.array(values)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
@@ -322,8 +424,7 @@ def _inferred(values: list[Any]) -> Any:
             return pa.array(values)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             pass
-    return pa.array([None if v is None else json.dumps(v, sort_keys=True) for v in values],
-                    type=pa.string())
+    return pa.array([None if v is None else json.dumps(v, sort_keys=True) for v in values], type=pa.string())
 
 
 def _arrow_column(kind: str, values: list[Any]) -> Any:
@@ -347,16 +448,18 @@ def _arrow_column(kind: str, values: list[Any]) -> Any:
     return pa.array([None if v is None else str(v) for v in values], type=pa.string())
 
 
-def write_parquet(path: Path, columns: Sequence[Column], rows: list[dict[str, Any]],
-                  metadata: dict[str, str] | None = None) -> None:
+def write_parquet(
+    path: Path, columns: Sequence[Column], rows: list[dict[str, Any]], metadata: dict[str, str] | None = None
+) -> None:
     """One Parquet file with typed columns (module docstring) and key-value metadata."""
     import pyarrow as pa
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     arrays = [_arrow_column(kind, [row.get(name) for row in rows]) for name, kind in columns]
-    schema = pa.schema([pa.field(name, a.type) for (name, _), a in zip(columns, arrays,
-                                                                        strict=True)],
-                       metadata={k.encode(): v.encode() for k, v in (metadata or {}).items()})
+    schema = pa.schema(
+        [pa.field(name, a.type) for (name, _), a in zip(columns, arrays, strict=True)],
+        metadata={k.encode(): v.encode() for k, v in (metadata or {}).items()},
+    )
     table = pa.Table.from_arrays(arrays, schema=schema)
     pq.write_table(table, path, compression="zstd")
 
@@ -370,9 +473,15 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def export(app: LedgerApp, directory: Path, *, formats: Sequence[str] = FORMATS,
-           cutoff_hour: int = 6, day_from: date | None = None,
-           day_to: date | None = None) -> Manifest:
+def export(
+    app: LedgerApp,
+    directory: Path,
+    *,
+    formats: Sequence[str] = FORMATS,
+    cutoff_hour: int = 6,
+    day_from: date | None = None,
+    day_to: date | None = None,
+) -> Manifest:
     """Write the export (see the module docstring) and its manifest into ``directory``."""
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
@@ -385,48 +494,64 @@ def export(app: LedgerApp, directory: Path, *, formats: Sequence[str] = FORMATS,
     for view, got in zip(views, read_views(app, views), strict=True):  # read-only
         positions[view.name] = got.position
         view_rows[view.name] = got.rows
-        projection_rows += [{"view": view.name, "version": view.version,
-                             "position": got.position, "key": k, "row": r}
-                            for k, r in got.rows.scan()]
+        projection_rows += [
+            {"view": view.name, "version": view.version, "position": got.position, "key": k, "row": r}
+            for k, r in got.rows.scan()
+        ]
     checkpoint = positions.get(CommissionView.name, 0)
     head = app.head()
     tables = table_rows(app, cutoff_hour, day_from, day_to, upto=checkpoint)
-    report = commission_report(view_rows[CommissionView.name], by="game", cutoff_hour=cutoff_hour,
-                               day_from=day_from, day_to=day_to)
-    tables["commission"] = [{**line.to_json(), "gaming_day": line.day,
-                             "game": line.to_json()["group"]} for line in report.lines]
+    report = commission_report(
+        view_rows[CommissionView.name], by="game", cutoff_hour=cutoff_hour, day_from=day_from, day_to=day_to
+    )
+    tables["commission"] = [
+        {**line.to_json(), "gaming_day": line.day, "game": line.to_json()["group"]} for line in report.lines
+    ]
     tables["projections"] = projection_rows
     manifest = Manifest(directory)
     written: list[tuple[str, int]] = []
-    meta = {"store_head": str(head), "checkpoint": str(checkpoint),
-            "cutoff_hour": str(cutoff_hour), "ledger_version": ledger_version()}
+    meta = {
+        "store_head": str(head),
+        "checkpoint": str(checkpoint),
+        "cutoff_hour": str(cutoff_hour),
+        "ledger_version": ledger_version(),
+    }
     for name, rows in tables.items():
         if "csv" in formats:
             write_csv(directory / f"{name}.csv", SCHEMAS[name], rows)
             written.append((f"{name}.csv", len(rows)))
         if "parquet" in formats:
-            write_parquet(directory / f"{name}.parquet", SCHEMAS[name], rows,
-                          {**meta, "table": name})
+            write_parquet(directory / f"{name}.parquet", SCHEMAS[name], rows, {**meta, "table": name})
             written.append((f"{name}.parquet", len(rows)))
     if "beancount" in formats:
-        moves = movements(view_rows[HouseView.name], cutoff_hour=cutoff_hour,
-                          day_from=day_from, day_to=day_to)
+        moves = movements(
+            view_rows[HouseView.name], cutoff_hour=cutoff_hour, day_from=day_from, day_to=day_to
+        )
         (directory / "house.beancount").write_text(journal(moves), encoding="utf-8")
         written.append(("house.beancount", len(moves)))
     for name, count in written:
         path = directory / name
-        manifest.files.append({"name": name, "sha256": sha256_of(path),
-                               "bytes": path.stat().st_size, "rows": count})
+        manifest.files.append(
+            {"name": name, "sha256": sha256_of(path), "bytes": path.stat().st_size, "rows": count}
+        )
     manifest.meta = {
-        "generator": "ledger export", "store_head": head, "checkpoint": checkpoint,
+        "generator": "ledger export",
+        "store_head": head,
+        "checkpoint": checkpoint,
         "ledger_version": meta["ledger_version"],
         "log_position": app.recorder.max_notification_id() or 0,
-        "view_positions": positions, "cutoff_hour": cutoff_hour,
+        "view_positions": positions,
+        "cutoff_hour": cutoff_hour,
         "from": day_from.isoformat() if day_from else None,
-        "to": day_to.isoformat() if day_to else None, "formats": list(formats)}
+        "to": day_to.isoformat() if day_to else None,
+        "formats": list(formats),
+    }
     (directory / "MANIFEST.json").write_text(
-        json.dumps(manifest.to_json(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        json.dumps(manifest.to_json(), indent=1, sort_keys=True) + "\n", encoding="utf-8"
+    )
     (directory / "SHA256SUMS").write_text(
         "".join(f"{f['sha256']}  {f['name']}\n" for f in manifest.files)
-        + f"{sha256_of(directory / 'MANIFEST.json')}  MANIFEST.json\n", encoding="utf-8")
+        + f"{sha256_of(directory / 'MANIFEST.json')}  MANIFEST.json\n",
+        encoding="utf-8",
+    )
     return manifest

@@ -39,7 +39,7 @@ def hour_of(at: datetime) -> str:
         local = at.astimezone(MACAU)
     except OverflowError:
         local = datetime.min if at.year < 5000 else datetime.max
-    return (f"{local.year:04d}-{local.month:02d}-{local.day:02d}T{local.hour:02d}")
+    return f"{local.year:04d}-{local.month:02d}-{local.day:02d}T{local.hour:02d}"
 
 
 def gaming_day(hour: str, cutoff_hour: int) -> date:
@@ -66,8 +66,7 @@ def check_cutoff(value: str | int) -> int:
     try:
         hour = int(value)
     except ValueError:
-        raise UsageError(f"the gaming-day cut-off hour must be a whole hour 0-23, not {value!r}")\
-            from None
+        raise UsageError(f"the gaming-day cut-off hour must be a whole hour 0-23, not {value!r}") from None
     if not 0 <= hour <= 23:
         raise UsageError(f"the gaming-day cut-off hour must be 0-23, not {hour}")
     return hour

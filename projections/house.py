@@ -53,12 +53,19 @@ class HouseView(View):
         money = money_of(GAMES[rnd.game])
         hour = hour_of(rnd.opened_at)
         where = f"{hour}|{rnd.table}|{rnd.opened.currency}"
-        base: Row = {"hour": hour, "table": rnd.table, "game": rnd.game,
-                     "currency": rnd.opened.currency}
+        base: Row = {"hour": hour, "table": rnd.table, "game": rnd.game, "currency": rnd.opened.currency}
         key = f"t|{where}"
-        row = dict(rows.get(key) or {**base, "rounds": 0, "turnover": "0", "hold": "0",
-                                     "commission": "0", **{f"commission_{k}": "0"
-                                                           for k in COMMISSION_KINDS}})
+        row = dict(
+            rows.get(key)
+            or {
+                **base,
+                "rounds": 0,
+                "turnover": "0",
+                "hold": "0",
+                "commission": "0",
+                **{f"commission_{k}": "0" for k in COMMISSION_KINDS},
+            }
+        )
         row["rounds"] += 1
         _add(row, "turnover", money.turnover(rnd))
         _add(row, "hold", money.house_result(rnd))
@@ -70,8 +77,9 @@ class HouseView(View):
         if moved is None:
             return
         key = f"j|{where}|{moved.pool}"
-        row = dict(rows.get(key) or {**base, "pool": moved.pool, "hits": 0,
-                                     **{f: "0" for f in JACKPOT_FIELDS}})
+        row = dict(
+            rows.get(key) or {**base, "pool": moved.pool, "hits": 0, **{f: "0" for f in JACKPOT_FIELDS}}
+        )
         _add(row, "seed", moved.seed if moved.opened else ZERO)
         _add(row, "contributions", moved.contributed)
         _add(row, "from_pool", moved.from_pool)

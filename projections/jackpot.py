@@ -48,11 +48,18 @@ def history_key(pool: str, n: int) -> str:
 def new_meters(pool: str, seed: Decimal, currency: str) -> Row:
     """A pool's meters before its first round: the balance is the seed."""
     return {
-        "pool": pool, "currency": currency, "seed": str(seed), "balance": str(seed),
-        "contributions": "0", "contribution_bets": 0, "pool_awards": "0", "house_funded": "0",
-        "resets": "0", "reset_count": 0, "rounds": 0,
-        "awards": {c: {"count": 0, "amount": "0", "from_pool": "0", "from_house": "0"}
-                   for c in CATEGORIES},
+        "pool": pool,
+        "currency": currency,
+        "seed": str(seed),
+        "balance": str(seed),
+        "contributions": "0",
+        "contribution_bets": 0,
+        "pool_awards": "0",
+        "house_funded": "0",
+        "resets": "0",
+        "reset_count": 0,
+        "rounds": 0,
+        "awards": {c: {"count": 0, "amount": "0", "from_pool": "0", "from_house": "0"} for c in CATEGORIES},
     }
 
 
@@ -88,8 +95,11 @@ class JackpotView(View):
         for a in p.awards:
             cat = m["awards"][a.hand]
             cat["count"] += 1
-            for field, amount in (("amount", a.amount), ("from_pool", a.from_pool),
-                                  ("from_house", a.from_house)):
+            for field, amount in (
+                ("amount", a.amount),
+                ("from_pool", a.from_pool),
+                ("from_house", a.from_house),
+            ):
                 _plus(cat, field, amount)
         _plus(m, "pool_awards", p.from_pool)
         _plus(m, "house_funded", p.from_house)
@@ -101,14 +111,26 @@ class JackpotView(View):
     @staticmethod
     def _history(rnd: Round, p: JackpotMovement) -> Row:
         return {
-            "table": rnd.table, "round": rnd.round, "at": rnd.opened_at.isoformat(),
-            "start": str(p.start), "contributions": str(p.contributed),
+            "table": rnd.table,
+            "round": rnd.round,
+            "at": rnd.opened_at.isoformat(),
+            "start": str(p.start),
+            "contributions": str(p.contributed),
             "contribution_bets": p.contribution_bets,
             "after_contributions": str(p.after_contributions),
-            "awards": [{"bet": a.bet, "seat": a.seat, "hand": a.hand,
-                        "amount": str(a.amount), "from_pool": str(a.from_pool),
-                        "from_house": str(a.from_house)} for a in p.awards],
-            "reset": str(p.reset), "end": str(p.end),
+            "awards": [
+                {
+                    "bet": a.bet,
+                    "seat": a.seat,
+                    "hand": a.hand,
+                    "amount": str(a.amount),
+                    "from_pool": str(a.from_pool),
+                    "from_house": str(a.from_house),
+                }
+                for a in p.awards
+            ],
+            "reset": str(p.reset),
+            "end": str(p.end),
         }
 
 
@@ -120,12 +142,17 @@ def _copy(row: Row) -> Row:
 
 def conservation_gap(meters: Row) -> Decimal:
     """``balance − (seed + contributions − pool_awards + resets)``: always 0 (RULES §6.6)."""
-    expected = (Decimal(meters["seed"]) + Decimal(meters["contributions"])
-                - Decimal(meters["pool_awards"]) + Decimal(meters["resets"]))
+    expected = (
+        Decimal(meters["seed"])
+        + Decimal(meters["contributions"])
+        - Decimal(meters["pool_awards"])
+        + Decimal(meters["resets"])
+    )
     return Decimal(meters["balance"]) - expected
 
 
 # --- reading the view (its keys are this module's business) --------------------------------
+
 
 def pool_meters(rows: Mapping[str, Row]) -> dict[str, Row]:
     """Each pool's meters row, by pool id, in key order."""

@@ -141,12 +141,20 @@ class Outcome:
     def to_json(self) -> dict[str, Any]:
         """One line of ``--json``; amounts as strings."""
         m = self.meter
-        return {"line": m.line, "what": m.what, "where": m.where, "when": m.when,
-                "amount": money_text(m.amount), "currency": m.currency, "status": self.status,
-                "ledger": None if self.ledger is None else money_text(self.ledger),
-                "ledger_currency": self.ledger_currency,
-                "difference": None if self.difference is None else money_text(self.difference),
-                "reason": self.reason, "note": m.note}
+        return {
+            "line": m.line,
+            "what": m.what,
+            "where": m.where,
+            "when": m.when,
+            "amount": money_text(m.amount),
+            "currency": m.currency,
+            "status": self.status,
+            "ledger": None if self.ledger is None else money_text(self.ledger),
+            "ledger_currency": self.ledger_currency,
+            "difference": None if self.difference is None else money_text(self.difference),
+            "reason": self.reason,
+            "note": m.note,
+        }
 
 
 @dataclass(frozen=True)
@@ -161,8 +169,13 @@ class Missing:
 
     def to_json(self) -> dict[str, Any]:
         """One entry of ``--json``'s ``missing_from_file``."""
-        return {"what": self.what, "where": self.where, "day": self.day.isoformat(),
-                "ledger": money_text(self.ledger), "ledger_currency": self.ledger_currency}
+        return {
+            "what": self.what,
+            "where": self.where,
+            "day": self.day.isoformat(),
+            "ledger": money_text(self.ledger),
+            "ledger_currency": self.ledger_currency,
+        }
 
 
 # --- reading the file ---------------------------------------------------------------------
@@ -189,8 +202,9 @@ class _Lines:
         if self.number == 1:
             line = line.removeprefix("\ufeff")
         if len(line) > MAX_LINE:
-            raise MeterFileError(self.number, self._field_at(line[:MAX_LINE]),
-                                 f"the line is longer than {MAX_LINE} characters")
+            raise MeterFileError(
+                self.number, self._field_at(line[:MAX_LINE]), f"the line is longer than {MAX_LINE} characters"
+            )
         return line
 
     def _field_at(self, start: str) -> str:
@@ -204,8 +218,7 @@ class _Lines:
 def _header(reader: Any) -> list[str]:
     header = _next_record(reader)
     if header is None:
-        raise MeterFileError(1, "header", "the file is empty; expected the header "
-                             + ",".join(COLUMNS))
+        raise MeterFileError(1, "header", "the file is empty; expected the header " + ",".join(COLUMNS))
     names = [h.strip().lower() for h in header]
     for name in names:
         if len(name) > MAX_FIELD:
@@ -214,8 +227,9 @@ def _header(reader: Any) -> list[str]:
             raise MeterFileError(1, name, f"the header names {name!r} twice (each column once)")
     missing = [c for c in COLUMNS if c not in names]
     if missing:
-        raise MeterFileError(1, missing[0], f"the header lacks {', '.join(missing)} "
-                             f"(expected {','.join(COLUMNS)}[,note])")
+        raise MeterFileError(
+            1, missing[0], f"the header lacks {', '.join(missing)} (expected {','.join(COLUMNS)}[,note])"
+        )
     return names
 
 
@@ -248,16 +262,15 @@ def iter_meters(lines: Iterable[str]) -> Iterator[Meter]:
         if len(cells) > width:
             raise MeterFileError(number, "line", f"{len(cells)} fields, the header has {width}")
         if max(map(len, cells)) > MAX_FIELD:
-            name, cell = next((n, c) for n, c in zip(names, cells, strict=False)
-                              if len(c) > MAX_FIELD)
+            name, cell = next((n, c) for n, c in zip(names, cells, strict=False) if len(c) > MAX_FIELD)
             raise MeterFileError(number, name, f"{len(cell)} characters; at most {MAX_FIELD}")
         if _CONTROL.search("".join(cells)):
-            name, cell = next((n, c) for n, c in zip(names, cells, strict=False)
-                              if _CONTROL.search(c))
+            name, cell = next((n, c) for n, c in zip(names, cells, strict=False) if _CONTROL.search(c))
             found = _CONTROL.search(cell)
             assert found is not None
-            raise MeterFileError(number, name, f"control character U+{ord(found.group()):04X} "
-                                 "(a quoted line break included)")
+            raise MeterFileError(
+                number, name, f"control character U+{ord(found.group()):04X} (a quoted line break included)"
+            )
         yield _meter(number, dict(zip(names, stripped, strict=False)))
 
 
@@ -270,10 +283,14 @@ def read_meters(text: str) -> list[Meter]:
 def amount_of(number: int, text: str) -> Decimal:
     """The amount of a line, in the documented notation only."""
     if not _AMOUNT.fullmatch(text):
-        raise MeterFileError(number, "amount", f"{shown(text)} is not an amount: ASCII digits "
-                             f"(at most {MAX_DIGITS}), an optional point and at most "
-                             f"{MAX_DECIMALS} decimals, an optional leading minus — no "
-                             "exponent, no thousands separator")
+        raise MeterFileError(
+            number,
+            "amount",
+            f"{shown(text)} is not an amount: ASCII digits "
+            f"(at most {MAX_DIGITS}), an optional point and at most "
+            f"{MAX_DECIMALS} decimals, an optional leading minus — no "
+            "exponent, no thousands separator",
+        )
     return Decimal(text)
 
 
@@ -284,11 +301,9 @@ def _meter(number: int, row: dict[str, str]) -> Meter:
     amount = amount_of(number, row["amount"])
     currency = row["currency"]
     if not _CURRENCY.fullmatch(currency):
-        raise MeterFileError(number, "currency", f"{shown(currency)} is not a currency code "
-                             "like HKD or MOP")
+        raise MeterFileError(number, "currency", f"{shown(currency)} is not a currency code like HKD or MOP")
     day, at = _when(number, row["when"])
-    return Meter(number, row["what"].lower(), row["where"], day, at, amount, currency,
-                 row.get("note", ""))
+    return Meter(number, row["what"].lower(), row["where"], day, at, amount, currency, row.get("note", ""))
 
 
 def _when(number: int, text: str) -> tuple[date | None, datetime | None]:
@@ -302,14 +317,14 @@ def _when(number: int, text: str) -> tuple[date | None, datetime | None]:
     except ValueError:
         at = None
     if at is None:
-        raise MeterFileError(number, "when", f"{shown(text)} is neither a gaming day "
-                             "YYYY-MM-DD nor an ISO 8601 time")
+        raise MeterFileError(
+            number, "when", f"{shown(text)} is neither a gaming day YYYY-MM-DD nor an ISO 8601 time"
+        )
     at = at if at.tzinfo is not None else at.replace(tzinfo=MACAU)
     try:
         at.astimezone(MACAU)
     except OverflowError:
-        raise MeterFileError(number, "when", f"{shown(text)} is outside the calendar in "
-                             "Macau time") from None
+        raise MeterFileError(number, "when", f"{shown(text)} is outside the calendar in Macau time") from None
     return None, at
 
 
@@ -338,8 +353,7 @@ class _Timeline:
         if meter.at is not None:
             return self.running[self.last_by(meter) + 1]
         day = meter.day or date.min
-        return self.running[bisect_right(self.days, day)] - self.running[
-            bisect_left(self.days, day)]
+        return self.running[bisect_right(self.days, day)] - self.running[bisect_left(self.days, day)]
 
     def last_by(self, meter: Meter) -> int:
         """Index of the last round opened at or before ``when`` (its gaming day's end), or
@@ -368,29 +382,41 @@ class LedgerFigures:
     bank: Rows
     cutoff_hour: int = 6
     _days: dict[str, date] = field(default_factory=dict, init=False, repr=False)
-    _sums: dict[tuple[str, str, str], _DaySums] = field(default_factory=dict, init=False,
-                                                         repr=False)
-    _timelines: dict[str, dict[str, _Timeline]] = field(default_factory=dict, init=False,
-                                                        repr=False)
+    _sums: dict[tuple[str, str, str], _DaySums] = field(default_factory=dict, init=False, repr=False)
+    _timelines: dict[str, dict[str, _Timeline]] = field(default_factory=dict, init=False, repr=False)
 
     def compare(self, meter: Meter) -> Outcome:
         """One line against the ledger's figure."""
         figure = FIGURES.get(meter.what)
         if figure is None:
-            return Outcome(meter, "unknown", None, None,
-                           f"unknown figure {shown(meter.what)}; known: "
-                           f"{', '.join(sorted(FIGURES))}")
+            return Outcome(
+                meter,
+                "unknown",
+                None,
+                None,
+                f"unknown figure {shown(meter.what)}; known: {', '.join(sorted(FIGURES))}",
+            )
         found = figure(self, meter)
         if isinstance(found, str):
             return Outcome(meter, "unknown", None, None, found)
         amount, currency = found
         if currency != meter.currency:
-            return Outcome(meter, "variance", amount, currency,
-                           f"the ledger keeps {meter.where} in {currency}, not {meter.currency}")
+            return Outcome(
+                meter,
+                "variance",
+                amount,
+                currency,
+                f"the ledger keeps {meter.where} in {currency}, not {meter.currency}",
+            )
         if amount == meter.amount:
             return Outcome(meter, "matched", amount, currency, "")
-        return Outcome(meter, "variance", amount, currency,
-                       f"{meter.what} differs by {money_text(meter.amount - amount)}")
+        return Outcome(
+            meter,
+            "variance",
+            amount,
+            currency,
+            f"{meter.what} differs by {money_text(meter.amount - amount)}",
+        )
 
     def day_of_hour(self, hour: str) -> date:
         """The gaming day of a Macau hour (memoised: views repeat their hours)."""
@@ -415,13 +441,11 @@ class LedgerFigures:
             for _, row in rows.scan(prefix):
                 table = str(row["table"])
                 currency[table] = str(row["currency"])
-                sums[(table, self.day_of_hour(str(row["hour"])))] += Decimal(
-                    row.get(field_name, "0"))
+                sums[(table, self.day_of_hour(str(row["hour"])))] += Decimal(row.get(field_name, "0"))
             self._sums[key] = _DaySums(dict(sums), currency)
         return self._sums[key]
 
-    def _day_sum(self, view: str, prefix: str, field_name: str,
-                 meter: Meter) -> tuple[Decimal, str] | str:
+    def _day_sum(self, view: str, prefix: str, field_name: str, meter: Meter) -> tuple[Decimal, str] | str:
         if meter.day is None:
             return f"{meter.what} is a gaming-day figure: give when as YYYY-MM-DD"
         index = self.day_sums(view, prefix, field_name)
@@ -432,8 +456,9 @@ class LedgerFigures:
             return f"no table {shown(meter.where)} in the ledger"
         return index.sums.get((meter.where, meter.day), ZERO), currency
 
-    def table_figure(self, view: str, prefix: str,
-                     field_name: str) -> Callable[[Meter], tuple[Decimal, str] | str]:
+    def table_figure(
+        self, view: str, prefix: str, field_name: str
+    ) -> Callable[[Meter], tuple[Decimal, str] | str]:
         """A per-table, per-gaming-day sum of one field of one view."""
         return lambda meter: self._day_sum(view, prefix, field_name, meter)
 
@@ -454,8 +479,7 @@ class LedgerFigures:
             owner, sep, _ = key.partition(marker)
             if not sep or (name == "capital" and row["voided"]):
                 continue
-            found[owner.split(":", 1)[1]].append(
-                (datetime.fromisoformat(str(row["at"])), _value(row, name)))
+            found[owner.split(":", 1)[1]].append((datetime.fromisoformat(str(row["at"])), _value(row, name)))
         out: dict[str, _Timeline] = {}
         for where, points in found.items():
             points.sort(key=lambda p: p[0])
@@ -488,12 +512,14 @@ class LedgerFigures:
 
     def pool_meter(self, name: str) -> Callable[[Meter], tuple[Decimal, str] | str]:
         """Contributions or awards of a pool: that gaming day, or cumulative to a time."""
+
         def figure(meter: Meter) -> tuple[Decimal, str] | str:
             meters = self.jackpot.get(f"pool:{meter.where}")
             if meters is None:
                 return f"no jackpot pool {shown(meter.where)} in the ledger"
             line = self.timelines(name).get(meter.where, _Timeline())
             return line.total_by(meter), str(meters["currency"])
+
         return figure
 
     # -- what the ledger has, for the file to cover --------------------------------------
@@ -578,8 +604,11 @@ class Reconciler:
         if meter.what in PRESENCE:
             if meter.what not in self._uncovered:
                 self._uncovered[meter.what] = self.figures.present(meter.what)
-            day = meter.day if meter.day is not None else self.figures.day_of(
-                meter.at or datetime.min.replace(tzinfo=MACAU))
+            day = (
+                meter.day
+                if meter.day is not None
+                else self.figures.day_of(meter.at or datetime.min.replace(tzinfo=MACAU))
+            )
             first, last = self._span.get(meter.what, (day, day))
             self._span[meter.what] = (min(first, day), max(last, day))
             present = self._uncovered[meter.what].get(day)
@@ -596,8 +625,7 @@ class Reconciler:
             uncovered = self._uncovered[what]
             for day in sorted(d for d in uncovered if first <= d <= last):
                 for where in sorted(uncovered[day]):
-                    found = FIGURES[what](self.figures, Meter(0, what, where, day, None, ZERO,
-                                                              ""))
+                    found = FIGURES[what](self.figures, Meter(0, what, where, day, None, ZERO, ""))
                     if isinstance(found, tuple) and found[0] != ZERO:
                         out.append(Missing(what, where, day, *found))
         return out
@@ -622,11 +650,16 @@ class Reconciliation:
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` object."""
-        return {"schema_version": SCHEMA_VERSION, "cutoff_hour": self.cutoff_hour,
-                "matched": self.count("matched"), "variance": self.count("variance"),
-                "unknown": self.count("unknown"), "missing": len(self.missing),
-                "lines": [o.to_json() for o in self.outcomes],
-                "missing_from_file": [m.to_json() for m in self.missing]}
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "cutoff_hour": self.cutoff_hour,
+            "matched": self.count("matched"),
+            "variance": self.count("variance"),
+            "unknown": self.count("unknown"),
+            "missing": len(self.missing),
+            "lines": [o.to_json() for o in self.outcomes],
+            "missing_from_file": [m.to_json() for m in self.missing],
+        }
 
 
 def exit_code(variances: int, missing: int) -> int:

@@ -25,8 +25,9 @@ class Known:
     ``None`` as a text means known to be absent. Valid only while the stored tracking record
     still equals ``tracking`` (positions only move forward, and rows move with them)."""
 
-    def __init__(self, tracking: Tracking | None, *, complete: bool,
-                 rows: dict[str, str | None] | None = None) -> None:
+    def __init__(
+        self, tracking: Tracking | None, *, complete: bool, rows: dict[str, str | None] | None = None
+    ) -> None:
         self.tracking = tracking
         self.complete = complete
         self.rows: dict[str, str | None] = rows if rows is not None else {}
@@ -54,8 +55,7 @@ class BatchRows:
     still written). A row ``put`` without being read first is written whatever the table
     held: it is never read just to be compared."""
 
-    def __init__(self, store: ViewStore, view: str, *, reset: bool,
-                 known: Known | None = None) -> None:
+    def __init__(self, store: ViewStore, view: str, *, reset: bool, known: Known | None = None) -> None:
         self._store = store
         self._view = view
         self._reset = reset
@@ -90,8 +90,9 @@ class BatchRows:
         """Rows whose key starts with ``prefix``, in key order."""
         if not any(prefix.startswith(s) for s in self._scanned):
             if self._known is not None and self._known.complete:
-                found = [(k, t) for k, t in self._known.rows.items()
-                         if t is not None and k.startswith(prefix)]
+                found = [
+                    (k, t) for k, t in self._known.rows.items() if t is not None and k.startswith(prefix)
+                ]
             else:
                 found = self._store.scan(self._view, prefix)
             for key, text in found:

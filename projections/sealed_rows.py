@@ -52,8 +52,11 @@ class RowCodec:
 
     def __init__(self, cipher: Any | None, cipher_key: str | None) -> None:
         self.cipher = cipher if cipher_key else None
-        self._mac = (hashlib.sha256(b"ledger view keys\x00" + cipher_key.encode()).digest()
-                     if self.cipher is not None and cipher_key else b"")
+        self._mac = (
+            hashlib.sha256(b"ledger view keys\x00" + cipher_key.encode()).digest()
+            if self.cipher is not None and cipher_key
+            else b""
+        )
 
     @property
     def encrypted(self) -> bool:
@@ -84,21 +87,27 @@ class RowCodec:
         """``(key, text)`` of a stored row (its key as the view knows it)."""
         if not stored.startswith(ENCRYPTED):
             if self.cipher is not None:
-                raise ViewKeyError(f"view {view}: a row is stored in clear although "
-                                   "LEDGER_CIPHER_KEY is set: the view tables were edited")
+                raise ViewKeyError(
+                    f"view {view}: a row is stored in clear although "
+                    "LEDGER_CIPHER_KEY is set: the view tables were edited"
+                )
             return stored_key, stored
         if self.cipher is None:
-            raise ViewKeyError(f"view {view}: its rows are encrypted: set LEDGER_CIPHER_KEY "
-                               "(the key the store was written with) to read them")
+            raise ViewKeyError(
+                f"view {view}: its rows are encrypted: set LEDGER_CIPHER_KEY "
+                "(the key the store was written with) to read them"
+            )
         try:
             key, text = json.loads(self.cipher.decrypt(base64.b64decode(stored[4:])))
         except Exception:  # the cipher raises several kinds on a wrong key or changed bytes
-            raise ViewKeyError(f"view {view}: its rows cannot be decrypted: LEDGER_CIPHER_KEY "
-                               "is not the key they were written with, or they were changed"
-                               ) from None
+            raise ViewKeyError(
+                f"view {view}: its rows cannot be decrypted: LEDGER_CIPHER_KEY "
+                "is not the key they were written with, or they were changed"
+            ) from None
         if self.stored_key(str(key)) != stored_key:
-            raise ViewKeyError(f"view {view}: a row is stored under another row's key: the "
-                               "view tables were edited")
+            raise ViewKeyError(
+                f"view {view}: a row is stored under another row's key: the view tables were edited"
+            )
         return str(key), str(text)
 
     def meta(self, position: int, version: int) -> tuple[str, str]:
@@ -106,8 +115,7 @@ class RowCodec:
         text = json.dumps({"position": position, "version": version})
         return self.stored_key(META_KEY), self.seal(META_KEY, text)
 
-    def checked(self, view: str, position: int, version: int,
-                meta: str | None) -> int:
+    def checked(self, view: str, position: int, version: int, meta: str | None) -> int:
         """The version to believe for a tracking record, given its written-position row:
         the stored version, or :data:`STALE` (rebuild from 0). Raises :class:`ViewTampered` if
         the two disagree, :class:`ViewKeyError` if the row cannot be read with this key."""
@@ -120,12 +128,14 @@ class RowCodec:
             written = json.loads(text)
             at, under = int(written["position"]), int(written["version"])
         except (ValueError, KeyError, TypeError):
-            raise ViewTampered(f"view {view}: its written-position row is unreadable: the view "
-                               "tables were edited") from None
+            raise ViewTampered(
+                f"view {view}: its written-position row is unreadable: the view tables were edited"
+            ) from None
         if (at, under) != (position, version):
             raise ViewTampered(
                 f"view {view}: its tracking record says position {position}, but its rows were "
                 f"written at position {at}: the view tables were edited (a position set back "
                 "would count rounds twice). Refusing to read it; delete its tracking record "
-                "to have it rebuilt from the log on the next update")
+                "to have it rebuilt from the log on the next update"
+            )
         return version

@@ -42,9 +42,25 @@ from projections.registry import registered_views
 from projections.row_cache import BatchRows, Known
 from projections.view_store import Moved, Pending, ProjectionError, Tracking, ViewStore
 
-__all__ = ["BATCH_ROUNDS", "ProjectionError", "Rebuilt", "Target", "ViewRead", "ViewStatus",
-           "ViewStore", "catch_up", "catch_up_targets", "catch_up_view", "encode_row",
-           "read_view", "read_views", "rebuild", "rebuild_all", "status", "view_rows"]
+__all__ = [
+    "BATCH_ROUNDS",
+    "ProjectionError",
+    "Rebuilt",
+    "Target",
+    "ViewRead",
+    "ViewStatus",
+    "ViewStore",
+    "catch_up",
+    "catch_up_targets",
+    "catch_up_view",
+    "encode_row",
+    "read_view",
+    "read_views",
+    "rebuild",
+    "rebuild_all",
+    "status",
+    "view_rows",
+]
 """Also re-exported for the CLI: the repository (``projections.view_store``) and the row text."""
 
 BATCH_ROUNDS = 500
@@ -69,8 +85,7 @@ class Target:
 class _Progress:
     """Where one target stands during one batch of a shared pass."""
 
-    def __init__(self, store: ViewStore, target: Target, base: Tracking | None,
-                 known: Known | None) -> None:
+    def __init__(self, store: ViewStore, target: Target, base: Tracking | None, known: Known | None) -> None:
         self.target = target
         self.base = base
         self.reset = base is None or base.version != target.view.version
@@ -86,9 +101,15 @@ class _Progress:
         return closing > self.after and (upto is None or closing <= upto)
 
 
-def catch_up_targets(app: LedgerApp, store: ViewStore, targets: Sequence[Target], *,
-                     batch_rounds: int = BATCH_ROUNDS, before_commit: Hook | None = None,
-                     on_write: Hook | None = None) -> dict[str, int]:
+def catch_up_targets(
+    app: LedgerApp,
+    store: ViewStore,
+    targets: Sequence[Target],
+    *,
+    batch_rounds: int = BATCH_ROUNDS,
+    before_commit: Hook | None = None,
+    on_write: Hook | None = None,
+) -> dict[str, int]:
     """Bring every target to the end of the log (or its ``upto``) in shared passes; return
     their positions by stored name.
 
@@ -125,12 +146,11 @@ def catch_up_targets(app: LedgerApp, store: ViewStore, targets: Sequence[Target]
         if not states:
             continue
         start = min(s.after for s in states)
-        last = None if any(s.target.upto is None for s in states) else max(
-            s.target.upto or 0 for s in states)
+        last = None if any(s.target.upto is None for s in states) else max(s.target.upto or 0 for s in states)
         rounds = 0
         cut = False
         if stream is None or stream_at != start:  # else go on reading where the last batch
-            stream = closed_rounds(app, start)    # stopped: rounds it left open stay gathered
+            stream = closed_rounds(app, start)  # stopped: rounds it left open stay gathered
         stream_at = -1
         for closing, rnd in stream:
             stream_at = closing
@@ -159,10 +179,20 @@ def catch_up_targets(app: LedgerApp, store: ViewStore, targets: Sequence[Target]
             for s in moving:
                 before_commit(s.target.name, batch)
         try:
-            store.commit_all([
-                Pending(s.target.name, s.target.view.version, s.base, s.position,
-                        s.rows.changed(), s.reset, _hook(on_write, s.target.name, batch))
-                for s in moving])
+            store.commit_all(
+                [
+                    Pending(
+                        s.target.name,
+                        s.target.view.version,
+                        s.base,
+                        s.position,
+                        s.rows.changed(),
+                        s.reset,
+                        _hook(on_write, s.target.name, batch),
+                    )
+                    for s in moving
+                ]
+            )
             for s in moving:
                 name = s.target.name
                 known[name] = s.rows.known_after(Tracking(name, s.position, s.target.view.version))
@@ -170,8 +200,10 @@ def catch_up_targets(app: LedgerApp, store: ViewStore, targets: Sequence[Target]
             retries += 1
             if retries > RETRIES_MAX:
                 names = ", ".join(s.target.name for s in moving)
-                raise ProjectionError(f"views {names}: other updaters kept moving the position; "
-                                      f"gave up after {RETRIES_MAX} retries") from None
+                raise ProjectionError(
+                    f"views {names}: other updaters kept moving the position; "
+                    f"gave up after {RETRIES_MAX} retries"
+                ) from None
             continue
         if not cut:  # the pass reached the end of the log (or every upto): all are there
             for s in states:
@@ -184,10 +216,17 @@ def _hook(on_write: Hook | None, name: str, batch: int) -> Callable[[], None] | 
     return lambda: on_write(name, batch)
 
 
-def catch_up_view(app: LedgerApp, view: View, *, store: ViewStore | None = None,
-                  batch_rounds: int = BATCH_ROUNDS, upto: int | None = None,
-                  name: str | None = None, before_commit: Hook | None = None,
-                  on_write: Hook | None = None) -> int:
+def catch_up_view(
+    app: LedgerApp,
+    view: View,
+    *,
+    store: ViewStore | None = None,
+    batch_rounds: int = BATCH_ROUNDS,
+    upto: int | None = None,
+    name: str | None = None,
+    before_commit: Hook | None = None,
+    on_write: Hook | None = None,
+) -> int:
     """Fold every closed round not yet in ``view`` into its stored rows; return the position.
 
     ``upto`` stops at that notification id (rebuild comparisons); ``name`` stores the view under
@@ -196,8 +235,9 @@ def catch_up_view(app: LedgerApp, view: View, *, store: ViewStore | None = None,
     """
     target = Target(view, name or view.name, upto)
     with _store_of(app, store) as own:
-        return catch_up_targets(app, own, [target], batch_rounds=batch_rounds,
-                                before_commit=before_commit, on_write=on_write)[target.name]
+        return catch_up_targets(
+            app, own, [target], batch_rounds=batch_rounds, before_commit=before_commit, on_write=on_write
+        )[target.name]
 
 
 @contextmanager
@@ -210,14 +250,18 @@ def _store_of(app: LedgerApp, store: ViewStore | None) -> Iterator[ViewStore]:
         yield own
 
 
-def catch_up(app: LedgerApp, views: Sequence[View] | None = None, *,
-             batch_rounds: int = BATCH_ROUNDS, store: ViewStore | None = None) -> dict[str, int]:
+def catch_up(
+    app: LedgerApp,
+    views: Sequence[View] | None = None,
+    *,
+    batch_rounds: int = BATCH_ROUNDS,
+    store: ViewStore | None = None,
+) -> dict[str, int]:
     """Bring every view (the registry's by default) up to the end of the log in shared passes
     over the log (:func:`catch_up_targets`); return their positions by name."""
     chosen = list(views) if views is not None else registered_views()
     with _store_of(app, store) as own:
-        return catch_up_targets(app, own, [Target(v, v.name) for v in chosen],
-                                batch_rounds=batch_rounds)
+        return catch_up_targets(app, own, [Target(v, v.name) for v in chosen], batch_rounds=batch_rounds)
 
 
 def view_rows(app: LedgerApp, view: View) -> MemoryRows:
@@ -253,7 +297,8 @@ def read_views(app: LedgerApp, views: Sequence[View]) -> list[ViewRead]:
         snaps = [store.snapshot(v.name) for v in views]
     bases: list[tuple[Tracking | None, MemoryRows]] = [
         (t, rows) if t is not None and t.version == v.version else (None, MemoryRows())
-        for v, (t, rows) in zip(views, snaps, strict=True)]
+        for v, (t, rows) in zip(views, snaps, strict=True)
+    ]
     after = [t.position if t is not None else 0 for t, _ in bases]
     position = list(after)
     behind = [0] * len(views)
@@ -264,8 +309,10 @@ def read_views(app: LedgerApp, views: Sequence[View]) -> list[ViewRead]:
                     view.apply(rnd, bases[i][1])
                     position[i] = closing
                     behind[i] += 1
-    return [ViewRead(v.name, rows, position[i], t.position if t is not None else None,
-                     behind[i]) for i, (v, (t, rows)) in enumerate(zip(views, bases, strict=True))]
+    return [
+        ViewRead(v.name, rows, position[i], t.position if t is not None else None, behind[i])
+        for i, (v, (t, rows)) in enumerate(zip(views, bases, strict=True))
+    ]
 
 
 @dataclass(frozen=True)
@@ -296,9 +343,16 @@ class ViewStatus:
 
     def to_json(self) -> dict[str, Any]:
         """JSON form."""
-        return {"view": self.view, "version": self.version, "stored_version": self.stored_version,
-                "position": self.position, "head": self.head, "events_behind": self.events_behind,
-                "rounds_behind": self.rounds_behind, "state": self.state}
+        return {
+            "view": self.view,
+            "version": self.version,
+            "stored_version": self.stored_version,
+            "position": self.position,
+            "head": self.head,
+            "events_behind": self.events_behind,
+            "rounds_behind": self.rounds_behind,
+            "state": self.state,
+        }
 
 
 CLOSING_TOPICS = tuple(f"{key}/{kind}" for key in GAMES for kind in sorted(TERMINAL_TYPES))
@@ -308,8 +362,9 @@ def closings_after(app: LedgerApp, position: int, page: int = 1000) -> int:
     """How many rounds closed after notification ``position`` (the topic filter runs in SQL)."""
     count = 0
     while True:
-        rows = app.recorder.select_notifications(position, page, topics=CLOSING_TOPICS,
-                                                 inclusive_of_start=False)
+        rows = app.recorder.select_notifications(
+            position, page, topics=CLOSING_TOPICS, inclusive_of_start=False
+        )
         if not rows:
             return count
         count += len(rows)
@@ -332,8 +387,7 @@ def status(app: LedgerApp, views: Sequence[View] | None = None) -> list[ViewStat
             if since not in counted:
                 counted[since] = closings_after(app, since)
             behind = counted[since]
-            out.append(ViewStatus(v.name, v.version, t.version if t else None, position, head,
-                                  behind))
+            out.append(ViewStatus(v.name, v.version, t.version if t else None, position, head, behind))
     return out
 
 
@@ -347,8 +401,9 @@ class Rebuilt:
     replaced: bool
 
 
-def rebuild(app: LedgerApp, view: View, *, replace: bool = False,
-            batch_rounds: int = BATCH_ROUNDS) -> Rebuilt:
+def rebuild(
+    app: LedgerApp, view: View, *, replace: bool = False, batch_rounds: int = BATCH_ROUNDS
+) -> Rebuilt:
     """Catch the live view up, rebuild it from position 0 into a scratch view up to the same
     position (through the same batches and transactions), and compare them row by row.
 
@@ -358,22 +413,31 @@ def rebuild(app: LedgerApp, view: View, *, replace: bool = False,
     return rebuild_all(app, [view], replace=replace, batch_rounds=batch_rounds)[0]
 
 
-def rebuild_all(app: LedgerApp, views: Sequence[View] | None = None, *, replace: bool = False,
-                batch_rounds: int = BATCH_ROUNDS) -> list[Rebuilt]:
+def rebuild_all(
+    app: LedgerApp,
+    views: Sequence[View] | None = None,
+    *,
+    replace: bool = False,
+    batch_rounds: int = BATCH_ROUNDS,
+) -> list[Rebuilt]:
     """:func:`rebuild` for several views (the registry's by default) with shared passes: one
     catch-up of the live views, then one rebuild pass for all the scratch views, each stopping
     at its live view's position."""
-    chosen = list({v.name: v for v in (views if views is not None else registered_views())}
-                  .values())
+    chosen = list({v.name: v for v in (views if views is not None else registered_views())}.values())
     scratch = {v.name: f"{v.name}~rebuild" for v in chosen}
     out = []
     with ViewStore(app) as store:
-        positions = catch_up_targets(app, store, [Target(v, v.name) for v in chosen],
-                                     batch_rounds=batch_rounds)
+        positions = catch_up_targets(
+            app, store, [Target(v, v.name) for v in chosen], batch_rounds=batch_rounds
+        )
         for v in chosen:
             store.drop(scratch[v.name])
-        catch_up_targets(app, store, [Target(v, scratch[v.name], positions[v.name])
-                                      for v in chosen], batch_rounds=batch_rounds)
+        catch_up_targets(
+            app,
+            store,
+            [Target(v, scratch[v.name], positions[v.name]) for v in chosen],
+            batch_rounds=batch_rounds,
+        )
         for v in chosen:
             _, live = store.snapshot(v.name)
             _, fresh = store.snapshot(scratch[v.name])

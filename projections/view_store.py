@@ -34,6 +34,7 @@ VIEW_DELETE_FUNCTION = "ledger_view_delete"
 its tracking record), so the ingest role needs no table-level ``DELETE`` — which would also let
 it ``LOCK`` the view tables in ``ACCESS EXCLUSIVE`` mode and stall every reader."""
 
+
 class ProjectionError(StoreError):
     """The view tables cannot be read or written, or updaters kept conflicting."""
 
@@ -143,21 +144,26 @@ class ViewStore:
     # --- reading -------------------------------------------------------------------------
 
     def _meta_sql(self, one: bool) -> str:
-        return (f"SELECT view, row FROM {self.rows_table} WHERE substr(key, 1, {len(META_KEY)}) = "
-                f"{self.p}" + (f" AND view = {self.p}" if one else ""))
+        return f"SELECT view, row FROM {self.rows_table} WHERE substr(key, 1, {len(META_KEY)}) = {self.p}" + (
+            f" AND view = {self.p}" if one else ""
+        )
 
     def _checked(self, view: str, position: Any, version: Any, meta: Any) -> Tracking:
         """A tracking record as read, checked against its written-position row (raises
         ``ViewTampered`` if they disagree; a missing row makes the view stale)."""
-        return Tracking(view, int(position), self.codec.checked(
-            view, int(position), int(version), None if meta is None else str(meta)))
+        return Tracking(
+            view,
+            int(position),
+            self.codec.checked(view, int(position), int(version), None if meta is None else str(meta)),
+        )
 
     def tracking(self, view: str) -> Tracking | None:
         """The stored position and version of a view, or ``None`` if it was never written."""
         if not self.exists:
             return None
-        found = self.db.read(f"SELECT position, version FROM {self.tracking_table} "
-                             f"WHERE view = {self.p}", (view,))
+        found = self.db.read(
+            f"SELECT position, version FROM {self.tracking_table} WHERE view = {self.p}", (view,)
+        )
         if not found:
             return None
         meta = {str(v): r for v, r in self.db.read(self._meta_sql(True), (META_KEY, view))}
@@ -168,14 +174,19 @@ class ViewStore:
         if not self.exists:
             return []
         meta = {str(v): r for v, r in self.db.read(self._meta_sql(False), (META_KEY,))}
-        return [self._checked(str(v), p, n, meta.get(str(v))) for v, p, n in
-                self.db.read(f"SELECT view, position, version FROM {self.tracking_table} ORDER BY view")]
+        return [
+            self._checked(str(v), p, n, meta.get(str(v)))
+            for v, p, n in self.db.read(
+                f"SELECT view, position, version FROM {self.tracking_table} ORDER BY view"
+            )
+        ]
 
     def get(self, view: str, key: str) -> str | None:
         """One row's text."""
         stored = self.codec.stored_key(key)
-        found = self.db.read(f"SELECT row FROM {self.rows_table} WHERE view = {self.p} AND key = {self.p}",
-                       (view, stored))
+        found = self.db.read(
+            f"SELECT row FROM {self.rows_table} WHERE view = {self.p} AND key = {self.p}", (view, stored)
+        )
         return self.codec.open(view, stored, str(found[0][0]))[1] if found else None
 
     def scan(self, view: str, prefix: str = "") -> list[tuple[str, str]]:
@@ -185,13 +196,14 @@ class ViewStore:
             sql = f"SELECT key, row FROM {self.rows_table} WHERE view = {self.p}"
             found = self.db.read(sql, (view,))
         else:
-            sql = (f"SELECT key, row FROM {self.rows_table} WHERE view = {self.p} "
-                   f"AND substr(key, 1, {len(sql_prefix)}) = {self.p}")
+            sql = (
+                f"SELECT key, row FROM {self.rows_table} WHERE view = {self.p} "
+                f"AND substr(key, 1, {len(sql_prefix)}) = {self.p}"
+            )
             found = self.db.read(sql, (view, sql_prefix))
         return self._opened(view, found, prefix)
 
-    def _opened(self, view: str, found: Sequence[tuple[Any, ...]],
-                prefix: str = "") -> list[tuple[str, str]]:
+    def _opened(self, view: str, found: Sequence[tuple[Any, ...]], prefix: str = "") -> list[tuple[str, str]]:
         out = []
         for stored_key, stored in found:
             if str(stored_key).startswith(META_KEY):
@@ -221,20 +233,32 @@ class ViewStore:
         on PostgreSQL where it exists (a role without ``DELETE`` may call it), else directly."""
         d = self.db.dialect
         if self._delete_function is None:
-            self._delete_function = not d.is_sqlite and bool(self.db.read(
-                f"SELECT to_regprocedure({self.p}) IS NOT NULL",
-                (f"{d.qualified(VIEW_DELETE_FUNCTION)}(text, boolean)",))[0][0])
+            self._delete_function = not d.is_sqlite and bool(
+                self.db.read(
+                    f"SELECT to_regprocedure({self.p}) IS NOT NULL",
+                    (f"{d.qualified(VIEW_DELETE_FUNCTION)}(text, boolean)",),
+                )[0][0]
+            )
         if self._delete_function:
-            cur.execute(f"SELECT {d.qualified(VIEW_DELETE_FUNCTION)}({self.p}, {self.p})",
-                        (view, with_tracking))
+            cur.execute(
+                f"SELECT {d.qualified(VIEW_DELETE_FUNCTION)}({self.p}, {self.p})", (view, with_tracking)
+            )
             return
         cur.execute(f"DELETE FROM {self.rows_table} WHERE view = {self.p}", (view,))
         if with_tracking:
             cur.execute(f"DELETE FROM {self.tracking_table} WHERE view = {self.p}", (view,))
 
-    def commit(self, view: str, version: int, base: Tracking | None, position: int,
-               changed: dict[str, str], *, reset: bool,
-               on_write: Callable[[], None] | None = None) -> None:
+    def commit(
+        self,
+        view: str,
+        version: int,
+        base: Tracking | None,
+        position: int,
+        changed: dict[str, str],
+        *,
+        reset: bool,
+        on_write: Callable[[], None] | None = None,
+    ) -> None:
         """Write changed rows and the new position in one transaction, if the position is still
         ``base``; raise :class:`Moved` (rolled back) otherwise."""
         self.commit_all([Pending(view, version, base, position, changed, reset, on_write)])
@@ -243,50 +267,69 @@ class ViewStore:
         """Write each view's changed rows and new position in **one** transaction, if every
         view's position is still its ``base``; raise :class:`Moved` (all rolled back)
         otherwise. Views are locked in name order, so two updaters cannot deadlock."""
-        upsert = (f"INSERT INTO {self.rows_table} (view, key, row) VALUES ({self.p}, {self.p}, {self.p}) "
-                  "ON CONFLICT (view, key) DO UPDATE SET row = excluded.row")
+        upsert = (
+            f"INSERT INTO {self.rows_table} (view, key, row) VALUES ({self.p}, {self.p}, {self.p}) "
+            "ON CONFLICT (view, key) DO UPDATE SET row = excluded.row"
+        )
         try:
             with self.db.write() as cur:
                 for item in sorted(batch, key=lambda i: i.view):
                     view = item.view
-                    cur.execute(f"SELECT position, version FROM {self.tracking_table} "
-                                f"WHERE view = {self.p}{self.lock}", (view,))
+                    cur.execute(
+                        f"SELECT position, version FROM {self.tracking_table} "
+                        f"WHERE view = {self.p}{self.lock}",
+                        (view,),
+                    )
                     found = cur.fetchone()
                     now = None
                     if found:
                         cur.execute(self._meta_sql(True), (META_KEY, view))
                         meta = cur.fetchone()
-                        now = self._checked(view, found[0], found[1],
-                                            None if meta is None else meta[1])
+                        now = self._checked(view, found[0], found[1], None if meta is None else meta[1])
                     if now != item.base:
                         raise Moved
                     if item.reset:
                         self._delete(cur, view, with_tracking=False)
                     seal = self.codec
-                    cur.executemany(upsert, [(view, *seal.meta(item.position, item.version))] + [
-                        (view, seal.stored_key(k), seal.seal(k, text))
-                        for k, text in sorted(item.changed.items())])
+                    cur.executemany(
+                        upsert,
+                        [(view, *seal.meta(item.position, item.version))]
+                        + [
+                            (view, seal.stored_key(k), seal.seal(k, text))
+                            for k, text in sorted(item.changed.items())
+                        ],
+                    )
                     if item.on_write is not None:
                         item.on_write()
                     if found is None:
-                        cur.execute(f"INSERT INTO {self.tracking_table} (view, position, version) "
-                                    f"VALUES ({self.p}, {self.p}, {self.p})",
-                                    (view, item.position, item.version))
+                        cur.execute(
+                            f"INSERT INTO {self.tracking_table} (view, position, version) "
+                            f"VALUES ({self.p}, {self.p}, {self.p})",
+                            (view, item.position, item.version),
+                        )
                     else:
-                        cur.execute(f"UPDATE {self.tracking_table} SET position = {self.p}, "
-                                    f"version = {self.p} WHERE view = {self.p}",
-                                    (item.position, item.version, view))
+                        cur.execute(
+                            f"UPDATE {self.tracking_table} SET position = {self.p}, "
+                            f"version = {self.p} WHERE view = {self.p}",
+                            (item.position, item.version, view),
+                        )
         except (IntegrityError, sqlite3.IntegrityError):  # another updater inserted the
-            raise Moved from None                         # first tracking row meanwhile
+            raise Moved from None  # first tracking row meanwhile
 
     def replace(self, view: str, source: str) -> None:
         """Make ``view`` a copy of ``source`` (rows and tracking), in one transaction."""
         with self.db.write() as cur:
             self._delete(cur, view, with_tracking=True)
-            cur.execute(f"INSERT INTO {self.rows_table} (view, key, row) SELECT {self.p}, key, row "
-                        f"FROM {self.rows_table} WHERE view = {self.p}", (view, source))
-            cur.execute(f"INSERT INTO {self.tracking_table} (view, position, version) SELECT {self.p}, "
-                        f"position, version FROM {self.tracking_table} WHERE view = {self.p}", (view, source))
+            cur.execute(
+                f"INSERT INTO {self.rows_table} (view, key, row) SELECT {self.p}, key, row "
+                f"FROM {self.rows_table} WHERE view = {self.p}",
+                (view, source),
+            )
+            cur.execute(
+                f"INSERT INTO {self.tracking_table} (view, position, version) SELECT {self.p}, "
+                f"position, version FROM {self.tracking_table} WHERE view = {self.p}",
+                (view, source),
+            )
 
     def drop(self, view: str) -> None:
         """Delete a view's rows and tracking record."""

@@ -41,8 +41,9 @@ os.environ["LEDGER_EXAMPLES"] = str(EXAMPLES)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--all", action="store_true", dest="all_tiers",
-                     help="run the slow tier too (as CI=true does)")
+    parser.addoption(
+        "--all", action="store_true", dest="all_tiers", help="run the slow tier too (as CI=true does)"
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -108,8 +109,7 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
-def module_db_url(request: pytest.FixtureRequest,
-                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def module_db_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Like ``db_url``, but one per test module and backend: for a store that is expensive to
     build and that the module's tests only read (build it in a module-scoped fixture)."""
     yield from _empty_url(request.param, tmp_path_factory.mktemp("module-store"))
@@ -141,8 +141,10 @@ class RawStore:
 
     def rows(self) -> list[tuple[int, bytes]]:
         """``(notification id, state)`` of every stored event, in order."""
-        return [(int(i), bytes(s)) for i, s in self.run(
-            "SELECT {id}, state FROM {events} ORDER BY {id}", fetch=True)]
+        return [
+            (int(i), bytes(s))
+            for i, s in self.run("SELECT {id}, state FROM {events} ORDER BY {id}", fetch=True)
+        ]
 
     def set_state(self, notification_id: int, state: bytes) -> None:
         """Overwrite one event's stored bytes."""
@@ -158,7 +160,7 @@ class RawStore:
         if self.sqlite:
             import sqlite3
 
-            path = self.url[len("sqlite:///"):]
+            path = self.url[len("sqlite:///") :]
             sql = template.format(events="stored_events", t="ledger_checkpoints", id="rowid", p="?")
             with sqlite3.connect(path) as conn:
                 cur = conn.execute(sql, params)
@@ -169,8 +171,9 @@ class RawStore:
 
         schema = parse_qs(urlsplit(self.url).query)["schema"][0]
         base = self.url.split("?")[0]
-        sql = template.format(events=f"{schema}.ledger_events", t=f'"{schema}".ledger_checkpoints',
-                             id="notification_id", p="%s")
+        sql = template.format(
+            events=f"{schema}.ledger_events", t=f'"{schema}".ledger_checkpoints', id="notification_id", p="%s"
+        )
         with psycopg.connect(base, autocommit=True) as conn:
             cur = conn.execute(sql, params)  # type: ignore[arg-type]
             return cur.fetchall() if fetch else []

@@ -22,8 +22,9 @@ from ledger.games import GAMES
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERIC_FOLDERS = ("ledger/verify", "ledger/report", "ledger/stats", "projections")
-GAME_FOLDERS = frozenset(p.name for p in (ROOT / "ledger" / "games").iterdir()
-                         if p.is_dir() and (p / "__init__.py").is_file())
+GAME_FOLDERS = frozenset(
+    p.name for p in (ROOT / "ledger" / "games").iterdir() if p.is_dir() and (p / "__init__.py").is_file()
+)
 ALLOWED_GAME_MODULES = frozenset({"ledger.games", "ledger.games.base", "ledger.games.money"})
 GAME_WORDS = frozenset(GAMES) | GAME_FOLDERS
 
@@ -40,8 +41,11 @@ def _docstrings(tree: ast.AST) -> set[int]:
         body = getattr(node, "body", None)
         if isinstance(body, list):
             for stmt in body:
-                if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) \
-                        and isinstance(stmt.value.value, str):
+                if (
+                    isinstance(stmt, ast.Expr)
+                    and isinstance(stmt.value, ast.Constant)
+                    and isinstance(stmt.value.value, str)
+                ):
                     found.add(id(stmt.value))
     return found
 
@@ -50,8 +54,9 @@ def _imported(node: ast.AST) -> list[str]:
     if isinstance(node, ast.Import):
         return [alias.name for alias in node.names]
     if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-        return [node.module] + [f"{node.module}.{alias.name}" for alias in node.names
-                                if node.module == "ledger.games"]
+        return [node.module] + [
+            f"{node.module}.{alias.name}" for alias in node.names if node.module == "ledger.games"
+        ]
     return []
 
 
@@ -62,11 +67,18 @@ def game_mentions(source: str) -> list[str]:
     found: list[str] = []
     for node in ast.walk(tree):
         for name in _imported(node):
-            if name.startswith("ledger.games.") and name not in ALLOWED_GAME_MODULES \
-                    and name.removeprefix("ledger.games.") not in {"GAMES", "Game"}:
+            if (
+                name.startswith("ledger.games.")
+                and name not in ALLOWED_GAME_MODULES
+                and name.removeprefix("ledger.games.") not in {"GAMES", "Game"}
+            ):
                 found.append(f"{node.lineno}: imports {name}")  # type: ignore[attr-defined]
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
-                and id(node) not in docs and node.value in GAME_WORDS:
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docs
+            and node.value in GAME_WORDS
+        ):
             found.append(f"{node.lineno}: names the game {node.value!r}")
     return found
 
@@ -86,12 +98,18 @@ def test_the_guard_sees_each_kind_of_mention() -> None:
     assert game_mentions('if rnd.game == "SP9":\n    pass\n') == ["1: names the game 'SP9'"]
     assert game_mentions("X = {'MJ': 1}\n") == ["1: names the game 'MJ'"]
     assert game_mentions("from ledger.games.mahjong.round import outcome\n") == [
-        "1: imports ledger.games.mahjong.round"]
+        "1: imports ledger.games.mahjong.round"
+    ]
     assert game_mentions("import ledger.games.roulette.tables\n") == [
-        "1: imports ledger.games.roulette.tables"]
-    assert game_mentions("from ledger.games import super_pan9\n") == [
-        "1: imports ledger.games.super_pan9"]
-    assert game_mentions('"""SP9 and MJ, as examples."""\nfrom ledger.games import GAMES\n'
-                         "from ledger.games.base import Game\n"
-                         "from ledger.games.money import money_of\n") == []
+        "1: imports ledger.games.roulette.tables"
+    ]
+    assert game_mentions("from ledger.games import super_pan9\n") == ["1: imports ledger.games.super_pan9"]
+    assert (
+        game_mentions(
+            '"""SP9 and MJ, as examples."""\nfrom ledger.games import GAMES\n'
+            "from ledger.games.base import Game\n"
+            "from ledger.games.money import money_of\n"
+        )
+        == []
+    )
     assert {"SP9", "FPC", "3CB", "MJ", "RL", "STUD", "super_pan9", "mahjong"} <= GAME_WORDS

@@ -29,8 +29,8 @@ LAZY_FIRST_PARTY: dict[tuple[str, str], str] = {}
 
 LAZY_CLI: dict[tuple[str, str], str] = {
     ("cli.main", "eventsourcing"): "the store's exception classes, read only when a command "
-                                   "failed: importing eventsourcing would cost every start-up "
-                                   "(`ledger --version`) about 0.1 s",
+    "failed: importing eventsourcing would cost every start-up "
+    "(`ledger --version`) about 0.1 s",
 }
 """(module of ``cli/``, imported first-party module or third-party package) pairs allowed
 inside a function to keep start-up light, and why."""
@@ -41,7 +41,7 @@ LAZY_THIRD_PARTY: dict[str, str] = {
     "scipy": "heavy: only `ledger stats` and the day page's surveillance read its exact tails",
     "numpy": "comes with scipy, for the same statistics only",
     "aiohttp": "only `ledger witness serve` runs an HTTP server; every other command starts "
-               "without loading it",
+    "without loading it",
 }
 """Top-level third-party packages that may be imported inside a function, and why."""
 
@@ -63,10 +63,16 @@ MODULES = _modules()
 def _command_modules() -> set[str]:
     """Modules of ``cli/`` that declare ``COMMANDS``: ``cli.main`` imports each when its command
     runs (``importlib``), an edge the ``import`` statements do not show."""
-    return {m for m, path in MODULES.items() if m.startswith("cli.")
-            and any(isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "COMMANDS"
-                                                       for t in n.targets)
-                    for n in ast.parse(path.read_text(encoding="utf-8")).body)}
+    return {
+        m
+        for m, path in MODULES.items()
+        if m.startswith("cli.")
+        and any(
+            isinstance(n, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "COMMANDS" for t in n.targets)
+            for n in ast.parse(path.read_text(encoding="utf-8")).body
+        )
+    }
 
 
 def _owner(name: str) -> str | None:
@@ -85,10 +91,9 @@ def _targets(module: str, node: ast.Import | ast.ImportFrom) -> list[str]:
         package = module.split(".")
         if MODULES[module].name != "__init__.py":
             package.pop()
-        package = package[:len(package) - (node.level - 1)]
+        package = package[: len(package) - (node.level - 1)]
         base = ".".join([*package, *([node.module] if node.module else [])])
-    return [f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base
-            for alias in node.names]
+    return [f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base for alias in node.names]
 
 
 def _local_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:

@@ -23,7 +23,6 @@ Result = Literal["win", "lose", "push", "void", "carry"]
 """A bet's fate as the table reported it (FEED §2 ``bet_settled``)."""
 
 
-
 class FeedModel(BaseModel):
     """Base of every feed model: frozen, strict about keys."""
 
@@ -153,7 +152,12 @@ class Irregularity(FeedEvent):
 
 
 LIFECYCLE_EVENTS: tuple[type[FeedEvent], ...] = (
-    RoundOpened, BetSettled, BettingClosed, RoundClosed, RoundVoided, Irregularity,
+    RoundOpened,
+    BetSettled,
+    BettingClosed,
+    RoundClosed,
+    RoundVoided,
+    Irregularity,
 )
 """Events every game accepts; games add ``bet_placed`` with their own spot."""
 

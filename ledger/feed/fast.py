@@ -39,9 +39,11 @@ from ledger.feed.types import NATIVE
 def _natives() -> dict[Callable[[object], object], CoreSchema]:
     natives = dict(NATIVE)
     natives[_parse_card] = core_schema.no_info_after_validator_function(
-        _CARDS.__getitem__, core_schema.literal_schema(sorted(map(str, _CARDS))))
+        _CARDS.__getitem__, core_schema.literal_schema(sorted(map(str, _CARDS)))
+    )
     natives[_parse_tile] = core_schema.no_info_after_validator_function(
-        _TILES.__getitem__, core_schema.literal_schema(sorted(map(str, _TILES))))
+        _TILES.__getitem__, core_schema.literal_schema(sorted(map(str, _TILES)))
+    )
     return natives
 
 
@@ -52,8 +54,10 @@ def _swap(node: Any, natives: dict[Callable[[object], object], CoreSchema]) -> A
             native = natives.get(node["function"].get("function"))
             if native is not None:
                 return native
-        return {key: (value if key in ("serialization", "metadata", "cls") else
-                      _swap(value, natives)) for key, value in node.items()}
+        return {
+            key: (value if key in ("serialization", "metadata", "cls") else _swap(value, natives))
+            for key, value in node.items()
+        }
     if isinstance(node, list):
         return [_swap(value, natives) for value in node]
     return node
@@ -77,8 +81,7 @@ def _build(schema: Any) -> SchemaValidator:
     """A validator of ``schema`` itself. pydantic-core reuses a complete model class's own
     validator for a ``model`` node ("prebuilt"), which would bring its Python field functions
     back; the classes are marked incomplete while the new validator is built, then restored."""
-    classes = [cls for cls in _classes(schema, set())
-               if cls.__dict__.get("__pydantic_complete__") is True]
+    classes = [cls for cls in _classes(schema, set()) if cls.__dict__.get("__pydantic_complete__") is True]
     try:
         for cls in classes:
             type.__setattr__(cls, "__pydantic_complete__", False)

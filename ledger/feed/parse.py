@@ -36,7 +36,7 @@ REJECT_CODES: dict[str, str] = {
     "bad_tile": "a Mah-Jong tile not in the notation 1B-9D, EW SW WW NW, RD GD WD",
     "bad_code": "a table, round, bet or player id outside [A-Za-z0-9._-]{1,40}",
     "bad_timestamp": "`at` is not an RFC 3339 timestamp with offset, or lies outside the accepted "
-                     "window (LEDGER_EARLIEST_AT / LEDGER_LATEST_AT, docs/SECURITY.md)",
+    "window (LEDGER_EARLIEST_AT / LEDGER_LATEST_AT, docs/SECURITY.md)",
     "duplicate_key": "a JSON object (the line, a spot, a rulebook, …) names the same key twice",
     "bad_rulebook": "the rulebook has an unknown key or a bad value (FEED Appendix A)",
     "invalid_value": "a field has the wrong type or a value out of range",
@@ -49,8 +49,12 @@ REJECT_CODES: dict[str, str] = {
 """Every reason a line can be rejected at ingest, by stable code."""
 
 _PYDANTIC_CODES = {
-    "missing": "missing_field", "extra_forbidden": "unknown_key", "bad_money": "bad_money",
-    "bad_card": "bad_card", "bad_tile": "bad_tile", "bad_code": "bad_code",
+    "missing": "missing_field",
+    "extra_forbidden": "unknown_key",
+    "bad_money": "bad_money",
+    "bad_card": "bad_card",
+    "bad_tile": "bad_tile",
+    "bad_code": "bad_code",
     "bad_timestamp": "bad_timestamp",
 }
 
@@ -66,8 +70,12 @@ class Rejection:
 
     def as_dict(self, text: str | bytes | None = None) -> dict[str, Any]:
         """The rejects-file form; ``text`` is the original line (cut to 4 KiB if longer)."""
-        out: dict[str, Any] = {"line": self.line, "code": self.code, "field": self.field,
-                               "message": self.message}
+        out: dict[str, Any] = {
+            "line": self.line,
+            "code": self.code,
+            "field": self.field,
+            "message": self.message,
+        }
         if text is not None:
             if isinstance(text, bytes):
                 text = text[:4096].decode("utf-8", errors="replace")
@@ -107,7 +115,10 @@ def load_json(text: str | bytes) -> Any:
 
 
 def parse_line(
-    text: str | bytes, line_no: int, *, max_bytes: int = MAX_LINE_BYTES,
+    text: str | bytes,
+    line_no: int,
+    *,
+    max_bytes: int = MAX_LINE_BYTES,
     window: bool | Window = True,
 ) -> FeedEvent | Rejection:
     """Validate one line; a ``round_opened`` comes back with its completed, hashed rulebook.
@@ -117,43 +128,45 @@ def parse_line(
     ``(earliest, latest)`` pair is the accepted window as already read (by an ingest, once),
     so that it is not read from the environment again for every line."""
     if len(text) > max_bytes:
-        return Rejection(line_no, "line_too_long",
-                         f"the line is longer than the limit of {max_bytes} bytes")
+        return Rejection(line_no, "line_too_long", f"the line is longer than the limit of {max_bytes} bytes")
     try:
         obj = load_json(text)
     except DuplicateKey as exc:
-        return Rejection(line_no, "duplicate_key", f"{exc}: a repeated key is refused, never "
-                         "resolved (the last value would win)", exc.key)
+        return Rejection(
+            line_no,
+            "duplicate_key",
+            f"{exc}: a repeated key is refused, never resolved (the last value would win)",
+            exc.key,
+        )
     except (ValueError, RecursionError) as exc:
         return Rejection(line_no, "invalid_json", f"not valid JSON: {exc}")
     if not isinstance(obj, dict):
-        return Rejection(line_no, "not_an_object",
-                         f"expected a JSON object, got {type(obj).__name__}")
+        return Rejection(line_no, "not_an_object", f"expected a JSON object, got {type(obj).__name__}")
     return parse_object(obj, line_no, window=window)
 
 
-def parse_object(obj: dict[str, Any], line_no: int, *,
-                 window: bool | Window = True) -> FeedEvent | Rejection:
+def parse_object(obj: dict[str, Any], line_no: int, *, window: bool | Window = True) -> FeedEvent | Rejection:
     """Validate one decoded line (see :func:`parse_line`)."""
     if obj.get("v") != 1 or type(obj.get("v")) is not int:
-        return Rejection(line_no, "unsupported_version",
-                         f"`v` must be 1, got {obj.get('v')!r}", "v")
+        return Rejection(line_no, "unsupported_version", f"`v` must be 1, got {obj.get('v')!r}", "v")
     key = obj.get("game")
     game = GAMES.get(key) if isinstance(key, str) else None  # a list/object key is unhashable
     if game is None:
-        return Rejection(line_no, "unknown_game",
-                         f"`game` must be one of {' '.join(GAMES)}, got {obj.get('game')!r}", "game")
+        return Rejection(
+            line_no,
+            "unknown_game",
+            f"`game` must be one of {' '.join(GAMES)}, got {obj.get('game')!r}",
+            "game",
+        )
     type_name = obj.get("type")
     cls = game.event_class(type_name) if isinstance(type_name, str) else None
     if cls is None:
-        return Rejection(line_no, "unknown_type",
-                         f"{game.key} has no event type {obj.get('type')!r}", "type")
+        return Rejection(line_no, "unknown_type", f"{game.key} has no event type {obj.get('type')!r}", "type")
     try:
         event = cls.model_validate(obj)
     except ValidationError as exc:
         return _from_validation_error(exc, obj, line_no)
-    outside = (None if window is False
-               else outside_window(event.at, None if window is True else window))
+    outside = None if window is False else outside_window(event.at, None if window is True else window)
     if outside is not None:
         return Rejection(line_no, "bad_timestamp", f"at: {outside}", "at")
     if isinstance(event, RoundOpened):
@@ -163,8 +176,12 @@ def parse_object(obj: dict[str, Any], line_no: int, *,
 
 def _with_rules(event: RoundOpened, line_no: int) -> RoundOpened | Rejection:
     if event.rules is not None or event.rules_hash is not None:
-        return Rejection(line_no, "unknown_key", "`rules` and `rules_hash` are derived by the "
-                         "ledger; a feed sends `rulebook`", "rules")
+        return Rejection(
+            line_no,
+            "unknown_key",
+            "`rules` and `rules_hash` are derived by the ledger; a feed sends `rulebook`",
+            "rules",
+        )
     try:
         rules = complete_rulebook(event.rulebook)
     except ValidationError as exc:
@@ -174,8 +191,12 @@ def _with_rules(event: RoundOpened, line_no: int) -> RoundOpened | Rejection:
     for spot, limit in rules.limits.items():
         if limit.min is not None and limit.max is not None and limit.min > limit.max:
             where = f"rulebook.limits.{spot}"
-            return Rejection(line_no, "bad_rulebook", f"{where}: min {limit.min} is above max "
-                             f"{limit.max}: no stake could be valid", where)
+            return Rejection(
+                line_no,
+                "bad_rulebook",
+                f"{where}: min {limit.min} is above max {limit.max}: no stake could be valid",
+                where,
+            )
     return event.model_copy(update={"rules": rules, "rules_hash": rules.content_hash()})
 
 
@@ -191,8 +212,9 @@ def _field_path(loc: tuple[int | str, ...], obj: Any) -> str:
             node = node[step]
         elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
             node = node[int(step)]  # an index into the input list
-        elif isinstance(step, str) and ((more and isinstance(node, dict))
-                                        or not isinstance(node, (dict, list))):
+        elif isinstance(step, str) and (
+            (more and isinstance(node, dict)) or not isinstance(node, (dict, list))
+        ):
             continue  # a union member name, or pydantic's "[key]" label
         parts.append(str(step))
     return ".".join(parts)

@@ -39,7 +39,8 @@ ones reported)."""
 
 def _native_decimal(pattern: re.Pattern[str]) -> CoreSchema:
     return core_schema.no_info_after_validator_function(
-        Decimal, core_schema.str_schema(strict=True, pattern=f"^{pattern.pattern}$"))
+        Decimal, core_schema.str_schema(strict=True, pattern=f"^{pattern.pattern}$")
+    )
 
 
 _KNOWN_CODES: set[str] = set()
@@ -63,8 +64,8 @@ def _decimal_parser(pattern: re.Pattern[str], what: str, code: str = "bad_money"
             return value
         if not isinstance(value, str):
             raise PydanticCustomError(
-                code, f"{what} must be a JSON string like \"100\" or \"95.50\", "
-                f"not a {type(value).__name__}")
+                code, f'{what} must be a JSON string like "100" or "95.50", not a {type(value).__name__}'
+            )
         if not pattern.fullmatch(value):
             raise PydanticCustomError(code, f"{value!r} is not {what}")
         return Decimal(value)
@@ -77,8 +78,9 @@ def _timestamp(value: object) -> datetime:
     if isinstance(value, datetime) and value.tzinfo is not None:
         return value
     if not isinstance(value, str):
-        raise PydanticCustomError("bad_timestamp", "expected an RFC 3339 timestamp with offset, "
-                                  "like 2026-11-21T20:00:03.250+08:00")
+        raise PydanticCustomError(
+            "bad_timestamp", "expected an RFC 3339 timestamp with offset, like 2026-11-21T20:00:03.250+08:00"
+        )
     return _parse_timestamp(value)
 
 
@@ -93,27 +95,29 @@ def _parse_timestamp(value: str) -> datetime:
     at many tables share it); an invalid one raises, and is not cached. Equal offsets share one
     ``tzinfo`` object (:data:`_ZONES`): the same value, ``isoformat``, equality and hash."""
     if not _RFC3339.fullmatch(value):
-        raise PydanticCustomError("bad_timestamp", "expected an RFC 3339 timestamp with offset, "
-                                  "like 2026-11-21T20:00:03.250+08:00")
+        raise PydanticCustomError(
+            "bad_timestamp", "expected an RFC 3339 timestamp with offset, like 2026-11-21T20:00:03.250+08:00"
+        )
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError as exc:
-        raise PydanticCustomError("bad_timestamp",
-                                  f"{value!r} is not a valid date and time: {exc}") from None
+        raise PydanticCustomError("bad_timestamp", f"{value!r} is not a valid date and time: {exc}") from None
     zone = _ZONES.setdefault(parsed.utcoffset(), parsed.tzinfo)
     return parsed if parsed.tzinfo is zone else parsed.replace(tzinfo=zone)
 
 
 NATIVE[_code] = core_schema.str_schema(strict=True, pattern=f"^{_CODE.pattern}$")
 NATIVE[_timestamp] = core_schema.no_info_after_validator_function(
-    _parse_timestamp, core_schema.str_schema(strict=True))
+    _parse_timestamp, core_schema.str_schema(strict=True)
+)
 
 
 # Codes and timestamps are built as plain-function schemas directly (``GetPydanticSchema``), not
 # with ``PlainValidator``, which would add a Python serializer wrapper called for every field
 # written; a code is written as the string it is, a timestamp by ``datetime.isoformat``.
-Code = Annotated[str, GetPydanticSchema(
-    lambda _source, _handler: core_schema.no_info_plain_validator_function(_code))]
+Code = Annotated[
+    str, GetPydanticSchema(lambda _source, _handler: core_schema.no_info_plain_validator_function(_code))
+]
 """A table code, round id, bet id or player id: ``[A-Za-z0-9._-]{1,40}``."""
 
 Money = Annotated[
@@ -137,10 +141,17 @@ DecimalText = Annotated[
 ]
 """A decimal rate or increment written as a string (rulebook values)."""
 
-Timestamp = Annotated[datetime, GetPydanticSchema(
-    lambda _source, _handler: core_schema.no_info_plain_validator_function(
-        _timestamp, serialization=core_schema.plain_serializer_function_ser_schema(
-            datetime.isoformat, return_schema=core_schema.str_schema(), when_used="always")))]
+Timestamp = Annotated[
+    datetime,
+    GetPydanticSchema(
+        lambda _source, _handler: core_schema.no_info_plain_validator_function(
+            _timestamp,
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                datetime.isoformat, return_schema=core_schema.str_schema(), when_used="always"
+            ),
+        )
+    ),
+]
 """An RFC 3339 timestamp with an offset."""
 
 Seq = Annotated[StrictInt, Field(ge=1, le=1_000_000)]
@@ -165,14 +176,16 @@ def place_or(house: str) -> GetPydanticSchema:
             return value
         if value == house:
             return house
-        raise PydanticCustomError("invalid_value",
-                                  f"expected a player place 1-7 or \"{house}\", got {{value}}",
-                                  {"value": repr(value)})
+        raise PydanticCustomError(
+            "invalid_value",
+            f'expected a player place 1-7 or "{house}", got {{value}}',
+            {"value": repr(value)},
+        )
 
     NATIVE[parse] = core_schema.union_schema(
         [core_schema.int_schema(strict=True, ge=1, le=7), core_schema.literal_schema([house])],
-        mode="left_to_right")
+        mode="left_to_right",
+    )
     # No serializer: the value is an int or a str, written as it is (in Rust, not through a
     # Python wrapper as a ``PlainValidator`` would add).
-    return GetPydanticSchema(
-        lambda _source, _handler: core_schema.no_info_plain_validator_function(parse))
+    return GetPydanticSchema(lambda _source, _handler: core_schema.no_info_plain_validator_function(parse))

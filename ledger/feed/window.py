@@ -43,8 +43,9 @@ def _window(earliest: str, latest: str) -> tuple[datetime, datetime]:
 
 def accepted_window() -> tuple[datetime, datetime]:
     """``(earliest, latest)``: times ``earliest <= at < latest`` are accepted."""
-    return _window(os.environ.get(EARLIEST_SETTING) or EARLIEST_DEFAULT,
-                   os.environ.get(LATEST_SETTING) or LATEST_DEFAULT)
+    return _window(
+        os.environ.get(EARLIEST_SETTING) or EARLIEST_DEFAULT, os.environ.get(LATEST_SETTING) or LATEST_DEFAULT
+    )
 
 
 def outside_window(at: datetime, window: Window | None = None) -> str | None:
@@ -53,5 +54,7 @@ def outside_window(at: datetime, window: Window | None = None) -> str | None:
     earliest, latest = accepted_window() if window is None else window
     if earliest <= at < latest:
         return None
-    return (f"{at.isoformat()} lies outside the accepted window {earliest.isoformat()} to "
-            f"{latest.isoformat()} (settings {EARLIEST_SETTING}, {LATEST_SETTING})")
+    return (
+        f"{at.isoformat()} lies outside the accepted window {earliest.isoformat()} to "
+        f"{latest.isoformat()} (settings {EARLIEST_SETTING}, {LATEST_SETTING})"
+    )

@@ -14,8 +14,7 @@ from ledger.games.super_pan9 import GAME as SUPER_PAN9
 from ledger.games.three_card_baccarat import GAME as THREE_CARD_BACCARAT
 
 GAMES: dict[str, Game] = {
-    g.key: g
-    for g in (SUPER_PAN9, FISH_PRAWN_CRAB, THREE_CARD_BACCARAT, MAHJONG, ROULETTE, STUD_POKER)
+    g.key: g for g in (SUPER_PAN9, FISH_PRAWN_CRAB, THREE_CARD_BACCARAT, MAHJONG, ROULETTE, STUD_POKER)
 }
 
 __all__ = ["GAMES", "Game"]

@@ -94,8 +94,12 @@ class Settlement:
 
     def as_dict(self) -> dict[str, str]:
         """The four compared fields as FEED strings."""
-        return {"result": self.result, "returned": str(self.returned), "won": str(self.won),
-                "commission": str(self.commission)}
+        return {
+            "result": self.result,
+            "returned": str(self.returned),
+            "won": str(self.won),
+            "commission": str(self.commission),
+        }
 
 
 @dataclass(frozen=True)
@@ -408,6 +412,7 @@ class BankRound:
 def no_money_tables(rnd: Round, derivation: Derivation) -> list[MoneyTable]:
     """No money outside bets on the round page."""
     return []
+
 
 class GameSession(Protocol):
     """A game's state across rounds during one verify run: carried bets, the SP9 bank's runs, a

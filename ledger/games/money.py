@@ -28,8 +28,10 @@ def bet_player(bet: BetPlaced | None) -> str:
 
 def bet_charges(rnd: Round) -> list[Charge]:
     """The commission of each bet's (first) ``bet_settled``, zero included, in bet order."""
-    return [Charge(bet_player(rnd.bets.get(bet_id)), None, settled[0].commission, "bet", bet_id)
-            for bet_id, settled in sorted(rnd.settlements.items())]
+    return [
+        Charge(bet_player(rnd.bets.get(bet_id)), None, settled[0].commission, "bet", bet_id)
+        for bet_id, settled in sorted(rnd.settlements.items())
+    ]
 
 
 def seat_payer(rnd: Round, party: str) -> str:
@@ -67,8 +69,13 @@ def no_jackpot(rnd: Round, derivation: Derivation) -> JackpotMovement | None:
     return None
 
 
-BET_MONEY = Money(charges=bet_charges, payer=seat_payer, house_result=banked_result,
-                  turnover=bet_turnover, jackpot=no_jackpot)
+BET_MONEY = Money(
+    charges=bet_charges,
+    payer=seat_payer,
+    house_result=banked_result,
+    turnover=bet_turnover,
+    jackpot=no_jackpot,
+)
 """The hooks of a house-banked bet game without commission outside bets or a jackpot (FPC,
 3CB, RL)."""
 

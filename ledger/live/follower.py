@@ -82,8 +82,14 @@ def store_errors() -> tuple[type[Exception], ...]:
     """What an unreachable or locked database raises through the store or beside it."""
     import psycopg
 
-    return (PersistenceError, StoreError, sqlite3.OperationalError, psycopg.OperationalError,
-            psycopg.InterfaceError, OSError)
+    return (
+        PersistenceError,
+        StoreError,
+        sqlite3.OperationalError,
+        psycopg.OperationalError,
+        psycopg.InterfaceError,
+        OSError,
+    )
 
 
 def subject_token(name: str | None) -> str:
@@ -128,9 +134,17 @@ class FollowSummary:
 class Follower:
     """One follower of one source into one ledger (see the module docstring)."""
 
-    def __init__(self, app: LedgerApp, source: Source, *, options: FollowOptions | None = None,
-                 out: TextSink | None = None, log: TextSink | None = None,
-                 rejects: TextSink | None = None, metrics: FollowerMetrics | None = None) -> None:
+    def __init__(
+        self,
+        app: LedgerApp,
+        source: Source,
+        *,
+        options: FollowOptions | None = None,
+        out: TextSink | None = None,
+        log: TextSink | None = None,
+        rejects: TextSink | None = None,
+        metrics: FollowerMetrics | None = None,
+    ) -> None:
         self.app = app
         self.source = source
         self.options = options or FollowOptions()
@@ -176,17 +190,24 @@ class Follower:
         await self.source.open()
         try:
             await self._in_db(self._start_judging)
-            self._say(f"following {self.source.name}" + (
-                f" (judging from checkpoint {self.judge.resumed_from})"
-                if self.judge.resumed_from is not None else ""))
+            self._say(
+                f"following {self.source.name}"
+                + (
+                    f" (judging from checkpoint {self.judge.resumed_from})"
+                    if self.judge.resumed_from is not None
+                    else ""
+                )
+            )
             await self._loop()
         finally:
             await self.source.close()
             self._db.shutdown(wait=True)
         s = self.summary
-        self._say(f"stopped: {s.stored} stored, {s.duplicates} already stored, {s.rejected} "
-                  f"rejected, {s.findings} findings, {s.seals} checkpoints" +
-                  (f"; {s.unstored} lines read were not stored" if s.unstored else ""))
+        self._say(
+            f"stopped: {s.stored} stored, {s.duplicates} already stored, {s.rejected} "
+            f"rejected, {s.findings} findings, {s.seals} checkpoints"
+            + (f"; {s.unstored} lines read were not stored" if s.unstored else "")
+        )
         return 2 if s.unstored else 0
 
     async def _loop(self) -> None:
@@ -198,7 +219,8 @@ class Follower:
             if held is not None:
                 if not await self._finish(*held):
                     self.summary.unstored += len(held[0].lines) + (
-                        len(batch.lines) if batch is not None else 0)
+                        len(batch.lines) if batch is not None else 0
+                    )
                     return
                 held = None
             if batch is None:
@@ -207,8 +229,10 @@ class Follower:
                 self._last_line = time.monotonic()
                 if self.summary.first_line_at is None:
                     self.summary.first_line_at = self._last_line
-                held = (batch, asyncio.get_running_loop().run_in_executor(
-                    self._db, self._store_and_judge, batch))
+                held = (
+                    batch,
+                    asyncio.get_running_loop().run_in_executor(self._db, self._store_and_judge, batch),
+                )
             elif self._idle():
                 return
             await self._every_second()
@@ -245,14 +269,14 @@ class Follower:
         try:
             report = self._ingestor.ingest(
                 [(line.number, line.text) for line in batch.lines],
-                on_reject=lambda r, text: self._rejected(r, text, by_number.get(r.line)))
+                on_reject=lambda r, text: self._rejected(r, text, by_number.get(r.line)),
+            )
         except BaseException:
             self._ingestor = Ingestor(self.app)  # what it believed of the heads may be stale
             raise
         return _Done(report, self._advance(), time.perf_counter() - started)
 
-    async def _finish(self, batch: Batch, work: asyncio.Future[_Done], *,
-                      acknowledge: bool = True) -> bool:
+    async def _finish(self, batch: Batch, work: asyncio.Future[_Done], *, acknowledge: bool = True) -> bool:
         """Wait for a batch's database work (retrying while the database cannot be reached),
         then acknowledge it and tell its findings; False if stopped before it was stored."""
         attempt = 0
@@ -269,8 +293,7 @@ class Follower:
                     await asyncio.wait_for(self._stop.wait(), wait)
                     return False
                 except TimeoutError:
-                    work = asyncio.get_running_loop().run_in_executor(
-                        self._db, self._store_and_judge, batch)
+                    work = asyncio.get_running_loop().run_in_executor(self._db, self._store_and_judge, batch)
         if self._waiting:
             self._waiting = False
             self.metrics.up.set(1)
@@ -304,8 +327,10 @@ class Follower:
         self.metrics.error("database", message)
         self.metrics.up.set(0)
         if not self._waiting:
-            self._say(f"cannot store: {message}; waiting for the database (retrying every "
-                      f"{wait:g}s or more; nothing is acknowledged meanwhile)")
+            self._say(
+                f"cannot store: {message}; waiting for the database (retrying every "
+                f"{wait:g}s or more; nothing is acknowledged meanwhile)"
+            )
         self._waiting = True
 
     def _rejected(self, rejection: Rejection, text: str | bytes, line: Line | None) -> None:
@@ -370,7 +395,8 @@ class Follower:
         key, label = self.options.seal_key, self.options.store_label
         try:
             sealed = await asyncio.get_running_loop().run_in_executor(
-                self._db, lambda: checkpoints.seal(self.app, key, store=label))
+                self._db, lambda: checkpoints.seal(self.app, key, store=label)
+            )
         except checkpoints.SealRefused as exc:
             self.metrics.error("seal", str(exc))
             self._say(f"integrity broken: not sealed: {exc}")

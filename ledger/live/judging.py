@@ -39,8 +39,7 @@ class LiveFinding:
 
     def to_json(self) -> dict[str, Any]:
         """The finding's JSON (docs/schemas/finding.json) plus ``detected_at`` (UTC, ISO 8601)."""
-        return {**self.finding.to_json(),
-                "detected_at": self.detected_at.isoformat(timespec="milliseconds")}
+        return {**self.finding.to_json(), "detected_at": self.detected_at.isoformat(timespec="milliseconds")}
 
 
 class LiveJudge:

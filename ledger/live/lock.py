@@ -44,8 +44,7 @@ class FollowerLock:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            raise FollowerRunning(f"another follower is running on this store ({path} is "
-                                  "locked)") from None
+            raise FollowerRunning(f"another follower is running on this store ({path} is locked)") from None
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         self._file = fd
@@ -55,19 +54,27 @@ class FollowerLock:
 
         env = self._env
         schema = env.get("POSTGRES_SCHEMA", "public")
-        key = int.from_bytes(hashlib.sha256(f"ledger follower {schema}".encode()).digest()[:8],
-                             "big", signed=True)
-        self._conn = psycopg.connect(host=env["POSTGRES_HOST"], port=int(env["POSTGRES_PORT"]),
-                                     dbname=env["POSTGRES_DBNAME"], user=env["POSTGRES_USER"],
-                                     password=env["POSTGRES_PASSWORD"] or None, autocommit=True,
-                                     connect_timeout=int(env["POSTGRES_CONNECT_TIMEOUT"]),
-                                     application_name="ledger follower")
+        key = int.from_bytes(
+            hashlib.sha256(f"ledger follower {schema}".encode()).digest()[:8], "big", signed=True
+        )
+        self._conn = psycopg.connect(
+            host=env["POSTGRES_HOST"],
+            port=int(env["POSTGRES_PORT"]),
+            dbname=env["POSTGRES_DBNAME"],
+            user=env["POSTGRES_USER"],
+            password=env["POSTGRES_PASSWORD"] or None,
+            autocommit=True,
+            connect_timeout=int(env["POSTGRES_CONNECT_TIMEOUT"]),
+            application_name="ledger follower",
+        )
         row = self._conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
         if not row or not row[0]:
             self._conn.close()
             self._conn = None
-            raise FollowerRunning(f"another follower is running on this store (schema {schema}"
-                                  " holds the follower's advisory lock)")
+            raise FollowerRunning(
+                f"another follower is running on this store (schema {schema}"
+                " holds the follower's advisory lock)"
+            )
 
     def release(self) -> None:
         """Let the lock go (closing the file or the connection)."""

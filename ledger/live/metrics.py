@@ -20,32 +20,64 @@ class FollowerMetrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
-        self.lines = Counter("ledger_follow_lines", "Feed lines read, by outcome "
-                             "(stored, duplicate, rejected).", ["outcome"], registry=r)
-        self.findings = Counter("ledger_follow_findings", "Findings made by the live judge, by "
-                                "severity.", ["severity"], registry=r)
-        self.rounds = Counter("ledger_follow_rounds_judged", "Rounds judged as they closed.",
-                              registry=r)
-        self.lag = Gauge("ledger_follow_lag", "How far the follower is behind its source "
-                         "(messages for NATS, bytes for a file, queued lines for stdin).",
-                         registry=r)
-        self.commit_seconds = Histogram("ledger_follow_commit_seconds", "Time to store and "
-                                        "judge one batch.", registry=r,
-                                        buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5))
-        self.up = Gauge("ledger_follow_up", "1 while the follower stores what it reads; 0 while "
-                        "it waits for the database.", registry=r)
-        self.last_seal = Gauge("ledger_follow_last_seal_timestamp_seconds", "When the follower "
-                               "last stored a checkpoint (0: not yet).", registry=r)
-        self.seal_age = Gauge("ledger_follow_seal_age_seconds", "Seconds since the follower "
-                              "last stored a checkpoint (-1: not yet).", registry=r)
+        self.lines = Counter(
+            "ledger_follow_lines",
+            "Feed lines read, by outcome (stored, duplicate, rejected).",
+            ["outcome"],
+            registry=r,
+        )
+        self.findings = Counter(
+            "ledger_follow_findings",
+            "Findings made by the live judge, by severity.",
+            ["severity"],
+            registry=r,
+        )
+        self.rounds = Counter("ledger_follow_rounds_judged", "Rounds judged as they closed.", registry=r)
+        self.lag = Gauge(
+            "ledger_follow_lag",
+            "How far the follower is behind its source "
+            "(messages for NATS, bytes for a file, queued lines for stdin).",
+            registry=r,
+        )
+        self.commit_seconds = Histogram(
+            "ledger_follow_commit_seconds",
+            "Time to store and judge one batch.",
+            registry=r,
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
+        )
+        self.up = Gauge(
+            "ledger_follow_up",
+            "1 while the follower stores what it reads; 0 while it waits for the database.",
+            registry=r,
+        )
+        self.last_seal = Gauge(
+            "ledger_follow_last_seal_timestamp_seconds",
+            "When the follower last stored a checkpoint (0: not yet).",
+            registry=r,
+        )
+        self.seal_age = Gauge(
+            "ledger_follow_seal_age_seconds",
+            "Seconds since the follower last stored a checkpoint (-1: not yet).",
+            registry=r,
+        )
         self.seal_age.set_function(self._seal_age)
-        self.errors = Counter("ledger_follow_errors", "Errors the follower waited out "
-                              "(database unreachable, broker away), by kind.", ["kind"],
-                              registry=r)
-        self.last_error = Gauge("ledger_follow_last_error_timestamp_seconds", "When the last "
-                                "error happened (0: none).", registry=r)
-        self.last_error_info = Gauge("ledger_follow_last_error", "The last error's message (value "
-                                     "1 on the current one).", ["kind", "message"], registry=r)
+        self.errors = Counter(
+            "ledger_follow_errors",
+            "Errors the follower waited out (database unreachable, broker away), by kind.",
+            ["kind"],
+            registry=r,
+        )
+        self.last_error = Gauge(
+            "ledger_follow_last_error_timestamp_seconds",
+            "When the last error happened (0: none).",
+            registry=r,
+        )
+        self.last_error_info = Gauge(
+            "ledger_follow_last_error",
+            "The last error's message (value 1 on the current one).",
+            ["kind", "message"],
+            registry=r,
+        )
         self.up.set(1)
 
     def _seal_age(self) -> float:

@@ -36,9 +36,14 @@ def table_of(line: bytes) -> str:
     return subject_token(table) if isinstance(table, str) and table else "unknown"
 
 
-async def publish_lines(url: str, lines: Iterable[bytes], *, rate: float | None = None,
-                        tick: float = 0.01,
-                        on_sent: Callable[[bytes], None] | None = None) -> Published:
+async def publish_lines(
+    url: str,
+    lines: Iterable[bytes],
+    *,
+    rate: float | None = None,
+    tick: float = 0.01,
+    on_sent: Callable[[bytes], None] | None = None,
+) -> Published:
     """Publish ``lines`` in order, ``rate`` lines per second (as fast as possible if ``None``);
     returns once the stream has stored every one. ``on_sent`` is told of each line once it is
     handed to the connection (the benchmark's clock)."""

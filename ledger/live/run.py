@@ -59,8 +59,9 @@ def default_rejects_path(source: str) -> str:
     return source + ".rejects.jsonl"
 
 
-def follow(app: LedgerApp, request: FollowRequest, *, out: TextSink | None = None,
-           log: TextSink | None = None) -> int:
+def follow(
+    app: LedgerApp, request: FollowRequest, *, out: TextSink | None = None, log: TextSink | None = None
+) -> int:
     """Run a follower to its end; its exit code. :class:`FollowError` if it cannot start."""
     try:
         source = open_source(request.source, state=request.state_path, durable=request.durable)
@@ -79,10 +80,12 @@ def follow(app: LedgerApp, request: FollowRequest, *, out: TextSink | None = Non
             try:
                 server = metrics.serve(request.metrics_port, request.metrics_address)
             except OSError as exc:
-                raise FollowError(f"cannot serve metrics on port {request.metrics_port}: "
-                                  f"{exc.strerror or exc}") from None
-        follower = Follower(app, source, options=request.options, out=out, log=log,
-                            rejects=rejects, metrics=metrics)
+                raise FollowError(
+                    f"cannot serve metrics on port {request.metrics_port}: {exc.strerror or exc}"
+                ) from None
+        follower = Follower(
+            app, source, options=request.options, out=out, log=log, rejects=rejects, metrics=metrics
+        )
         try:
             return asyncio.run(follower.run())
         except SourceError as exc:
@@ -126,5 +129,4 @@ def make_bounds(lines: int, window: str) -> Bounds:
     return Bounds(lines, parse_duration(window))
 
 
-__all__ = ["FollowError", "FollowRequest", "NatsSource", "follow", "make_bounds",
-           "parse_duration"]
+__all__ = ["FollowError", "FollowRequest", "NatsSource", "follow", "make_bounds", "parse_duration"]

@@ -208,8 +208,9 @@ class FileSource:
             return
         identity, offset, line = batch.position
         temp = self.state_path.with_name(self.state_path.name + ".tmp")
-        temp.write_text(json.dumps({"file": list(identity), "offset": offset, "line": line}),
-                        encoding="utf-8")
+        temp.write_text(
+            json.dumps({"file": list(identity), "offset": offset, "line": line}), encoding="utf-8"
+        )
         os.replace(temp, self.state_path)
 
     async def holding(self, batch: Batch) -> None:
@@ -296,10 +297,14 @@ class NatsAddress:
         """Split a NATS source URL; ``ValueError`` with the expected form if it is not one."""
         parts = urlsplit(url)
         stream = parts.path.strip("/")
-        if parts.scheme != "nats" or not parts.hostname or not stream or "/" in stream or \
-                not stream.replace("-", "").replace("_", "").isalnum():
-            raise ValueError(f"{url!r} is not nats://HOST:PORT/STREAM (STREAM: letters, digits, "
-                             "- and _)")
+        if (
+            parts.scheme != "nats"
+            or not parts.hostname
+            or not stream
+            or "/" in stream
+            or not stream.replace("-", "").replace("_", "").isalnum()
+        ):
+            raise ValueError(f"{url!r} is not nats://HOST:PORT/STREAM (STREAM: letters, digits, - and _)")
         return cls(f"nats://{parts.netloc}", stream)
 
     @property
@@ -308,8 +313,7 @@ class NatsAddress:
         return f"{self.stream}.>"
 
 
-async def connect_nats(server: str, *, name: str,
-                       say: Callable[[str], None] | None = None) -> Any:
+async def connect_nats(server: str, *, name: str, say: Callable[[str], None] | None = None) -> Any:
     """A NATS connection that reconnects for ever (a broker restart is waited out, and said
     once through ``say``); :class:`SourceError` if the server cannot be reached at start."""
     parts = urlsplit(server)
@@ -329,10 +333,17 @@ async def connect_nats(server: str, *, name: str,
         tell(f"NATS at {server} is back")
 
     try:
-        return await nats.connect(server, name=name, connect_timeout=3,
-                                  max_reconnect_attempts=-1, reconnect_time_wait=0.5,
-                                  allow_reconnect=True, error_cb=error,
-                                  disconnected_cb=disconnected, reconnected_cb=reconnected)
+        return await nats.connect(
+            server,
+            name=name,
+            connect_timeout=3,
+            max_reconnect_attempts=-1,
+            reconnect_time_wait=0.5,
+            allow_reconnect=True,
+            error_cb=error,
+            disconnected_cb=disconnected,
+            reconnected_cb=reconnected,
+        )
     except (NoServersError, OSError, TimeoutError) as exc:
         raise SourceError(f"cannot reach NATS at {server}: {exc or type(exc).__name__}") from None
 
@@ -342,8 +353,9 @@ async def ensure_stream(js: Any, address: NatsAddress) -> None:
     try:
         await js.stream_info(address.stream)
     except NotFoundError:
-        await js.add_stream(StreamConfig(name=address.stream, subjects=[address.subjects],
-                                         storage=StorageType.FILE))
+        await js.add_stream(
+            StreamConfig(name=address.stream, subjects=[address.subjects], storage=StorageType.FILE)
+        )
 
 
 class NatsSource:
@@ -369,18 +381,24 @@ class NatsSource:
         """Where the connection's events are told (the follower's log)."""
 
     async def open(self) -> None:
-        self.nc = await connect_nats(self.address.server, name=f"ledger follower {self.durable}",
-                                     say=self.say)
+        self.nc = await connect_nats(
+            self.address.server, name=f"ledger follower {self.durable}", say=self.say
+        )
         self.js = self.nc.jetstream()
         await ensure_stream(self.js, self.address)
         start = await self._resume_point()
         config = ConsumerConfig(
-            durable_name=self.durable, ack_policy=AckPolicy.ALL,
-            ack_wait=self.ack_wait_seconds, max_ack_pending=20_000, filter_subject=self.address.subjects,
+            durable_name=self.durable,
+            ack_policy=AckPolicy.ALL,
+            ack_wait=self.ack_wait_seconds,
+            max_ack_pending=20_000,
+            filter_subject=self.address.subjects,
             deliver_policy=DeliverPolicy.BY_START_SEQUENCE if start > 1 else DeliverPolicy.ALL,
-            opt_start_seq=start if start > 1 else None)
-        self._sub = await self.js.pull_subscribe(self.address.subjects, durable=self.durable,
-                                                 stream=self.address.stream, config=config)
+            opt_start_seq=start if start > 1 else None,
+        )
+        self._sub = await self.js.pull_subscribe(
+            self.address.subjects, durable=self.durable, stream=self.address.stream, config=config
+        )
 
     async def _resume_point(self) -> int:
         """The first stream sequence not acknowledged by the durable consumer (1 if there is no
@@ -404,8 +422,7 @@ class NatsSource:
             if remaining <= 0.001:
                 break
             try:
-                msgs = await self._sub.fetch(batch=bounds.lines - len(batch.lines),
-                                             timeout=remaining)
+                msgs = await self._sub.fetch(batch=bounds.lines - len(batch.lines), timeout=remaining)
             except (NatsTimeout, TimeoutError):
                 break
             except ConnectionClosedError as exc:
@@ -414,8 +431,7 @@ class NatsSource:
                 deadline = time.monotonic() + bounds.seconds
             for msg in msgs:
                 table = msg.subject.rsplit(".", 1)[-1] if "." in msg.subject else ""
-                batch.lines.append(Line(int(msg.metadata.sequence.stream), bytes(msg.data),
-                                        table, msg))
+                batch.lines.append(Line(int(msg.metadata.sequence.stream), bytes(msg.data), table, msg))
         return batch
 
     async def committed(self, batch: Batch) -> None:

@@ -18,12 +18,18 @@ from projections.base import View
 from projections.updater import catch_up
 
 
-def follow_views(app: LedgerApp, views: Sequence[View], *, every: float,
-                 stop: threading.Event | None = None, batch_rounds: int = 500,
-                 on_moved: Callable[[str, int], None] | None = None,
-                 on_error: Callable[[Exception], None] | None = None,
-                 errors: tuple[type[Exception], ...] = (),
-                 idle_exit: float | None = None) -> int:
+def follow_views(
+    app: LedgerApp,
+    views: Sequence[View],
+    *,
+    every: float,
+    stop: threading.Event | None = None,
+    batch_rounds: int = 500,
+    on_moved: Callable[[str, int], None] | None = None,
+    on_error: Callable[[Exception], None] | None = None,
+    errors: tuple[type[Exception], ...] = (),
+    idle_exit: float | None = None,
+) -> int:
     """Update the views every ``every`` seconds until ``stop`` is set (SIGTERM, SIGINT), or
     until no view moved for ``idle_exit`` seconds; the number of updates that moved a view."""
     stop = stop if stop is not None else _stop_on_signals()

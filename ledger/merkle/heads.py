@@ -88,8 +88,9 @@ class Heads:
         self.db: Connection = connect(app)
         d = self.db.dialect
         self.p = d.p
-        self.origins, self.heads, self.cosigs = (d.qualified(t) for t in (
-            ORIGIN_TABLE, HEADS_TABLE, COSIGNATURES_TABLE))
+        self.origins, self.heads, self.cosigs = (
+            d.qualified(t) for t in (ORIGIN_TABLE, HEADS_TABLE, COSIGNATURES_TABLE)
+        )
         self.exists = self.db.table_exists(HEADS_TABLE)
         if create and not self.exists:
             MerkleLog(app).close()  # creates every table of the Merkle log
@@ -119,12 +120,12 @@ class Heads:
             cur.execute(f"SELECT origin FROM {self.origins} WHERE id = 1")
             found = cur.fetchone()
             if found is None:
-                cur.execute(f"INSERT INTO {self.origins} (id, origin) VALUES (1, {self.p})",
-                            (name,))
+                cur.execute(f"INSERT INTO {self.origins} (id, origin) VALUES (1, {self.p})", (name,))
                 return name
         if str(found[0]) != name:
-            raise OriginError(f"the store's origin is {found[0]!r}; it is set once and "
-                              f"cannot become {name!r}")
+            raise OriginError(
+                f"the store's origin is {found[0]!r}; it is set once and cannot become {name!r}"
+            )
         return name
 
     def store_note(self, size: int, note: str) -> StoredNote:
@@ -134,8 +135,9 @@ class Heads:
             cur.execute(f"SELECT note FROM {self.heads} WHERE size = {self.p}", (size,))
             found = cur.fetchone()
             if found is None:
-                cur.execute(f"INSERT INTO {self.heads} (size, note) VALUES ({self.p}, {self.p})",
-                            (size, note))
+                cur.execute(
+                    f"INSERT INTO {self.heads} (size, note) VALUES ({self.p}, {self.p})", (size, note)
+                )
         return self.note_at(size) or StoredNote(size, note)
 
     def note_at(self, size: int) -> StoredNote | None:
@@ -164,8 +166,7 @@ class Heads:
         if not found:
             return None
         size, note = int(found[0][0]), str(found[0][1])
-        lines = self.db.read(f"SELECT line FROM {self.cosigs} WHERE size = {self.p} "
-                             "ORDER BY line", (size,))
+        lines = self.db.read(f"SELECT line FROM {self.cosigs} WHERE size = {self.p} ORDER BY line", (size,))
         return StoredNote(size, note, tuple(str(r[0]) for r in lines))
 
     def add_cosignatures(self, size: int, lines: list[str]) -> int:
@@ -181,11 +182,13 @@ class Heads:
         added = 0
         with self.db.write() as cur:
             for line in dict.fromkeys(lines):
-                cur.execute(f"SELECT 1 FROM {self.cosigs} WHERE size = {self.p} AND line = "
-                            f"{self.p}", (size, line))
+                cur.execute(
+                    f"SELECT 1 FROM {self.cosigs} WHERE size = {self.p} AND line = {self.p}", (size, line)
+                )
                 if cur.fetchone() is None:
-                    cur.execute(f"INSERT INTO {self.cosigs} (size, line) VALUES ({self.p}, "
-                                f"{self.p})", (size, line))
+                    cur.execute(
+                        f"INSERT INTO {self.cosigs} (size, line) VALUES ({self.p}, {self.p})", (size, line)
+                    )
                     added += 1
         return added
 

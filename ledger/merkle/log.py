@@ -166,8 +166,9 @@ class MerkleLog:
     def _check_size(self, size: int) -> int:
         have = self.size()
         if not 0 <= size <= have:
-            raise TreeError(f"the stored tree has {have} leaves, not {size} (run `ledger seal` "
-                            "or ingest to extend it)")
+            raise TreeError(
+                f"the stored tree has {have} leaves, not {size} (run `ledger seal` or ingest to extend it)"
+            )
         return size
 
     @staticmethod
@@ -183,7 +184,7 @@ class MerkleLog:
         rows = sorted(by_row)
         found: dict[Node, bytes] = {}
         for start in range(0, len(rows), _READ_BATCH):
-            part = rows[start:start + _READ_BATCH]
+            part = rows[start : start + _READ_BATCH]
             among, params = self.dialect.one_of("idx", part)
             sql = f"SELECT idx, nodes FROM {self.table} WHERE {among}"
             if cur is None:
@@ -195,10 +196,9 @@ class MerkleLog:
                 data = bytes(blob)
                 for node in by_row.get(int(idx), ()):
                     slot = holder(node)[1]
-                    h = data[slot * HASH_SIZE:(slot + 1) * HASH_SIZE]
+                    h = data[slot * HASH_SIZE : (slot + 1) * HASH_SIZE]
                     if len(h) != HASH_SIZE:
-                        raise TreeError(f"the stored tree's row {idx} is damaged (no hash at "
-                                        f"level {slot})")
+                        raise TreeError(f"the stored tree's row {idx} is damaged (no hash at level {slot})")
                     found[node] = h
         missing = [n for ns in by_row.values() for n in ns if n not in found]
         if missing:
@@ -242,16 +242,17 @@ class MerkleLog:
         """Whether ``known`` (ids increasing) are exactly the rows after row ``after`` up to
         the last of them: every id above ``after``, and as many rows in that id range."""
         ids = [row[0] for row in known]
-        if (after is not None and ids[0] <= after) or any(
-                b <= a for a, b in itertools.pairwise(ids)):
+        if (after is not None and ids[0] <= after) or any(b <= a for a, b in itertools.pairwise(ids)):
             return False
         d = self.app.dialect
         events = d.qualified(self.app.recorder.events_table_name)  # type: ignore[attr-defined]
         position = "rowid" if d.is_sqlite else "notification_id"
         above = f"{position} >= {d.p}" if after is None else f"{position} > {d.p}"
-        found = read_rows(self.app, f"SELECT COUNT(*) FROM {events} WHERE {above} "
-                                    f"AND {position} <= {d.p}",
-                          (MIN_ROW_ID if after is None else after, ids[-1]))
+        found = read_rows(
+            self.app,
+            f"SELECT COUNT(*) FROM {events} WHERE {above} AND {position} <= {d.p}",
+            (MIN_ROW_ID if after is None else after, ids[-1]),
+        )
         return int(found[0][0]) == len(ids)
 
     def _rows_after(self, after: int | None) -> Iterable[Sequence[Any]]:
@@ -263,8 +264,7 @@ class MerkleLog:
             if taken >= EXTEND_CHUNK:
                 return
 
-    def _append_rows(self, cur: Cursor, frontier: Frontier,
-                     pages: Iterable[Sequence[Any]]) -> int:
+    def _append_rows(self, cur: Cursor, frontier: Frontier, pages: Iterable[Sequence[Any]]) -> int:
         """Hash each row's leaf, fold it into the frontier, insert one tree row per leaf. The
         loop is :func:`~ledger.merkle.tree.row_leaf` and :meth:`Frontier.append` written out
         with local names: it runs once per stored row, at ingest."""
@@ -277,8 +277,7 @@ class MerkleLog:
             values = []
             for row_id, oid, version, topic, state in page:
                 name = topic.encode()
-                h = sha256(b"\x00" + fromhex(oid) + pack(version, len(name)) + name
-                           + bytes(state)).digest()
+                h = sha256(b"\x00" + fromhex(oid) + pack(version, len(name)) + name + bytes(state)).digest()
                 completed = h
                 level = 0
                 while levels and levels[-1] == level:
@@ -305,9 +304,12 @@ class MerkleLog:
         idx, rows, nodes = zip(*values, strict=True)
         assert isinstance(cur, TupleCursor)
         # In binary: psycopg dumps a bytea array as text by escaping every byte in Python.
-        cur.cur.execute(f"INSERT INTO {self.table} (idx, row_id, nodes) SELECT * FROM "
-                        "unnest(%s::bigint[], %s::bigint[], %s::bytea[])",
-                        (list(idx), list(rows), list(nodes)), binary=True)
+        cur.cur.execute(
+            f"INSERT INTO {self.table} (idx, row_id, nodes) SELECT * FROM "
+            "unnest(%s::bigint[], %s::bigint[], %s::bytea[])",
+            (list(idx), list(rows), list(nodes)),
+            binary=True,
+        )
 
     # --- checking ---------------------------------------------------------------------------
 
@@ -317,23 +319,31 @@ class MerkleLog:
         not. Reads the rows after ``frontier.size`` and their tree rows, once each."""
         self._check_size(size)
         after = self.row_id(frontier.size - 1) if frontier.size else None
-        select = (f"SELECT idx, row_id, nodes FROM {self.table} WHERE idx >= {self.p} AND "
-                  f"idx < {self.p} ORDER BY idx")
+        select = (
+            f"SELECT idx, row_id, nodes FROM {self.table} WHERE idx >= {self.p} AND "
+            f"idx < {self.p} ORDER BY idx"
+        )
         for page in self.app.rows(page=1000, after=after):
-            page = page[:size - frontier.size]
+            page = page[: size - frontier.size]
             stored = self.db.read(select, (frontier.size, frontier.size + len(page)))
             if len(stored) != len(page):
-                raise TreeError(f"the stored tree lacks leaves {frontier.size}-"
-                                f"{frontier.size + len(page) - 1}")
+                raise TreeError(
+                    f"the stored tree lacks leaves {frontier.size}-{frontier.size + len(page) - 1}"
+                )
             for (row_id, oid, version, topic, state), (idx, tree_row, nodes) in zip(
-                    page, stored, strict=True):
+                page, stored, strict=True
+            ):
                 completed = frontier.append(row_leaf(oid, version, topic, state))
                 if int(tree_row) != int(row_id):
-                    raise TreeError(f"the stored tree's leaf {idx} hashes row {tree_row}, the "
-                                    f"log's row at that place is {row_id}")
+                    raise TreeError(
+                        f"the stored tree's leaf {idx} hashes row {tree_row}, the "
+                        f"log's row at that place is {row_id}"
+                    )
                 if bytes(nodes) != completed:
-                    raise TreeError(f"the stored tree's leaf {idx} (row {row_id}) does not "
-                                    "match the row's bytes: the row or the tree was changed")
+                    raise TreeError(
+                        f"the stored tree's leaf {idx} (row {row_id}) does not "
+                        "match the row's bytes: the row or the tree was changed"
+                    )
             if frontier.size >= size:
                 break
         if frontier.size != size:
@@ -344,8 +354,9 @@ class MerkleLog:
         """One extender at a time: SQLite's ``BEGIN IMMEDIATE`` already is; on PostgreSQL a
         transaction-scoped advisory lock (no table privilege needed)."""
         if not self.dialect.is_sqlite:
-            cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
-                        (f"ledger-merkle:{self.dialect.schema}",))
+            cur.execute(
+                "SELECT pg_advisory_xact_lock(hashtext(%s))", (f"ledger-merkle:{self.dialect.schema}",)
+            )
 
 
 def extend(app: LedgerApp) -> TreeHead:

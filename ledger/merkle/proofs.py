@@ -46,9 +46,11 @@ def round_proof(app: LedgerApp, oid: UUID, checkpoint: Checkpoint | None = None)
     """The ``merkle`` section of a round's bundle: its last row's proof to the note of
     ``checkpoint``'s seal (default: the newest stored note)."""
     if app.ledger_mapper.compressor is not None or app.ledger_mapper.cipher is not None:
-        raise BundleError("a store with compression or encryption at rest cannot export a "
-                          "Merkle proof (its stored bytes are not the events' frame): omit "
-                          "--merkle")
+        raise BundleError(
+            "a store with compression or encryption at rest cannot export a "
+            "Merkle proof (its stored bytes are not the events' frame): omit "
+            "--merkle"
+        )
     span = app.span(oid)
     if span is None:
         raise BundleError("the round has no stored event")
@@ -56,27 +58,37 @@ def round_proof(app: LedgerApp, oid: UUID, checkpoint: Checkpoint | None = None)
         note = _note_for(heads, checkpoint)
         index = log.index_of(span[1])
         if index is None or index >= note.size:
-            raise BundleError(f"the round's last event (row {span[1]}) is not in the tree of the "
-                              f"newest note ({note.size} rows): seal again, then export")
+            raise BundleError(
+                f"the round's last event (row {span[1]}) is not in the tree of the "
+                f"newest note ({note.size} rows): seal again, then export"
+            )
         try:
             proof = log.inclusion_proof(index, note.size)
         except TreeError as exc:
             raise BundleError(f"cannot read the proof from the stored tree: {exc}") from None
-    return {"index": index, "size": note.size,
-            "proof": [base64.b64encode(h).decode() for h in proof], "note": note.cosigned()}
+    return {
+        "index": index,
+        "size": note.size,
+        "proof": [base64.b64encode(h).decode() for h in proof],
+        "note": note.cosigned(),
+    }
 
 
 def _note_for(heads: Heads, checkpoint: Checkpoint | None) -> StoredNote:
     note = heads.latest() if checkpoint is None else heads.note_at(checkpoint.position.events)
     if note is None:
-        what = "no checkpoint note" if checkpoint is None else (
-            f"no checkpoint note of the seal at link {checkpoint.position.links}")
+        what = (
+            "no checkpoint note"
+            if checkpoint is None
+            else (f"no checkpoint note of the seal at link {checkpoint.position.links}")
+        )
         raise BundleError(f"the store holds {what}: run `ledger seal` first")
     return note
 
 
-def check_round_proof(merkle: dict[str, Any], oid: UUID, last: dict[str, Any],
-                      checkpoint: Checkpoint) -> list[str]:
+def check_round_proof(
+    merkle: dict[str, Any], oid: UUID, last: dict[str, Any], checkpoint: Checkpoint
+) -> list[str]:
     """What fails in a bundle's ``merkle`` section, given its last event (already checked
     against the round's digest chain) and the JSON checkpoint (signature already checked)."""
     key: Ed25519PublicKey = parse_public_key(checkpoint.public_key.encode())
@@ -86,18 +98,21 @@ def check_round_proof(merkle: dict[str, Any], oid: UUID, last: dict[str, Any],
         return [f"the bundle's checkpoint note is not signed by the checkpoint's key: {exc}"]
     pos = checkpoint.position
     if f"{CHAIN_EXTENSION} {pos.links} {pos.head}" not in body.extensions:
-        return [f"the bundle's note is not of the checkpoint's seal (link {pos.links}, head "
-                f"{pos.head}): export against this checkpoint"]
+        return [
+            f"the bundle's note is not of the checkpoint's seal (link {pos.links}, head "
+            f"{pos.head}): export against this checkpoint"
+        ]
     index, size = merkle["index"], merkle["size"]
     proof = _hashes(merkle["proof"])
     if type(index) is not int or type(size) is not int or size != body.size or proof is None:
         return ["the bundle's Merkle proof is malformed (index, size or hashes)"]
     content = str(last["content"]).encode("utf-8")
-    leaf = row_leaf(oid.hex, int(last["version"]), str(last["topic"]),
-                    frame(str(last["digest"]), content))
+    leaf = row_leaf(oid.hex, int(last["version"]), str(last["topic"]), frame(str(last["digest"]), content))
     if not verify_inclusion(leaf, index, size, proof, body.root):
-        return [f"the round's last event is not leaf {index} of the tree of {size} rows the "
-                "note signs: the round was changed, or the proof is not of it"]
+        return [
+            f"the round's last event is not leaf {index} of the tree of {size} rows the "
+            "note signs: the round was changed, or the proof is not of it"
+        ]
     return []
 
 

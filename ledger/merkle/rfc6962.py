@@ -82,8 +82,7 @@ def _subproof(m: int, leaves: Sequence[bytes], complete: bool) -> list[bytes]:
     return [*_subproof(m - k, leaves[k:], False), reference_root(leaves[:k])]
 
 
-def verify_inclusion(leaf: bytes, index: int, size: int, proof: Sequence[bytes],
-                     root: bytes) -> bool:
+def verify_inclusion(leaf: bytes, index: int, size: int, proof: Sequence[bytes], root: bytes) -> bool:
     """Whether ``proof`` shows the leaf hash ``leaf`` at ``index`` in the tree ``(size, root)``."""
     if not 0 <= index < size or any(len(p) != HASH_SIZE for p in proof):
         return False
@@ -103,8 +102,9 @@ def verify_inclusion(leaf: bytes, index: int, size: int, proof: Sequence[bytes],
     return sn == 0 and r == root
 
 
-def verify_consistency(old_size: int, new_size: int, old_root: bytes, new_root: bytes,
-                       proof: Sequence[bytes]) -> bool:
+def verify_consistency(
+    old_size: int, new_size: int, old_root: bytes, new_root: bytes, proof: Sequence[bytes]
+) -> bool:
     """Whether ``proof`` shows the tree ``(new_size, new_root)`` extends ``(old_size, old_root)``.
 
     An empty tree is extended by any tree (with an empty proof); equal sizes need equal roots and

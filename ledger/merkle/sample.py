@@ -72,10 +72,17 @@ class SampleReport:
 
     def to_json(self) -> dict[str, Any]:
         """The ``sample`` object of ``verify --sample --json``."""
-        return {"origin": self.origin, "size": self.size, "root": self.root.hex(),
-                "seed": self.seed, "rows": len(self.drawn), "problems": self.problems,
-                "hashes_read": self.hashes_read, "unseen_chance": self.chances(),
-                "seconds": round(self.seconds, 3)}
+        return {
+            "origin": self.origin,
+            "size": self.size,
+            "root": self.root.hex(),
+            "seed": self.seed,
+            "rows": len(self.drawn),
+            "problems": self.problems,
+            "hashes_read": self.hashes_read,
+            "unseen_chance": self.chances(),
+            "seconds": round(self.seconds, 3),
+        }
 
 
 def unseen_chance(size: int, draws: int, share: float) -> float:
@@ -99,9 +106,16 @@ def fresh_seed() -> int:
     return secrets.randbits(63)
 
 
-def sample(app: LedgerApp, count: int, public_key: Ed25519PublicKey, *, seed: int | None = None,
-           note: StoredNote | None = None, witnesses: Sequence[str] = (),
-           quorum: int = 0) -> SampleReport:
+def sample(
+    app: LedgerApp,
+    count: int,
+    public_key: Ed25519PublicKey,
+    *,
+    seed: int | None = None,
+    note: StoredNote | None = None,
+    witnesses: Sequence[str] = (),
+    quorum: int = 0,
+) -> SampleReport:
     """Check ``count`` drawn rows against the newest stored note (or ``note``), opened with the
     sealer's ``public_key``; with ``quorum``, the newest stored note that ``quorum`` of the
     ``witnesses`` (cosigner verifier keys) validly cosigned. :class:`SampleError` if there is
@@ -114,8 +128,9 @@ def sample(app: LedgerApp, count: int, public_key: Ed25519PublicKey, *, seed: in
         if quorum:
             require_quorum(opened, list(witnesses), quorum)
     except NoteError as exc:
-        raise SampleError(f"the checkpoint note of {note.size} rows does not open with the "
-                          f"keys: {exc}", 3) from None
+        raise SampleError(
+            f"the checkpoint note of {note.size} rows does not open with the keys: {exc}", 3
+        ) from None
     seed = fresh_seed() if seed is None else seed
     report = SampleReport(body.origin, body.size, body.root, seed, draw(body.size, count, seed))
     with MerkleLog(app, create=False) as log:
@@ -128,8 +143,9 @@ def sample(app: LedgerApp, count: int, public_key: Ed25519PublicKey, *, seed: in
     return report
 
 
-def _newest_note(app: LedgerApp, public_key: Ed25519PublicKey, witnesses: Sequence[str],
-                 quorum: int) -> StoredNote:
+def _newest_note(
+    app: LedgerApp, public_key: Ed25519PublicKey, witnesses: Sequence[str], quorum: int
+) -> StoredNote:
     """The newest stored note; with a quorum, the newest with enough valid cosignatures."""
     with Heads(app, create=False) as heads:
         if not quorum:
@@ -147,8 +163,9 @@ def _newest_note(app: LedgerApp, public_key: Ed25519PublicKey, witnesses: Sequen
             except NoteError:
                 continue
             return note
-    raise SampleError(f"the store holds no checkpoint note with {quorum} valid cosignatures "
-                      "from the given witness keys", 3)
+    raise SampleError(
+        f"the store holds no checkpoint note with {quorum} valid cosignatures from the given witness keys", 3
+    )
 
 
 def _check_leaf(app: LedgerApp, log: MerkleLog, index: int, size: int, root: bytes) -> str | None:
@@ -163,6 +180,8 @@ def _check_leaf(app: LedgerApp, log: MerkleLog, index: int, size: int, root: byt
             break
         if verify_inclusion(row_leaf(oid, version, topic, state), index, size, proof, root):
             return None
-        return (f"row {row_id} (leaf {index}, {topic} version {version}) is not the row the "
-                "signed root commits to: it was changed, moved or replaced after the checkpoint")
+        return (
+            f"row {row_id} (leaf {index}, {topic} version {version}) is not the row the "
+            "signed root commits to: it was changed, moved or replaced after the checkpoint"
+        )
     return f"leaf {index}: the log has no row {row_id} (removed after the checkpoint)"

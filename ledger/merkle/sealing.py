@@ -60,9 +60,15 @@ class NoteSealed:
 def checkpoint_body(origin: str, size: int, root: bytes, checkpoint: Checkpoint) -> CheckpointBody:
     """The text of the note of a JSON checkpoint (see the module docstring)."""
     pos = checkpoint.position
-    return CheckpointBody(origin, size, root, (
-        f"{CHAIN_EXTENSION} {pos.links} {pos.head}",
-        f"{SNAPSHOT_EXTENSION} {checkpoint.row} {checkpoint.snapshot}"))
+    return CheckpointBody(
+        origin,
+        size,
+        root,
+        (
+            f"{CHAIN_EXTENSION} {pos.links} {pos.head}",
+            f"{SNAPSHOT_EXTENSION} {checkpoint.row} {checkpoint.snapshot}",
+        ),
+    )
 
 
 def log_verifier(origin: str, public_key: Ed25519PublicKey) -> str:
@@ -70,8 +76,9 @@ def log_verifier(origin: str, public_key: Ed25519PublicKey) -> str:
     return verifier_key(origin, public_key)
 
 
-def open_checkpoint(note: str, public_key: Ed25519PublicKey,
-                    origin: str | None = None) -> tuple[Note, CheckpointBody]:
+def open_checkpoint(
+    note: str, public_key: Ed25519PublicKey, origin: str | None = None
+) -> tuple[Note, CheckpointBody]:
     """A checkpoint note signed by ``public_key`` under its own origin (or ``origin``);
     :class:`NoteError` if not."""
     text = parse_note(note).text
@@ -81,8 +88,7 @@ def open_checkpoint(note: str, public_key: Ed25519PublicKey,
     return open_note(note, [log_verifier(body.origin, public_key)]), body
 
 
-def seal_note(app_log: MerkleLog, heads: Heads, key: Ed25519PrivateKey,
-              checkpoint: Checkpoint) -> NoteSealed:
+def seal_note(app_log: MerkleLog, heads: Heads, key: Ed25519PrivateKey, checkpoint: Checkpoint) -> NoteSealed:
     """Sign and store the checkpoint note of the tree up to ``checkpoint``'s link row."""
     if checkpoint.row is None or checkpoint.snapshot is None:
         raise SealError("a note is made only for a checkpoint with a position and a snapshot")
@@ -98,14 +104,14 @@ def seal_note(app_log: MerkleLog, heads: Heads, key: Ed25519PrivateKey,
     try:
         app_log.extend()
         if app_log.row_id(size - 1) != checkpoint.row:
-            raise TreeError(f"the tree's leaf {size - 1} is not the checkpoint's row "
-                            f"{checkpoint.row}")
+            raise TreeError(f"the tree's leaf {size - 1} is not the checkpoint's row {checkpoint.row}")
         start = _trusted_start(app_log, heads, public, origin, size)
         rehashed = size - start.size
         frontier = app_log.recompute(start, size)
     except TreeError as exc:
-        raise NoteRefused(f"the Merkle tree does not agree with the rows; refusing to sign "
-                          f"it: {exc}") from None
+        raise NoteRefused(
+            f"the Merkle tree does not agree with the rows; refusing to sign it: {exc}"
+        ) from None
     body = checkpoint_body(origin, size, frontier.root(), checkpoint)
     stored = heads.store_note(size, sign_note(body.text(), origin, key))
     return NoteSealed(stored, True, rehashed)
@@ -119,16 +125,19 @@ def _check_own(note: StoredNote, public: Ed25519PublicKey, origin: str) -> Check
     except NoteError as exc:
         raise NoteRefused(f"the stored note of size {note.size} is damaged: {exc}") from None
     if (mine.name, mine.key_id) not in signers:
-        raise SealError(f"the tree of {note.size} rows already has a note signed by another key "
-                        "(a key change?): seal again once new rows are stored")
+        raise SealError(
+            f"the tree of {note.size} rows already has a note signed by another key "
+            "(a key change?): seal again once new rows are stored"
+        )
     try:
         return open_checkpoint(note.note, public, origin)[1]
     except NoteError as exc:
         raise NoteRefused(f"the stored note of size {note.size} does not verify: {exc}") from None
 
 
-def _trusted_start(log: MerkleLog, heads: Heads, public: Ed25519PublicKey, origin: str,
-                   size: int) -> Frontier:
+def _trusted_start(
+    log: MerkleLog, heads: Heads, public: Ed25519PublicKey, origin: str, size: int
+) -> Frontier:
     """The frontier of the newest note below ``size`` this key signed, checked against the
     note's root; the empty frontier when there is none (the first note re-hashes every row)."""
     for old in reversed([s for s in heads.listing() if s < size]):
@@ -141,8 +150,10 @@ def _trusted_start(log: MerkleLog, heads: Heads, public: Ed25519PublicKey, origi
             continue  # another key's note (before a key change): not a starting point
         frontier = log.frontier(body.size)
         if frontier.root() != body.root:
-            raise TreeError(f"the stored tree's root at size {body.size} is not the one the "
-                            "note of that size signs: the tree was changed")
+            raise TreeError(
+                f"the stored tree's root at size {body.size} is not the one the "
+                "note of that size signs: the tree was changed"
+            )
         return frontier
     return Frontier()
 
@@ -153,5 +164,13 @@ def seal_tree(app: LedgerApp, key: Ed25519PrivateKey, checkpoint: Checkpoint) ->
         return seal_note(log, heads, key, checkpoint)
 
 
-__all__ = ["NoteRefused", "NoteSealed", "OriginError", "checkpoint_body", "log_verifier",
-           "open_checkpoint", "seal_note", "seal_tree"]
+__all__ = [
+    "NoteRefused",
+    "NoteSealed",
+    "OriginError",
+    "checkpoint_body",
+    "log_verifier",
+    "open_checkpoint",
+    "seal_note",
+    "seal_tree",
+]

@@ -37,13 +37,13 @@ def _create_statements(dialect: Dialect) -> dict[str, str]:
     q = dialect.qualified
     return {
         TREE_TABLE: f"CREATE TABLE IF NOT EXISTS {q(TREE_TABLE)} (idx BIGINT PRIMARY KEY, "
-                    f"row_id BIGINT NOT NULL, nodes {blob} NOT NULL)",
+        f"row_id BIGINT NOT NULL, nodes {blob} NOT NULL)",
         ORIGIN_TABLE: f"CREATE TABLE IF NOT EXISTS {q(ORIGIN_TABLE)} (id INTEGER PRIMARY KEY "
-                      "CHECK (id = 1), origin TEXT NOT NULL)",
+        "CHECK (id = 1), origin TEXT NOT NULL)",
         HEADS_TABLE: f"CREATE TABLE IF NOT EXISTS {q(HEADS_TABLE)} (size BIGINT PRIMARY KEY, "
-                     "note TEXT NOT NULL)",
+        "note TEXT NOT NULL)",
         COSIGNATURES_TABLE: f"CREATE TABLE IF NOT EXISTS {q(COSIGNATURES_TABLE)} (size BIGINT "
-                            "NOT NULL, line TEXT NOT NULL, PRIMARY KEY (size, line))",
+        "NOT NULL, line TEXT NOT NULL, PRIMARY KEY (size, line))",
     }
 
 
@@ -57,28 +57,33 @@ def merkle_sql(dialect: Dialect) -> list[str]:
                 f"CREATE TRIGGER IF NOT EXISTS {name}_no_{op.lower()} BEFORE {op} ON "
                 f"{dialect.qualified(name)} BEGIN SELECT RAISE(ABORT, "
                 f"'{APPEND_ONLY_MESSAGE}: {op} refused'); END"
-                for op in ("UPDATE", "DELETE")]
+                for op in ("UPDATE", "DELETE")
+            ]
         return statements
     schema = quote(dialect.schema)
     function = f"{schema}.{quote(REFUSE_FUNCTION)}"
-    body = (f"CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $body$ BEGIN "
-            "RAISE EXCEPTION USING MESSAGE = 'append-only: ' || TG_OP || ' refused on ' || "
-            "TG_TABLE_NAME, ERRCODE = 'insufficient_privilege'; END $body$")
+    body = (
+        f"CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $body$ BEGIN "
+        "RAISE EXCEPTION USING MESSAGE = 'append-only: ' || TG_OP || ' refused on ' || "
+        "TG_TABLE_NAME, ERRCODE = 'insufficient_privilege'; END $body$"
+    )
     statements.append(
         "DO $do$ BEGIN IF NOT EXISTS (SELECT FROM pg_proc p JOIN pg_namespace n ON "
         f"n.oid = p.pronamespace WHERE p.proname = {literal(REFUSE_FUNCTION)} AND n.nspname = "
-        f"{literal(dialect.schema)}) THEN EXECUTE $fn${body}$fn$; END IF; END $do$")
+        f"{literal(dialect.schema)}) THEN EXECUTE $fn${body}$fn$; END IF; END $do$"
+    )
     for name in MERKLE_TABLES:
         table = dialect.qualified(name)
-        for trigger, when in ((f"{name}_append_only", "BEFORE UPDATE OR DELETE ON {t} "
-                               "FOR EACH ROW"),
-                              (f"{name}_no_truncate", "BEFORE TRUNCATE ON {t} "
-                               "FOR EACH STATEMENT")):
+        for trigger, when in (
+            (f"{name}_append_only", "BEFORE UPDATE OR DELETE ON {t} FOR EACH ROW"),
+            (f"{name}_no_truncate", "BEFORE TRUNCATE ON {t} FOR EACH STATEMENT"),
+        ):
             statements.append(
                 f"DO $do$ BEGIN IF NOT EXISTS (SELECT FROM pg_trigger WHERE tgname = "
                 f"{literal(trigger)} AND tgrelid = {literal(table)}::regclass) THEN "
                 f"CREATE TRIGGER {trigger} {when.format(t=table)} EXECUTE FUNCTION "
-                f"{function}(); END IF; END $do$")
+                f"{function}(); END IF; END $do$"
+            )
     return statements
 
 
@@ -91,9 +96,10 @@ def merkle_grants_sql(dialect: Dialect, ingest: str, sealer: str, auditor: str) 
     for name in MERKLE_TABLES:
         table = dialect.qualified(name)
         ingest_grant = "SELECT, INSERT" if name == TREE_TABLE else "SELECT"
-        statements += [f"REVOKE ALL ON {table} FROM {quote(ingest)}, {quote(sealer)}, "
-                       f"{quote(auditor)}",
-                       f"GRANT {ingest_grant} ON {table} TO {quote(ingest)}",
-                       f"GRANT SELECT, INSERT ON {table} TO {quote(sealer)}",
-                       f"GRANT SELECT ON {table} TO {quote(auditor)}"]
+        statements += [
+            f"REVOKE ALL ON {table} FROM {quote(ingest)}, {quote(sealer)}, {quote(auditor)}",
+            f"GRANT {ingest_grant} ON {table} TO {quote(ingest)}",
+            f"GRANT SELECT, INSERT ON {table} TO {quote(sealer)}",
+            f"GRANT SELECT ON {table} TO {quote(auditor)}",
+        ]
     return statements

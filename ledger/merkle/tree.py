@@ -50,8 +50,9 @@ def leaf_data(aggregate: bytes, version: int, topic: str, state: bytes) -> bytes
     """What a row's leaf hashes after the ``0x00``: its identity, then its stored bytes."""
     name = topic.encode()
     if len(aggregate) != 16 or not 0 <= version < 1 << 64 or len(name) > MAX_TOPIC_BYTES:
-        raise ValueError(f"not a row identity: {len(aggregate)}-byte id, version {version}, "
-                         f"{len(name)}-byte topic")
+        raise ValueError(
+            f"not a row identity: {len(aggregate)}-byte id, version {version}, {len(name)}-byte topic"
+        )
     return aggregate + struct.pack(">QH", version, len(name)) + name + state
 
 

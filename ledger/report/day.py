@@ -78,12 +78,20 @@ class TableDay:
 
     def to_json(self) -> dict[str, Any]:
         """The row as JSON (decimals as strings)."""
-        return {"table": self.table, "game": self.game, "currency": self.currency,
-                "rounds": self.rounds, "voided": self.voided, "bets": self.bets,
-                "turnover": str(self.turnover), "hold": str(self.hold),
-                "commission": str(self.commission), "hold_delta": str(self.hold_delta),
-                "findings": len(self.errors),
-                "findings_by_code": dict(sorted(Counter(f.code for f in self.errors).items()))}
+        return {
+            "table": self.table,
+            "game": self.game,
+            "currency": self.currency,
+            "rounds": self.rounds,
+            "voided": self.voided,
+            "bets": self.bets,
+            "turnover": str(self.turnover),
+            "hold": str(self.hold),
+            "commission": str(self.commission),
+            "hold_delta": str(self.hold_delta),
+            "findings": len(self.errors),
+            "findings_by_code": dict(sorted(Counter(f.code for f in self.errors).items())),
+        }
 
 
 @dataclass
@@ -115,8 +123,11 @@ class DaySummary:
 
     def to_json(self) -> dict[str, Any]:
         """``{"day", "tables": [...], "totals": {currency: row}}``."""
-        return {"day": self.day.isoformat(), "tables": [t.to_json() for t in self.tables],
-                "totals": {c: t.to_json() for c, t in sorted(self.totals().items())}}
+        return {
+            "day": self.day.isoformat(),
+            "tables": [t.to_json() for t in self.tables],
+            "totals": {c: t.to_json() for c, t in sorted(self.totals().items())},
+        }
 
 
 def summarize_day(app: LedgerApp, day: date, cutoff_hour: int | None = None) -> DaySummary:
@@ -126,8 +137,9 @@ def summarize_day(app: LedgerApp, day: date, cutoff_hour: int | None = None) -> 
     judge = RoundJudge()
     tables: dict[str, TableDay] = {}
     on_day: set[tuple[str, str]] = set()
-    for _, judged in judge_rounds(closed_rounds(app), judge=judge,
-                                  wanted=lambda r: day_of(r.opened_at, cutoff) == day):
+    for _, judged in judge_rounds(
+        closed_rounds(app), judge=judge, wanted=lambda r: day_of(r.opened_at, cutoff) == day
+    ):
         rnd = judged.round
         on_day.add((rnd.table, rnd.round))
         row = tables.setdefault(rnd.table, TableDay(rnd.table, rnd.game, rnd.opened.currency))

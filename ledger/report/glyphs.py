@@ -25,20 +25,46 @@ from ledger.equipment import FPC_FACES
 from ledger.feed.envelope import FeedEvent
 from ledger.round import Round
 
-SUITS = {"S": ("♠", "spades", "black"), "H": ("♥", "hearts", "red"),
-         "D": ("♦", "diamonds", "red"), "C": ("♣", "clubs", "black")}
-RANKS = {"A": ("A", "ace"), "T": ("10", "ten"), "10": ("10", "ten"), "J": ("J", "jack"),
-         "Q": ("Q", "queen"), "K": ("K", "king"),
-         **{str(n): (str(n), str(n)) for n in range(2, 10)}}
+SUITS = {
+    "S": ("♠", "spades", "black"),
+    "H": ("♥", "hearts", "red"),
+    "D": ("♦", "diamonds", "red"),
+    "C": ("♣", "clubs", "black"),
+}
+RANKS = {
+    "A": ("A", "ace"),
+    "T": ("10", "ten"),
+    "10": ("10", "ten"),
+    "J": ("J", "jack"),
+    "Q": ("Q", "queen"),
+    "K": ("K", "king"),
+    **{str(n): (str(n), str(n)) for n in range(2, 10)},
+}
 _CARD_BASE = {"S": 0x1F0A0, "H": 0x1F0B0, "D": 0x1F0C0, "C": 0x1F0D0}
-_CARD_OFFSET = {"A": 1, "T": 10, "10": 10, "J": 11, "Q": 13, "K": 14,
-                **{str(n): n for n in range(2, 10)}}  # 12 is the knight, not in a 52-card deck
+_CARD_OFFSET = {
+    "A": 1,
+    "T": 10,
+    "10": 10,
+    "J": 11,
+    "Q": 13,
+    "K": 14,
+    **{str(n): n for n in range(2, 10)},
+}  # 12 is the knight, not in a 52-card deck
 DICE = "⚀⚁⚂⚃⚄⚅"
-TILE_SUITS = {"C": (0x1F007, "characters", "red"), "B": (0x1F010, "bamboo", "green"),
-              "D": (0x1F019, "circles", "blue")}
-TILE_HONOURS = {"EW": ("🀀", "east wind"), "SW": ("🀁", "south wind"), "WW": ("🀂", "west wind"),
-                "NW": ("🀃", "north wind"), "RD": ("🀄", "red dragon"),
-                "GD": ("🀅", "green dragon"), "WD": ("🀆", "white dragon")}
+TILE_SUITS = {
+    "C": (0x1F007, "characters", "red"),
+    "B": (0x1F010, "bamboo", "green"),
+    "D": (0x1F019, "circles", "blue"),
+}
+TILE_HONOURS = {
+    "EW": ("🀀", "east wind"),
+    "SW": ("🀁", "south wind"),
+    "WW": ("🀂", "west wind"),
+    "NW": ("🀃", "north wind"),
+    "RD": ("🀄", "red dragon"),
+    "GD": ("🀅", "green dragon"),
+    "WD": ("🀆", "white dragon"),
+}
 RL_RED = frozenset({1, 3, 5, 7, 9, 12, 14, 16, 18, 19, 21, 23, 25, 27, 30, 32, 34, 36})
 """The red numbers of the single-zero wheel (the roulette tables hold the same set)."""
 
@@ -75,8 +101,12 @@ class OutcomeLine:
 
     def to_json(self) -> dict[str, Any]:
         """``{"label", "codes", "text", "note"}``."""
-        return {"label": self.label, "codes": [g.code for g in self.glyphs],
-                "text": " ".join(g.text for g in self.glyphs), "note": self.note}
+        return {
+            "label": self.label,
+            "codes": [g.code for g in self.glyphs],
+            "text": " ".join(g.text for g in self.glyphs),
+            "note": self.note,
+        }
 
 
 def card(code: str) -> Glyph:
@@ -102,8 +132,7 @@ def fpc_face(value: int) -> Glyph:
     if value not in FPC_FACES:
         raise ValueError(f"{value!r} is not a face")
     figure, colour = FPC_FACES[value]
-    return Glyph("fpc", str(value), f"{value} {figure}", f"{figure} ({colour})", colour,
-                 DICE[value - 1])
+    return Glyph("fpc", str(value), f"{value} {figure}", f"{figure} ({colour})", colour, DICE[value - 1])
 
 
 def tile(code: str) -> Glyph:
@@ -202,6 +231,7 @@ def _tiles(verb: str) -> Callable[[dict[str, Any], FeedEvent, dict[str, OutcomeL
         line.glyphs += [tile(str(c)) for c in codes]
         if e.type == "win_declared":
             line.note = str(d.get("source", "")).replace("_", " ")
+
     return read
 
 

@@ -32,26 +32,40 @@ MAX_FINDINGS = 500
 and ``ledger verify --json`` lists every one."""
 
 
-def render_day(summary: DaySummary, provenance: Provenance | None = None,
-               extra: Sequence[Markup] = ()) -> str:
+def render_day(
+    summary: DaySummary, provenance: Provenance | None = None, extra: Sequence[Markup] = ()
+) -> str:
     """The whole page of one day. ``extra`` holds further sections (each an ``<h2>`` and its
     body), placed after the findings and before the footer."""
     day = summary.day.isoformat()
-    return page(f"Gaming day {day}", join([
-        el("header", el("h1", f"Gaming day {day}"),
-           el("p", f"{count(len(summary.tables))} tables · rounds closed or voided that opened "
-                   "on this gaming day · hold = the house's result before commission · "
-                   "hold % = hold ÷ turnover", class_="sub"),
-           verdict(summary)),
-        el("section", el("h2", "The day at a glance"), glance(summary), class_="glance-section"),
-        el("section", el("h2", "Per table"), day_table(summary)),
-        el("section", el("h2", "Hold and commission"), charts(summary)),
-        el("section", el("h2", "Findings by table and code"), findings_block(summary),
-           id="findings"),
-        join(extra),
-        footer(provenance, f"ledger report --day {day} · one round: "
-                           "ledger report TABLE/ROUND --html FILE"),
-    ]))
+    return page(
+        f"Gaming day {day}",
+        join(
+            [
+                el(
+                    "header",
+                    el("h1", f"Gaming day {day}"),
+                    el(
+                        "p",
+                        f"{count(len(summary.tables))} tables · rounds closed or voided that opened "
+                        "on this gaming day · hold = the house's result before commission · "
+                        "hold % = hold ÷ turnover",
+                        class_="sub",
+                    ),
+                    verdict(summary),
+                ),
+                el("section", el("h2", "The day at a glance"), glance(summary), class_="glance-section"),
+                el("section", el("h2", "Per table"), day_table(summary)),
+                el("section", el("h2", "Hold and commission"), charts(summary)),
+                el("section", el("h2", "Findings by table and code"), findings_block(summary), id="findings"),
+                join(extra),
+                footer(
+                    provenance,
+                    f"ledger report --day {day} · one round: ledger report TABLE/ROUND --html FILE",
+                ),
+            ]
+        ),
+    )
 
 
 def _errors_and_info(summary: DaySummary) -> tuple[int, int]:
@@ -62,8 +76,11 @@ def _errors_and_info(summary: DaySummary) -> tuple[int, int]:
 def verdict(summary: DaySummary) -> Markup:
     """A badge: no finding, or how many errors (and information findings)."""
     errors, info = _errors_and_info(summary)
-    badges = [el("span", f"{count(errors)} finding{'s' if errors != 1 else ''}",
-                 class_="badge bad") if errors else el("span", "no finding", class_="badge ok")]
+    badges = [
+        el("span", f"{count(errors)} finding{'s' if errors != 1 else ''}", class_="badge bad")
+        if errors
+        else el("span", "no finding", class_="badge ok")
+    ]
     if info:
         badges.append(el("span", f"{count(info)} for information", class_="badge info"))
     return el("p", badges, class_="badges")
@@ -75,14 +92,24 @@ def glance(summary: DaySummary) -> Markup:
         return el("p", "No round of this day is in the store.", class_="sub")
     cards = []
     for currency, t in sorted(summary.totals().items()):
-        cards.append(el("div", el("div", currency, class_="cur"), el("dl", [
-            _fact("turnover", amount(t.turnover)),
-            _fact("hold", amount(t.hold), el("span", percent(t.hold, t.turnover), class_="pct")),
-            _fact("commission", amount(t.commission)),
-            _fact("hold Δ rules", amount(t.hold_delta), bad=bool(t.hold_delta)),
-            _fact("rounds", count(t.rounds)),
-            _fact("findings", count(len(t.errors)), bad=bool(t.errors)),
-        ]), class_="glance"))
+        cards.append(
+            el(
+                "div",
+                el("div", currency, class_="cur"),
+                el(
+                    "dl",
+                    [
+                        _fact("turnover", amount(t.turnover)),
+                        _fact("hold", amount(t.hold), el("span", percent(t.hold, t.turnover), class_="pct")),
+                        _fact("commission", amount(t.commission)),
+                        _fact("hold Δ rules", amount(t.hold_delta), bad=bool(t.hold_delta)),
+                        _fact("rounds", count(t.rounds)),
+                        _fact("findings", count(len(t.errors)), bad=bool(t.errors)),
+                    ],
+                ),
+                class_="glance",
+            )
+        )
     return el("div", cards, class_="glances")
 
 
@@ -90,30 +117,36 @@ def _fact(name: str, value: str, *more: Markup, bad: bool = False) -> Markup:
     return el("div", el("dt", name), el("dd", value, " ", *more, class_="bad" if bad else None))
 
 
-COLUMNS = ("rounds", "voided", "bets", "turnover", "hold", "hold %", "commission",
-           "hold Δ rules", "findings")
+COLUMNS = ("rounds", "voided", "bets", "turnover", "hold", "hold %", "commission", "hold Δ rules", "findings")
 
 
 def day_table(summary: DaySummary) -> Markup:
     """One row per table, then one total row per currency."""
     if not summary.tables:
         return el("p", "No round of this day is in the store.", class_="sub")
-    head = el("tr", el("th", "table"), el("th", "game"), el("th", "cur."),
-              [el("th", n, class_="num") for n in COLUMNS])
+    head = el(
+        "tr",
+        el("th", "table"),
+        el("th", "game"),
+        el("th", "cur."),
+        [el("th", n, class_="num") for n in COLUMNS],
+    )
     rows = [_row(t) for t in summary.tables]
     rows += [_row(t, total=True) for _, t in sorted(summary.totals().items())]
-    return el("div", el("table", el("thead", head), el("tbody", rows), class_="figures"),
-              class_="scroll")
+    return el("div", el("table", el("thead", head), el("tbody", rows), class_="figures"), class_="scroll")
 
 
 def _row(t: TableDay, total: bool = False) -> Markup:
     errors, info = len(t.errors), len(t.findings) - len(t.errors)
     cells = [el("td", t.table), el("td", t.game), el("td", t.currency)]
     cells += [el("td", count(v), class_="num") for v in (t.rounds, t.voided, t.bets)]
-    cells += [el("td", amount(t.turnover), class_="num"), el("td", amount(t.hold), class_="num"),
-              el("td", percent(t.hold, t.turnover) if _takes_bets(t.game) else "—", class_="num pct"),
-              el("td", amount(t.commission), class_="num"),
-              el("td", amount(t.hold_delta), class_="num bad" if t.hold_delta else "num")]
+    cells += [
+        el("td", amount(t.turnover), class_="num"),
+        el("td", amount(t.hold), class_="num"),
+        el("td", percent(t.hold, t.turnover) if _takes_bets(t.game) else "—", class_="num pct"),
+        el("td", amount(t.commission), class_="num"),
+        el("td", amount(t.hold_delta), class_="num bad" if t.hold_delta else "num"),
+    ]
     found = [el("span", count(errors), class_="bad" if errors else None)]
     if info:
         found.append(el("span", f" +{count(info)} info", class_="info-text"))
@@ -127,12 +160,20 @@ def charts(summary: DaySummary) -> Markup:
         return el("p", "Nothing to chart.", class_="sub")
     out = []
     for currency in sorted({t.currency for t in summary.tables}):
-        groups = [BarGroup(t.table, (t.hold, t.commission))
-                  for t in summary.tables if t.currency == currency]
+        groups = [BarGroup(t.table, (t.hold, t.commission)) for t in summary.tables if t.currency == currency]
         chart = bar_chart if len(groups) <= UPRIGHT_CHART_TABLES else hbar_chart
-        out.append(el("figure", chart(f"Hold and commission per table ({currency})",
-                                      ("hold", "commission"), groups, unit=currency),
-                      class_="chart-box"))
+        out.append(
+            el(
+                "figure",
+                chart(
+                    f"Hold and commission per table ({currency})",
+                    ("hold", "commission"),
+                    groups,
+                    unit=currency,
+                ),
+                class_="chart-box",
+            )
+        )
     return el("div", out, class_="charts")
 
 
@@ -141,16 +182,28 @@ def findings_block(summary: DaySummary) -> Markup:
     tables = [t for t in summary.tables if t.findings]
     if not tables:
         return el("p", "None: every round of the day was derived as recorded.", class_="sub")
-    head = el("tr", el("th", "table"), el("th", "code"), el("th", "severity"),
-              el("th", "count", class_="num"), el("th", "meaning"))
+    head = el(
+        "tr",
+        el("th", "table"),
+        el("th", "code"),
+        el("th", "severity"),
+        el("th", "count", class_="num"),
+        el("th", "meaning"),
+    )
     rows = []
     for t in tables:
         for (code, severity), n in _counts(t.findings):
-            rows.append(el("tr", el("td", t.table), el("td", el("code", code, class_="code")),
-                           el("td", el("span", severity, class_=f"sev {severity}")),
-                           el("td", count(n), class_="num"),
-                           el("td", FINDING_CODES.get(code, ""), class_="meaning"),
-                           class_=f"sev-{severity}"))
+            rows.append(
+                el(
+                    "tr",
+                    el("td", t.table),
+                    el("td", el("code", code, class_="code")),
+                    el("td", el("span", severity, class_=f"sev {severity}")),
+                    el("td", count(n), class_="num"),
+                    el("td", FINDING_CODES.get(code, ""), class_="meaning"),
+                    class_=f"sev-{severity}",
+                )
+            )
     counts = el("table", el("thead", head), el("tbody", rows), class_="counts")
     folded = [_table_details(t) for t in tables]
     return join([counts, el("div", folded, class_="folded")])
@@ -171,13 +224,31 @@ def _table_details(t: TableDay) -> Markup:
     for (code, severity), n in _counts(t.findings):
         chosen = [f for f in t.findings if f.code == code and f.severity == severity]
         listed = [f.to_json() for f in chosen[:MAX_FINDINGS]]
-        more = (el("p", f"… and {count(n - MAX_FINDINGS)} more: ledger verify --table "
-                        f"{t.table} --json lists all.", class_="sub")
-                if n > MAX_FINDINGS else None)
-        codes.append(el("details",
-                        el("summary", el("span", count(n), class_=f"count {severity}"), " ",
-                           el("code", code), " ", el("span", severity, class_=f"sev {severity}")),
-                        findings_table(listed, with_round=True), more, class_="code"))
+        more = (
+            el(
+                "p",
+                f"… and {count(n - MAX_FINDINGS)} more: ledger verify --table {t.table} --json lists all.",
+                class_="sub",
+            )
+            if n > MAX_FINDINGS
+            else None
+        )
+        codes.append(
+            el(
+                "details",
+                el(
+                    "summary",
+                    el("span", count(n), class_=f"count {severity}"),
+                    " ",
+                    el("code", code),
+                    " ",
+                    el("span", severity, class_=f"sev {severity}"),
+                ),
+                findings_table(listed, with_round=True),
+                more,
+                class_="code",
+            )
+        )
     return el("details", el("summary", summary), codes, class_="table-findings")
 
 

@@ -54,7 +54,9 @@ def el(tag: str, *children: Child, **attrs: str | int | None) -> Markup:
     attributes are left out. Attribute values are escaped like text."""
     rendered = "".join(
         f' {name.rstrip("_").replace("_", "-")}="{esc(value)}"'
-        for name, value in attrs.items() if value is not None)
+        for name, value in attrs.items()
+        if value is not None
+    )
     if tag in VOID_TAGS:
         return Markup(f"<{tag}{rendered}>")
     return Markup(f"<{tag}{rendered}>{join(children)}</{tag}>")

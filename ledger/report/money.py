@@ -66,6 +66,8 @@ def money_tables(rnd: Round, derivation: Derivation) -> list[MoneyTable]:
 
 
 def _written(table: GameMoneyTable) -> MoneyTable:
-    rows = [MoneyRow([amount(w) if isinstance(w, Decimal) else w for w in row.who], row.fields)
-            for row in table.rows]
+    rows = [
+        MoneyRow([amount(w) if isinstance(w, Decimal) else w for w in row.who], row.fields)
+        for row in table.rows
+    ]
     return MoneyTable(table.title, table.who, table.fields, table.rule, rows)

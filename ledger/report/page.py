@@ -135,8 +135,12 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 def page(title: str, body: Markup) -> str:
     """A complete HTML document."""
-    head = el("head", Markup('<meta charset="utf-8">'),
-              Markup(f'<meta http-equiv="Content-Security-Policy" content="{esc(CSP)}">'),
-              Markup('<meta name="viewport" content="width=device-width, initial-scale=1">'),
-              el("title", title), el("style", Markup(CSS)))
+    head = el(
+        "head",
+        Markup('<meta charset="utf-8">'),
+        Markup(f'<meta http-equiv="Content-Security-Policy" content="{esc(CSP)}">'),
+        Markup('<meta name="viewport" content="width=device-width, initial-scale=1">'),
+        el("title", title),
+        el("style", Markup(CSS)),
+    )
     return "<!DOCTYPE html>\n" + el("html", head, el("body", body), lang="en") + "\n"

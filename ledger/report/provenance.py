@@ -39,8 +39,9 @@ def ledger_version() -> str:
         return "unknown"
 
 
-def provenance(app: LedgerApp, checkpoint: Checkpoint | None = None,
-               now: datetime | None = None) -> Provenance:
+def provenance(
+    app: LedgerApp, checkpoint: Checkpoint | None = None, now: datetime | None = None
+) -> Provenance:
     """The provenance of a page made now from ``app``."""
     described = None
     if checkpoint is not None:
@@ -51,9 +52,11 @@ def provenance(app: LedgerApp, checkpoint: Checkpoint | None = None,
             signed = "signature valid for the key it names"
         except SealError:
             signed = "signature INVALID"
-        described = (f"sealed {checkpoint.sealed_at} by key {checkpoint.key_id}: "
-                     f"{pos.events:,} events, head {pos.head[:16]}…; {signed}; "
-                     + ("the store holds it" if held else "the store does NOT hold it"))
+        described = (
+            f"sealed {checkpoint.sealed_at} by key {checkpoint.key_id}: "
+            f"{pos.events:,} events, head {pos.head[:16]}…; {signed}; "
+            + ("the store holds it" if held else "the store does NOT hold it")
+        )
     return Provenance(app.head(), now or datetime.now(UTC), ledger_version(), described)
 
 
@@ -61,12 +64,25 @@ def footer(prov: Provenance | None, how: str) -> Markup:
     """A page's footer: the provenance lines, then ``how`` (the command that made it)."""
     lines: list[Markup] = []
     if prov is not None:
-        lines.append(el("div", el("b", "store head "),
-                        el("code", prov.head or "(empty store)", class_="digest")))
-        lines.append(el("div", el("b", "checkpoint "),
-                        prov.checkpoint or "none given (ledger report … --checkpoint FILE)"))
-        lines.append(el("div", el("b", "generated "),
-                        prov.generated_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
-                        " · ", el("b", "ledger "), prov.version))
+        lines.append(
+            el("div", el("b", "store head "), el("code", prov.head or "(empty store)", class_="digest"))
+        )
+        lines.append(
+            el(
+                "div",
+                el("b", "checkpoint "),
+                prov.checkpoint or "none given (ledger report … --checkpoint FILE)",
+            )
+        )
+        lines.append(
+            el(
+                "div",
+                el("b", "generated "),
+                prov.generated_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+                " · ",
+                el("b", "ledger "),
+                prov.version,
+            )
+        )
     lines.append(el("div", how))
     return el("footer", join(lines), class_="provenance")

@@ -39,8 +39,7 @@ class Recall:
 
     def to_json(self) -> dict[str, Any]:
         """``{"table", "played", "rounds": [replay JSON + opened_at, state, outcome]}``."""
-        return {"table": self.table, "played": self.played,
-                "rounds": [round_json(r) for r in self.rounds]}
+        return {"table": self.table, "played": self.played, "rounds": [round_json(r) for r in self.rounds]}
 
 
 def round_json(replay: RoundReplay) -> dict[str, Any]:
@@ -50,8 +49,12 @@ def round_json(replay: RoundReplay) -> dict[str, Any]:
     body = replay.to_json()
     for event, fact in zip(body["events"], rnd.events, strict=True):
         event["data"] = event_data(fact)  # the structured event, beside its summary
-    return {**body, "opened_at": rnd.opened_at.isoformat(), "state": state(replay),
-            "outcome": [line.to_json() for line in outcome_lines(rnd)]}
+    return {
+        **body,
+        "opened_at": rnd.opened_at.isoformat(),
+        "state": state(replay),
+        "outcome": [line.to_json() for line in outcome_lines(rnd)],
+    }
 
 
 def state(replay: RoundReplay) -> str:
@@ -60,8 +63,9 @@ def state(replay: RoundReplay) -> str:
     return "closed" if rnd.is_closed else "voided" if rnd.is_voided else "open"
 
 
-def recall(app: LedgerApp, table: str, last: int = DEFAULT_LAST, *,
-           from_start: bool = False) -> Recall | None:
+def recall(
+    app: LedgerApp, table: str, last: int = DEFAULT_LAST, *, from_start: bool = False
+) -> Recall | None:
     """The last ``last`` rounds of ``table``, or ``None`` if the store has no round of it."""
     if last < 1:
         raise ValueError(f"--last must be at least 1, not {last}")
@@ -70,13 +74,19 @@ def recall(app: LedgerApp, table: str, last: int = DEFAULT_LAST, *,
         return None
     wanted = [s.round for s in started[-last:]]
     following = {s.round for s in started[-last:] if GAMES[s.game].follows_rounds}
-    judged = {r.round.round: r for r in judge_in_store(
-        app, Selection(table=table), [(table, r) for r in sorted(following)],
-        from_start=from_start)} if following else {}
+    judged = (
+        {
+            r.round.round: r
+            for r in judge_in_store(
+                app, Selection(table=table), [(table, r) for r in sorted(following)], from_start=from_start
+            )
+        }
+        if following
+        else {}
+    )
     replays: list[RoundReplay] = []
     for round_ in wanted:
-        replay = judged.get(round_) or (
-            None if round_ in following else replay_round(app, table, round_))
+        replay = judged.get(round_) or (None if round_ in following else replay_round(app, table, round_))
         if replay is not None:
             replays.append(replay)
     return Recall(table, replays, played=len(started))

@@ -170,8 +170,7 @@ class Tally:
             self.run(test).merge(counter)
         self.serial.merge(other.serial)
         if other.seen:
-            self.seen = [a + b for a, b in zip(self.seen or [0] * CARD_KINDS, other.seen,
-                                               strict=True)]
+            self.seen = [a + b for a, b in zip(self.seen or [0] * CARD_KINDS, other.seen, strict=True)]
         self.shoes.update(other.shoes)
 
     def close_shoe(self, decks: int, counts: list[int]) -> None:
@@ -199,8 +198,10 @@ class Tally:
 
     def results(self) -> dict[str, TestResult]:
         """Every test this tally can run, by name."""
-        out = {test: chi_square_gof(counts, cell_probabilities(test))
-               for test, counts in sorted(self.counts.items())}
+        out = {
+            test: chi_square_gof(counts, cell_probabilities(test))
+            for test, counts in sorted(self.counts.items())
+        }
         out.update({test: counter.test() for test, counter in sorted(self.runs.items())})
         if self.serial.pairs:
             out["serial"] = self.serial.test()

@@ -65,38 +65,46 @@ def _binom_sfs(ks: Sequence[int], n: int, ps: Sequence[float]) -> list[float]:
     """``P(Bin(n, p_i) ≥ k_i)`` for each ``i`` (one vectorised call)."""
     import numpy as np
     from scipy.stats import binom
+
     return [float(x) for x in binom.sf(np.asarray(ks) - 1, n, np.asarray(ps))]
 
 
 def ratio_interval(observed: int, n: int, p0: float) -> tuple[float, float]:
     """Clopper–Pearson 95 % interval of the cell probability, as a multiple of ``p0``."""
     from scipy.stats import beta
+
     tail = (1 - CI_LEVEL) / 2
     low = float(beta.ppf(tail, observed, n - observed + 1)) if observed > 0 else 0.0
     high = float(beta.ppf(1 - tail, observed + 1, n - observed)) if observed < n else 1.0
     return low / p0, high / p0
 
 
-def _detail(cells: list[int], observed: int, n: int, p0: float, direction: str,
-            z_needed: float | None) -> dict[str, Any]:
+def _detail(
+    cells: list[int], observed: int, n: int, p0: float, direction: str, z_needed: float | None
+) -> dict[str, Any]:
     low, high = ratio_interval(observed, n, p0) if n else (0.0, math.inf)
-    return {"cells": cells, "observed": observed, "expected": n * p0,
-            "effect": observed / (n * p0) if n else None, "effect_ci": [low, high],
-            "direction": direction, "z_needed": z_needed}
+    return {
+        "cells": cells,
+        "observed": observed,
+        "expected": n * p0,
+        "effect": observed / (n * p0) if n else None,
+        "effect_ci": [low, high],
+        "direction": direction,
+        "z_needed": z_needed,
+    }
 
 
 def _z_for(tail: float) -> float:
     """The standard normal quantile with upper tail ``tail``."""
     from scipy.stats import norm
+
     return float(norm.isf(tail))
 
 
-def max_cell(observed: Sequence[int], probabilities: Sequence[float],
-             name: str = "max_cell") -> TestResult:
+def max_cell(observed: Sequence[int], probabilities: Sequence[float], name: str = "max_cell") -> TestResult:
     """The hottest cell, exact binomial tail, Šidák multiplicity (see the module docstring)."""
     n = sum(observed)
-    cells = [(i, o, p) for i, (o, p) in enumerate(zip(observed, probabilities, strict=True))
-             if p > 0]
+    cells = [(i, o, p) for i, (o, p) in enumerate(zip(observed, probabilities, strict=True)) if p > 0]
     if n == 0 or len(cells) < 2:
         return TestResult(name, 0.0, None, 1.0, n, False, "no outcome")
     sfs = _binom_sfs([o for _, o, _ in cells], n, [p for _, _, p in cells])
@@ -118,9 +126,16 @@ def dice_max(per_die: Sequence[Sequence[int]]) -> TestResult:
     detail = dict(results[best].detail)
     detail["die"] = best + 1
     detail["cells_tested"] = sum(len(c) for c in per_die)
-    return TestResult("max_die_face", results[best].statistic, None,
-                      _sidak([results[best].p_value] * len(valid)), results[best].n, True, "",
-                      detail)
+    return TestResult(
+        "max_die_face",
+        results[best].statistic,
+        None,
+        _sidak([results[best].p_value] * len(valid)),
+        results[best].n,
+        True,
+        "",
+        detail,
+    )
 
 
 def sector_scan(counts_by_pocket: Sequence[int], width: int = SECTOR_WIDTH) -> TestResult:
@@ -131,8 +146,9 @@ def sector_scan(counts_by_pocket: Sequence[int], width: int = SECTOR_WIDTH) -> T
     if n == 0:
         return TestResult("sector", 0.0, None, 1.0, 0, False, "no spin")
     p = width / pockets
-    counts = [sum(counts_by_pocket[order[(start + k) % pockets]] for k in range(width))
-              for start in range(pockets)]
+    counts = [
+        sum(counts_by_pocket[order[(start + k) % pockets]] for k in range(width)) for start in range(pockets)
+    ]
     tails = _binom_sfs(counts, n, [p] * pockets)
     start = min(range(pockets), key=lambda i: (tails[i], i))
     q, count = tails[start], counts[start]
@@ -145,6 +161,7 @@ def sector_scan(counts_by_pocket: Sequence[int], width: int = SECTOR_WIDTH) -> T
 @lru_cache(maxsize=256)
 def _hypergeom_pmf(decks: int, seen: int) -> tuple[float, ...]:
     from scipy.stats import hypergeom
+
     top = min(decks, seen)
     return tuple(float(x) for x in hypergeom.pmf(range(top + 1), 52 * decks, decks, seen))
 
@@ -153,6 +170,7 @@ def null_count_law(shoes: Mapping[tuple[int, int], int]) -> list[float]:
     """The exact law of one card kind's count over ``shoes`` (``(decks, seen) → how many``):
     the convolution of their hypergeometric laws (powers by repeated squaring)."""
     import numpy as np
+
     law = np.array([1.0])
     for (decks, seen), times in sorted(shoes.items()):
         base = np.array(_hypergeom_pmf(decks, seen))
@@ -188,11 +206,16 @@ def composition(counts: Sequence[int], shoes: Mapping[tuple[int, int], int]) -> 
     tests = 2 * len(counts)
     expected = sum(k * p for k, p in enumerate(law))
     detail: dict[str, Any] = {
-        "cells": [kind], "observed": counts[kind], "expected": expected,
+        "cells": [kind],
+        "observed": counts[kind],
+        "expected": expected,
         "effect": counts[kind] / expected if expected else None,
         "effect_ci": list(_count_interval(law, counts[kind], expected)),
-        "direction": side, "z_needed": None, "cells_tested": tests,
-        "shoes": sum(shoes.values())}
+        "direction": side,
+        "z_needed": None,
+        "cells_tested": tests,
+        "shoes": sum(shoes.values()),
+    }
     return TestResult("composition", tail, None, min(1.0, tests * tail), n, True, "", detail)
 
 
@@ -222,8 +245,13 @@ def more_to_decide(result: TestResult, alpha_share: float, unit_count: int) -> i
     d = result.detail
     effect, expected = d.get("effect"), d.get("expected")
     cells = d.get("cells_tested")
-    if (not isinstance(effect, float) or effect <= 1.0 or not expected or not result.n
-            or not isinstance(cells, int)):
+    if (
+        not isinstance(effect, float)
+        or effect <= 1.0
+        or not expected
+        or not result.n
+        or not isinstance(cells, int)
+    ):
         return None
     p0 = float(expected) / result.n
     z = _z_for(alpha_share / cells)
@@ -260,10 +288,13 @@ def error_rate_test(rows: Mapping[str, tuple[int, int]], alpha: float) -> list[R
     Holm across the rows; ranked by rate, with the range of ranks the 95 % intervals allow (a
     row is surely above another only when their intervals do not overlap)."""
     from scipy.stats import hypergeom
+
     total = sum(r for r, _ in rows.values())
     errors = sum(e for _, e in rows.values())
-    raw = {key: float(hypergeom.sf(bad - 1, total, errors, rounds)) if rounds and errors else 1.0
-           for key, (rounds, bad) in rows.items()}
+    raw = {
+        key: float(hypergeom.sf(bad - 1, total, errors, rounds)) if rounds and errors else 1.0
+        for key, (rounds, bad) in rows.items()
+    }
     adjusted = dict(zip(raw, holm(list(raw.values())), strict=True))
     intervals = {key: _proportion_interval(bad, rounds) for key, (rounds, bad) in rows.items()}
     rate = {key: bad / rounds if rounds else 0.0 for key, (rounds, bad) in rows.items()}
@@ -274,9 +305,21 @@ def error_rate_test(rows: Mapping[str, tuple[int, int]], alpha: float) -> list[R
         low, high = intervals[key]
         best = 1 + sum(1 for o in ranked if intervals[o][0] > high)
         worst = len(ranked) - sum(1 for o in ranked if intervals[o][1] < low)
-        out.append(RateTest(key, rounds, bad, rate[key], (low, high),
-                            rounds * errors / total if total else 0.0, raw[key], adjusted[key],
-                            rank, (best, worst), adjusted[key] < alpha))
+        out.append(
+            RateTest(
+                key,
+                rounds,
+                bad,
+                rate[key],
+                (low, high),
+                rounds * errors / total if total else 0.0,
+                raw[key],
+                adjusted[key],
+                rank,
+                (best, worst),
+                adjusted[key] < alpha,
+            )
+        )
     return out
 
 
@@ -285,6 +328,7 @@ def _proportion_interval(k: int, n: int) -> tuple[float, float]:
     if n == 0:
         return (0.0, 1.0)
     from scipy.stats import beta
+
     tail = (1 - CI_LEVEL) / 2
     low = float(beta.ppf(tail, k, n - k + 1)) if k > 0 else 0.0
     high = float(beta.ppf(1 - tail, k + 1, n - k)) if k < n else 1.0
@@ -357,14 +401,14 @@ class CellCusum:
             self.alarm = label
 
 
-def cusum_arl(scheme: CusumScheme, threshold: float, ratio: float = 1.0,
-              states: int = 300) -> float:
+def cusum_arl(scheme: CusumScheme, threshold: float, ratio: float = 1.0, states: int = 300) -> float:
     """Average nights to an alarm of ``scheme`` at ``threshold``, any of its cells, when each
     cell is ``ratio`` times as likely as fair (1: in control), at the nominal nightly volume.
     One cell's run length by the Brook–Evans Markov chain; in control, the cells' alarms are
     rare and nearly independent, so the first of ``cells`` comes ``cells`` times sooner."""
     import numpy as np
     from scipy.stats import binom
+
     n = scheme.nominal_per_night
     p = ratio / (scheme.cells - 1 + ratio) if ratio != 1.0 else scheme.p0
     xs = np.arange(n + 1)
@@ -384,4 +428,3 @@ def cusum_arl(scheme: CusumScheme, threshold: float, ratio: float = 1.0,
     run = np.linalg.solve(np.eye(states) - q, np.ones(states))
     single = float(run[0])
     return single / scheme.cells if ratio == 1.0 else single
-

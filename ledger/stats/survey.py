@@ -68,8 +68,13 @@ SCHEMA_VERSION = 1
 DEFAULT_ALPHA = 0.01
 """Default family-wise level: a fair piece of equipment is flagged at most 1 % of the time."""
 CORRECTION = "weighted_holm"
-WEIGHTS: dict[str, float] = {"max_pocket": 0.55, "sector": 0.43, "max_die_face": 0.49,
-                             "max_face_pooled": 0.49, "composition": 0.9}
+WEIGHTS: dict[str, float] = {
+    "max_pocket": 0.55,
+    "sector": 0.43,
+    "max_die_face": 0.49,
+    "max_face_pooled": 0.49,
+    "composition": 0.9,
+}
 """The share of a family's alpha given to each shaped test; the general tests of the family
 share what is left equally (a wheel: 0.01 each to ``pockets`` and ``colour_runs``). Each
 shaped test costs the others power, so there are two per wheel and shaker, each run at about
@@ -78,8 +83,7 @@ half of ``alpha``, which costs a few points of power against that test alone at 
 sector scan, whose 37 overlapping windows are less costly than 37 separate pockets."""
 PROPERTY_SIZE = 500
 """The property size at which the expected false alarms per night are also printed."""
-UNIT = {"max_pocket": "spins", "sector": "spins", "max_die_face": "throws",
-        "max_face_pooled": "throws"}
+UNIT = {"max_pocket": "spins", "sector": "spins", "max_die_face": "throws", "max_face_pooled": "throws"}
 NO_CROUPIER = "(not recorded)"
 ZERO = Decimal(0)
 MONEY_KEYS = ("over_paid", "under_paid", "commission_not_taken", "commission_over_taken")
@@ -103,7 +107,8 @@ class StatsQuery:
     def day(self, rnd: Round) -> date | None:
         """The round's gaming day if the round is selected, else ``None``."""
         if (self.table is not None and rnd.table != self.table) or (
-                self.game is not None and rnd.game != self.game):
+            self.game is not None and rnd.game != self.game
+        ):
             return None
         day = day_of(rnd.opened_at, self.cutoff_hour)
         if (self.start is not None and day < self.start) or (self.end is not None and day > self.end):
@@ -151,14 +156,31 @@ class Entry:
         ``observed`` and ``expected`` are ``null`` when they do not apply)."""
         r = self.result
         out: dict[str, Any] = {
-            "table": self.table, "game": self.game, "equipment": self.equipment,
-            "day": self.day.isoformat() if self.day else None, "test": self.test,
-            "method": r.method, "statistic": _finite(r.statistic), "df": r.df, "n": r.n,
-            "p_value": r.p_value, "p_adjusted": self.p_adjusted, "valid": r.valid,
-            "flagged": self.flagged, "note": r.note or None, "weight": round(self.weight, 6),
-            "cells": None, "observed": None, "expected": None,
-            "where": None, "observed_count": None, "expected_count": None, "effect": None,
-            "effect_ci": None, "more_needed": None, "more_unit": None,
+            "table": self.table,
+            "game": self.game,
+            "equipment": self.equipment,
+            "day": self.day.isoformat() if self.day else None,
+            "test": self.test,
+            "method": r.method,
+            "statistic": _finite(r.statistic),
+            "df": r.df,
+            "n": r.n,
+            "p_value": r.p_value,
+            "p_adjusted": self.p_adjusted,
+            "valid": r.valid,
+            "flagged": self.flagged,
+            "note": r.note or None,
+            "weight": round(self.weight, 6),
+            "cells": None,
+            "observed": None,
+            "expected": None,
+            "where": None,
+            "observed_count": None,
+            "expected_count": None,
+            "effect": None,
+            "effect_ci": None,
+            "more_needed": None,
+            "more_unit": None,
         }
         d = r.detail
         if d:
@@ -173,11 +195,10 @@ class Entry:
             out["more_needed"], out["more_unit"] = more, UNIT[self.test]
         if self.observed is not None:  # a goodness-of-fit test: its counts per cell
             expected = self.expected() or []
-            out["cells"] = cell_labels(self.test)[:len(self.observed)]
+            out["cells"] = cell_labels(self.test)[: len(self.observed)]
             out["observed"] = self.observed
             out["expected"] = [round(e, 3) for e in expected]
         return out
-
 
     _alpha: float = DEFAULT_ALPHA
 
@@ -204,14 +225,24 @@ class Sequential:
         """The entry as ``ledger stats --json`` prints it."""
         s = self.scheme
         last = self.cusum.path[-1] if self.cusum.path else None
-        return {"table": self.table, "game": self.game, "equipment": self.equipment,
-                "scheme": f"cusum:{s.name}", "alternative_ratio": s.ratio,
-                "threshold": s.threshold, "in_control_nights": s.in_control_nights,
-                "nominal_per_night": s.nominal_per_night, "nights": len(self.cusum.path),
-                "alarm": self.cusum.alarm, "flagged": self.cusum.alarm is not None,
-                "where": self.where(last[2]) if last else None,
-                "path": [{"night": night, "cusum": round(v, 4), "where": self.where(c)}
-                         for night, v, c in self.cusum.path]}
+        return {
+            "table": self.table,
+            "game": self.game,
+            "equipment": self.equipment,
+            "scheme": f"cusum:{s.name}",
+            "alternative_ratio": s.ratio,
+            "threshold": s.threshold,
+            "in_control_nights": s.in_control_nights,
+            "nominal_per_night": s.nominal_per_night,
+            "nights": len(self.cusum.path),
+            "alarm": self.cusum.alarm,
+            "flagged": self.cusum.alarm is not None,
+            "where": self.where(last[2]) if last else None,
+            "path": [
+                {"night": night, "cusum": round(v, 4), "where": self.where(c)}
+                for night, v, c in self.cusum.path
+            ],
+        }
 
 
 @dataclass
@@ -256,8 +287,11 @@ class ErrorRate:
         """The row as ``ledger stats --json`` prints it."""
         t = self.test
         return {
-            self.kind: self.key, "games": sorted(self.games), "rounds": self.rounds,
-            "findings": self.findings, "per_1000_rounds": round(self.per_1000, 3),
+            self.kind: self.key,
+            "games": sorted(self.games),
+            "rounds": self.rounds,
+            "findings": self.findings,
+            "per_1000_rounds": round(self.per_1000, 3),
             "error_rounds": self.error_rounds,
             "error_rate_ci": None if t is None else [round(x, 6) for x in t.rate_ci],
             "expected_error_rounds": None if t is None else round(t.expected, 3),
@@ -266,11 +300,16 @@ class ErrorRate:
             "rank": None if t is None else t.rank,
             "rank_range": None if t is None else list(t.rank_range),
             "flagged": bool(t and t.flagged),
-            "by_code": {code: {"count": n, "per_1000_rounds":
-                               round(1000.0 * n / self.rounds, 3) if self.rounds else 0.0}
-                        for code, n in sorted(self.by_code.items())},
-            "money": {cur: {k: str(v) for k, v in amounts.items()}
-                      for cur, amounts in sorted(self.money.items())},
+            "by_code": {
+                code: {
+                    "count": n,
+                    "per_1000_rounds": round(1000.0 * n / self.rounds, 3) if self.rounds else 0.0,
+                }
+                for code, n in sorted(self.by_code.items())
+            },
+            "money": {
+                cur: {k: str(v) for k, v in amounts.items()} for cur, amounts in sorted(self.money.items())
+            },
         }
 
 
@@ -298,8 +337,11 @@ class StatsReport:
     @property
     def anything_flagged(self) -> bool:
         """A test, an alarm or an error rate flagged."""
-        return bool(self.flagged or self.alarms
-                    or any(r.test and r.test.flagged for r in self.tables + self.croupiers))
+        return bool(
+            self.flagged
+            or self.alarms
+            or any(r.test and r.test.flagged for r in self.tables + self.croupiers)
+        )
 
     def flagged_equipment(self) -> list[tuple[str, str, list[Entry]]]:
         """``(table, equipment, flagged tests)`` for each flagged piece of equipment."""
@@ -311,17 +353,17 @@ class StatsReport:
     def property_false_alarms(self) -> dict[str, Any]:
         """Expected fair pieces flagged per night by the sequential schemes, here and at a
         property of :data:`PROPERTY_SIZE` pieces of each kind (nominal nightly volume)."""
-        out: dict[str, Any] = {"control": "expected false alarms per night (in-control run "
-                                          "length per piece)"}
+        out: dict[str, Any] = {"control": "expected false alarms per night (in-control run length per piece)"}
         for scheme, kind in ((WHEEL_CUSUM, "wheel"), (SHAKER_CUSUM, "shaker")):
             here = sum(1 for s in self.sequential if s.scheme.name == scheme.name)
-            out[kind] = {"pieces": here, "in_control_nights": scheme.in_control_nights,
-                         "in_control_years": round(scheme.in_control_nights / 365.25, 1),
-                         "per_night": round(here / scheme.in_control_nights, 6),
-                         f"per_night_at_{PROPERTY_SIZE}": round(
-                             PROPERTY_SIZE / scheme.in_control_nights, 4),
-                         f"per_30_nights_at_{PROPERTY_SIZE}": round(
-                             30 * PROPERTY_SIZE / scheme.in_control_nights, 3)}
+            out[kind] = {
+                "pieces": here,
+                "in_control_nights": scheme.in_control_nights,
+                "in_control_years": round(scheme.in_control_nights / 365.25, 1),
+                "per_night": round(here / scheme.in_control_nights, 6),
+                f"per_night_at_{PROPERTY_SIZE}": round(PROPERTY_SIZE / scheme.in_control_nights, 4),
+                f"per_30_nights_at_{PROPERTY_SIZE}": round(30 * PROPERTY_SIZE / scheme.in_control_nights, 3),
+            }
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -331,12 +373,19 @@ class StatsReport:
             "schema_version": SCHEMA_VERSION,
             "from": q.start.isoformat() if q.start else None,
             "to": q.end.isoformat() if q.end else None,
-            "table": q.table, "game": q.game, "alpha": q.alpha, "correction": CORRECTION,
-            "family": "equipment", "rounds": self.rounds,
-            "flagged": [{"table": t, "equipment": eq, "tests": [e.test for e in es]}
-                        for t, eq, es in self.flagged_equipment()],
-            "alarms": [{"table": s.table, "equipment": s.equipment, "night": s.cusum.alarm}
-                       for s in self.alarms],
+            "table": q.table,
+            "game": q.game,
+            "alpha": q.alpha,
+            "correction": CORRECTION,
+            "family": "equipment",
+            "rounds": self.rounds,
+            "flagged": [
+                {"table": t, "equipment": eq, "tests": [e.test for e in es]}
+                for t, eq, es in self.flagged_equipment()
+            ],
+            "alarms": [
+                {"table": s.table, "equipment": s.equipment, "night": s.cusum.alarm} for s in self.alarms
+            ],
             "property": self.property_false_alarms(),
             "tests": [e.to_json() for e in self.entries],
             "sequential": [s.to_json() for s in self.sequential],
@@ -410,8 +459,7 @@ def rate_tests(rates: dict[str, ErrorRate], alpha: float) -> list[ErrorRate]:
     for group in groups.values():
         if len(group) < 2:
             continue
-        for test in error_rate_test({k: (r.rounds, r.error_rounds) for k, r in group.items()},
-                                    alpha):
+        for test in error_rate_test({k: (r.rounds, r.error_rounds) for k, r in group.items()}, alpha):
             group[test.key].test = test
     return _ranked(rates)
 
@@ -453,10 +501,19 @@ def entries_for(table: str, game: str, by_day: Mapping[date, Tally]) -> list[Ent
     for day in sorted(by_day):
         period.merge(by_day[day])
     dice = sum(1 for t in period.counts if t.startswith("die"))
-    return [Entry(table, game, equipment_of(game, test), None, test, result,
-                  observed=list(period.counts[test]) if test in period.counts else None,
-                  dice=max(dice, 1))
-            for test, result in period.results().items()]
+    return [
+        Entry(
+            table,
+            game,
+            equipment_of(game, test),
+            None,
+            test,
+            result,
+            observed=list(period.counts[test]) if test in period.counts else None,
+            dice=max(dice, 1),
+        )
+        for test, result in period.results().items()
+    ]
 
 
 def correct(entries: list[Entry], alpha: float) -> None:
@@ -474,8 +531,9 @@ def correct(entries: list[Entry], alpha: float) -> None:
         total = shaped + rest * len(general)
         for e in family:
             e.weight = WEIGHTS.get(e.test, rest) / total
-        for e, adjusted in zip(family, weighted_holm([e.result.p_value for e in family],
-                                                     [e.weight for e in family]), strict=True):
+        for e, adjusted in zip(
+            family, weighted_holm([e.result.p_value for e in family], [e.weight for e in family]), strict=True
+        ):
             e.p_adjusted = adjusted
             e.flagged = adjusted < alpha
 
@@ -486,8 +544,12 @@ def money_involved(finding: Finding) -> dict[str, Decimal]:
     out: dict[str, Decimal] = {}
     if finding.code in ("settlement_mismatch", "payment_mismatch"):
         if "won" in exp and "won" in rec:
-            diff = (_dec(rec.get("returned")) + _dec(rec.get("won"))
-                    - _dec(exp.get("returned")) - _dec(exp.get("won")))
+            diff = (
+                _dec(rec.get("returned"))
+                + _dec(rec.get("won"))
+                - _dec(exp.get("returned"))
+                - _dec(exp.get("won"))
+            )
         elif "result" in exp and "result" in rec:
             diff = _dec(rec.get("result")) - _dec(exp.get("result"))
         elif "amount" in exp and "amount" in rec:

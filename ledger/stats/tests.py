@@ -151,13 +151,21 @@ def chi_square_gof(observed: Sequence[int], probabilities: Sequence[float]) -> T
     if n == 0 or df < 1:
         return TestResult("chi_square", 0.0, max(df, 0), 1.0, n, False, "no outcome")
     if impossible:
-        return TestResult("chi_square", math.inf, df, 0.0, n, True,
-                          f"{impossible} outcome(s) in a cell of probability 0")
+        return TestResult(
+            "chi_square", math.inf, df, 0.0, n, True, f"{impossible} outcome(s) in a cell of probability 0"
+        )
     statistic = sum((o - n * p) ** 2 / (n * p) for o, p in cells)
     least = min(n * p for _, p in cells)
     valid = least >= MIN_EXPECTED
-    return TestResult("chi_square", statistic, df, chi2_sf(statistic, df), n, valid,
-                      "" if valid else f"expected count {least:.1f} < {MIN_EXPECTED:g} per cell")
+    return TestResult(
+        "chi_square",
+        statistic,
+        df,
+        chi2_sf(statistic, df),
+        n,
+        valid,
+        "" if valid else f"expected count {least:.1f} < {MIN_EXPECTED:g} per cell",
+    )
 
 
 def runs_test(first: int, second: int, runs: int) -> TestResult:
@@ -170,8 +178,15 @@ def runs_test(first: int, second: int, runs: int) -> TestResult:
     gap = max(0.0, abs(runs - mean) - 0.5)  # continuity correction: runs are whole numbers
     z = math.copysign(gap, runs - mean) / math.sqrt(var) if var > 0 else 0.0
     valid = min(first, second) >= MIN_RUNS_EACH
-    return TestResult("runs", z, None, normal_two_sided(z), n, valid,
-                      "" if valid else f"fewer than {MIN_RUNS_EACH} of one value")
+    return TestResult(
+        "runs",
+        z,
+        None,
+        normal_two_sided(z),
+        n,
+        valid,
+        "" if valid else f"fewer than {MIN_RUNS_EACH} of one value",
+    )
 
 
 @dataclass
@@ -272,12 +287,18 @@ class SerialPairs:
     def test(self) -> TestResult:
         """Two-sided z test of the serial correlation against a fair shuffle."""
         if self.pairs == 0 or self.var_sum <= 0:
-            return TestResult("serial_correlation", 0.0, None, 1.0, self.pairs, False,
-                              "no successive cards")
+            return TestResult("serial_correlation", 0.0, None, 1.0, self.pairs, False, "no successive cards")
         z = (self.centred - self.null_mean) / math.sqrt(self.var_sum)
         valid = self.pairs >= MIN_PAIRS
-        return TestResult("serial_correlation", z, None, normal_two_sided(z), self.pairs, valid,
-                          "" if valid else f"fewer than {MIN_PAIRS} successive pairs")
+        return TestResult(
+            "serial_correlation",
+            z,
+            None,
+            normal_two_sided(z),
+            self.pairs,
+            valid,
+            "" if valid else f"fewer than {MIN_PAIRS} successive pairs",
+        )
 
 
 def weighted_holm(p_values: Sequence[float], weights: Sequence[float]) -> list[float]:

@@ -62,24 +62,34 @@ class CarryTracker:
 
     def to_json(self, tables: Callable[[str], bool] = lambda _: True) -> dict[str, Any]:
         """What each table (those ``tables`` accepts) carries into its next round, as JSON."""
-        return {table: {"round": rnd, "bets": {b: [c.round, str(c.amount)]
-                                               for b, c in sorted(carries.items())}}
-                for table, (rnd, carries) in sorted(self._pending.items()) if tables(table)}
+        return {
+            table: {"round": rnd, "bets": {b: [c.round, str(c.amount)] for b, c in sorted(carries.items())}}
+            for table, (rnd, carries) in sorted(self._pending.items())
+            if tables(table)
+        }
 
     def load(self, data: dict[str, Any]) -> None:
         """Add the tables :meth:`to_json` gave (replacing what they carried)."""
         for table, pending in data.items():
-            self._pending[table] = (pending["round"], {
-                b: Carry(b, c[0], Decimal(c[1])) for b, c in pending["bets"].items()})
+            self._pending[table] = (
+                pending["round"],
+                {b: Carry(b, c[0], Decimal(c[1])) for b, c in pending["bets"].items()},
+            )
 
     def outstanding(self) -> list[Finding]:
         """At the end of the log: every carried bet no later round has restated yet — stakes
         still in play, a liability of the table (``carry_outstanding``, information)."""
         return [
-            Finding("carry_outstanding", table, carry.round, rule=CARRY_RULE, bet=bet_id,
-                    severity="info",
-                    message=f"bet {bet_id} of {carry.amount} carried from round {carry.round} "
-                            f"is still in play: the table has no later round yet")
+            Finding(
+                "carry_outstanding",
+                table,
+                carry.round,
+                rule=CARRY_RULE,
+                bet=bet_id,
+                severity="info",
+                message=f"bet {bet_id} of {carry.amount} carried from round {carry.round} "
+                f"is still in play: the table has no later round yet",
+            )
             for table, (_, pending) in sorted(self._pending.items())
             for bet_id, carry in pending.items()
         ]
@@ -89,42 +99,71 @@ class CarryTracker:
         for bet_id, restated in rnd.carried.items():
             carry = pending.get(bet_id)
             if carry is None:
-                yield _finding(rnd, bet_id, f"bet {bet_id} is restated from round "
-                               f"{restated.from_round}, but the table's previous round "
-                               f"({previous or 'none'}) did not carry it", seq=restated.seq)
+                yield _finding(
+                    rnd,
+                    bet_id,
+                    f"bet {bet_id} is restated from round "
+                    f"{restated.from_round}, but the table's previous round "
+                    f"({previous or 'none'}) did not carry it",
+                    seq=restated.seq,
+                )
             elif restated.from_round != carry.round:
-                yield _finding(rnd, bet_id, f"bet {bet_id} was carried from round {carry.round}, "
-                               f"restated as from round {restated.from_round}", seq=restated.seq)
+                yield _finding(
+                    rnd,
+                    bet_id,
+                    f"bet {bet_id} was carried from round {carry.round}, "
+                    f"restated as from round {restated.from_round}",
+                    seq=restated.seq,
+                )
             elif restated.amount != carry.amount:
                 verb = "reduced" if restated.amount < carry.amount else "changed"
-                yield _finding(rnd, bet_id, f"carried bet {bet_id} {verb} from {carry.amount} to "
-                               f"{restated.amount} when restated (raise only by bet_increased)",
-                               expected={"amount": str(carry.amount)},
-                               recorded={"amount": str(restated.amount)}, seq=restated.seq)
+                yield _finding(
+                    rnd,
+                    bet_id,
+                    f"carried bet {bet_id} {verb} from {carry.amount} to "
+                    f"{restated.amount} when restated (raise only by bet_increased)",
+                    expected={"amount": str(carry.amount)},
+                    recorded={"amount": str(restated.amount)},
+                    seq=restated.seq,
+                )
         for bet_id, carry in pending.items():
             if bet_id not in rnd.carried:
-                yield _finding(rnd, bet_id, f"bet {bet_id} was settled carry in round "
-                               f"{carry.round} but is not restated in the table's next round "
-                               f"({rnd.round}): the carried stake of {carry.amount} vanished")
+                yield _finding(
+                    rnd,
+                    bet_id,
+                    f"bet {bet_id} was settled carry in round "
+                    f"{carry.round} but is not restated in the table's next round "
+                    f"({rnd.round}): the carried stake of {carry.amount} vanished",
+                )
         for bet_id, raises in rnd.increases.items():
             stake = rnd.carried[bet_id].amount if bet_id in rnd.carried else None
             for raised in raises:
                 if stake is None:
-                    yield Finding("invalid_bet", rnd.table, rnd.round, rule="FEED §5",
-                                  bet=bet_id, seq=raised.seq,
-                                  message=f"bet_increased names bet {bet_id}, which is not a "
-                                          f"carried bet of this round")
+                    yield Finding(
+                        "invalid_bet",
+                        rnd.table,
+                        rnd.round,
+                        rule="FEED §5",
+                        bet=bet_id,
+                        seq=raised.seq,
+                        message=f"bet_increased names bet {bet_id}, which is not a carried bet of this round",
+                    )
                     break
                 if raised.amount < stake:
-                    yield Finding("invalid_bet", rnd.table, rnd.round, rule="FEED §5; RULES §3.7",
-                                  bet=bet_id, seq=raised.seq,
-                                  message=f"carried bet {bet_id} lowered from {stake} to "
-                                          f"{raised.amount}; a carried bet may only be raised",
-                                  expected={"amount": f">= {stake}"},
-                                  recorded={"amount": str(raised.amount)})
+                    yield Finding(
+                        "invalid_bet",
+                        rnd.table,
+                        rnd.round,
+                        rule="FEED §5; RULES §3.7",
+                        bet=bet_id,
+                        seq=raised.seq,
+                        message=f"carried bet {bet_id} lowered from {stake} to "
+                        f"{raised.amount}; a carried bet may only be raised",
+                        expected={"amount": f">= {stake}"},
+                        recorded={"amount": str(raised.amount)},
+                    )
                 stake = max(stake, raised.amount)
 
 
 def _finding(rnd: Round, bet: str, message: str, **kw: object) -> Finding:
-    return Finding("carry_mismatch", rnd.table, rnd.round, message, rule=CARRY_RULE, bet=bet,
-                   **kw)  # type: ignore[arg-type]
+    return Finding("carry_mismatch", rnd.table, rnd.round, message, rule=CARRY_RULE, bet=bet, **kw)  # type: ignore[arg-type]

@@ -22,8 +22,9 @@ from ledger.money import same_amount
 from ledger.round import Round
 
 
-def check_round(rnd: Round, game: Game, *, is_newest: bool = False,
-                derivation: Derivation | None = None) -> list[Finding]:
+def check_round(
+    rnd: Round, game: Game, *, is_newest: bool = False, derivation: Derivation | None = None
+) -> list[Finding]:
     """Every finding for one recorded round: life cycle, limits, then the game's rules.
 
     ``derivation`` is the game's, when the caller derived it in context (a game session);
@@ -66,51 +67,85 @@ def check_life_cycle(rnd: Round, game: Game, *, is_newest: bool) -> Iterator[Fin
     if closed_at is not None:
         for bet in rnd.of_type(BetPlaced):
             if bet.seq > closed_at and not game.allowed_after_close(bet):
-                yield _finding("bet_after_close", rnd, bet.bet, BETTING_CLOSED_RULE,
-                               f"bet {bet.bet} placed at seq {bet.seq}, after betting closed at "
-                               f"seq {closed_at}", seq=bet.seq)
+                yield _finding(
+                    "bet_after_close",
+                    rnd,
+                    bet.bet,
+                    BETTING_CLOSED_RULE,
+                    f"bet {bet.bet} placed at seq {bet.seq}, after betting closed at seq {closed_at}",
+                    seq=bet.seq,
+                )
     for dup in rnd.duplicate_bets:
-        yield _finding("duplicate_bet", rnd, dup.bet, "FEED §2 (bet ids are unique in a round)",
-                       f"bet id {dup.bet} placed again at seq {dup.seq}", seq=dup.seq)
+        yield _finding(
+            "duplicate_bet",
+            rnd,
+            dup.bet,
+            "FEED §2 (bet ids are unique in a round)",
+            f"bet id {dup.bet} placed again at seq {dup.seq}",
+            seq=dup.seq,
+        )
     if not _settled_once(bets, settlements):
         yield from _settlement_faults(rnd)
     if rnd.ended_by is None:
-        yield Finding("round_incomplete", rnd.table, rnd.round, rule="FEED §10",
-                      message="no round_closed or round_voided"
-                      + (" (the newest round of its table: still in play)" if is_newest else ""),
-                      severity="info" if is_newest else "error")
+        yield Finding(
+            "round_incomplete",
+            rnd.table,
+            rnd.round,
+            rule="FEED §10",
+            message="no round_closed or round_voided"
+            + (" (the newest round of its table: still in play)" if is_newest else ""),
+            severity="info" if is_newest else "error",
+        )
         return
     if not bets.keys() <= settlements.keys():
         for bet_id in bets:
             if bet_id not in settlements:
-                yield _finding("missing_settlement", rnd, bet_id, "FEED §2",
-                               f"bet {bet_id} has no bet_settled in a "
-                               f"{'voided' if rnd.is_voided else 'closed'} round")
+                yield _finding(
+                    "missing_settlement",
+                    rnd,
+                    bet_id,
+                    "FEED §2",
+                    f"bet {bet_id} has no bet_settled in a {'voided' if rnd.is_voided else 'closed'} round",
+                )
     if rnd.opened.rules is not None and rnd.opened.rules.content_hash() != rnd.opened.rules_hash:
-        yield Finding("rulebook_hash_mismatch", rnd.table, rnd.round, rule="FEED §2",
-                      message="the stored rulebook does not hash to the stored rulebook hash",
-                      expected={"rules_hash": rnd.opened.rules.content_hash()},
-                      recorded={"rules_hash": rnd.opened.rules_hash})
+        yield Finding(
+            "rulebook_hash_mismatch",
+            rnd.table,
+            rnd.round,
+            rule="FEED §2",
+            message="the stored rulebook does not hash to the stored rulebook hash",
+            expected={"rules_hash": rnd.opened.rules.content_hash()},
+            recorded={"rules_hash": rnd.opened.rules_hash},
+        )
 
 
 def _settled_once(bets: dict[str, BetPlaced], settlements: dict[str, list[BetSettled]]) -> bool:
     """Every settled bet id was placed, and settled only once: the common case, told by a set
     test and the longest list, without a step per bet."""
-    return settlements.keys() <= bets.keys() and (
-        not settlements or max(map(len, settlements.values())) == 1)
+    return settlements.keys() <= bets.keys() and (not settlements or max(map(len, settlements.values())) == 1)
 
 
 def _settlement_faults(rnd: Round) -> Iterator[Finding]:
     """``unknown_bet`` and ``duplicate_settlement``, in the order the bets were first settled."""
     for bet_id, settled in rnd.settlements.items():
         if bet_id not in rnd.bets:
-            yield _finding("unknown_bet", rnd, bet_id, "FEED §2",
-                           f"bet {bet_id} settled at seq {settled[0].seq} was never placed",
-                           seq=settled[0].seq)
+            yield _finding(
+                "unknown_bet",
+                rnd,
+                bet_id,
+                "FEED §2",
+                f"bet {bet_id} settled at seq {settled[0].seq} was never placed",
+                seq=settled[0].seq,
+            )
         elif len(settled) > 1:
-            yield _finding("duplicate_settlement", rnd, bet_id, "FEED §2",
-                           f"bet {bet_id} settled {len(settled)} times "
-                           f"(seq {', '.join(str(s.seq) for s in settled)})", seq=settled[1].seq)
+            yield _finding(
+                "duplicate_settlement",
+                rnd,
+                bet_id,
+                "FEED §2",
+                f"bet {bet_id} settled {len(settled)} times (seq {', '.join(str(s.seq) for s in settled)})",
+                seq=settled[1].seq,
+            )
 
 
 TIME_RULE = "FEED §1 (at: the time the table recorded the event)"
@@ -140,21 +175,39 @@ def _time_disorder(rnd: Round) -> Iterator[Finding]:
             return
         if fact is end and fact.at < opened.at:
             reported += 1
-            yield _disorder(rnd, fact, opened, f"the round was {fact.type.removeprefix('round_')} "
-                            f"at {fact.at.isoformat()}, before it was opened at "
-                            f"{opened.at.isoformat()}")
+            yield _disorder(
+                rnd,
+                fact,
+                opened,
+                f"the round was {fact.type.removeprefix('round_')} "
+                f"at {fact.at.isoformat()}, before it was opened at "
+                f"{opened.at.isoformat()}",
+            )
         elif previous is not None and fact.at < previous.at:
             reported += 1
-            yield _disorder(rnd, fact, previous, f"{fact.type} (seq {fact.seq}) is timed "
-                            f"{fact.at.isoformat()}, before {previous.type} (seq {previous.seq}) "
-                            f"at {previous.at.isoformat()}: the round goes back in time")
+            yield _disorder(
+                rnd,
+                fact,
+                previous,
+                f"{fact.type} (seq {fact.seq}) is timed "
+                f"{fact.at.isoformat()}, before {previous.type} (seq {previous.seq}) "
+                f"at {previous.at.isoformat()}: the round goes back in time",
+            )
         previous = fact
 
 
 def _disorder(rnd: Round, fact: FeedEvent, before: FeedEvent, message: str) -> Finding:
-    return _finding("timestamp_disorder", rnd, getattr(fact, "bet", None), TIME_RULE, message,
-                    expected={"not_before": before.at.isoformat(), "after_seq": before.seq},
-                    recorded={"at": fact.at.isoformat()}, severity="warning", seq=fact.seq)
+    return _finding(
+        "timestamp_disorder",
+        rnd,
+        getattr(fact, "bet", None),
+        TIME_RULE,
+        message,
+        expected={"not_before": before.at.isoformat(), "after_seq": before.seq},
+        recorded={"at": fact.at.isoformat()},
+        severity="warning",
+        seq=fact.seq,
+    )
 
 
 def check_limits(rnd: Round) -> Iterator[Finding]:
@@ -168,13 +221,23 @@ def check_limits(rnd: Round) -> Iterator[Finding]:
         if limit is None:
             continue
         if limit.min is not None and bet.amount < limit.min:
-            yield _finding("invalid_bet", rnd, bet.bet, "RULES §8 G3",
-                           f"stake {bet.amount} is below the table minimum {limit.min} "
-                           f"for {kind}", seq=bet.seq)
+            yield _finding(
+                "invalid_bet",
+                rnd,
+                bet.bet,
+                "RULES §8 G3",
+                f"stake {bet.amount} is below the table minimum {limit.min} for {kind}",
+                seq=bet.seq,
+            )
         if limit.max is not None and bet.amount > limit.max:
-            yield _finding("invalid_bet", rnd, bet.bet, "RULES §8 G3",
-                           f"stake {bet.amount} is above the table maximum {limit.max} "
-                           f"for {kind}", seq=bet.seq)
+            yield _finding(
+                "invalid_bet",
+                rnd,
+                bet.bet,
+                "RULES §8 G3",
+                f"stake {bet.amount} is above the table maximum {limit.max} for {kind}",
+                seq=bet.seq,
+            )
 
 
 def compare_settlements(rnd: Round, derivation: Derivation) -> Iterator[Finding]:
@@ -187,33 +250,53 @@ def compare_settlements(rnd: Round, derivation: Derivation) -> Iterator[Finding]
         recorded = settled[0]
         # The common case, tested here without a generator per bet: the settlement agrees.
         # ``==`` on decimals compares by value, as ``same_amount`` does.
-        if (due.result == recorded.result and due.returned == recorded.returned
-                and due.won == recorded.won and due.commission == recorded.commission):
+        if (
+            due.result == recorded.result
+            and due.returned == recorded.returned
+            and due.won == recorded.won
+            and due.commission == recorded.commission
+        ):
             continue
         yield from compare_settlement(rnd, bet_id, due, recorded)
 
 
-def compare_settlement(
-    rnd: Round, bet_id: str, due: Settlement, recorded: BetSettled
-) -> Iterator[Finding]:
+def compare_settlement(rnd: Round, bet_id: str, due: Settlement, recorded: BetSettled) -> Iterator[Finding]:
     """Compare one bet's due settlement with the recorded one."""
     settles_differently = due.result != recorded.result or not (
-        same_amount(due.returned, recorded.returned) and same_amount(due.won, recorded.won))
+        same_amount(due.returned, recorded.returned) and same_amount(due.won, recorded.won)
+    )
     commission_differs = not same_amount(due.commission, recorded.commission)
     if not settles_differently and not commission_differs:
         return  # the common case: nothing to write down
-    rec = {"result": recorded.result, "returned": str(recorded.returned),
-           "won": str(recorded.won), "commission": str(recorded.commission)}
+    rec = {
+        "result": recorded.result,
+        "returned": str(recorded.returned),
+        "won": str(recorded.won),
+        "commission": str(recorded.commission),
+    }
     if settles_differently:
-        yield _finding("settlement_mismatch", rnd, bet_id, due.rule, due.reason,
-                       expected=due.as_dict(), recorded=rec, seq=recorded.seq)
+        yield _finding(
+            "settlement_mismatch",
+            rnd,
+            bet_id,
+            due.rule,
+            due.reason,
+            expected=due.as_dict(),
+            recorded=rec,
+            seq=recorded.seq,
+        )
     if commission_differs:
-        yield _finding("commission_mismatch", rnd, bet_id, due.rule,
-                       f"commission due is {due.commission}, the table took "
-                       f"{recorded.commission} ({due.reason})",
-                       expected=due.as_dict(), recorded=rec, seq=recorded.seq)
+        yield _finding(
+            "commission_mismatch",
+            rnd,
+            bet_id,
+            due.rule,
+            f"commission due is {due.commission}, the table took {recorded.commission} ({due.reason})",
+            expected=due.as_dict(),
+            recorded=rec,
+            seq=recorded.seq,
+        )
 
 
-def _finding(code: str, rnd: Round, bet: str | None, rule: str, message: str,
-             **kw: object) -> Finding:
+def _finding(code: str, rnd: Round, bet: str | None, rule: str, message: str, **kw: object) -> Finding:
     return Finding(code, rnd.table, rnd.round, message, rule=rule, bet=bet, **kw)  # type: ignore[arg-type]

@@ -54,9 +54,11 @@ class Selection:
 
     def matches(self, fact: FeedEvent) -> bool:
         """Whether a round, known by its ``round_opened``, is selected."""
-        return ((self.table is None or fact.table == self.table)
-                and (self.game is None or fact.game == self.game)
-                and (self.round is None or fact.round == self.round))
+        return (
+            (self.table is None or fact.table == self.table)
+            and (self.game is None or fact.game == self.game)
+            and (self.round is None or fact.round == self.round)
+        )
 
 
 Keyed = tuple[tuple[int, int, int], list[Finding]]
@@ -134,8 +136,9 @@ def verify_store(
     started = time.perf_counter()
     chain = ChainVerifier(app.ledger_mapper)
     wants_state = snapshot or stop is not None
-    scan = VerifyPass(app.ledger_mapper, selection, chain=chain, on_judged=on_judged,
-                      keep_content=wants_state)  # kept content is only for a snapshot
+    scan = VerifyPass(
+        app.ledger_mapper, selection, chain=chain, on_judged=on_judged, keep_content=wants_state
+    )  # kept content is only for a snapshot
     if start is not None:
         scan.resume(start)
     with pass_collector():  # facts are freed by reference counting: see ledger.collector
@@ -166,10 +169,17 @@ errors)."""
 class _VerifyStream(RoundStream):
     """The log as :class:`VerifyPass` reads it: its hooks on the one round stream."""
 
-    def __init__(self, scan: VerifyPass, mapper: LedgerMapper, check: Check | None,
-                 keep_content: bool) -> None:
-        super().__init__(mapper, on_unreadable=scan.undecodable, check=check, partial=False,
-                         keep_content=keep_content, probe=False)
+    def __init__(
+        self, scan: VerifyPass, mapper: LedgerMapper, check: Check | None, keep_content: bool
+    ) -> None:
+        super().__init__(
+            mapper,
+            on_unreadable=scan.undecodable,
+            check=check,
+            partial=False,
+            keep_content=keep_content,
+            probe=False,
+        )
         self.scan = scan
 
     def admit(self, content: bytes) -> bool:
@@ -198,12 +208,17 @@ class VerifyPass:
     :meth:`resume` takes it up again.
     """
 
-    def __init__(self, mapper: LedgerMapper, selection: Selection = Selection(), *,
-                 chain: ChainVerifier | None = None,
-                 owns: Callable[[str], bool] | None = None,
-                 owned_tables: frozenset[str] | None = None,
-                 on_judged: Callable[[Judged], None] | None = None,
-                 keep_content: bool = False) -> None:
+    def __init__(
+        self,
+        mapper: LedgerMapper,
+        selection: Selection = Selection(),
+        *,
+        chain: ChainVerifier | None = None,
+        owns: Callable[[str], bool] | None = None,
+        owned_tables: frozenset[str] | None = None,
+        on_judged: Callable[[Judged], None] | None = None,
+        keep_content: bool = False,
+    ) -> None:
         self.mapper = mapper
         self.selection = selection
         self.chain = chain
@@ -213,8 +228,7 @@ class VerifyPass:
         self.report = VerifyReport()
         self.keyed: list[Keyed] = []
         self._judge = RoundJudge()
-        self._stream = _VerifyStream(self, mapper, chain.check_raw if chain else None,
-                                     keep_content)
+        self._stream = _VerifyStream(self, mapper, chain.check_raw if chain else None, keep_content)
         self._opened_at: dict[str, int] = {}
         self._selected: set[str] = set()
         self._newest: dict[str, str] = {}
@@ -226,8 +240,7 @@ class VerifyPass:
         for closed in self._stream.closed(rows):
             oid = closed.aggregate
             del opened_at[oid]
-            self._keep(self._judged(closed.facts, closed.position), oid,
-                       (_DECODED, closed.position, 1))
+            self._keep(self._judged(closed.facts, closed.position), oid, (_DECODED, closed.position, 1))
 
     # -- the stream's hooks -----------------------------------------------------------------
 
@@ -252,17 +265,27 @@ class VerifyPass:
         self._newest[started_round.table] = started_round.round
         self._pair((started_round.table, started_round.round), nid, "started")
 
-    def undecodable(self, nid: int, oid: str, version: int, topic: str,
-                    exc: Exception) -> None:
+    def undecodable(self, nid: int, oid: str, version: int, topic: str, exc: Exception) -> None:
         """Stored content that cannot be decoded (only a tampered store gets here); a row that
         cannot even be opened is the chain check's to report."""
         if isinstance(exc, FrameError):
             return
         self.report.integrity_ok = False
-        self.keyed.append(((_DECODED, nid, 0), [Finding(
-            "chain_broken", None, None, rule="integrity",
-            message=f"stored event {UUID(oid)} v{version} "
-                    f"({topic}) cannot be decoded: {str(exc).splitlines()[0]}")]))
+        self.keyed.append(
+            (
+                (_DECODED, nid, 0),
+                [
+                    Finding(
+                        "chain_broken",
+                        None,
+                        None,
+                        rule="integrity",
+                        message=f"stored event {UUID(oid)} v{version} "
+                        f"({topic}) cannot be decoded: {str(exc).splitlines()[0]}",
+                    )
+                ],
+            )
+        )
 
     def _pair(self, key: tuple[str, str], nid: int, kind: str) -> None:
         """Match a round's opening with its table's ``round_started`` (both are written in one
@@ -272,14 +295,24 @@ class VerifyPass:
             self._unpaired[key] = (kind, nid)
         elif other[0] == kind:  # a second opening, or a second start, of the same round
             self._unpaired[key] = (kind, nid)
-            self._broken_round(key, nid, f"a second {_PAIR_WHAT[kind]} of a round already "
-                               "stored")
+            self._broken_round(key, nid, f"a second {_PAIR_WHAT[kind]} of a round already stored")
 
     def _broken_round(self, key: tuple[str, str], nid: int, why: str) -> None:
         self.report.integrity_ok = False
-        self.keyed.append(((_DECODED, nid, 0), [Finding(
-            "chain_broken", key[0], key[1], rule="integrity",
-            message=f"{why}: rows were added outside the ledger")]))
+        self.keyed.append(
+            (
+                (_DECODED, nid, 0),
+                [
+                    Finding(
+                        "chain_broken",
+                        key[0],
+                        key[1],
+                        rule="integrity",
+                        message=f"{why}: rows were added outside the ledger",
+                    )
+                ],
+            )
+        )
 
     # -- the end ----------------------------------------------------------------------------
 
@@ -300,19 +333,22 @@ class VerifyPass:
             report.events = chain.events
         report.keyed = self.keyed
         report.findings = (list(chain.findings) if chain is not None else []) + [
-            f for _, found in self.keyed for f in found]
+            f for _, found in self.keyed for f in found
+        ]
         return report
 
     def _end_of_log(self) -> None:
         for key, (kind, nid) in self._unpaired.items():
             missing = "opened" if kind == "started" else "started"
-            self._broken_round(key, nid, f"the store holds a {_PAIR_WHAT[kind]} of this round "
-                               f"but no {_PAIR_WHAT[missing]}")
+            self._broken_round(
+                key, nid, f"the store holds a {_PAIR_WHAT[kind]} of this round but no {_PAIR_WHAT[missing]}"
+            )
         self._unpaired.clear()
         for oid, facts in self._stream.gathering.items():
             first = facts[0]
-            judged = self._judged(facts, self._opened_at[oid],
-                                  is_newest=self._newest.get(first.table) == first.round)
+            judged = self._judged(
+                facts, self._opened_at[oid], is_newest=self._newest.get(first.table) == first.round
+            )
             self._keep(judged, oid, (_UNFINISHED, self._opened_at[oid], 0))
         self._stream.gathering.clear()
         self._opened_at.clear()
@@ -328,17 +364,30 @@ class VerifyPass:
         pass keeps content (``keep_content``); else ``None``."""
         stream, chain = self._stream, self.chain
         link = stream.link
-        if (chain is None or link is None or link[0] != stream.position or chain.head is None
-                or chain.broken or stream.contents is None or not chain.at_link):
+        if (
+            chain is None
+            or link is None
+            or link[0] != stream.position
+            or chain.head is None
+            or chain.broken
+            or stream.contents is None
+            or not chain.at_link
+        ):
             return None
-        rounds = {oid: {"opened": self._opened_at[oid],
-                        "stored": [[topic, content.decode()] for topic, content in stored]}
-                  for oid, stored in sorted(stream.contents.items())}
-        unpaired = [[table, rnd, kind, nid]
-                    for (table, rnd), (kind, nid) in sorted(self._unpaired.items())]
-        state = {"chain": chain.to_json(), "rounds": rounds,
-                 "tables": {"newest": dict(sorted(self._newest.items())), "unpaired": unpaired},
-                 "judge": self._judge.to_json()}
+        rounds = {
+            oid: {
+                "opened": self._opened_at[oid],
+                "stored": [[topic, content.decode()] for topic, content in stored],
+            }
+            for oid, stored in sorted(stream.contents.items())
+        }
+        unpaired = [[table, rnd, kind, nid] for (table, rnd), (kind, nid) in sorted(self._unpaired.items())]
+        state = {
+            "chain": chain.to_json(),
+            "rounds": rounds,
+            "tables": {"newest": dict(sorted(self._newest.items())), "unpaired": unpaired},
+            "judge": self._judge.to_json(),
+        }
         return Snapshot(link[0], link[1], chain.events, chain.head, state)
 
     def resume(self, snapshot: Snapshot) -> None:
@@ -370,8 +419,10 @@ class VerifyPass:
                 self._unpaired[(table, rnd)] = (kind, int(nid))
             self._judge.load(state["judge"])
         except (KeyError, TypeError, ValueError, ValidationError) as exc:
-            raise SnapshotError(f"the snapshot's state cannot be taken up: "
-                                f"{str(exc).splitlines()[0] if str(exc) else repr(exc)}") from None
+            raise SnapshotError(
+                f"the snapshot's state cannot be taken up: "
+                f"{str(exc).splitlines()[0] if str(exc) else repr(exc)}"
+            ) from None
         self._stream.position = snapshot.position
         self._stream.link = (snapshot.position, snapshot.links)
 
@@ -405,5 +456,6 @@ def _table_of(content: bytes) -> str:
 
 
 def _selected_finding(finding: Finding, selection: Selection) -> bool:
-    return ((selection.table is None or finding.table == selection.table)
-            and (selection.round is None or finding.round == selection.round))
+    return (selection.table is None or finding.table == selection.table) and (
+        selection.round is None or finding.round == selection.round
+    )

@@ -73,8 +73,7 @@ class ChainVerifier:
         # Chosen once, not per row: without a cipher or compressor a row is its frame.
         mapper = self.mapper
         self._plain = mapper.cipher is None and mapper.compressor is None
-        self._open: Callable[[bytes], tuple[str, bytes]] = (
-            unframe if self._plain else mapper.open_state)
+        self._open: Callable[[bytes], tuple[str, bytes]] = unframe if self._plain else mapper.open_state
 
     @property
     def broken(self) -> bool:
@@ -95,9 +94,14 @@ class ChainVerifier:
         version before it."""
         if self._since_link:
             raise ValueError("the chain state is only written down right after a link")
-        return {"events": self.events, "head": self.head,
-                "last": {oid: [version, digest.decode("ascii")]
-                         for oid, (version, digest) in sorted(self._last.items())}}
+        return {
+            "events": self.events,
+            "head": self.head,
+            "last": {
+                oid: [version, digest.decode("ascii")]
+                for oid, (version, digest) in sorted(self._last.items())
+            },
+        }
 
     def load(self, data: dict[str, Any]) -> None:
         """Take up the state :meth:`to_json` wrote."""
@@ -114,8 +118,12 @@ class ChainVerifier:
     def check(self, row: Any) -> bytes | None:
         """Check one stored row (a library ``Notification``); returns its content bytes."""
         oid = row.originator_id
-        return self.check_raw(oid.hex if isinstance(oid, UUID) else UUID(str(oid)).hex,
-                              row.originator_version, row.topic, row.state)
+        return self.check_raw(
+            oid.hex if isinstance(oid, UUID) else UUID(str(oid)).hex,
+            row.originator_version,
+            row.topic,
+            row.state,
+        )
 
     def check_raw(self, oid: str, version: int, topic: str, state: bytes) -> bytes | None:
         """Check one stored row given as its parts (``oid`` as ``UUID.hex``); returns its
@@ -125,8 +133,12 @@ class ChainVerifier:
         stored ASCII bytes (what the next digest hashes), a plain frame is split in place,
         and the kind of each topic is looked up once."""
         self.events += 1
-        if self._plain and state.startswith(FRAME_HEAD) and state.endswith(FRAME_TAIL) \
-                and state[_DIGEST_END:_CONTENT_START] == FRAME_MID:
+        if (
+            self._plain
+            and state.startswith(FRAME_HEAD)
+            and state.endswith(FRAME_TAIL)
+            and state[_DIGEST_END:_CONTENT_START] == FRAME_MID
+        ):
             digest = state[_DIGEST_START:_DIGEST_END]
             content = state[_CONTENT_START:-1]
             if not digest.isascii():  # what unframe refuses
@@ -145,20 +157,32 @@ class ChainVerifier:
         else:
             previous = last.get(oid)
             if previous is None:
-                why = ("an event was added to a round after it ended" if self._has_ended(oid)
-                       else f"version {version} has no stored version {version - 1}")
+                why = (
+                    "an event was added to a round after it ended"
+                    if self._has_ended(oid)
+                    else f"version {version} has no stored version {version - 1}"
+                )
                 self._broken(oid, version, content, why)
                 expected_prev = None
             else:
                 if previous[0] != version - 1:
-                    self._broken(oid, version, content, f"version {previous[0] + 1} to "
-                                 f"{version - 1} of this aggregate are missing (removed or "
-                                 "reordered)")
+                    self._broken(
+                        oid,
+                        version,
+                        content,
+                        f"version {previous[0] + 1} to "
+                        f"{version - 1} of this aggregate are missing (removed or "
+                        "reordered)",
+                    )
                 expected_prev = previous[1]
-        if expected_prev is not None and \
-                sha256(expected_prev + content).hexdigest().encode() != digest:
-            self._broken(oid, version, content, "the stored bytes do not match their chain "
-                         "digest: the event was changed, or an event before it was")
+        if expected_prev is not None and sha256(expected_prev + content).hexdigest().encode() != digest:
+            self._broken(
+                oid,
+                version,
+                content,
+                "the stored bytes do not match their chain "
+                "digest: the event was changed, or an event before it was",
+            )
         last[oid] = (version, digest)
         kind = self._topics.get(topic)
         if kind is None:
@@ -190,15 +214,27 @@ class ChainVerifier:
         """After the last row: every event must be covered by a link; the head must be known."""
         if self._since_link:
             oid, version, _ = self._since_link[0]
-            self._broken(oid, version, None, f"{len(self._since_link)} stored event(s) after the "
-                         "newest chain link are covered by no link (a link was removed, or "
-                         "events were added outside the ledger)")
+            self._broken(
+                oid,
+                version,
+                None,
+                f"{len(self._since_link)} stored event(s) after the "
+                "newest chain link are covered by no link (a link was removed, or "
+                "events were added outside the ledger)",
+            )
         if expect_head is not None and expect_head not in self.heads_seen:
-            self.findings.append(Finding(
-                "chain_broken", None, None, rule="integrity (--expect-head)",
-                message=f"the store does not contain the expected head {expect_head}: events "
-                        "recorded up to that head were removed or rewritten",
-                expected={"head": expect_head}, recorded={"head": self.head}))
+            self.findings.append(
+                Finding(
+                    "chain_broken",
+                    None,
+                    None,
+                    rule="integrity (--expect-head)",
+                    message=f"the store does not contain the expected head {expect_head}: events "
+                    "recorded up to that head were removed or rewritten",
+                    expected={"head": expect_head},
+                    recorded={"head": self.head},
+                )
+            )
 
     def _check_link(self, oid: str, version: int, content: bytes, digest: str) -> None:
         if oid != _CHAIN_ID_TEXT:
@@ -218,23 +254,38 @@ class ChainVerifier:
         self.head = digest
         self.heads_seen.add(digest)
 
-    def _mislisted(self, oid: str, version: int, content: bytes,
-                   listed: list[tuple[str, int, int, str]],
-                   actual: list[tuple[str, int, int, str]]) -> None:
-            self._broken(oid, version, content,
-                         f"chain link {version} lists {_describe(listed)} but the store holds "
-                         f"{_describe(actual)} since the link before it (events removed, "
-                         "added or reordered)")
+    def _mislisted(
+        self,
+        oid: str,
+        version: int,
+        content: bytes,
+        listed: list[tuple[str, int, int, str]],
+        actual: list[tuple[str, int, int, str]],
+    ) -> None:
+        self._broken(
+            oid,
+            version,
+            content,
+            f"chain link {version} lists {_describe(listed)} but the store holds "
+            f"{_describe(actual)} since the link before it (events removed, "
+            "added or reordered)",
+        )
 
     def _broken(self, oid: str, version: int, content: bytes | None, why: str) -> None:
         if len(self.findings) >= MAX_CHAIN_FINDINGS:
             self._truncated += 1
             return
         where = _where(content)
-        self.findings.append(Finding(
-            "chain_broken", where.get("table"), where.get("round"), rule="integrity",
-            message=f"{why} (aggregate {UUID(oid)}, version {version})",
-            seq=where.get("seq") if isinstance(where.get("seq"), int) else version))
+        self.findings.append(
+            Finding(
+                "chain_broken",
+                where.get("table"),
+                where.get("round"),
+                rule="integrity",
+                message=f"{why} (aggregate {UUID(oid)}, version {version})",
+                seq=where.get("seq") if isinstance(where.get("seq"), int) else version,
+            )
+        )
 
 
 def _prefix(oid: str) -> int:
@@ -254,8 +305,10 @@ def _genesis(oid: str) -> bytes:
         try:
             raw = UUID(oid).bytes
         except ValueError:
-            raise StoreDamaged(f"a stored row's aggregate id {oid[:40]!r} is not a UUID: "
-                               "the row was not written by the ledger") from None
+            raise StoreDamaged(
+                f"a stored row's aggregate id {oid[:40]!r} is not a UUID: "
+                "the row was not written by the ledger"
+            ) from None
     return sha256(GENESIS_TAG + raw).hexdigest().encode("ascii")
 
 
@@ -271,14 +324,15 @@ def _spans(events: list[tuple[str, int, bytes]]) -> list[tuple[str, int, int, st
     # A dict keeps the position of a key's first insertion and the value of its last.
     last = {oid: (version, digest) for oid, version, digest in events}
     first = {oid: version for oid, version, _ in reversed(events)}
-    return [(oid, first[oid], version, digest.decode("ascii"))
-            for oid, (version, digest) in last.items()]
+    return [(oid, first[oid], version, digest.decode("ascii")) for oid, (version, digest) in last.items()]
 
 
 _LINK_HEAD = re.compile(rb'\{"type":"linked","at":"[^"\\]*","entries":\[')
 """How the ledger writes a link up to its entries (``at`` has no quote or escape)."""
-_ENTRY = (r'\{"aggregate":"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",'
-          r'"first":[1-9][0-9]{0,17},"last":[1-9][0-9]{0,17},"digest":"[0-9a-f]{64}"\}')
+_ENTRY = (
+    r'\{"aggregate":"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",'
+    r'"first":[1-9][0-9]{0,17},"last":[1-9][0-9]{0,17},"digest":"[0-9a-f]{64}"\}'
+)
 _ENTRIES = re.compile(f"(?:{_ENTRY}(?:,{_ENTRY})*)?")
 """Entries that ``LinkEntry`` accepts, each as the ledger writes it."""
 
@@ -297,13 +351,19 @@ def _lists_exactly(content: bytes, spans: list[tuple[str, int, int, str]]) -> bo
     head = _LINK_HEAD.match(content)
     if head is None:
         return False
-    entries = ",".join([
-        f'{{"aggregate":"{oid[:8]}-{oid[8:12]}-{oid[12:16]}-{oid[16:20]}-{oid[20:]}",'
-        f'"first":{first},"last":{last},"digest":"{digest}"}}'
-        for oid, first, last, digest in spans])
+    entries = ",".join(
+        [
+            f'{{"aggregate":"{oid[:8]}-{oid[8:12]}-{oid[12:16]}-{oid[16:20]}-{oid[20:]}",'
+            f'"first":{first},"last":{last},"digest":"{digest}"}}'
+            for oid, first, last, digest in spans
+        ]
+    )
     end = head.end()
-    if _ENTRIES.fullmatch(entries) is None or content[-2:] != b"]}" \
-            or content[end:-2] != entries.encode("ascii"):
+    if (
+        _ENTRIES.fullmatch(entries) is None
+        or content[-2:] != b"]}"
+        or content[end:-2] != entries.encode("ascii")
+    ):
         return False
     try:
         Linked.model_validate_json(content[:end] + b"]}")
@@ -330,5 +390,4 @@ def _where(content: bytes | None) -> dict[str, Any]:
 def unreadable_store(exc: BaseException) -> Finding:
     """The finding when the store itself cannot be read (a damaged SQLite file, say): the chain
     cannot be shown intact, so it counts as broken."""
-    return Finding("chain_broken", None, None, rule="integrity",
-                   message=f"the store cannot be read: {exc}")
+    return Finding("chain_broken", None, None, rule="integrity", message=f"the store cannot be read: {exc}")

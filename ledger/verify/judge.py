@@ -74,7 +74,8 @@ class RoundJudge:
         """Findings only the end of the log reveals: carried bets still in play, and those of
         every game session."""
         return self._carries.outstanding() + [
-            f for session in self._sessions.values() for f in session.finish()]
+            f for session in self._sessions.values() for f in session.finish()
+        ]
 
     def _session(self, key: str) -> GameSession:
         session = self._sessions.get(key)
@@ -87,10 +88,11 @@ class RoundJudge:
     def to_json(self) -> dict[str, Any]:
         """Everything this judge carries from round to round, as plain JSON: each game
         session's state (owned and written by its game's folder) and the carried bets."""
-        return {"sessions": {key: session.to_json()
-                             for key, session in sorted(self._sessions.items())},
-                "carries": self._carries.to_json(),
-                "carrying": {key: sorted(tables) for key, tables in sorted(self._carrying.items())}}
+        return {
+            "sessions": {key: session.to_json() for key, session in sorted(self._sessions.items())},
+            "carries": self._carries.to_json(),
+            "carrying": {key: sorted(tables) for key, tables in sorted(self._carrying.items())},
+        }
 
     def load(self, data: dict[str, Any]) -> None:
         """Take up the state :meth:`to_json` wrote."""
@@ -109,8 +111,10 @@ class RoundJudge:
         if not game.follows_rounds:
             return None
         tables = self._carrying.get(key, set())
-        return {"session": self._session(key).to_json() if game.session is not None else None,
-                "carries": self._carries.to_json(lambda t: t in tables)}
+        return {
+            "session": self._session(key).to_json() if game.session is not None else None,
+            "carries": self._carries.to_json(lambda t: t in tables),
+        }
 
     def load_game_state(self, key: str, state: dict[str, Any]) -> None:
         """Resume one game from :meth:`game_state`."""
@@ -121,9 +125,12 @@ class RoundJudge:
         self._carrying.setdefault(key, set()).update(carries)
 
 
-def judge_rounds(rounds: Iterable[tuple[int, Round]], *,
-                 wanted: Callable[[Round], bool] | None = None,
-                 judge: RoundJudge | None = None) -> Iterator[tuple[int, Judged]]:
+def judge_rounds(
+    rounds: Iterable[tuple[int, Round]],
+    *,
+    wanted: Callable[[Round], bool] | None = None,
+    judge: RoundJudge | None = None,
+) -> Iterator[tuple[int, Judged]]:
     """The per-round judgement of a pass over the store: ``rounds`` are ``(closing position,
     round)`` in store order (``projections.base.closed_rounds``); yields those ``wanted``
     accepts (all by default), each judged in context. Rounds not wanted are still judged when

@@ -61,8 +61,9 @@ class _Part:
     cpu_seconds: float = 0.0
 
 
-def verify_parallel(url: str, selection: Selection = Selection(), *, jobs: int = 2,
-                    expect_head: str | None = None) -> VerifyReport:
+def verify_parallel(
+    url: str, selection: Selection = Selection(), *, jobs: int = 2, expect_head: str | None = None
+) -> VerifyReport:
     """Verify the store at ``url`` with ``jobs`` processes; the report equals ``verify_store``'s."""
     started = time.perf_counter()
     if jobs <= 1:
@@ -79,10 +80,10 @@ def verify_parallel(url: str, selection: Selection = Selection(), *, jobs: int =
         app.close()
     cpu = time.process_time() - cpu
     context = multiprocessing.get_context(
-        "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+        "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    )
     with ProcessPoolExecutor(max_workers=jobs - 1, mp_context=context) as pool:
-        futures = [pool.submit(_work, url, i, assignment, selection, expect_head)
-                   for i in range(1, jobs)]
+        futures = [pool.submit(_work, url, i, assignment, selection, expect_head) for i in range(1, jobs)]
         parts = [_work(url, 0, assignment, selection, expect_head)]
         parts += [f.result() for f in futures]
     report = merge(parts)
@@ -123,8 +124,10 @@ def assign(app: LedgerApp, jobs: int) -> dict[str, int]:
                     parent[find("t:" + table)] = find("p:" + pool)
     counts = app.topic_counts()
     per_round = _events_per_round(counts)
-    weight = {t: n * per_round.get(games[t], 1.0) * US_PER_EVENT.get(games[t], DEFAULT_US)
-              for t, n in rounds.items()}
+    weight = {
+        t: n * per_round.get(games[t], 1.0) * US_PER_EVENT.get(games[t], DEFAULT_US)
+        for t, n in rounds.items()
+    }
     groups: dict[str, list[str]] = {}
     for table in rounds:
         groups.setdefault(find("t:" + table), []).append(table)
@@ -145,15 +148,20 @@ def _events_per_round(counts: dict[str, int]) -> dict[str, float]:
     for topic, n in counts.items():
         game = topic.split("/", 1)[0]
         events[game] = events.get(game, 0) + n
-    return {game: events[game] / counts[f"{game}/round_opened"] for game in events
-            if counts.get(f"{game}/round_opened")}
+    return {
+        game: events[game] / counts[f"{game}/round_opened"]
+        for game in events
+        if counts.get(f"{game}/round_opened")
+    }
 
 
 def merge(parts: list[_Part]) -> VerifyReport:
     """One report from the workers' parts, findings in single-pass order."""
     report = VerifyReport()
-    keyed = sorted(((key, worker, found) for worker, part in enumerate(parts)
-                    for key, found in part.keyed), key=lambda k: (k[0], k[1]))
+    keyed = sorted(
+        ((key, worker, found) for worker, part in enumerate(parts) for key, found in part.keyed),
+        key=lambda k: (k[0], k[1]),
+    )
     first = parts[0].report
     report.findings = list(parts[0].chain_findings) + [f for _, _, found in keyed for f in found]
     report.rounds_checked = sum(p.report.rounds_checked for p in parts)
@@ -164,8 +172,9 @@ def merge(parts: list[_Part]) -> VerifyReport:
     return report
 
 
-def _work(url: str, index: int, assignment: dict[str, int], selection: Selection,
-          expect_head: str | None) -> _Part:
+def _work(
+    url: str, index: int, assignment: dict[str, int], selection: Selection, expect_head: str | None
+) -> _Part:
     cpu = time.process_time()
     # The store exists (the assignment pass opened it): concurrent CREATE TABLE on PostgreSQL
     # fails with "tuple concurrently updated" (EVENTSOURCING.md hazard 4).
@@ -173,16 +182,21 @@ def _work(url: str, index: int, assignment: dict[str, int], selection: Selection
     try:
         chain = ChainVerifier(app.ledger_mapper) if index == 0 else None
         owned = frozenset(table_id(t).hex for t, w in assignment.items() if w == index)
-        scan = VerifyPass(app.ledger_mapper, selection, chain=chain,
-                          owns=lambda table: assignment.get(table, 0) == index,
-                          owned_tables=owned)
+        scan = VerifyPass(
+            app.ledger_mapper,
+            selection,
+            chain=chain,
+            owns=lambda table: assignment.get(table, 0) == index,
+            owned_tables=owned,
+        )
         for page in app.rows():
             scan.feed(page)
         report = scan.finish(expect_head)
     finally:
         app.close()
-    return _Part(report, scan.keyed, list(chain.findings) if chain is not None else [],
-                 time.process_time() - cpu)
+    return _Part(
+        report, scan.keyed, list(chain.findings) if chain is not None else [], time.process_time() - cpu
+    )
 
 
 def _field(content: bytes, name: str) -> str:

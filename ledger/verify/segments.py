@@ -83,12 +83,18 @@ class Part:
 
     def segment_json(self) -> dict[str, Any]:
         """``segment`` in ``verify --segment --json``."""
-        return {"from": self.start, "to": HEAD if self.end is None else self.end,
-                "from_position": self.start_position, "to_position": self.end_position,
-                "events": self.report.events,
-                "integrity": "ok" if self.report.integrity_ok else "broken",
-                "store": self.store, "from_snapshot": self.start_digest,
-                "to_snapshot": self.end_digest, "seen": self.seen}
+        return {
+            "from": self.start,
+            "to": HEAD if self.end is None else self.end,
+            "from_position": self.start_position,
+            "to_position": self.end_position,
+            "events": self.report.events,
+            "integrity": "ok" if self.report.integrity_ok else "broken",
+            "store": self.store,
+            "from_snapshot": self.start_digest,
+            "to_snapshot": self.end_digest,
+            "seen": self.seen,
+        }
 
 
 def store_identity(app: LedgerApp) -> tuple[str | None, dict[str, Any]]:
@@ -96,8 +102,7 @@ def store_identity(app: LedgerApp) -> tuple[str | None, dict[str, Any]]:
     first = app.stored(CHAIN_ID, gt=0, lte=1)
     newest = app.stored(CHAIN_ID, desc=True, limit=1)
     row = app.recorder.max_notification_id() or 0
-    return (first[0].digest if first else None,
-            {"row": row, "head": newest[0].digest if newest else None})
+    return (first[0].digest if first else None, {"row": row, "head": newest[0].digest if newest else None})
 
 
 def parse_segment(text: str) -> tuple[int, int | None]:
@@ -109,8 +114,10 @@ def parse_segment(text: str) -> tuple[int, int | None]:
         start = int(first)
         end = None if last == HEAD else int(last)
     except ValueError:
-        raise UsageError(f"--segment takes A..B with checkpoint numbers (0 = the start of the "
-                         f"store, B may be {HEAD}), not {text!r}") from None
+        raise UsageError(
+            f"--segment takes A..B with checkpoint numbers (0 = the start of the "
+            f"store, B may be {HEAD}), not {text!r}"
+        ) from None
     if start < 0 or (end is not None and end <= start):
         raise UsageError(f"--segment {text}: A must be >= 0 and B greater than A")
     return start, end
@@ -127,19 +134,24 @@ def finding_keys(report: VerifyReport) -> list[Key]:
 
 def _broken(report: VerifyReport, message: str, expected: dict[str, Any] | None = None) -> None:
     report.integrity_ok = False
-    report.findings.insert(0, Finding("chain_broken", None, None, rule="integrity (--segment)",
-                                      message=message, expected=expected))
+    report.findings.insert(
+        0,
+        Finding("chain_broken", None, None, rule="integrity (--segment)", message=message, expected=expected),
+    )
 
 
-def _bound(store: CheckpointStore, key: SealingKey, number: int,
-           app: LedgerApp) -> tuple[StoredCheckpoint, list[Finding]]:
+def _bound(
+    store: CheckpointStore, key: SealingKey, number: int, app: LedgerApp
+) -> tuple[StoredCheckpoint, list[Finding]]:
     stored = store.checked(number, key)
     if isinstance(stored, InvalidCheckpoint):
         raise SealError(f"stored checkpoint {number} is not valid: {stored.reason}")
     if stored is None:
         last = store.newest(key)
-        raise UsageError(f"no stored checkpoint {number} (the newest is "
-                         f"{last.number if last else 'none: run ledger seal'})")
+        raise UsageError(
+            f"no stored checkpoint {number} (the newest is "
+            f"{last.number if last else 'none: run ledger seal'})"
+        )
     return stored, checkpoint_findings(app, stored.checkpoint, count_events=False)
 
 
@@ -156,9 +168,14 @@ def segment_key(app: LedgerApp, public_key: Ed25519PublicKey | None) -> SealingK
     return configured
 
 
-def verify_segment(app: LedgerApp, start: int, end: int | None, *,
-                   public_key: Ed25519PublicKey | None = None,
-                   expect_head: str | None = None) -> Part:
+def verify_segment(
+    app: LedgerApp,
+    start: int,
+    end: int | None,
+    *,
+    public_key: Ed25519PublicKey | None = None,
+    expect_head: str | None = None,
+) -> Part:
     """Verify segment ``start..end`` of the store (see the module docstring).
 
     :class:`UsageError` if a checkpoint number is not stored, or if a checkpoint bounds the
@@ -190,32 +207,60 @@ def verify_segment(app: LedgerApp, start: int, end: int | None, *,
             problems += found
 
     def part(report: VerifyReport) -> Part:
-        return Part(start, end, first.position if first else 0,
-                    last.position if last else None, report, finding_keys(report), identity,
-                    first.checkpoint.snapshot if first else None,
-                    last.checkpoint.snapshot if last else None, seen)
+        return Part(
+            start,
+            end,
+            first.position if first else 0,
+            last.position if last else None,
+            report,
+            finding_keys(report),
+            identity,
+            first.checkpoint.snapshot if first else None,
+            last.checkpoint.snapshot if last else None,
+            seen,
+        )
 
     if problems:
         return part(VerifyReport(integrity_ok=False, findings=problems))
-    report = verify_store(app, start=snapshot, stop=None if last is None else last.position,
-                          expect_head=expect_head if last is None else None)
+    report = verify_store(
+        app,
+        start=snapshot,
+        stop=None if last is None else last.position,
+        expect_head=expect_head if last is None else None,
+    )
     if last is not None:
         derived = report.snapshot
         if derived is None or derived.digest != last.checkpoint.snapshot:
-            _broken(report, f"the state derived at checkpoint {end} (row {last.position}) "
-                    f"differs from its signed snapshot: a row of segment {start}..{end} or a "
-                    "snapshot was changed",
-                    {"snapshot": last.checkpoint.snapshot,
-                     "derived": None if derived is None else derived.digest})
+            _broken(
+                report,
+                f"the state derived at checkpoint {end} (row {last.position}) "
+                f"differs from its signed snapshot: a row of segment {start}..{end} or a "
+                "snapshot was changed",
+                {
+                    "snapshot": last.checkpoint.snapshot,
+                    "derived": None if derived is None else derived.digest,
+                },
+            )
     return part(report)
 
 
-def _refused(start: int, end: int | None, first: StoredCheckpoint, why: str,
-             identity: str | None, seen: dict[str, Any]) -> Part:
+def _refused(
+    start: int, end: int | None, first: StoredCheckpoint, why: str, identity: str | None, seen: dict[str, Any]
+) -> Part:
     report = VerifyReport(integrity_ok=False)
     _broken(report, why)
-    return Part(start, end, first.position, None, report, finding_keys(report), identity,
-                first.checkpoint.snapshot, None, seen)
+    return Part(
+        start,
+        end,
+        first.position,
+        None,
+        report,
+        finding_keys(report),
+        identity,
+        first.checkpoint.snapshot,
+        None,
+        seen,
+    )
 
 
 def merge(parts: list[Part], *, one_head: bool = True) -> VerifyReport:
@@ -233,16 +278,17 @@ def merge(parts: list[Part], *, one_head: bool = True) -> VerifyReport:
     expected_from = 0
     for part in ordered:
         if part.start_position != expected_from:
-            raise UsageError(f"the segments do not cover the store: segment {part.start}.."
-                             f"{HEAD if part.end is None else part.end} starts at row "
-                             f"{part.start_position}, the one before ends at row "
-                             f"{expected_from}")
+            raise UsageError(
+                f"the segments do not cover the store: segment {part.start}.."
+                f"{HEAD if part.end is None else part.end} starts at row "
+                f"{part.start_position}, the one before ends at row "
+                f"{expected_from}"
+            )
         if part.end_position is None and part is not ordered[-1]:
             raise UsageError("two segments reach the head")
         expected_from = part.end_position if part.end_position is not None else -1
     if ordered[-1].end is not None:
-        raise UsageError(f"the segments do not reach the head: the last ends at checkpoint "
-                         f"{ordered[-1].end}")
+        raise UsageError(f"the segments do not reach the head: the last ends at checkpoint {ordered[-1].end}")
     check_chained(ordered, one_head=one_head)
     chain: list[Finding] = []
     keyed: list[Finding] = []
@@ -270,36 +316,67 @@ def check_chained(ordered: list[Part], *, one_head: bool = True) -> None:
     first = ordered[0]
     for part in ordered:
         if part.store is None or part.seen is None:
-            raise UsageError(f"{_name(part)} names no store or head (a report of an older "
-                             "ledger, or of an empty store): run the segment again")
+            raise UsageError(
+                f"{_name(part)} names no store or head (a report of an older "
+                "ledger, or of an empty store): run the segment again"
+            )
         if part.store != first.store:
-            raise UsageError(f"{_name(part)} was run on another store (first chain link "
-                             f"{part.store}, {_name(first)}'s is {first.store})")
+            raise UsageError(
+                f"{_name(part)} was run on another store (first chain link "
+                f"{part.store}, {_name(first)}'s is {first.store})"
+            )
         if one_head and part.seen != first.seen:
-            raise UsageError(f"{_name(part)} saw another head ({part.seen}, {_name(first)} saw "
-                             f"{first.seen}): the reports were made at other times or on "
-                             "other copies; run every segment against one head")
+            raise UsageError(
+                f"{_name(part)} saw another head ({part.seen}, {_name(first)} saw "
+                f"{first.seen}): the reports were made at other times or on "
+                "other copies; run every segment against one head"
+            )
     if first.start_digest is not None:
         raise UsageError(f"{_name(first)} does not start at the start of the store")
     for before, after in itertools.pairwise(ordered):
         if before.end_digest is None or before.end_digest != after.start_digest:
-            raise UsageError(f"{_name(after)} starts at the snapshot {after.start_digest}, "
-                             f"{_name(before)} ends at {before.end_digest}: they do not chain")
+            raise UsageError(
+                f"{_name(after)} starts at the snapshot {after.start_digest}, "
+                f"{_name(before)} ends at {before.end_digest}: they do not chain"
+            )
 
 
 # --- JSON parts (verify --segment --json, verify --merge) ------------------------------------
 
-_FINDING_FIELDS = ("code", "table", "round", "bet", "rule", "expected", "recorded", "message",
-                   "severity", "seq")
+_FINDING_FIELDS = (
+    "code",
+    "table",
+    "round",
+    "bet",
+    "rule",
+    "expected",
+    "recorded",
+    "message",
+    "severity",
+    "seq",
+)
 
 
 def finding_from_json(obj: dict[str, Any]) -> Finding:
     """A finding from its ``to_json`` object."""
-    extra = {k: v for k, v in obj.items() if k not in _FINDING_FIELDS
-             and not (k in ("party", "seat") and v is None)}
-    return Finding(obj["code"], obj["table"], obj["round"], obj["message"], rule=obj["rule"],
-                   bet=obj["bet"], expected=obj["expected"], recorded=obj["recorded"],
-                   severity=obj["severity"], seq=obj["seq"], extra=extra)
+    extra = {
+        k: v
+        for k, v in obj.items()
+        if k not in _FINDING_FIELDS and not (k in ("party", "seat") and v is None)
+    }
+    return Finding(
+        obj["code"],
+        obj["table"],
+        obj["round"],
+        obj["message"],
+        rule=obj["rule"],
+        bet=obj["bet"],
+        expected=obj["expected"],
+        recorded=obj["recorded"],
+        severity=obj["severity"],
+        seq=obj["seq"],
+        extra=extra,
+    )
 
 
 def part_from_json(obj: Any, name: str) -> Part:
@@ -308,22 +385,30 @@ def part_from_json(obj: Any, name: str) -> Part:
         segment, keys = obj["segment"], obj["keys"]
         report = VerifyReport(
             rounds_checked=int(obj["rounds_checked"]),
-            rounds_with_findings=int(obj["rounds_with_findings"]), events=int(obj["events"]),
+            rounds_with_findings=int(obj["rounds_with_findings"]),
+            events=int(obj["events"]),
             findings=[finding_from_json(f) for f in obj["findings"]],
-            integrity_ok=obj["integrity"] == "ok", head=obj["head"])
+            integrity_ok=obj["integrity"] == "ok",
+            head=obj["head"],
+        )
         to = segment["to"]
         seen = segment.get("seen")
-        part = Part(int(segment["from"]), None if to == HEAD else int(to),
-                    int(segment["from_position"]),
-                    None if segment["to_position"] is None else int(segment["to_position"]),
-                    report, [(int(a), int(b), int(c)) for a, b, c in keys],
-                    _text(segment.get("store")), _text(segment.get("from_snapshot")),
-                    _text(segment.get("to_snapshot")),
-                    {"row": int(seen["row"]), "head": _text(seen["head"])}
-                    if isinstance(seen, dict) else None)
+        part = Part(
+            int(segment["from"]),
+            None if to == HEAD else int(to),
+            int(segment["from_position"]),
+            None if segment["to_position"] is None else int(segment["to_position"]),
+            report,
+            [(int(a), int(b), int(c)) for a, b, c in keys],
+            _text(segment.get("store")),
+            _text(segment.get("from_snapshot")),
+            _text(segment.get("to_snapshot")),
+            {"row": int(seen["row"]), "head": _text(seen["head"])} if isinstance(seen, dict) else None,
+        )
     except (KeyError, TypeError, ValueError) as exc:
-        raise UsageError(f"{name} is not a ledger verify --segment --json report "
-                         f"({type(exc).__name__}: {exc})") from None
+        raise UsageError(
+            f"{name} is not a ledger verify --segment --json report ({type(exc).__name__}: {exc})"
+        ) from None
     if len(part.keys) != len(report.findings):
         raise UsageError(f"{name}: keys and findings differ in number")
     return part
@@ -343,8 +428,7 @@ UNEVEN = 1.5
 share of the rows (else the checkpoints are too unevenly placed, and tables balance better)."""
 
 
-def plan(app: LedgerApp, jobs: int,
-         key: SealingKey | None = None) -> list[tuple[int, int | None]] | None:
+def plan(app: LedgerApp, jobs: int, key: SealingKey | None = None) -> list[tuple[int, int | None]] | None:
     """``jobs`` consecutive segments of about the same number of rows, cut at stored
     checkpoints valid under ``key`` (default: the configured sealing key); ``None`` if there
     is no such checkpoint (or no key), or if the checkpoints cannot cut it evenly enough
@@ -382,8 +466,9 @@ def plan(app: LedgerApp, jobs: int,
     return cuts
 
 
-def verify_parallel_segments(url: str, selection: Selection = Selection(), *, jobs: int = 2,
-                             expect_head: str | None = None) -> VerifyReport:
+def verify_parallel_segments(
+    url: str, selection: Selection = Selection(), *, jobs: int = 2, expect_head: str | None = None
+) -> VerifyReport:
     """``verify --jobs N``: by segments where checkpoints exist (each row read once), else by
     tables (``ledger.verify.partition``). The findings are those of one pass."""
     from_tables = selection != Selection()
@@ -401,7 +486,8 @@ def verify_parallel_segments(url: str, selection: Selection = Selection(), *, jo
         return verify_parallel(url, selection, jobs=jobs, expect_head=expect_head)
     started = time.perf_counter()
     context = multiprocessing.get_context(
-        "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+        "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    )
     with ProcessPoolExecutor(max_workers=len(segments) - 1, mp_context=context) as pool:
         futures = [pool.submit(_work, url, a, b, expect_head, key) for a, b in segments[1:]]
         parts = [_work(url, *segments[0], expect_head, key)]
@@ -411,12 +497,15 @@ def verify_parallel_segments(url: str, selection: Selection = Selection(), *, jo
     return report
 
 
-def _work(url: str, start: int, end: int | None, expect_head: str | None,
-          key: bytes | None) -> Part:
+def _work(url: str, start: int, end: int | None, expect_head: str | None, key: bytes | None) -> Part:
     app = open_ledger(url, extra_env={"CREATE_TABLE": "n"})
     try:
-        return verify_segment(app, start, end, expect_head=expect_head,
-                              public_key=None if key is None
-                              else Ed25519PublicKey.from_public_bytes(key))
+        return verify_segment(
+            app,
+            start,
+            end,
+            expect_head=expect_head,
+            public_key=None if key is None else Ed25519PublicKey.from_public_bytes(key),
+        )
     finally:
         app.close()

@@ -52,13 +52,18 @@ class Snapshot:
 
     def to_json(self) -> dict[str, Any]:
         """The snapshot as one JSON object."""
-        return {"format": SNAPSHOT_FORMAT, "position": self.position, "links": self.links,
-                "events": self.events, "head": self.head, "state": self.state}
+        return {
+            "format": SNAPSHOT_FORMAT,
+            "position": self.position,
+            "links": self.links,
+            "events": self.events,
+            "head": self.head,
+            "state": self.state,
+        }
 
     def dumps(self) -> bytes:
         """Canonical bytes: sorted keys, no spaces, ASCII."""
-        return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"),
-                          ensure_ascii=True).encode()
+        return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
 
     @property
     def digest(self) -> str:
@@ -73,10 +78,22 @@ class Snapshot:
             if not isinstance(obj, dict) or obj.get("format") != SNAPSHOT_FORMAT:
                 raise ValueError(f"not a {SNAPSHOT_FORMAT} object")
             position, links, events, head, state = (
-                obj["position"], obj["links"], obj["events"], obj["head"], obj["state"])
-            if (type(position) is not int or type(links) is not int or type(events) is not int
-                    or links < 1 or events < 1 or not isinstance(head, str) or len(head) != 64
-                    or not isinstance(state, dict)):
+                obj["position"],
+                obj["links"],
+                obj["events"],
+                obj["head"],
+                obj["state"],
+            )
+            if (
+                type(position) is not int
+                or type(links) is not int
+                or type(events) is not int
+                or links < 1
+                or events < 1
+                or not isinstance(head, str)
+                or len(head) != 64
+                or not isinstance(state, dict)
+            ):
                 raise ValueError("position, links, events, head or state out of range")
             for part in ("chain", "rounds", "tables", "judge"):
                 if not isinstance(state.get(part), dict):

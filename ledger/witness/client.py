@@ -60,9 +60,15 @@ def is_http(target: str) -> bool:
     return target.startswith(("http://", "https://"))
 
 
-def request_cosignature(target: str, note: str, old_size: int, proof_for: ProofFor, *,
-                        witness: Verifier | None = None,
-                        timeout: float = TIMEOUT_SECONDS) -> NoteSignature:
+def request_cosignature(
+    target: str,
+    note: str,
+    old_size: int,
+    proof_for: ProofFor,
+    *,
+    witness: Verifier | None = None,
+    timeout: float = TIMEOUT_SECONDS,
+) -> NoteSignature:
     """One witness's cosignature of the checkpoint ``note`` (see the module's docstring).
 
     ``old_size`` is the size this witness is believed to have cosigned last (0: none, or not
@@ -84,12 +90,16 @@ def _checkpoint(note: str) -> CheckpointBody:
 
 
 def _post(url: str, data: bytes, timeout: float) -> tuple[int, str, str]:
-    request = urllib.request.Request(url, data=data, method="POST",
-                                     headers={"Content-Type": "text/plain; charset=utf-8"})
+    request = urllib.request.Request(
+        url, data=data, method="POST", headers={"Content-Type": "text/plain; charset=utf-8"}
+    )
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
-            return response.status, response.headers.get_content_type(), \
-                response.read(MAX_ANSWER_BYTES).decode("utf-8", "replace")
+            return (
+                response.status,
+                response.headers.get_content_type(),
+                response.read(MAX_ANSWER_BYTES).decode("utf-8", "replace"),
+            )
     except urllib.error.HTTPError as exc:
         text = exc.read(MAX_ANSWER_BYTES).decode("utf-8", "replace")
         return exc.code, exc.headers.get_content_type(), text
@@ -98,20 +108,19 @@ def _post(url: str, data: bytes, timeout: float) -> tuple[int, str, str]:
         raise WitnessError(f"{url}: unreachable: {reason}") from None
 
 
-def _over_http(target: str, note: str, body: CheckpointBody, old_size: int, proof_for: ProofFor,
-               timeout: float) -> list[str]:
+def _over_http(
+    target: str, note: str, body: CheckpointBody, old_size: int, proof_for: ProofFor, timeout: float
+) -> list[str]:
     url = target.rstrip("/") + "/add-checkpoint"
     for attempt in (1, 2):
-        status, content_type, text = _post(url, request_body(old_size, proof_for(old_size), note),
-                                           timeout)
+        status, content_type, text = _post(url, request_body(old_size, proof_for(old_size), note), timeout)
         if status == OK:
             return text.splitlines()
         if status == CONFLICT and content_type == SIZE_CONTENT_TYPE and attempt == 1:
             old_size = _witness_size(target, text, body)
             continue
         first = text.strip().splitlines()[0] if text.strip() else "(no reason given)"
-        raise WitnessError(f"{target} refused the checkpoint of size {body.size} "
-                           f"({status}): {first[:300]}")
+        raise WitnessError(f"{target} refused the checkpoint of size {body.size} ({status}): {first[:300]}")
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -121,9 +130,11 @@ def _witness_size(target: str, text: str, body: CheckpointBody) -> int:
         raise WitnessError(f"{target} answered 409 without a size")
     size = int(value)
     if size > body.size:
-        raise WitnessError(f"{target} has cosigned a checkpoint of size {size}, newer than this "
-                           f"one ({body.size}): an older checkpoint is being presented as the "
-                           "newest")
+        raise WitnessError(
+            f"{target} has cosigned a checkpoint of size {size}, newer than this "
+            f"one ({body.size}): an older checkpoint is being presented as the "
+            "newest"
+        )
     return size
 
 
@@ -131,8 +142,9 @@ def _slug(body: CheckpointBody) -> str:
     return f"checkpoint-{body.size}-{body.root.hex()[:16]}"
 
 
-def _over_directory(folder: Path, note: str, body: CheckpointBody, old_size: int,
-                    proof_for: ProofFor) -> list[str]:
+def _over_directory(
+    folder: Path, note: str, body: CheckpointBody, old_size: int, proof_for: ProofFor
+) -> list[str]:
     if not folder.is_dir():
         raise WitnessError(f"{folder}: not a witness URL (http(s)://…) nor an existing directory")
     request, response = folder / f"{_slug(body)}.request", folder / f"{_slug(body)}.response"
@@ -142,8 +154,10 @@ def _over_directory(folder: Path, note: str, body: CheckpointBody, old_size: int
             if text.startswith(SIGNATURE_PREFIX):
                 return text.splitlines()
             if not text.strip().isdigit():  # "STATUS REASON": the witness refused
-                raise WitnessError(f"{response}: the witness refused the checkpoint of size "
-                                   f"{body.size} ({text.strip()[:300]})")
+                raise WitnessError(
+                    f"{response}: the witness refused the checkpoint of size "
+                    f"{body.size} ({text.strip()[:300]})"
+                )
             old_size = _witness_size(str(response), text, body)
             response.unlink()
         elif request.exists():
@@ -151,12 +165,12 @@ def _over_directory(folder: Path, note: str, body: CheckpointBody, old_size: int
         write_atomically(request, request_body(old_size, proof_for(old_size), note))
     except OSError as exc:
         raise WitnessError(f"{folder}: {exc.strerror or exc}") from None
-    raise WitnessPending(f"wrote {request}: answer it with `ledger witness cosign --in {request}`, "
-                         "then seal again")
+    raise WitnessPending(
+        f"wrote {request}: answer it with `ledger witness cosign --in {request}`, then seal again"
+    )
 
 
-def _pick(target: str, lines: Sequence[str], body: CheckpointBody,
-          witness: Verifier | None) -> NoteSignature:
+def _pick(target: str, lines: Sequence[str], body: CheckpointBody, witness: Verifier | None) -> NoteSignature:
     signatures = []
     for line in lines:
         try:
@@ -166,15 +180,20 @@ def _pick(target: str, lines: Sequence[str], body: CheckpointBody,
     if witness is not None:
         signatures = [s for s in signatures if cosignature_time(s, witness, body.text()) is not None]
     if not signatures:
-        raise WitnessError(f"{target} answered no valid cosignature of the checkpoint of size "
-                           f"{body.size}")
+        raise WitnessError(f"{target} answered no valid cosignature of the checkpoint of size {body.size}")
     return signatures[0]
 
 
-def collect_cosignatures(targets: Sequence[str], note: str, old_sizes: Mapping[str, int],
-                         proof_for: ProofFor, quorum: int, *,
-                         witnesses: Sequence[Verifier] = (),
-                         timeout: float = TIMEOUT_SECONDS) -> list[NoteSignature]:
+def collect_cosignatures(
+    targets: Sequence[str],
+    note: str,
+    old_sizes: Mapping[str, int],
+    proof_for: ProofFor,
+    quorum: int,
+    *,
+    witnesses: Sequence[Verifier] = (),
+    timeout: float = TIMEOUT_SECONDS,
+) -> list[NoteSignature]:
     """Cosignatures of ``note`` from the witnesses at ``targets`` (asked in parallel); at least
     ``quorum`` of distinct witnesses, else :class:`QuorumError` naming every failure.
 
@@ -182,20 +201,18 @@ def collect_cosignatures(targets: Sequence[str], note: str, old_sizes: Mapping[s
     With ``witnesses`` (their verifier keys), only valid cosignatures by those keys count.
     """
     if quorum < 1 or quorum > len(targets):
-        raise QuorumError(f"a quorum of {quorum} needs at least that many witnesses "
-                          f"(given {len(targets)})")
+        raise QuorumError(f"a quorum of {quorum} needs at least that many witnesses (given {len(targets)})")
     body = _checkpoint(note)
 
     def ask(target: str) -> NoteSignature | str:
         try:
-            signature = request_cosignature(target, note, old_sizes.get(target, 0), proof_for,
-                                            timeout=timeout)
+            signature = request_cosignature(
+                target, note, old_sizes.get(target, 0), proof_for, timeout=timeout
+            )
         except (WitnessError, LedgerError) as exc:  # a proof the store could not give, too
             return f"{target}: {exc}" if isinstance(exc, LedgerError) else str(exc)
-        if witnesses and not any(cosignature_time(signature, w, body.text()) is not None
-                                 for w in witnesses):
-            return f"{target}: the cosignature of {signature.name} is not valid under any given " \
-                   "witness key"
+        if witnesses and not any(cosignature_time(signature, w, body.text()) is not None for w in witnesses):
+            return f"{target}: the cosignature of {signature.name} is not valid under any given witness key"
         return signature
 
     with ThreadPoolExecutor(max_workers=min(8, len(targets))) as pool:

@@ -37,8 +37,13 @@ from ledger.witness.state import StateError, WitnessState
 class Witness:
     """A witness: its key, the logs it follows (origin → operator key) and its state."""
 
-    def __init__(self, key: WitnessKey, logs: Mapping[str, Verifier], state: WitnessState,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        key: WitnessKey,
+        logs: Mapping[str, Verifier],
+        state: WitnessState,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.key = key
         self.logs = dict(logs)
         self.state = state
@@ -80,22 +85,30 @@ class Witness:
         except NoteError as exc:
             return refusal(FORBIDDEN, f"not signed by the operator of {body.origin}: {exc}")
         if parsed.old_size > body.size:
-            return refusal(BAD_REQUEST, f"old size {parsed.old_size} is above the checkpoint's "
-                                        f"size {body.size}")
+            return refusal(
+                BAD_REQUEST, f"old size {parsed.old_size} is above the checkpoint's size {body.size}"
+            )
         expected = consistency_proof_length(parsed.old_size, body.size)
         if len(parsed.proof) != expected:
-            return refusal(BAD_REQUEST, f"a consistency proof from {parsed.old_size} to "
-                                        f"{body.size} has {expected} hashes, not "
-                                        f"{len(parsed.proof)}")
+            return refusal(
+                BAD_REQUEST,
+                f"a consistency proof from {parsed.old_size} to "
+                f"{body.size} has {expected} hashes, not "
+                f"{len(parsed.proof)}",
+            )
         with self._locks[body.origin]:
             size, root = self.latest(body.origin)
             if parsed.old_size != size:
                 return conflict(size)
             if not verify_consistency(size, body.size, root, body.root, parsed.proof) or (
-                    body.size == 0 and body.root != EMPTY_ROOT):
-                return refusal(UNPROCESSABLE, f"the checkpoint of size {body.size} does not "
-                                              f"extend the one of size {size} this witness "
-                                              "cosigned")
+                body.size == 0 and body.root != EMPTY_ROOT
+            ):
+                return refusal(
+                    UNPROCESSABLE,
+                    f"the checkpoint of size {body.size} does not "
+                    f"extend the one of size {size} this witness "
+                    "cosigned",
+                )
             if (size, root) != (body.size, body.root) or self.state.latest(body.origin) is None:
                 self.state.store(body.origin, parsed.note)
             signature = cosign(note.text, self.key.name, self.key.private_key, int(self.clock()))

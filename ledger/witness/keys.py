@@ -72,8 +72,7 @@ def write_key_files(out: str | Path, name: str | None, *, force: bool = False) -
             raise WitnessKeyError(f"{path} exists (use --force to overwrite)")
     key = Ed25519PrivateKey.generate()
     try:
-        witness = WitnessKey(check_name(name) if name is not None else default_name(key.public_key()),
-                             key)
+        witness = WitnessKey(check_name(name) if name is not None else default_name(key.public_key()), key)
     except NoteError as exc:
         raise WitnessKeyError(str(exc)) from None
     fd = os.open(paths[0], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -129,8 +128,9 @@ def load_witness_key(path: str | Path) -> Verifier:
     if _is_vkey(data):
         verifier = _parse_vkey(data, path)
         if verifier.algorithm != ALG_COSIGNATURE_V1:
-            raise WitnessKeyError(f"{path} is a log's key (type 0x01), not a witness's "
-                                  "cosignature/v1 key (type 0x04)")
+            raise WitnessKeyError(
+                f"{path} is a log's key (type 0x01), not a witness's cosignature/v1 key (type 0x04)"
+            )
         return verifier
     try:
         public = parse_public_key(data)

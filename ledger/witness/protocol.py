@@ -78,8 +78,7 @@ def request_body(old_size: int, proof: Sequence[bytes], note: str) -> bytes:
 
 
 def _decimal(text: str, what: str) -> int:
-    if not text.isascii() or not text.isdigit() or (text != "0" and text.startswith("0")) \
-            or len(text) > 20:
+    if not text.isascii() or not text.isdigit() or (text != "0" and text.startswith("0")) or len(text) > 20:
         raise RequestError(f"{what} is not a decimal number without leading zeros")
     value = int(text)
     if value >= 1 << 64:

@@ -65,14 +65,21 @@ def quorum_from_options(files: Sequence[str] | None, quorum: int | None) -> Quor
     distinct = {k.vkey(): k for k in keys}
     required = len(distinct) if quorum is None else quorum
     if not 1 <= required <= len(distinct):
-        raise QuorumUsage(f"--quorum {required}: between 1 and the number of distinct witness "
-                          f"keys given ({len(distinct)})")
+        raise QuorumUsage(
+            f"--quorum {required}: between 1 and the number of distinct witness keys given ({len(distinct)})"
+        )
     return Quorum(tuple(distinct.values()), required)
 
 
-def require_witnessed(note: str, operator: Ed25519PublicKey, quorum: Quorum, *,
-                      events: int | None = None, links: int | None = None,
-                      head: str | None = None) -> tuple[Note, CheckpointBody, list[str]]:
+def require_witnessed(
+    note: str,
+    operator: Ed25519PublicKey,
+    quorum: Quorum,
+    *,
+    events: int | None = None,
+    links: int | None = None,
+    head: str | None = None,
+) -> tuple[Note, CheckpointBody, list[str]]:
     """Check a checkpoint note (with its cosignature lines) against the operator's key, the JSON
     checkpoint it must match (its events, chain link and head, when given), and the quorum;
     the note, its body and the cosigners' names, else :class:`QuorumRefused`."""
@@ -84,10 +91,8 @@ def require_witnessed(note: str, operator: Ed25519PublicKey, quorum: Quorum, *,
     where = f"the checkpoint note of {body.origin} at {body.size} rows"
     if events is not None and body.size != events:
         raise QuorumRefused(f"{where} is not of the checkpoint's {events} events")
-    if links is not None and head is not None and f"{CHAIN_LINE} {links} {head}" not in \
-            body.extensions:
-        raise QuorumRefused(f"{where} does not name the checkpoint's link {links} and head "
-                            f"{head}")
+    if links is not None and head is not None and f"{CHAIN_LINE} {links} {head}" not in body.extensions:
+        raise QuorumRefused(f"{where} does not name the checkpoint's link {links} and head {head}")
     try:
         names = require_quorum(opened, quorum.witnesses, quorum.required)
     except NoteError as exc:

@@ -54,13 +54,20 @@ def check_options(targets: Sequence[str] | None, quorum: int | None) -> int | No
         return None
     required = len(targets) if quorum is None else quorum
     if not 1 <= required <= len(targets):
-        raise QuorumError(f"--quorum {required}: between 1 and the number of --witness given "
-                          f"({len(targets)})")
+        raise QuorumError(
+            f"--quorum {required}: between 1 and the number of --witness given ({len(targets)})"
+        )
     return required
 
 
-def witness_note(app: LedgerApp, stored: StoredNote, targets: Sequence[str], quorum: int, *,
-                 timeout: float = TIMEOUT_SECONDS) -> Witnessed:
+def witness_note(
+    app: LedgerApp,
+    stored: StoredNote,
+    targets: Sequence[str],
+    quorum: int,
+    *,
+    timeout: float = TIMEOUT_SECONDS,
+) -> Witnessed:
     """Collect ``quorum`` cosignatures of ``stored`` from ``targets`` and store them beside it;
     :class:`QuorumError` (nothing stored) when fewer cosign."""
     size = stored.body.size
@@ -72,8 +79,7 @@ def witness_note(app: LedgerApp, stored: StoredNote, targets: Sequence[str], quo
         with lock, MerkleLog(app, create=False) as log:  # one connection per call: any thread
             return log.consistency_proof(old, size)
 
-    signatures = collect_cosignatures(list(targets), stored.note, {}, proof_for, quorum,
-                                      timeout=timeout)
+    signatures = collect_cosignatures(list(targets), stored.note, {}, proof_for, quorum, timeout=timeout)
     lines = tuple(s.line() for s in signatures)
     if len(lines) < quorum:  # pragma: no cover - collect_cosignatures raises first
         raise QuorumError(f"{len(lines)} of {quorum} required cosignatures collected")

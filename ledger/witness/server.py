@@ -39,8 +39,11 @@ def make_app(witness: Witness) -> web.Application:
             LOG.error("state error: %s", exc)
             answer = refusal(INTERNAL, f"the witness cannot use its state: {exc}")
         _log(request, answer)
-        return web.Response(status=answer.status, body=answer.body.encode("utf-8"),
-                            headers={"Content-Type": answer.content_type})
+        return web.Response(
+            status=answer.status,
+            body=answer.body.encode("utf-8"),
+            headers={"Content-Type": answer.content_type},
+        )
 
     app = web.Application(client_max_size=MAX_REQUEST_BYTES)
     app.router.add_post(ADD_CHECKPOINT, add_checkpoint)
@@ -52,14 +55,14 @@ def _log(request: web.Request, answer: Answer) -> None:
     LOG.info("%s %s %d%s", request.remote, request.path, answer.status, reason)
 
 
-def serve(witness: Witness, host: str, port: int,
-          ready: Callable[[list[str]], None] = lambda addresses: None) -> None:
+def serve(
+    witness: Witness, host: str, port: int, ready: Callable[[list[str]], None] = lambda addresses: None
+) -> None:
     """Serve until SIGINT or SIGTERM; ``ready`` is told the bound ``http://HOST:PORT`` URLs."""
     asyncio.run(_serve(witness, host, port, ready))
 
 
-async def _serve(witness: Witness, host: str, port: int,
-                 ready: Callable[[list[str]], None]) -> None:
+async def _serve(witness: Witness, host: str, port: int, ready: Callable[[list[str]], None]) -> None:
     from aiohttp import web
 
     runner = web.AppRunner(make_app(witness), access_log=None, handle_signals=False)

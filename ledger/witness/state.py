@@ -63,7 +63,8 @@ class WitnessState:
             raise StateError(
                 f"{self.root} is not a witness state directory (no {MARKER}); pass --init to "
                 "start a new, empty state. A new state cosigns the next checkpoint of each log "
-                "without knowing what was cosigned before: see docs/WITNESS.md")
+                "without knowing what was cosigned before: see docs/WITNESS.md"
+            )
         self._check_owner(marker, witness)
         self.logs = self.root / "logs"
         self._lock: IO[bytes] | None = self._take_lock()
@@ -79,12 +80,14 @@ class WitnessState:
 
     def _initialise(self, witness: str) -> None:
         if (self.root / MARKER).exists() or (self.root.exists() and any(self.root.iterdir())):
-            raise StateError(f"{self.root} is not empty: --init makes a new state only in a "
-                             "new or empty directory")
+            raise StateError(
+                f"{self.root} is not empty: --init makes a new state only in a new or empty directory"
+            )
         try:
             (self.root / "logs").mkdir(parents=True, exist_ok=True)
-            write_atomically(self.root / MARKER, json.dumps(
-                {"format": FORMAT, "witness": witness}).encode() + b"\n")
+            write_atomically(
+                self.root / MARKER, json.dumps({"format": FORMAT, "witness": witness}).encode() + b"\n"
+            )
         except OSError as exc:
             raise StateError(f"cannot create the state {self.root}: {exc.strerror or exc}") from None
 

@@ -36,8 +36,11 @@ CACHEGRIND = """==77== I   refs:      11,636,072,668
 
 def test_the_summary_lines_of_callgrind_and_cachegrind_are_read() -> None:
     assert parse_counts(CALLGRIND) == {"instructions": 1_234_567_890}
-    assert parse_counts(CACHEGRIND) == {"instructions": 11_636_072_668,
-                                        "d1_misses": 120_229_060, "l2_misses": 831_327}
+    assert parse_counts(CACHEGRIND) == {
+        "instructions": 11_636_072_668,
+        "d1_misses": 120_229_060,
+        "l2_misses": 831_327,
+    }
 
 
 def test_a_report_without_a_count_is_an_error_not_a_zero() -> None:
@@ -52,8 +55,12 @@ def test_one_pass_is_the_two_pass_run_less_the_one_pass_run() -> None:
 
 
 def test_ratios_are_bare_over_ledger_and_named_as_the_harness_targets() -> None:
-    figures = {"bare_append": {"instructions": 300.0}, "ingest": {"instructions": 150.0},
-               "bare_read": {"instructions": 90.0}, "verify": {"instructions": 100.0}}
+    figures = {
+        "bare_append": {"instructions": 300.0},
+        "ingest": {"instructions": 150.0},
+        "bare_read": {"instructions": 90.0},
+        "verify": {"instructions": 100.0},
+    }
     assert ratios(figures) == {"ingest_vs_bare_append": 2.0, "verify_vs_bare_read_decode": 0.9}
     assert ratios({"verify": {"instructions": 1.0}}) == {}  # a pair is needed
 
@@ -72,9 +79,26 @@ def test_verify_is_counted_under_valgrind(tmp_path: Path) -> None:
         pytest.skip("valgrind is not installed")
     out = tmp_path / "instr.json"
     done = subprocess.run(
-        [sys.executable, "-m", "bench.instructions", "--rounds", "6", "--tables", "1",
-         "--only", "verify", "--workdir", str(tmp_path), "--out", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=900)
+        [
+            sys.executable,
+            "-m",
+            "bench.instructions",
+            "--rounds",
+            "6",
+            "--tables",
+            "1",
+            "--only",
+            "verify",
+            "--workdir",
+            str(tmp_path),
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     body = json.loads(out.read_text())
     # A warm verify of a six-game store executes tens of thousands of instructions per event

@@ -40,26 +40,36 @@ def _unset() -> dict[str, str | None]:
     return {k: None for k in os.environ if k.startswith("LEDGER_DB") or k == "LEDGER_DEBUG"}
 
 
-def ledger_process(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
-                   stdin: str | None = None) -> Ran:
+def ledger_process(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, stdin: str | None = None
+) -> Ran:
     """Run the installed ``ledger ARGS`` in a subprocess (no LEDGER_DB leaking in unless
     given)."""
     base = {k: v for k, v in os.environ.items() if k not in _unset()}
-    done = subprocess.run([LEDGER, *args], capture_output=True, text=True, timeout=300,
-                          env={**base, **(env or {})}, cwd=cwd, input=stdin)
+    done = subprocess.run(
+        [LEDGER, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**base, **(env or {})},
+        cwd=cwd,
+        input=stdin,
+    )
     return Ran(done.returncode, done.stdout, done.stderr)
 
 
-def ledger(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
-           stdin: str | None = None) -> Ran:
+def ledger(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, stdin: str | None = None
+) -> Ran:
     """Run ``ledger ARGS`` in this process, as the console script would in a subprocess: the
     environment (no LEDGER_DB leaking in unless given), working folder and standard input are
     those given; an exception the command lets through is raised here, not hidden."""
     from cli.main import app
 
     with contextlib.chdir(cwd or Path.cwd()):
-        done = CliRunner().invoke(app, list(args), input=stdin, env={**_unset(), **(env or {})},
-                                  catch_exceptions=True)
+        done = CliRunner().invoke(
+            app, list(args), input=stdin, env={**_unset(), **(env or {})}, catch_exceptions=True
+        )
     if done.exception is not None and not isinstance(done.exception, SystemExit):
         raise done.exception
     return Ran(done.exit_code, done.stdout, done.stderr)

@@ -30,8 +30,10 @@ def test_ingest_then_verify_a_clean_feed_exits_0_with_the_feed_json(tmp_path: Pa
 
 def test_a_wrong_payout_exits_1_with_the_finding_of_feed_section_10(tmp_path: Path, examples: Path) -> None:
     lines = (examples / "rl.jsonl").read_text().splitlines()
-    wrong = [ln.replace('"won":"200"', '"won":"150"', 1) if '"bet":"b5"' in ln and '"won":"200"' in ln
-             else ln for ln in lines]
+    wrong = [
+        ln.replace('"won":"200"', '"won":"150"', 1) if '"bet":"b5"' in ln and '"won":"200"' in ln else ln
+        for ln in lines
+    ]
     assert wrong != lines
     feed = tmp_path / "feed.jsonl"
     feed.write_text("\n".join(wrong) + "\n")
@@ -85,26 +87,59 @@ def test_replay_shows_derived_against_recorded(tmp_path: Path, examples: Path) -
 def test_simulate_is_deterministic_and_lists_its_errors(tmp_path: Path) -> None:
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     for out in (a, b):
-        result = run("simulate", "--game", "RL,FPC", "--rounds", "30", "--tables", "2",
-                     "--seed", "5", "--error-rate", "0.2", "--out", str(out))
+        result = run(
+            "simulate",
+            "--game",
+            "RL,FPC",
+            "--rounds",
+            "30",
+            "--tables",
+            "2",
+            "--seed",
+            "5",
+            "--error-rate",
+            "0.2",
+            "--out",
+            str(out),
+        )
         assert result.exit_code == 0, result.output
     assert a.read_bytes() == b.read_bytes()
     injected = json.loads(Path(str(a) + ".errors.json").read_text())
     assert injected and {i["code"] for i in injected} <= {
-        "settlement_mismatch", "bet_after_close", "missing_settlement", "commission_mismatch"}
+        "settlement_mismatch",
+        "bet_after_close",
+        "missing_settlement",
+        "commission_mismatch",
+    }
 
 
 def test_verify_finds_exactly_what_the_simulator_injected(tmp_path: Path) -> None:
     feed = tmp_path / "f.jsonl"
-    run("simulate", "--rounds", "60", "--tables", "2", "--seed", "11", "--error-rate", "0.15",
-        "--out", str(feed))
+    run(
+        "simulate",
+        "--rounds",
+        "60",
+        "--tables",
+        "2",
+        "--seed",
+        "11",
+        "--error-rate",
+        "0.15",
+        "--out",
+        str(feed),
+    )
     db = f"sqlite:///{tmp_path / 'l.db'}"
     assert run("ingest", str(feed), "--db", db).exit_code == 0
     result = run("verify", "--db", db, "--json")
-    found = sorted((f["code"], f["table"], f["round"], f["bet"])
-                   for f in json.loads(result.stdout)["findings"] if f["severity"] == "error")
-    injected = sorted((i["code"], i["table"], i["round"], i["bet"])
-                      for i in json.loads(Path(str(feed) + ".errors.json").read_text()))
+    found = sorted(
+        (f["code"], f["table"], f["round"], f["bet"])
+        for f in json.loads(result.stdout)["findings"]
+        if f["severity"] == "error"
+    )
+    injected = sorted(
+        (i["code"], i["table"], i["round"], i["bet"])
+        for i in json.loads(Path(str(feed) + ".errors.json").read_text())
+    )
     assert injected and found == injected
     assert result.exit_code == 1
 
@@ -121,8 +156,9 @@ def test_the_demo_hints_work_when_copied(tmp_path: Path) -> None:
     import shlex
 
     result = run("demo", "--rounds", "30", "--tables", "1", "--keep", str(tmp_path / "d"))
-    hints = [line.split("(", 1)[1].rstrip(")") for line in result.stdout.splitlines()
-             if "(ledger replay " in line]
+    hints = [
+        line.split("(", 1)[1].rstrip(")") for line in result.stdout.splitlines() if "(ledger replay " in line
+    ]
     assert hints and all("--db sqlite:///" in h for h in hints)
     replayed = run(*shlex.split(hints[0])[1:])
     assert replayed.exit_code == 1, replayed.output  # the injected error is found again

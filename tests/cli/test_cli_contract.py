@@ -17,9 +17,23 @@ Store = tuple[str, Path]
 
 DAY = "2026-11-20"
 METERS = Path(__file__).resolve().parents[2] / "docs" / "examples" / "meters.csv"
-RECONCILE_DAY = ["simulate", "--rounds", "12", "--tables", "2", "--seed", "16", "--error-rate",
-                 "0.1", "--force", "STUD-01/000003:2=royal_flush", "--force",
-                 "STUD-02/000005:4=flush", "--force", "STUD-01/000007:1=straight_flush"]
+RECONCILE_DAY = [
+    "simulate",
+    "--rounds",
+    "12",
+    "--tables",
+    "2",
+    "--seed",
+    "16",
+    "--error-rate",
+    "0.1",
+    "--force",
+    "STUD-01/000003:2=royal_flush",
+    "--force",
+    "STUD-02/000005:4=flush",
+    "--force",
+    "STUD-01/000007:1=straight_flush",
+]
 """The simulated day docs/examples/meters.csv was written against (tests/projections)."""
 
 
@@ -30,8 +44,22 @@ def store(tmp_path_factory: pytest.TempPathFactory, ledger_cli: Any) -> Store:
     folder = tmp_path_factory.mktemp("contract")
     db = f"sqlite:///{folder / 'l.db'}"
     feed = folder / "sim.jsonl"
-    assert ledger("simulate", "--out", str(feed), "--rounds", "12", "--tables", "1",
-                  "--error-rate", "0.4", "--seed", "7").code == 0
+    assert (
+        ledger(
+            "simulate",
+            "--out",
+            str(feed),
+            "--rounds",
+            "12",
+            "--tables",
+            "1",
+            "--error-rate",
+            "0.4",
+            "--seed",
+            "7",
+        ).code
+        == 0
+    )
     done = ledger("ingest", str(feed), "--db", db)
     assert done.code == 0, done.stderr
     return db, folder
@@ -49,16 +77,18 @@ def _json_commands(folder: Path) -> list[tuple[str, list[str]]]:
         ("jackpot", ["jackpot", "--json", "--history"]),
         ("bank", ["bank", "--json"]),
         ("projections-status", ["projections", "status", "--json"]),
-        ("export", ["export", "--out", str(folder / "export"), "--format", "csv", "--json",
-                    "--force"]),
+        ("export", ["export", "--out", str(folder / "export"), "--format", "csv", "--json", "--force"]),
         ("seal", ["seal", "--out", str(folder / "cp.json"), "--key", str(key), "--json"]),
-        ("verify", ["verify", "--json", "--checkpoint", str(folder / "cp.json"),
-                    "--public-key", f"{key}.pub"]),
+        (
+            "verify",
+            ["verify", "--json", "--checkpoint", str(folder / "cp.json"), "--public-key", f"{key}.pub"],
+        ),
     ]
 
 
 def test_every_json_output_has_schema_version_and_matches_its_schema(
-        store: Store, ledger_cli: Any, json_schema: Any) -> None:
+    store: Store, ledger_cli: Any, json_schema: Any
+) -> None:
     db, folder = store
     assert ledger_cli("keygen", "--out", str(folder / "k.pem"), "--force").code == 0
     seen_findings = 0
@@ -75,16 +105,15 @@ def test_every_json_output_has_schema_version_and_matches_its_schema(
     assert seen_findings > 0  # the simulated errors were checked against the schema too
 
 
-def test_ingest_and_demo_json_match_their_schemas(tmp_path: Path, examples: Path,
-                                                  ledger_cli: Any, json_schema: Any) -> None:
+def test_ingest_and_demo_json_match_their_schemas(
+    tmp_path: Path, examples: Path, ledger_cli: Any, json_schema: Any
+) -> None:
     db = f"sqlite:///{tmp_path / 'l.db'}"
     one = ledger_cli("ingest", str(examples / "rl.jsonl"), "--db", db, "--json")
     json_schema(one.json(), "ingest")
-    two = ledger_cli("ingest", str(examples / "rl.jsonl"), str(examples / "fpc.jsonl"),
-                     "--db", db, "--json")
+    two = ledger_cli("ingest", str(examples / "rl.jsonl"), str(examples / "fpc.jsonl"), "--db", db, "--json")
     json_schema(two.json(), "ingest")
-    demo = ledger_cli("demo", "--rounds", "20", "--tables", "1", "--json", "--keep",
-                      str(tmp_path / "demo"))
+    demo = ledger_cli("demo", "--rounds", "20", "--tables", "1", "--json", "--keep", str(tmp_path / "demo"))
     json_schema(demo.json(), "demo")
 
 
@@ -100,10 +129,25 @@ def _simulated_store(ledger_cli: Any, folder: Path, *simulate: str) -> str:
 
 @pytest.mark.slow
 def test_stats_json_matches_its_schema_with_a_biased_table(
-        tmp_path: Path, ledger_cli: Any, json_schema: Any) -> None:
-    db = _simulated_store(ledger_cli, tmp_path, "simulate", "--game", "RL,FPC,3CB", "--rounds",
-                          "300", "--tables", "2", "--seed", "5", "--error-rate", "0.05",
-                          "--bias", "RL-01:17=4")
+    tmp_path: Path, ledger_cli: Any, json_schema: Any
+) -> None:
+    db = _simulated_store(
+        ledger_cli,
+        tmp_path,
+        "simulate",
+        "--game",
+        "RL,FPC,3CB",
+        "--rounds",
+        "300",
+        "--tables",
+        "2",
+        "--seed",
+        "5",
+        "--error-rate",
+        "0.05",
+        "--bias",
+        "RL-01:17=4",
+    )
     done = ledger_cli("stats", "--json", "--db", db)
     assert done.code == 1, done.stderr  # the biased wheel is flagged
     body = done.json()
@@ -114,14 +158,12 @@ def test_stats_json_matches_its_schema_with_a_biased_table(
     assert runs and fits and any(t["money"] for t in body["tables"])
     assert all(e["observed"] is None and e["cells"] is None for e in runs)  # fixed keys
     assert all(len(e["observed"]) == len(e["cells"]) == len(e["expected"]) for e in fits)
-    one_day = ledger_cli("stats", "--json", "--db", db, "--table", "RL-02", "--from", DAY,
-                         "--to", DAY)
+    one_day = ledger_cli("stats", "--json", "--db", db, "--table", "RL-02", "--from", DAY, "--to", DAY)
     assert one_day.code == 0, one_day.stderr
     json_schema(one_day.json(), "stats")
 
 
-def test_reconcile_json_matches_its_schema(tmp_path: Path, ledger_cli: Any,
-                                           json_schema: Any) -> None:
+def test_reconcile_json_matches_its_schema(tmp_path: Path, ledger_cli: Any, json_schema: Any) -> None:
     db = _simulated_store(ledger_cli, tmp_path, *RECONCILE_DAY)
     done = ledger_cli("reconcile", str(METERS), "--json", "--db", db)
     assert done.code == 1, done.stderr  # the planted variances
@@ -130,15 +172,18 @@ def test_reconcile_json_matches_its_schema(tmp_path: Path, ledger_cli: Any,
     assert {line["status"] for line in body["lines"]} == {"matched", "variance", "unknown"}
 
 
-@pytest.mark.parametrize(("text", "says"), [
-    ("what,where,when,amount,currency\nhold,RL-01,2026-11-20,x,HKD\n", "line 2, field 'amount'"),
-    ("what,where,when,amount,currency\n", "no meter line"),
-    (None, "cannot read"),
-])
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("what,where,when,amount,currency\nhold,RL-01,2026-11-20,x,HKD\n", "line 2, field 'amount'"),
+        ("what,where,when,amount,currency\n", "no meter line"),
+        (None, "cannot read"),
+    ],
+)
 def test_reconcile_errors_are_one_line_and_an_error_object(
-        text: str | None, says: str, tmp_path: Path, ledger_cli: Any, json_schema: Any) -> None:
-    db = _simulated_store(ledger_cli, tmp_path, "simulate", "--game", "RL", "--rounds", "2",
-                          "--tables", "1")
+    text: str | None, says: str, tmp_path: Path, ledger_cli: Any, json_schema: Any
+) -> None:
+    db = _simulated_store(ledger_cli, tmp_path, "simulate", "--game", "RL", "--rounds", "2", "--tables", "1")
     meters = tmp_path / "meters.csv"
     if text is not None:
         meters.write_text(text)
@@ -150,12 +195,19 @@ def test_reconcile_errors_are_one_line_and_an_error_object(
     assert body["exit_code"] == 2 and says in body["error"]
 
 
-@pytest.mark.parametrize("args", [
-    ["stats", "--from", "yesterday"], ["stats", "--from", "2026-11-21", "--to", "2026-11-20"],
-    ["stats", "--game", "XX"], ["stats", "--table", "NOPE"], ["stats", "--alpha", "0.9"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["stats", "--from", "yesterday"],
+        ["stats", "--from", "2026-11-21", "--to", "2026-11-20"],
+        ["stats", "--game", "XX"],
+        ["stats", "--table", "NOPE"],
+        ["stats", "--alpha", "0.9"],
+    ],
+)
 def test_stats_errors_are_one_line_and_an_error_object(
-        args: list[str], store: Store, ledger_cli: Any, json_schema: Any) -> None:
+    args: list[str], store: Store, ledger_cli: Any, json_schema: Any
+) -> None:
     db, _ = store
     done = ledger_cli(*args, "--json", "--db", db)
     assert done.code == 2, (args, done.stdout, done.stderr)
@@ -164,16 +216,26 @@ def test_stats_errors_are_one_line_and_an_error_object(
     assert done.json()["exit_code"] == 2
 
 
-@pytest.mark.parametrize("args", [
-    ["verify", "--json"], ["commission", "--json"], ["jackpot", "--json"], ["bank", "--json"],
-    ["replay", "RL-01/000001", "--json"], ["recall", "--table", "RL-01", "--json"],
-    ["report", "--day", DAY, "--json"], ["projections", "status", "--json"],
-    ["seal", "--out", "cp.json", "--key", "k.pem", "--json"],
-    ["export", "--out", "x", "--json"], ["stats", "--json"],
-    ["reconcile", str(METERS), "--json"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["verify", "--json"],
+        ["commission", "--json"],
+        ["jackpot", "--json"],
+        ["bank", "--json"],
+        ["replay", "RL-01/000001", "--json"],
+        ["recall", "--table", "RL-01", "--json"],
+        ["report", "--day", DAY, "--json"],
+        ["projections", "status", "--json"],
+        ["seal", "--out", "cp.json", "--key", "k.pem", "--json"],
+        ["export", "--out", "x", "--json"],
+        ["stats", "--json"],
+        ["reconcile", str(METERS), "--json"],
+    ],
+)
 def test_a_missing_store_is_exit_2_one_line_an_error_object_and_nothing_created(
-        args: list[str], tmp_path: Path, ledger_cli: Any, json_schema: Any) -> None:
+    args: list[str], tmp_path: Path, ledger_cli: Any, json_schema: Any
+) -> None:
     path = tmp_path / "typo.db"
     if args[0] == "seal":
         assert ledger_cli("keygen", "--out", str(tmp_path / "k.pem")).code == 0
@@ -198,16 +260,19 @@ def test_a_missing_postgres_schema_is_exit_2_and_not_created(db_url: str, ledger
 
     schema = parse_qs(urlsplit(db_url).query)["schema"][0]
     with psycopg.connect(db_url.split("?")[0]) as conn:
-        assert conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s",
-                            (schema,)).fetchone() is None
+        assert conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone() is None
 
 
-@pytest.mark.parametrize("url, reason", [
-    ("postgresql://postgres@127.0.0.1:1/test", "Connection refused"),
-    ("postgresql://postgres@127.0.0.1:5432/no_such_db_ledger14", "does not exist"),
-])
+@pytest.mark.parametrize(
+    "url, reason",
+    [
+        ("postgresql://postgres@127.0.0.1:1/test", "Connection refused"),
+        ("postgresql://postgres@127.0.0.1:5432/no_such_db_ledger14", "does not exist"),
+    ],
+)
 def test_an_unreachable_database_is_one_line_naming_the_cause(
-        url: str, reason: str, ledger_cli: Any, json_schema: Any) -> None:
+    url: str, reason: str, ledger_cli: Any, json_schema: Any
+) -> None:
     if reason == "does not exist":
         _require_postgres()
     done = ledger_cli("verify", "--db", url, "--json")
@@ -218,11 +283,17 @@ def test_an_unreachable_database_is_one_line_naming_the_cause(
 
 def test_selections_that_match_nothing_are_exit_2(store: Store, ledger_cli: Any) -> None:
     db, _ = store
-    for args in (["verify", "--table", "NOPE"], ["verify", "--round", "999999"],
-                 ["verify", "--game", "RL", "--table", "SP9-01"],
-                 ["replay", "RL-01/999999"], ["recall", "--table", "NOPE"],
-                 ["jackpot", "--pool", "NOPE"], ["bank", "--table", "NOPE"],
-                 ["stats", "--table", "NOPE"], ["stats", "--from", "2030-01-01"]):
+    for args in (
+        ["verify", "--table", "NOPE"],
+        ["verify", "--round", "999999"],
+        ["verify", "--game", "RL", "--table", "SP9-01"],
+        ["replay", "RL-01/999999"],
+        ["recall", "--table", "NOPE"],
+        ["jackpot", "--pool", "NOPE"],
+        ["bank", "--table", "NOPE"],
+        ["stats", "--table", "NOPE"],
+        ["stats", "--from", "2030-01-01"],
+    ):
         done = ledger_cli(*args, "--db", db, "--json")
         assert done.code == 2, (args, done.stdout, done.stderr)
         assert done.json()["exit_code"] == 2
@@ -238,10 +309,18 @@ def test_read_commands_write_nothing(store: Store, ledger_cli: Any, tmp_path: Pa
     before = _digest(path)
     with sqlite3.connect(path) as conn:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-    for args in (["commission"], ["jackpot"], ["bank"], ["verify"], ["replay", "RL-01/000001"],
-                 ["recall", "--table", "RL-01"], ["report", "--day", DAY, "--json"],
-                 ["export", "--out", str(tmp_path / "e"), "--format", "csv"], ["stats"],
-                 ["reconcile", str(METERS)]):
+    for args in (
+        ["commission"],
+        ["jackpot"],
+        ["bank"],
+        ["verify"],
+        ["replay", "RL-01/000001"],
+        ["recall", "--table", "RL-01"],
+        ["report", "--day", DAY, "--json"],
+        ["export", "--out", str(tmp_path / "e"), "--format", "csv"],
+        ["stats"],
+        ["reconcile", str(METERS)],
+    ):
         done = ledger_cli(*args, "--db", db)
         assert done.code in (0, 1), (args, done.stderr)
     assert _digest(path) == before
@@ -250,7 +329,8 @@ def test_read_commands_write_nothing(store: Store, ledger_cli: Any, tmp_path: Pa
 
 
 def test_views_behind_the_log_are_completed_in_memory_and_the_lag_is_said(
-        tmp_path: Path, examples: Path, ledger_cli: Any) -> None:
+    tmp_path: Path, examples: Path, ledger_cli: Any
+) -> None:
     db = f"sqlite:///{tmp_path / 'l.db'}"
     ledger_cli("ingest", str(examples / "stud.jsonl"), "--db", db)
     assert ledger_cli("projections", "update", "--db", db).code == 0
@@ -271,7 +351,8 @@ def test_exit_codes_mean_one_thing_each(tmp_path: Path, ledger_cli: Any) -> None
 
 
 def test_an_internal_error_is_exit_4_with_a_hint_and_a_traceback_only_under_debug(
-        tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from typer.testing import CliRunner
 
     import cli.replay
@@ -302,9 +383,9 @@ def _require_postgres() -> None:
     import psycopg
 
     try:
-        psycopg.connect(os.environ.get("LEDGER_TEST_PG",
-                                       "postgresql://postgres@127.0.0.1:5432/test"),
-                        connect_timeout=3).close()
+        psycopg.connect(
+            os.environ.get("LEDGER_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test"), connect_timeout=3
+        ).close()
     except psycopg.Error as exc:
         if os.environ.get("CI") == "true":
             pytest.fail(f"PostgreSQL is required under CI=true: {exc}")
@@ -334,26 +415,27 @@ def test_cli_conventions(store: Store, ledger_cli: Any, tmp_path: Path) -> None:
 
 
 def test_export_refuses_a_non_empty_folder_and_leaves_no_stale_file(
-        store: Store, ledger_cli: Any, tmp_path: Path) -> None:
+    store: Store, ledger_cli: Any, tmp_path: Path
+) -> None:
     db, _ = store
     folder = tmp_path / "out"
     folder.mkdir()
     (folder / "stale.csv").write_text("old")
     refused = ledger_cli("export", "--out", str(folder), "--db", db)
     assert refused.code == 2 and "not empty" in refused.stderr
-    assert ledger_cli("export", "--out", str(folder), "--format", "csv", "--db", db,
-                      "--force").code == 0
+    assert ledger_cli("export", "--out", str(folder), "--format", "csv", "--db", db, "--force").code == 0
     assert not (folder / "stale.csv").exists()
-    assert ledger_cli("export", "--out", str(folder), "--format", "beancount", "--db", db,
-                      "--force").code == 0
+    assert (
+        ledger_cli("export", "--out", str(folder), "--format", "beancount", "--db", db, "--force").code == 0
+    )
     names = {p.name for p in folder.iterdir()}
     assert names == {"house.beancount", "MANIFEST.json", "SHA256SUMS"}
-    assert ledger_cli("export", "--out", str(tmp_path / "d"), "--from", "20/11", "--db",
-                      db).code == 2
+    assert ledger_cli("export", "--out", str(tmp_path / "d"), "--from", "20/11", "--db", db).code == 2
 
 
 def test_ingest_rejects_of_every_file_are_kept_each_with_its_file(
-        tmp_path: Path, examples: Path, ledger_cli: Any) -> None:
+    tmp_path: Path, examples: Path, ledger_cli: Any
+) -> None:
     import json
 
     feeds = []
@@ -364,8 +446,7 @@ def test_ingest_rejects_of_every_file_are_kept_each_with_its_file(
         feed.write_text("\n".join(lines) + "\n")
         feeds.append(str(feed))
     rejects = tmp_path / "r.jsonl"
-    done = ledger_cli("ingest", *feeds, "--rejects", str(rejects),
-                      "--db", f"sqlite:///{tmp_path / 'l.db'}")
+    done = ledger_cli("ingest", *feeds, "--rejects", str(rejects), "--db", f"sqlite:///{tmp_path / 'l.db'}")
     assert done.code == 1
     records = [json.loads(x) for x in rejects.read_text().splitlines()]
     assert sorted(r["file"] for r in records) == sorted(feeds)

@@ -12,8 +12,9 @@ from cli.reference import DOC, render
 
 
 def test_the_reference_is_what_the_commands_say() -> None:
-    assert DOC.read_text(encoding="utf-8") == render(), \
+    assert DOC.read_text(encoding="utf-8") == render(), (
         "docs/CLI.md is out of date: run python -m cli.reference and commit it"
+    )
 
 
 def _leaves(cmd: Any, path: list[str]) -> list[tuple[list[str], Any]]:

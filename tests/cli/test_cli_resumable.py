@@ -60,8 +60,9 @@ def _verify(db: str, *args: str) -> tuple[int, dict[str, Any]]:
 
 
 @pytest.fixture
-def sealed_store(db_url: str, app: LedgerApp, examples: Path, keys: tuple[Path, Path],
-                 tmp_path: Path) -> dict[str, Any]:
+def sealed_store(
+    db_url: str, app: LedgerApp, examples: Path, keys: tuple[Path, Path], tmp_path: Path
+) -> dict[str, Any]:
     """RL and 3CB, sealed (checkpoint 1, written to cp1.json), then FPC and STUD, sealed
     (checkpoint 2), then SP9 and MJ not yet sealed."""
     private, _ = keys
@@ -76,9 +77,9 @@ def sealed_store(db_url: str, app: LedgerApp, examples: Path, keys: tuple[Path, 
     return {"first": first, "second": second}
 
 
-def test_seal_is_incremental_stored_and_listed(db_url: str, sealed_store: dict[str, Any],
-                                               keys: tuple[Path, Path], tmp_path: Path,
-                                               json_schema: Any) -> None:
+def test_seal_is_incremental_stored_and_listed(
+    db_url: str, sealed_store: dict[str, Any], keys: tuple[Path, Path], tmp_path: Path, json_schema: Any
+) -> None:
     first, second = sealed_store["first"], sealed_store["second"]
     json_schema(first, "seal")
     assert (first["number"], first["resumed_from"], first["new"]) == (1, None, True)
@@ -99,14 +100,13 @@ def test_seal_is_incremental_stored_and_listed(db_url: str, sealed_store: dict[s
     assert code == 0 and output.count("\n") == 5  # the origin, the header, three checkpoints
 
 
-def test_verify_since_reads_only_what_came_after(db_url: str, sealed_store: dict[str, Any],
-                                                 keys: tuple[Path, Path], tmp_path: Path,
-                                                 json_schema: Any) -> None:
+def test_verify_since_reads_only_what_came_after(
+    db_url: str, sealed_store: dict[str, Any], keys: tuple[Path, Path], tmp_path: Path, json_schema: Any
+) -> None:
     _, public = keys
     code, full = _verify(db_url)
     assert code == 0
-    code, body = _verify(db_url, "--since", str(tmp_path / "cp1.json"),
-                         "--public-key", str(public))
+    code, body = _verify(db_url, "--since", str(tmp_path / "cp1.json"), "--public-key", str(public))
     assert code == 0, body
     json_schema(body, "verify")
     assert body["since"]["snapshot_source"] == "file"
@@ -121,8 +121,9 @@ def test_verify_since_reads_only_what_came_after(db_url: str, sealed_store: dict
     assert last["since"]["position"] == sealed_store["second"]["position"]
 
 
-def test_verify_since_usage_errors(db_url: str, app: LedgerApp, examples: Path,
-                                   keys: tuple[Path, Path], tmp_path: Path) -> None:
+def test_verify_since_usage_errors(
+    db_url: str, app: LedgerApp, examples: Path, keys: tuple[Path, Path], tmp_path: Path
+) -> None:
     _ingest(app, examples / "rl.jsonl")
     code, output = _run("verify", "--db", db_url, "--since", "last")
     assert code == 2 and "holds no checkpoint" in output
@@ -132,20 +133,22 @@ def test_verify_since_usage_errors(db_url: str, app: LedgerApp, examples: Path,
     assert code == 2 and "signs no snapshot" in output
     cp = tmp_path / "cp.json"
     _seal(db_url, keys[0], cp)
-    for args, message in ((["--since", str(cp), "--checkpoint", str(cp)], "cannot be combined"),
-                          (["--segment", "0..head", "--table", "RL-01"], "whole segments"),
-                          (["--since", str(cp), "--jobs", "2"], "one process"),
-                          (["--merge"], "needs the segment reports"),
-                          (["--segment", "0..9"], "no stored checkpoint 9"),
-                          (["--segment", "2..1"], "B greater than A")):
+    for args, message in (
+        (["--since", str(cp), "--checkpoint", str(cp)], "cannot be combined"),
+        (["--segment", "0..head", "--table", "RL-01"], "whole segments"),
+        (["--since", str(cp), "--jobs", "2"], "one process"),
+        (["--merge"], "needs the segment reports"),
+        (["--segment", "0..9"], "no stored checkpoint 9"),
+        (["--segment", "2..1"], "B greater than A"),
+    ):
         code, output = _run("verify", "--db", db_url, *args)
         assert code == 2 and message in output, (args, output)
         assert len(output.strip().splitlines()) == 1
 
 
-def test_a_v1_checkpoint_still_verifies_with_checkpoint(db_url: str, app: LedgerApp,
-                                                       examples: Path, keys: tuple[Path, Path],
-                                                       tmp_path: Path) -> None:
+def test_a_v1_checkpoint_still_verifies_with_checkpoint(
+    db_url: str, app: LedgerApp, examples: Path, keys: tuple[Path, Path], tmp_path: Path
+) -> None:
     _ingest(app, examples / "rl.jsonl")
     cp = tmp_path / "cp.json"
     body = _seal(db_url, keys[0], cp)
@@ -168,9 +171,9 @@ def _other_store_snapshot(examples: Path, key: Path, tmp_path: Path) -> Path:
     return tmp_path / "other.snapshot.json"
 
 
-def test_a_tampered_snapshot_is_exit_3(db_url: str, sealed_store: dict[str, Any],
-                                       examples: Path, keys: tuple[Path, Path],
-                                       tmp_path: Path) -> None:
+def test_a_tampered_snapshot_is_exit_3(
+    db_url: str, sealed_store: dict[str, Any], examples: Path, keys: tuple[Path, Path], tmp_path: Path
+) -> None:
     private, public = keys
     cp, beside = tmp_path / "cp1.json", tmp_path / "cp1.snapshot.json"
     original = beside.read_bytes()
@@ -198,14 +201,17 @@ def test_a_tampered_snapshot_is_exit_3(db_url: str, sealed_store: dict[str, Any]
     assert _verify(db_url, "--since", str(cp))[0] == 0
 
 
-def test_an_edited_stored_snapshot_is_exit_3(db_url: str, raw: Any, sealed_store: dict[str, Any],
-                                             keys: tuple[Path, Path]) -> None:
+def test_an_edited_stored_snapshot_is_exit_3(
+    db_url: str, raw: Any, sealed_store: dict[str, Any], keys: tuple[Path, Path]
+) -> None:
     rows = raw.run("SELECT snapshot FROM {t} WHERE number = 2", fetch=True)
     obj = json.loads(zlib.decompress(bytes(rows[0][0])))
     obj["state"]["tables"]["forged"] = "000001"
-    raw.run("DROP TRIGGER IF EXISTS ledger_checkpoints_no_update" if
-         db_url.startswith("sqlite") else
-         "ALTER TABLE {t} DISABLE TRIGGER ledger_checkpoints_append_only")
+    raw.run(
+        "DROP TRIGGER IF EXISTS ledger_checkpoints_no_update"
+        if db_url.startswith("sqlite")
+        else "ALTER TABLE {t} DISABLE TRIGGER ledger_checkpoints_append_only"
+    )
     forged = json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
     raw.run("UPDATE {t} SET snapshot = {p} WHERE number = 2", (zlib.compress(forged),))
     code, body = _verify(db_url, "--since", "last", "--public-key", str(keys[1]))
@@ -216,8 +222,9 @@ def test_an_edited_stored_snapshot_is_exit_3(db_url: str, raw: Any, sealed_store
     assert code == 3 and output.startswith("integrity broken")
 
 
-def test_segments_merge_into_the_full_report(db_url: str, sealed_store: dict[str, Any],
-                                             tmp_path: Path, json_schema: Any) -> None:
+def test_segments_merge_into_the_full_report(
+    db_url: str, sealed_store: dict[str, Any], tmp_path: Path, json_schema: Any
+) -> None:
     code, full = _verify(db_url, "--no-projections")
     files = []
     for segment in ("0..1", "1..2", "2..head"):
@@ -238,14 +245,15 @@ def test_segments_merge_into_the_full_report(db_url: str, sealed_store: dict[str
     assert code == 2 and "do not cover" in output
 
 
-def test_a_row_changed_before_a_checkpoint(db_url: str, sealed_store: dict[str, Any],
-                                           raw: Any, keys: tuple[Path, Path]) -> None:
+def test_a_row_changed_before_a_checkpoint(
+    db_url: str, sealed_store: dict[str, Any], raw: Any, keys: tuple[Path, Path]
+) -> None:
     """Invisible to --since (documented in INTEGRITY.md), caught by the segment holding it."""
     first = sealed_store["first"]["position"]
     rows = raw.rows()
     target = next(i for i, s in rows if i < first and b"bet_placed" in s)
     if db_url.startswith("sqlite"):
-        path = db_url[len("sqlite:///"):]
+        path = db_url[len("sqlite:///") :]
         with sqlite3.connect(path) as conn:
             conn.execute("DROP TRIGGER IF EXISTS ledger_no_update")
     else:
@@ -259,11 +267,12 @@ def test_a_row_changed_before_a_checkpoint(db_url: str, sealed_store: dict[str, 
 
 
 def test_seal_refuses_a_chain_broken_since_the_newest_checkpoint(
-        db_url: str, sealed_store: dict[str, Any], raw: Any, keys: tuple[Path, Path]) -> None:
+    db_url: str, sealed_store: dict[str, Any], raw: Any, keys: tuple[Path, Path]
+) -> None:
     if not db_url.startswith("sqlite"):
         pytest.skip("needs the SQLite trigger dropped")
     second = sealed_store["second"]["position"]
-    path = db_url[len("sqlite:///"):]
+    path = db_url[len("sqlite:///") :]
     with sqlite3.connect(path) as conn:
         conn.execute("DROP TRIGGER IF EXISTS ledger_no_update")
     rows = raw.rows()

@@ -49,14 +49,19 @@ def deployment(db_url: str, ledger_cli: Any) -> Iterator[tuple[str, str, str, st
     try:
         done = ledger("init", "--roles", "--role-prefix", prefix, "--db", owner)
         assert done.code == 0, done.stderr
-        yield (owner, _as(f"{prefix}_ingest", schema), _as(f"{prefix}_auditor", schema),
-               _as(f"{prefix}_sealer", schema))
+        yield (
+            owner,
+            _as(f"{prefix}_ingest", schema),
+            _as(f"{prefix}_auditor", schema),
+            _as(f"{prefix}_sealer", schema),
+        )
     finally:
         _drop(schema, f"{prefix}_ingest", f"{prefix}_auditor", f"{prefix}_sealer")
 
 
 def test_each_command_runs_as_the_role_a_deployment_gives_it(
-        deployment: tuple[str, str, str, str], examples: Path, tmp_path: Path, ledger_cli: Any) -> None:
+    deployment: tuple[str, str, str, str], examples: Path, tmp_path: Path, ledger_cli: Any
+) -> None:
     ledger = ledger_cli
     _, ingest, auditor, sealer = deployment
     feeds = sorted(str(p) for p in examples.glob("*.jsonl"))
@@ -70,10 +75,16 @@ def test_each_command_runs_as_the_role_a_deployment_gives_it(
     verify = ledger("verify", "--db", auditor, "--json")
     assert verify.code == 0, verify.stderr
     assert verify.json()["integrity"] == "ok" and verify.json()["rounds_checked"] > 0
-    for args in (["commission", "--json"], ["jackpot", "--json"], ["bank", "--json"],
-                 ["replay", "RL-01/000001", "--json"], ["recall", "--table", "RL-01", "--json"],
-                 ["report", "--day", "2026-11-20", "--json"], ["projections", "status", "--json"],
-                 ["export", "--out", str(tmp_path / "export"), "--format", "csv"]):
+    for args in (
+        ["commission", "--json"],
+        ["jackpot", "--json"],
+        ["bank", "--json"],
+        ["replay", "RL-01/000001", "--json"],
+        ["recall", "--table", "RL-01", "--json"],
+        ["report", "--day", "2026-11-20", "--json"],
+        ["projections", "status", "--json"],
+        ["export", "--out", str(tmp_path / "export"), "--format", "csv"],
+    ):
         done = ledger(*args, "--db", auditor)
         assert done.code == 0, (args, done.stderr)
         assert "Traceback" not in done.stderr
@@ -83,13 +94,22 @@ def test_each_command_runs_as_the_role_a_deployment_gives_it(
     done = ledger("seal", "--out", str(tmp_path / "cp.json"), "--key", str(key), "--db", sealer)
     assert done.code == 0, done.stderr
     assert "checkpoint note signed" in done.stdout  # the auditor stores the origin and the note
-    done = ledger("verify", "--checkpoint", str(tmp_path / "cp.json"), "--public-key",
-                  f"{key}.pub", "--db", auditor, "--json")
+    done = ledger(
+        "verify",
+        "--checkpoint",
+        str(tmp_path / "cp.json"),
+        "--public-key",
+        f"{key}.pub",
+        "--db",
+        auditor,
+        "--json",
+    )
     assert done.code == 0, done.stderr
 
 
 def test_a_role_refused_a_write_gets_one_line_and_exit_2(
-        deployment: tuple[str, str, str, str], examples: Path, ledger_cli: Any) -> None:
+    deployment: tuple[str, str, str, str], examples: Path, ledger_cli: Any
+) -> None:
     ledger = ledger_cli
     _, _, auditor, _ = deployment
     done = ledger("ingest", str(examples / "rl.jsonl"), "--db", auditor)
@@ -101,8 +121,8 @@ def test_a_role_refused_a_write_gets_one_line_and_exit_2(
 
 
 def test_the_sealer_seals_and_stores_checkpoints_that_nobody_can_change(
-        deployment: tuple[str, str, str, str], examples: Path, tmp_path: Path,
-        ledger_cli: Any) -> None:
+    deployment: tuple[str, str, str, str], examples: Path, tmp_path: Path, ledger_cli: Any
+) -> None:
     """Checkpoints table (issue 15, issue 26 hole 3): the sealer INSERTs and SELECTs, the
     ingest and auditor roles only SELECT, none UPDATEs or DELETEs."""
     import psycopg
@@ -127,6 +147,8 @@ def test_the_sealer_seals_and_stores_checkpoints_that_nobody_can_change(
     schema = auditor.split("schema=")[1]
     for url in (ingest, auditor, sealer):
         for statement in ("UPDATE {t} SET position = 1", "DELETE FROM {t}"):
-            with psycopg.connect(url.split("?")[0], autocommit=True) as conn, \
-                    pytest.raises(psycopg.errors.InsufficientPrivilege):
+            with (
+                psycopg.connect(url.split("?")[0], autocommit=True) as conn,
+                pytest.raises(psycopg.errors.InsufficientPrivilege),
+            ):
                 conn.execute(statement.format(t=f'"{schema}".ledger_checkpoints'))

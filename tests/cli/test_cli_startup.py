@@ -11,17 +11,18 @@ import typer
 
 from cli.main import LedgerGroup, _built, app, command_manifest
 
-_PROBE = ("import sys; from cli.main import main\n"
-          "sys.argv = ['ledger', *sys.argv[1:]]\n"
-          "try:\n    main()\n"
-          "except SystemExit:\n    pass\n"
-          "print(sorted(m for m in sys.modules if m.startswith(('cli.', 'ledger.', 'projections', "
-          "'eventsourcing', 'pydantic', 'psycopg'))), file=sys.stderr)\n")
+_PROBE = (
+    "import sys; from cli.main import main\n"
+    "sys.argv = ['ledger', *sys.argv[1:]]\n"
+    "try:\n    main()\n"
+    "except SystemExit:\n    pass\n"
+    "print(sorted(m for m in sys.modules if m.startswith(('cli.', 'ledger.', 'projections', "
+    "'eventsourcing', 'pydantic', 'psycopg'))), file=sys.stderr)\n"
+)
 
 
 def _imported(*args: str) -> list[str]:
-    done = subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True, text=True, timeout=120)
     return eval(done.stderr.strip().splitlines()[-1])  # a list literal printed above
 
 
@@ -41,8 +42,10 @@ def test_the_manifest_lists_what_registering_every_module_gives() -> None:
 
     eager: dict[str, str] = {}
     groups: list[str] = []
-    modules = sorted({e.module for e in command_manifest()},
-                     key=lambda m: (getattr(importlib.import_module(m), "ORDER", 100), m))
+    modules = sorted(
+        {e.module for e in command_manifest()},
+        key=lambda m: (getattr(importlib.import_module(m), "ORDER", 100), m),
+    )
     for name in modules:
         for command in importlib.import_module(name).COMMANDS:
             for built_name, built in _built(command).items():
@@ -93,16 +96,17 @@ def test_ledger_alone_still_prints_the_help(ledger_cli: Any) -> None:
 
 
 def test_the_package_loads_its_public_names_on_first_use() -> None:
-    probe = ("import sys, ledger\n"
-             "assert 'ledger.store' not in sys.modules and 'ledger.errors' not in sys.modules\n"
-             "from ledger import Ingestor, open_ledger, verify_store\n"
-             "import ledger.store, ledger.ingest, ledger.verify.engine\n"
-             "assert open_ledger is ledger.store.open_ledger and Ingestor is ledger.ingest.Ingestor\n"
-             "assert verify_store is ledger.verify.engine.verify_store\n"
-             "assert set(ledger.__all__) <= set(dir(ledger))\n"
-             "try:\n    ledger.nothing_of_that_name\n"
-             "except AttributeError as exc:\n    print(exc)\n")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          timeout=120)
+    probe = (
+        "import sys, ledger\n"
+        "assert 'ledger.store' not in sys.modules and 'ledger.errors' not in sys.modules\n"
+        "from ledger import Ingestor, open_ledger, verify_store\n"
+        "import ledger.store, ledger.ingest, ledger.verify.engine\n"
+        "assert open_ledger is ledger.store.open_ledger and Ingestor is ledger.ingest.Ingestor\n"
+        "assert verify_store is ledger.verify.engine.verify_store\n"
+        "assert set(ledger.__all__) <= set(dir(ledger))\n"
+        "try:\n    ledger.nothing_of_that_name\n"
+        "except AttributeError as exc:\n    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "no attribute 'nothing_of_that_name'" in done.stdout

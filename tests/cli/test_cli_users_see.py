@@ -47,25 +47,34 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     folder = tmp_path_factory.mktemp("users-see")
     lines = (EXAMPLES / "rl.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     wrong = [line.replace('"RL-01"', '"RL-02"') for line in lines]
-    at = next(i for i, line in enumerate(wrong)
-              if '"round":"000005"' in line and '"bet":"b3"' in line and "bet_settled" in line)
+    at = next(
+        i
+        for i, line in enumerate(wrong)
+        if '"round":"000005"' in line and '"bet":"b3"' in line and "bet_settled" in line
+    )
     wrong[at] = wrong[at].replace('"won":"200"', '"won":"150"')
     feed = folder / "rl-02.jsonl"
     feed.write_text("".join(wrong), encoding="utf-8")
     db = f"sqlite:///{folder / 'ledger.db'}"
-    assert runner.invoke(app, ["ingest", str(EXAMPLES / "rl.jsonl"), str(feed), "--db", db]
-                         ).exit_code == 0
+    assert runner.invoke(app, ["ingest", str(EXAMPLES / "rl.jsonl"), str(feed), "--db", db]).exit_code == 0
     key = folder / "seal.key"
     assert runner.invoke(app, ["keygen", "--out", str(key)]).exit_code == 0
     cp = folder / "cp.json"
     sealed = runner.invoke(app, ["seal", "--db", db, "--key", str(key), "--out", str(cp)])
     assert sealed.exit_code == 0, sealed.output
     bundle = folder / "r.json"
-    exported = runner.invoke(app, ["export-round", "RL-02/000005", "--db", db, "--bundle",
-                                   str(bundle), "--checkpoint", str(cp)])
+    exported = runner.invoke(
+        app, ["export-round", "RL-02/000005", "--db", db, "--bundle", str(bundle), "--checkpoint", str(cp)]
+    )
     assert exported.exit_code == 0, exported.output
-    yield {"db": db, "key": str(key), "pub": f"{key}.pub", "cp": str(cp), "bundle": str(bundle),
-           "folder": str(folder)}
+    yield {
+        "db": db,
+        "key": str(key),
+        "pub": f"{key}.pub",
+        "cp": str(cp),
+        "bundle": str(bundle),
+        "folder": str(folder),
+    }
 
 
 def test_every_ref_of_every_schema_points_inside_its_own_file() -> None:
@@ -97,13 +106,17 @@ def test_the_embedded_finding_is_finding_json() -> None:
         assert plain_schema(name)["$defs"]["finding"] == finding, name
 
 
-@pytest.mark.parametrize(("args", "name", "code"), [
-    (["verify", "--json"], "verify", 1),
-    (["replay", "RL-02/000005", "--json"], "replay", 1),
-    (["recall", "--table", "RL-02", "--last", "2", "--json"], "recall", 1),
-])
-def test_outputs_with_findings_pass_a_plain_validator(store: dict[str, str], args: list[str],
-                                                      name: str, code: int) -> None:
+@pytest.mark.parametrize(
+    ("args", "name", "code"),
+    [
+        (["verify", "--json"], "verify", 1),
+        (["replay", "RL-02/000005", "--json"], "replay", 1),
+        (["recall", "--table", "RL-02", "--last", "2", "--json"], "recall", 1),
+    ],
+)
+def test_outputs_with_findings_pass_a_plain_validator(
+    store: dict[str, str], args: list[str], name: str, code: int
+) -> None:
     exit_code, body = ledger(*args, "--db", store["db"])
     assert exit_code == code, body
     assert "settlement_mismatch" in json.dumps(body)  # the finding is in it, and checked
@@ -113,31 +126,37 @@ def test_outputs_with_findings_pass_a_plain_validator(store: dict[str, str], arg
         jsonschema.validate(broken, plain_schema(name))
 
 
-def test_check_bundle_json_has_a_schema_ok_and_broken(store: dict[str, str],
-                                                      tmp_path: Path) -> None:
+def test_check_bundle_json_has_a_schema_ok_and_broken(store: dict[str, str], tmp_path: Path) -> None:
     schema = plain_schema("check-bundle")
-    code, body = ledger("check-bundle", store["bundle"], "--checkpoint", store["cp"],
-                        "--public-key", store["pub"], "--json")
+    code, body = ledger(
+        "check-bundle", store["bundle"], "--checkpoint", store["cp"], "--public-key", store["pub"], "--json"
+    )
     assert code == 0 and body["proof"] == "ok" and body["public_key_given"] is True
     jsonschema.validate(body, schema)
 
     changed = tmp_path / "r.json"
-    changed.write_text(Path(store["bundle"]).read_text(encoding="utf-8").replace(
-        '\\"won\\":\\"150\\"', '\\"won\\":\\"200\\"', 1), encoding="utf-8")
+    changed.write_text(
+        Path(store["bundle"])
+        .read_text(encoding="utf-8")
+        .replace('\\"won\\":\\"150\\"', '\\"won\\":\\"200\\"', 1),
+        encoding="utf-8",
+    )
     code, body = ledger("check-bundle", str(changed), "--checkpoint", store["cp"], "--json")
     assert code == 3 and body["proof"] == "broken" and body["problems"], body
     jsonschema.validate(body, schema)
 
     other = tmp_path / "other.key"
     assert runner.invoke(app, ["keygen", "--out", str(other)]).exit_code == 0
-    code, body = ledger("check-bundle", store["bundle"], "--checkpoint", store["cp"],
-                        "--public-key", f"{other}.pub", "--json")
+    code, body = ledger(
+        "check-bundle", store["bundle"], "--checkpoint", store["cp"], "--public-key", f"{other}.pub", "--json"
+    )
     assert code == 3 and set(body) == {"schema_version", "proof", "problems"}
     jsonschema.validate(body, schema)
 
 
-def test_the_verify_progress_bar_counts_events(store: dict[str, str],
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_verify_progress_bar_counts_events(
+    store: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     screen = io.StringIO()
     monkeypatch.setattr(cli.render, "err", Console(file=screen, force_terminal=True, width=120))
     bar = cli.render.progress_bar(657, "verify", unit="events")
@@ -174,8 +193,9 @@ def sp9_store(tmp_path_factory: pytest.TempPathFactory) -> str:
     text = (EXAMPLES / "sp9.jsonl").read_text(encoding="utf-8")
     line = next(x for x in text.splitlines() if '"round":"000002"' in x and "bank_settled" in x)
     feed = folder / "sp9.jsonl"
-    feed.write_text(text.replace(line, line.replace('"commission":"32.5"',
-                                                    '"commission":"34.5"')), encoding="utf-8")
+    feed.write_text(
+        text.replace(line, line.replace('"commission":"32.5"', '"commission":"34.5"')), encoding="utf-8"
+    )
     db = f"sqlite:///{folder / 'l.db'}"
     assert runner.invoke(app, ["ingest", str(feed), "--db", db]).exit_code == 0
     return db
@@ -200,8 +220,7 @@ def test_bank_csv_and_json_carry_both_with_two_decimals(sp9_store: str) -> None:
     assert head[-3:] == ["commission", "result_recorded", "commission_recorded"]
     second = dict(zip(head, rows[2].split(","), strict=True))
     assert (second["commission"], second["commission_recorded"]) == ("32.50", "34.50")
-    assert (second["capital"], second["result"], second["carry"]) == ("3617.50", "650.00",
-                                                                      "4235.00")
+    assert (second["capital"], second["result"], second["carry"]) == ("3617.50", "650.00", "4235.00")
     code, body = ledger("bank", "--db", sp9_store, "--json")
     assert code == 0
     jsonschema.validate(body, plain_schema("bank"))
@@ -213,7 +232,8 @@ def test_bank_csv_and_json_carry_both_with_two_decimals(sp9_store: str) -> None:
 
 
 def test_export_csv_times_in_macau_ids_protected_and_the_game_column(
-        tmp_path_factory: pytest.TempPathFactory) -> None:
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
     """The example roulette feed moved 20 hours on and written in UTC (22:01+00:00 on 20
     November: 06:01 Macau time, gaming day 21 November), with players TRUE, false and 1E5."""
     import csv as csv_module
@@ -254,7 +274,8 @@ def test_export_csv_times_in_macau_ids_protected_and_the_game_column(
 
 
 def test_init_keygen_export_round_simulate_and_update_print_json(
-        tmp_path: Path, store: dict[str, str]) -> None:
+    tmp_path: Path, store: dict[str, str]
+) -> None:
     db = f"sqlite:///{tmp_path / 'new.db'}"
     code, body = ledger("init", "--db", db, "--json")
     assert code == 0 and body["backend"] == "sqlite" and body["roles"] is None, body
@@ -271,15 +292,36 @@ def test_init_keygen_export_round_simulate_and_update_print_json(
     assert code == 2 and "exists" in body["error"], body
 
     bundle = tmp_path / "b.json"
-    code, body = ledger("export-round", "RL-01/000002", "--db", store["db"], "--bundle",
-                        str(bundle), "--checkpoint", store["cp"], "--json")
+    code, body = ledger(
+        "export-round",
+        "RL-01/000002",
+        "--db",
+        store["db"],
+        "--bundle",
+        str(bundle),
+        "--checkpoint",
+        store["cp"],
+        "--json",
+    )
     assert code == 0 and body["events"] > 0 and bundle.exists(), body
     assert body["first_link"] <= body["last_link"]
     jsonschema.validate(body, plain_schema("export-round"))
 
     feed = tmp_path / "f.jsonl"
-    code, body = ledger("simulate", "--game", "RL", "--rounds", "3", "--tables", "1",
-                        "--error-rate", "1", "--out", str(feed), "--json")
+    code, body = ledger(
+        "simulate",
+        "--game",
+        "RL",
+        "--rounds",
+        "3",
+        "--tables",
+        "1",
+        "--error-rate",
+        "1",
+        "--out",
+        str(feed),
+        "--json",
+    )
     assert code == 0 and body["lines"] == len(feed.read_text(encoding="utf-8").splitlines())
     assert body["rounds"] == 3 and body["games"] == ["RL"] and body["injected"] >= 1
     jsonschema.validate(body, plain_schema("simulate"))
@@ -297,9 +339,24 @@ def test_a_stud_row_marked_wrong_shows_the_jackpot_paid(tmp_path: Path) -> None:
     import re
 
     feed = tmp_path / "s.jsonl"
-    made = runner.invoke(app, ["simulate", "--game", "STUD", "--tables", "1", "--rounds", "3",
-                               "--seed", "3", "--force", "STUD-01/000002:1=flush", "--out",
-                               str(feed)])
+    made = runner.invoke(
+        app,
+        [
+            "simulate",
+            "--game",
+            "STUD",
+            "--tables",
+            "1",
+            "--rounds",
+            "3",
+            "--seed",
+            "3",
+            "--force",
+            "STUD-01/000002:1=flush",
+            "--out",
+            str(feed),
+        ],
+    )
     assert made.exit_code == 0, made.output
     lines = feed.read_text(encoding="utf-8").splitlines()
     [at] = [i for i, x in enumerate(lines) if '"jackpot_paid"' in x]
@@ -312,8 +369,8 @@ def test_a_stud_row_marked_wrong_shows_the_jackpot_paid(tmp_path: Path) -> None:
     done = runner.invoke(app, ["report", "STUD-01/000002", "--db", db, "--html", str(page)])
     assert done.exit_code == 1, done.output
     html = page.read_text(encoding="utf-8")
-    bets = html[html.index('<table class="bets">'):]
-    [row] = re.findall(r'<tr class="mismatch">.*?</tr>', bets[:bets.index("</table>")], re.S)
+    bets = html[html.index('<table class="bets">') :]
+    [row] = re.findall(r'<tr class="mismatch">.*?</tr>', bets[: bets.index("</table>")], re.S)
     derived, recorded = re.findall(r"<td>(<span class=\"settlement\">.*?)</td>", row, re.S)
     assert '<span class="fld want"><i>amount </i>250.00</span>' in derived
     assert '<span class="fld diff"><i>amount </i>350.00</span>' in recorded
@@ -334,7 +391,10 @@ def test_jackpot_and_commission_write_amounts_one_way(tmp_path: Path) -> None:
     assert code == 0
     [pool] = body["pools"]
     assert (pool["seed"], pool["pool_awards"], pool["awards"]["flush"]["amount"]) == (
-        "50000.00", "0.00", "0.00")
+        "50000.00",
+        "0.00",
+        "0.00",
+    )
     jsonschema.validate(body, plain_schema("jackpot"))
     rows = runner.invoke(app, ["jackpot", "--db", db, "--csv"]).stdout.splitlines()
     assert rows[1].startswith("PJ-1,HKD,50000.00,50008.00,8.00,")
@@ -342,7 +402,9 @@ def test_jackpot_and_commission_write_amounts_one_way(tmp_path: Path) -> None:
     code, body = ledger("commission", "--by", "game", "--db", db, "--json")
     assert code == 0
     assert {line["group"]: line["recorded"] for line in body["lines"]} == {
-        "3CB": "37.50", "SP9": "65.00", "STUD": "0.00"}
+        "3CB": "37.50",
+        "SP9": "65.00",
+        "STUD": "0.00",
+    }
     lines = runner.invoke(app, ["commission", "--by", "game", "--db", db]).stdout.splitlines()
-    assert any(x.startswith("2026-11-20  SP9") and x.split()[4:6] == ["65.00", "65.00"]
-               for x in lines)
+    assert any(x.startswith("2026-11-20  SP9") and x.split()[4:6] == ["65.00", "65.00"] for x in lines)

@@ -29,19 +29,22 @@ def test_untouched_views_verify_clean(tmp_path: Path, examples: Path) -> None:
 
 
 def test_an_edited_view_row_is_a_projection_mismatch_naming_view_and_key(
-        tmp_path: Path, examples: Path) -> None:
+    tmp_path: Path, examples: Path
+) -> None:
     db = _store(tmp_path, examples)
     with sqlite3.connect(tmp_path / "l.db") as conn:
-        key, row = conn.execute("SELECT key, row FROM ledger_view_rows WHERE view = 'jackpot' "
-                                "ORDER BY key LIMIT 1").fetchone()
+        key, row = conn.execute(
+            "SELECT key, row FROM ledger_view_rows WHERE view = 'jackpot' ORDER BY key LIMIT 1"
+        ).fetchone()
         edited = json.loads(row)
         edited["tampered"] = True
-        conn.execute("UPDATE ledger_view_rows SET row = ? WHERE view = 'jackpot' AND key = ?",
-                     (json.dumps(edited), key))
+        conn.execute(
+            "UPDATE ledger_view_rows SET row = ? WHERE view = 'jackpot' AND key = ?",
+            (json.dumps(edited), key),
+        )
     result = runner.invoke(app, ["verify", "--db", db, "--json"])
     assert result.exit_code == 1
     findings = json.loads(result.stdout)["findings"]
-    assert [(f["code"], f["view"], f["key"]) for f in findings] == [
-        ("projection_mismatch", "jackpot", key)]
+    assert [(f["code"], f["view"], f["key"]) for f in findings] == [("projection_mismatch", "jackpot", key)]
     assert runner.invoke(app, ["verify", "--db", db, "--no-projections"]).exit_code == 0
     assert runner.invoke(app, ["verify", "--db", db, "--table", "SP9-01"]).exit_code == 0

@@ -14,20 +14,20 @@ RED, YELLOW = "\x1b[31m", "\x1b[33m"
 
 
 def _first_line(severity: str, monkeypatch: pytest.MonkeyPatch, table: str = "RL-01") -> str:
-    console = Console(force_terminal=True, color_system="standard", width=200,
-                      highlight=False)
+    console = Console(force_terminal=True, color_system="standard", width=200, highlight=False)
     monkeypatch.setattr(render, "out", console)
-    finding = Finding("timestamp_disorder", table, "000001", "timed before the event before",
-                      severity=severity)  # type: ignore[arg-type]
+    finding = Finding(
+        "timestamp_disorder", table, "000001", "timed before the event before", severity=severity
+    )  # type: ignore[arg-type]
     with console.capture() as captured:
         render.print_verify(VerifyReport(findings=[finding]))
     return captured.get().splitlines()[0]
 
 
-@pytest.mark.parametrize(("severity", "colour"), [("error", RED), ("warning", YELLOW),
-                                                  ("info", YELLOW)])
-def test_a_finding_is_coloured_by_its_severity(severity: str, colour: str,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("severity", "colour"), [("error", RED), ("warning", YELLOW), ("info", YELLOW)])
+def test_a_finding_is_coloured_by_its_severity(
+    severity: str, colour: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     line = _first_line(severity, monkeypatch)
     assert line.startswith(colour) and "timestamp_disorder at RL-01/000001" in line
 

@@ -23,8 +23,7 @@ def main() -> None:
     text = feed.read_text(encoding="utf-8")
     head, rest = text.split(BEGIN, 1)
     tail = rest.split(END, 1)[1]
-    feed.write_text(f"{head}{BEGIN}\n{event_tables_markdown().strip()}\n{END}{tail}",
-                    encoding="utf-8")
+    feed.write_text(f"{head}{BEGIN}\n{event_tables_markdown().strip()}\n{END}{tail}", encoding="utf-8")
 
 
 if __name__ == "__main__":

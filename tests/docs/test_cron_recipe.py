@@ -57,9 +57,11 @@ SUBSTITUTIONS = (INGEST_URL, AUDITOR_URL, SEALER_URL, "/opt/ledger/venv/bin/ledg
 def script(name: str) -> str:
     """The ``sh`` block that follows the line naming ``/opt/ledger/bin/NAME`` in OPERATIONS.md."""
     text = OPERATIONS.read_text(encoding="utf-8")
-    found = re.search(rf"^`/opt/ledger/bin/{re.escape(name)}`:\n\n(?:<!--.*?-->\n)?```sh\n(.*?)^```$",
-                      text,
-                      re.MULTILINE | re.DOTALL)
+    found = re.search(
+        rf"^`/opt/ledger/bin/{re.escape(name)}`:\n\n(?:<!--.*?-->\n)?```sh\n(.*?)^```$",
+        text,
+        re.MULTILINE | re.DOTALL,
+    )
     assert found is not None, f"OPERATIONS.md has no script /opt/ledger/bin/{name}"
     return found.group(1)
 
@@ -105,14 +107,19 @@ class Site:
         assert self.ledger("keygen", "--out", str(key)).returncode == 0
 
     def ledger(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(LEDGER), *args], env=self.env, capture_output=True,
-                              text=True, timeout=600)
+        return subprocess.run([str(LEDGER), *args], env=self.env, capture_output=True, text=True, timeout=600)
 
     def run(self, name: str) -> int:
         """Run one script as cron would; its exit code."""
         time.sleep(1.1)  # the scripts name their reports by the second
-        done = subprocess.run([SH, str(self.bin / name)], env=self.env, cwd=self.srv,
-                              capture_output=True, text=True, timeout=600)
+        done = subprocess.run(
+            [SH, str(self.bin / name)],
+            env=self.env,
+            cwd=self.srv,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         self.output = done.stdout + done.stderr
         return done.returncode
 
@@ -135,14 +142,19 @@ class Site:
     def tamper_before(self, position: int) -> None:
         """Change the amount of a bet stored before row ``position``, past the triggers."""
         if self.url.startswith("sqlite"):
-            with sqlite3.connect(self.url[len("sqlite:///"):]) as conn:
+            with sqlite3.connect(self.url[len("sqlite:///") :]) as conn:
                 conn.execute("DROP TRIGGER IF EXISTS ledger_no_update")
                 rowid, state = next(
-                    (i, bytes(s)) for i, s in conn.execute(
-                        "SELECT rowid, state FROM stored_events WHERE rowid < ? ORDER BY rowid",
-                        (position,)) if b"bet_placed" in bytes(s))
-                conn.execute("UPDATE stored_events SET state = ? WHERE rowid = ?",
-                             (state.replace(b'"amount":"', b'"amount":"1', 1), rowid))
+                    (i, bytes(s))
+                    for i, s in conn.execute(
+                        "SELECT rowid, state FROM stored_events WHERE rowid < ? ORDER BY rowid", (position,)
+                    )
+                    if b"bet_placed" in bytes(s)
+                )
+                conn.execute(
+                    "UPDATE stored_events SET state = ? WHERE rowid = ?",
+                    (state.replace(b'"amount":"', b'"amount":"1', 1), rowid),
+                )
             return
         import psycopg
 
@@ -150,25 +162,28 @@ class Site:
         table = f'"{schema}".ledger_events'
         with psycopg.connect(self.url.split("?")[0], autocommit=True) as conn:
             conn.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
-            rows = conn.execute(f"SELECT notification_id, state FROM {table} WHERE "
-                                "notification_id < %s ORDER BY notification_id", (position,))
+            rows = conn.execute(
+                f"SELECT notification_id, state FROM {table} WHERE "
+                "notification_id < %s ORDER BY notification_id",
+                (position,),
+            )
             nid, state = next((i, bytes(s)) for i, s in rows if b"bet_placed" in bytes(s))
-            conn.execute(f"UPDATE {table} SET state = %s WHERE notification_id = %s",
-                         (state.replace(b'"amount":"', b'"amount":"1', 1), nid))
+            conn.execute(
+                f"UPDATE {table} SET state = %s WHERE notification_id = %s",
+                (state.replace(b'"amount":"', b'"amount":"1', 1), nid),
+            )
             conn.execute(f"ALTER TABLE {table} ENABLE TRIGGER USER")
 
 
 @pytest.mark.slow
-def test_nightly_job_and_weekly_audit_end_to_end(db_url: str, tmp_path: Path,
-                                                 examples: Path) -> None:
+def test_nightly_job_and_weekly_audit_end_to_end(db_url: str, tmp_path: Path, examples: Path) -> None:
     site = Site(tmp_path, db_url)
 
     # Night 1: the first run verifies everything, then stores checkpoint 1.
     site.deliver(examples / "fpc.jsonl", examples / "3cb.jsonl")
     assert site.run("ledger-job") == 0, site.output
     assert not list((site.srv / "feeds" / "incoming").iterdir())
-    assert sorted(p.name for p in (site.srv / "feeds" / "done").iterdir()) == [
-        "3cb.jsonl", "fpc.jsonl"]
+    assert sorted(p.name for p in (site.srv / "feeds" / "done").iterdir()) == ["3cb.jsonl", "fpc.jsonl"]
     night1 = site.newest("verify-*.json")
     [first] = site.checkpoints()
     assert night1["since"] is None and night1["integrity"] == "ok"
@@ -217,8 +232,7 @@ def test_a_bad_line_is_rejected_once_and_the_log_says_so(tmp_path: Path, example
     site = Site(tmp_path, f"sqlite:///{tmp_path / 'ledger.db'}")
     lines = (examples / "rl.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     bad = site.srv / "feeds" / "incoming" / "rl-bad.jsonl"
-    bad.write_text("".join(lines) + '{"type": "bet_placed", "table": "RL-01"}\n',
-                   encoding="utf-8")
+    bad.write_text("".join(lines) + '{"type": "bet_placed", "table": "RL-01"}\n', encoding="utf-8")
     assert site.run("ledger-job") == 1, site.output
     assert "ingest rl-bad.jsonl: exit 1" in LOG_LINE.findall(site.output)
     assert LOG_LINE.findall(site.output)[-1] == "exit 1"
@@ -236,7 +250,8 @@ def test_a_bad_line_is_rejected_once_and_the_log_says_so(tmp_path: Path, example
 
 
 def test_the_day_report_cron_line_names_its_store_and_logs_its_exit_code(
-        tmp_path: Path, examples: Path) -> None:
+    tmp_path: Path, examples: Path
+) -> None:
     """The line runs as cron runs it (``sh -c``, ``\\%`` unescaped, no LEDGER_* in the
     environment), with only its URL and paths rewritten."""
     from typer.testing import CliRunner
@@ -247,20 +262,27 @@ def test_the_day_report_cron_line_names_its_store_and_logs_its_exit_code(
     [line] = [x for x in text.splitlines() if x.startswith("30 6 * * * ledger ")]
     command = line.removeprefix("30 6 * * * ledger ").replace("\\%", "%")
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    assert CliRunner().invoke(app, ["ingest", str(examples / "rl.jsonl"), "--db", url],
-                              env={"LEDGER_DB": None}).exit_code == 0
+    assert (
+        CliRunner()
+        .invoke(app, ["ingest", str(examples / "rl.jsonl"), "--db", url], env={"LEDGER_DB": None})
+        .exit_code
+        == 0
+    )
     (tmp_path / "srv" / "reports").mkdir(parents=True)
     log = tmp_path / "ledger-report.log"
-    command = (command.replace(AUDITOR_URL, url).replace("/srv/", f"{tmp_path}/srv/")
-               .replace("/opt/ledger/venv/bin/ledger", str(LEDGER))
-               .replace("/var/log/ledger-report.log", str(log)))
+    command = (
+        command.replace(AUDITOR_URL, url)
+        .replace("/srv/", f"{tmp_path}/srv/")
+        .replace("/opt/ledger/venv/bin/ledger", str(LEDGER))
+        .replace("/var/log/ledger-report.log", str(log))
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEDGER_")}
-    done = subprocess.run([SH, "-c", command], env=env, cwd=tmp_path / "srv",
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [SH, "-c", command], env=env, cwd=tmp_path / "srv", capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stderr
     written = log.read_text(encoding="utf-8")
-    found = re.search(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ ledger-report: exit (\d)$", written,
-                      re.MULTILINE)
+    found = re.search(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ ledger-report: exit (\d)$", written, re.MULTILINE)
     assert found is not None, written
     assert "no ledger at" not in written  # it found the store the line names
     assert found.group(1) in ("0", "1", "2"), written  # yesterday may hold no round (2)

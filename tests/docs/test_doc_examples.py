@@ -80,19 +80,16 @@ SLOW: dict[str, list[str]] = {
         "ledger simulate --out demo.jsonl --game RL,FPC,STUD --rounds 500 --tables 2 --seed 5 "
         "--bias RL-01:17=4 --bias FPC-02:d1.6=2 --bias STUD-01:missing=QH --croupier-error-rate "
         "D-RL-03=0.3 --error-rate 0.02",
-        "ledger simulate --out wheel.jsonl --game RL --tables 2 --rounds 5000 --seed 1 --bias "
-        "RL-01:17=1.5",
+        "ledger simulate --out wheel.jsonl --game RL --tables 2 --rounds 5000 --seed 1 --bias RL-01:17=1.5",
     ],
     "docs/games/3CB.md": [
         "ledger simulate --game 3CB --rounds 200 --tables 3 --error-rate 0.05 --out 3cb-sim.jsonl",
     ],
     "docs/games/SP9.md": [
-        "ledger simulate --game SP9 --rounds 200 --tables 3 --seed 5 --error-rate 0.05 "
-        "--out sim.jsonl",
+        "ledger simulate --game SP9 --rounds 200 --tables 3 --seed 5 --error-rate 0.05 --out sim.jsonl",
     ],
     "docs/games/STUD.md": [
-        "ledger simulate --game STUD --tables 3 --rounds 100 --seed 3 --error-rate 0.1 "
-        "--out stud.jsonl",
+        "ledger simulate --game STUD --tables 3 --rounds 100 --seed 3 --error-rate 0.1 --out stud.jsonl",
     ],
 }
 """The blocks each document marks ``<!-- slow: … -->`` (run only with ``-m slow``)."""
@@ -127,8 +124,7 @@ class Block:
 
     @property
     def first(self) -> str:
-        return next(line.strip() for line in self.body.splitlines() if line.strip()).removeprefix(
-            "$ ")
+        return next(line.strip() for line in self.body.splitlines() if line.strip()).removeprefix("$ ")
 
 
 def documents() -> list[str]:
@@ -145,7 +141,7 @@ def split_comment(line: str) -> tuple[str, str]:
         elif char in "'\"":
             quote = char
         elif char == "#" and (i == 0 or line[i - 1] in " \t"):
-            return line[:i].rstrip(), line[i + 1:]
+            return line[:i].rstrip(), line[i + 1 :]
     return line.rstrip(), ""
 
 
@@ -199,7 +195,7 @@ def blocks_of(doc: str) -> list[Block]:
     found = []
     for match in FENCE.finditer(text):
         block = Block(doc, text.count("\n", 0, match.start()) + 1, match.group(1), match.group(2))
-        mark = MARK.search(text[:match.start()])
+        mark = MARK.search(text[: match.start()])
         if mark:
             block.mark, block.why = mark.group(1), mark.group(2)
         block.commands = parse(block)
@@ -229,12 +225,14 @@ class Shell:
             shutil.copytree(ROOT / folder, scratch / folder)
         bin_dir = scratch / ".venv" / "bin"
         bin_dir.mkdir(parents=True)
-        for name, target in (("ledger", LEDGER), ("python", Path(sys.executable)),
-                             ("python3", Path(sys.executable))):
+        for name, target in (
+            ("ledger", LEDGER),
+            ("python", Path(sys.executable)),
+            ("python3", Path(sys.executable)),
+        ):
             (bin_dir / name).write_text(f'#!/bin/sh\nexec "{target}" "$@"\n', encoding="utf-8")
             (bin_dir / name).chmod(0o755)
-        (bin_dir / "activate").write_text(f'PATH="{bin_dir}:$PATH"; export PATH\n',
-                                          encoding="utf-8")
+        (bin_dir / "activate").write_text(f'PATH="{bin_dir}:$PATH"; export PATH\n', encoding="utf-8")
         self.bin = bin_dir
 
     def environment(self, extra: dict[str, str]) -> dict[str, str]:
@@ -247,8 +245,14 @@ class Shell:
     def run(self, line: str) -> tuple[int, str]:
         segments = self.plain(line)
         if segments is None:
-            done = subprocess.run(["bash", "-c", line], cwd=self.cwd, capture_output=True,
-                                  text=True, env=self.environment({}), timeout=900)
+            done = subprocess.run(
+                ["bash", "-c", line],
+                cwd=self.cwd,
+                capture_output=True,
+                text=True,
+                env=self.environment({}),
+                timeout=900,
+            )
             self.last = done.returncode
             return done.returncode, done.stdout + done.stderr
         output = ""
@@ -305,7 +309,7 @@ class Shell:
         target = None
         if ">" in words:
             at = words.index(">")
-            target, words = self.cwd / words[at + 1], words[:at] + words[at + 2:]
+            target, words = self.cwd / words[at + 1], words[:at] + words[at + 2 :]
         args = [a for w in words[1:] for a in self.expand(w)]
         env: dict[str, str | None] = {k: None for k in os.environ if k.startswith("LEDGER_")}
         env.update(self.exports, **assigned)
@@ -340,12 +344,11 @@ def run_document(doc: str, scratch: Path, with_slow: bool) -> None:
             code, output = shell.run(command.line)
             where = f"{doc}:{block.line}: $ {command.line}"
             if code != command.exit_code:
-                failures.append(f"{where}\n  exit {code}, the document says {command.exit_code}"
-                                f"\n{output}")
-            elif command.output is not None and not matches(command.output,
-                                                             output.rstrip("\n").splitlines()):
-                failures.append(f"{where}\n  printed:\n{output}\n  the document shows:\n"
-                                + "\n".join(command.output))
+                failures.append(f"{where}\n  exit {code}, the document says {command.exit_code}\n{output}")
+            elif command.output is not None and not matches(command.output, output.rstrip("\n").splitlines()):
+                failures.append(
+                    f"{where}\n  printed:\n{output}\n  the document shows:\n" + "\n".join(command.output)
+                )
     assert not failures, "\n\n".join(failures)
 
 
@@ -374,12 +377,14 @@ def test_skipped_and_slow_blocks_are_the_known_lists() -> None:
 
 def test_the_parser_reads_exit_codes_outputs_and_marks(tmp_path: Path) -> None:
     doc = tmp_path / "x.md"
-    doc.write_text("<!-- not run: needs a host -->\n```sh\nledger x\n```\n<!-- slow: long -->\n\n"
-                   "```console\n$ ledger y \\\n    --z\nline\n...\n$ echo $?\n1\n```\n"
-                   "```sh\nledger a   # exit 1\n```\n", encoding="utf-8")
+    doc.write_text(
+        "<!-- not run: needs a host -->\n```sh\nledger x\n```\n<!-- slow: long -->\n\n"
+        "```console\n$ ledger y \\\n    --z\nline\n...\n$ echo $?\n1\n```\n"
+        "```sh\nledger a   # exit 1\n```\n",
+        encoding="utf-8",
+    )
     found = blocks_of(os.path.relpath(doc, ROOT))
-    assert [(b.mark, b.why) for b in found] == [("not run", "needs a host"), ("slow", "long"),
-                                                (None, "")]
+    assert [(b.mark, b.why) for b in found] == [("not run", "needs a host"), ("slow", "long"), (None, "")]
     y, echo = found[1].commands
     assert (y.line, y.exit_code, y.output) == ("ledger y      --z", 1, ["line", "..."])
     assert echo.output == ["1"]

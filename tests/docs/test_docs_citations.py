@@ -36,11 +36,17 @@ def code_citations() -> set[str]:
     for folder in CODE:
         for path in sorted((ROOT / folder).rglob("*.py")):
             tree = ast.parse(path.read_text(encoding="utf-8"))
-            docstrings = {id(node.value) for node in ast.walk(tree)
-                          if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
+            docstrings = {
+                id(node.value)
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            }
             for node in ast.walk(tree):
-                if (isinstance(node, ast.Constant) and isinstance(node.value, str)
-                        and id(node) not in docstrings):
+                if (
+                    isinstance(node, ast.Constant)
+                    and isinstance(node.value, str)
+                    and id(node) not in docstrings
+                ):
                     text = " ".join(node.value.split())
                     if CITED.search(text):
                         found.update(citations_in(text))
@@ -68,8 +74,7 @@ def golden_citations() -> set[str]:
 
 def verified_citations(tmp_path: Path) -> set[str]:
     """Every ``rule`` of the findings, settlements and steps of a faulty simulated day."""
-    sim = simulate(list(GAMES.values()), rounds=12, tables=2, seed=18, error_rate=0.5,
-                   rounds_for={"MJ": 4})
+    sim = simulate(list(GAMES.values()), rounds=12, tables=2, seed=18, error_rate=0.5, rounds_for={"MJ": 4})
     app = open_ledger(f"sqlite:///{tmp_path / 'cite.db'}")
     found: set[str] = set()
 
@@ -126,10 +131,14 @@ def test_every_rule_verify_gives_on_a_faulty_day_resolves_to_a_heading(tmp_path:
 
 def test_a_citation_names_its_source_and_its_place() -> None:
     assert resolve("SP9 art. 5(3); RULES §8.1 S6 [I]") == [
-        Ref("docs/games/SP9.md", "art. 5"), Ref("docs/games/SP9.md", "§8.1"),
-        Ref("docs/games/SP9.md", "S6")]
+        Ref("docs/games/SP9.md", "art. 5"),
+        Ref("docs/games/SP9.md", "§8.1"),
+        Ref("docs/games/SP9.md", "S6"),
+    ]
     assert resolve("MJ art. 6(b); RULES §4.6 S3") == [
-        Ref("docs/games/MJ.md", "art. 6"), Ref("docs/games/MJ.md", "§4.6")]  # MJ-S fán, not SP9
+        Ref("docs/games/MJ.md", "art. 6"),
+        Ref("docs/games/MJ.md", "§4.6"),
+    ]  # MJ-S fán, not SP9
     assert resolve("FEED §10 (betting closes)") == [Ref("docs/FEED.md", "§10")]
     with pytest.raises(ValueError):
         resolve("art. 5")
@@ -180,5 +189,4 @@ def test_every_relative_link_of_the_documents_exists(path: Path) -> None:
         file = (path.parent / target) if target else path
         assert file.exists(), f"{path.name}: {target}"
         if anchor and file.suffix == ".md":
-            assert anchor in anchors(file.read_text(encoding="utf-8")), \
-                f"{path.name}: {target}#{anchor}"
+            assert anchor in anchors(file.read_text(encoding="utf-8")), f"{path.name}: {target}#{anchor}"

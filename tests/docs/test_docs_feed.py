@@ -41,8 +41,9 @@ def test_the_committed_schema_is_what_ledger_schema_feed_prints() -> None:
 
 
 def test_the_field_tables_of_feed_md_are_generated_from_the_models() -> None:
-    assert generated_section(FEED) == event_tables_markdown().strip("\n"), \
+    assert generated_section(FEED) == event_tables_markdown().strip("\n"), (
         f"docs/FEED.md §12 is out of date: {REGENERATE}"
+    )
     result = CliRunner().invoke(app, ["schema", "feed", "--markdown"])
     assert result.exit_code == 0 and "| `spin_result` | `number`: int 0–36 |" in result.stdout
 
@@ -70,8 +71,11 @@ def _fits(value: Any, prop: dict[str, Any]) -> bool:
     if kind == "string":
         return isinstance(value, str) and re.search(prop.get("pattern", ""), value) is not None
     if kind == "integer":
-        return (isinstance(value, int) and not isinstance(value, bool)
-                and prop.get("minimum", value) <= value <= prop.get("maximum", value))
+        return (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            and prop.get("minimum", value) <= value <= prop.get("maximum", value)
+        )
     if kind == "null":
         return value is None
     types = {"boolean": bool, "array": list, "object": dict}
@@ -92,9 +96,20 @@ def test_every_example_line_fits_the_schema(name: str) -> None:
 
 def test_the_schema_rejects_what_ingest_rejects() -> None:
     schema = feed_line_schema()
-    line = {"v": 1, "table": "RL-01", "game": "RL", "round": "1", "seq": 1,
-            "at": "2026-11-21T20:00:00+08:00", "type": "bet_settled", "bet": "b1",
-            "result": "win", "returned": "100", "won": 3500, "commission": "0"}
+    line = {
+        "v": 1,
+        "table": "RL-01",
+        "game": "RL",
+        "round": "1",
+        "seq": 1,
+        "at": "2026-11-21T20:00:00+08:00",
+        "type": "bet_settled",
+        "bet": "b1",
+        "result": "win",
+        "returned": "100",
+        "won": 3500,
+        "commission": "0",
+    }
     event = _definition(schema, line)
     assert not _fits(line["won"], event["properties"]["won"])  # money is a string
     assert not _fits("95.505", event["properties"]["returned"])

@@ -65,8 +65,20 @@ def _rounds_to_replay(verified: dict[str, Any]) -> list[str]:
 def _outputs(folder: Path, rate: str, seed: str) -> dict[str, str]:
     """Every golden output of one store, by file name."""
     feed = folder / "feed.jsonl"
-    _run("simulate", "--out", str(feed), "--tables", "2", "--rounds", "20", "--seed", seed,
-         "--error-rate", rate, codes=(0,))
+    _run(
+        "simulate",
+        "--out",
+        str(feed),
+        "--tables",
+        "2",
+        "--rounds",
+        "20",
+        "--seed",
+        seed,
+        "--error-rate",
+        rate,
+        codes=(0,),
+    )
     db = f"sqlite:///{folder / 'ledger.db'}"
     _run("ingest", str(feed), "--db", db)
     out: dict[str, str] = {}
@@ -100,15 +112,15 @@ def _steady(text: str, head: str) -> str:
 
 
 @pytest.fixture(scope="module", params=sorted(RATES))
-def outputs(request: pytest.FixtureRequest,
-            tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, str]]:
+def outputs(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, dict[str, str]]:
     store = request.param
     rate, seed = RATES[store]
     return store, _outputs(tmp_path_factory.mktemp(store), rate, seed)
 
 
-def test_outputs_equal_the_golden_files_byte_for_byte(
-        outputs: tuple[str, dict[str, str]]) -> None:
+def test_outputs_equal_the_golden_files_byte_for_byte(outputs: tuple[str, dict[str, str]]) -> None:
     store, out = outputs
     folder = GOLDEN / store
     if os.environ.get("LEDGER_WRITE_GOLDEN") == "1":

@@ -56,18 +56,30 @@ class _Reference:
         if version == 1:
             expected = genesis(UUID(oid))
         elif previous is None:
-            self._broken(oid, version, "an event was added to a round after it ended"
-                         if oid in self.ended
-                         else f"version {version} has no stored version {version - 1}")
+            self._broken(
+                oid,
+                version,
+                "an event was added to a round after it ended"
+                if oid in self.ended
+                else f"version {version} has no stored version {version - 1}",
+            )
             expected = None
         else:
             if previous[0] != version - 1:
-                self._broken(oid, version, f"version {previous[0] + 1} to {version - 1} of "
-                             "this aggregate are missing (removed or reordered)")
+                self._broken(
+                    oid,
+                    version,
+                    f"version {previous[0] + 1} to {version - 1} of "
+                    "this aggregate are missing (removed or reordered)",
+                )
             expected = previous[1]
         if expected is not None and next_digest(expected, content) != digest:
-            self._broken(oid, version, "the stored bytes do not match their chain digest: the "
-                         "event was changed, or an event before it was")
+            self._broken(
+                oid,
+                version,
+                "the stored bytes do not match their chain digest: the "
+                "event was changed, or an event before it was",
+            )
         self.last[oid] = (version, digest)
         if topic == CHAIN_TOPIC:
             self._link(oid, version, content, digest)
@@ -94,9 +106,13 @@ class _Reference:
                 spans[aggregate] = [v, v, d]
         actual = [(a, s[0], s[1], s[2]) for a, s in spans.items()]
         if listed != actual:
-            self._broken(oid, version, f"chain link {version} lists {_describe(listed)} but "
-                         f"the store holds {_describe(actual)} since the link before it "
-                         "(events removed, added or reordered)")
+            self._broken(
+                oid,
+                version,
+                f"chain link {version} lists {_describe(listed)} but "
+                f"the store holds {_describe(actual)} since the link before it "
+                "(events removed, added or reordered)",
+            )
         self.since.clear()
         self.head = digest
 
@@ -148,19 +164,22 @@ def _sub(pattern: bytes, replacement: bytes, count: int = 1) -> Any:
 
 LINK_CHANGES = {
     "untouched": lambda c: c,
-    "uppercase aggregate": lambda c: re.sub(rb'"aggregate":"([0-9a-f-]{36})"',
-                                            lambda m: b'"aggregate":"' + m[1].upper() + b'"',
-                                            c, count=1),
+    "uppercase aggregate": lambda c: re.sub(
+        rb'"aggregate":"([0-9a-f-]{36})"', lambda m: b'"aggregate":"' + m[1].upper() + b'"', c, count=1
+    ),
     "aggregate without hyphens": lambda c: re.sub(
         rb'"aggregate":"([0-9a-f-]{36})"',
-        lambda m: b'"aggregate":"' + m[1].replace(b"-", b"") + b'"', c, count=1),
+        lambda m: b'"aggregate":"' + m[1].replace(b"-", b"") + b'"',
+        c,
+        count=1,
+    ),
     "spaces": _sub(rb'","first":', b'", "first": '),
     "first 0": _sub(rb'"first":\d+', b'"first":0'),
     "first as text": _sub(rb'"first":(\d+)', rb'"first":"\1"'),
     "first with an exponent": _sub(rb'"first":(\d+)', rb'"first":\1e0'),
-    "uppercase digest": lambda c: re.sub(rb'"digest":"([0-9a-f]{64})"',
-                                         lambda m: b'"digest":"' + m[1].upper() + b'"',
-                                         c, count=1),
+    "uppercase digest": lambda c: re.sub(
+        rb'"digest":"([0-9a-f]{64})"', lambda m: b'"digest":"' + m[1].upper() + b'"', c, count=1
+    ),
     "short digest": _sub(rb'"digest":"[0-9a-f]{2}', b'"digest":"'),
     "wrong digest": _sub(rb'"digest":"[0-9a-f]', b'"digest":"0'),
     "bad at": _sub(rb'"at":"[^"]*"', b'"at":"yesterday"'),
@@ -169,8 +188,8 @@ LINK_CHANGES = {
     "extra key": _sub(rb'"type":"linked"', b'"type":"linked","x":1'),
     "entry extra key": _sub(rb'"first":', b'"x":1,"first":'),
     "no entries": _sub(rb'"entries":\[.*\]', b'"entries":[]'),
-    "one entry dropped": _sub(rb'\{"aggregate":[^}]*\},', b''),
-    "entries twice": lambda c: c[:-2] + b"," + c[c.index(b"[") + 1:],
+    "one entry dropped": _sub(rb'\{"aggregate":[^}]*\},', b""),
+    "entries twice": lambda c: c[:-2] + b"," + c[c.index(b"[") + 1 :],
     "truncated": lambda c: c[:-5],
     "trailing bytes": lambda c: c + b" ",
     "not json": lambda c: b"\xff" + c,
@@ -181,7 +200,8 @@ LINK_CHANGES = {
 @pytest.mark.parametrize("change", list(LINK_CHANGES))
 @pytest.mark.parametrize("which", [1, 3])
 def test_a_changed_link_gives_the_findings_of_the_plain_check(
-        app: LedgerApp, examples: Path, change: str, which: int) -> None:
+    app: LedgerApp, examples: Path, change: str, which: int
+) -> None:
     rows = _rows(app, examples)
     new, ref = _both(app, _relink(rows, LINK_CHANGES[change], which))
     assert new == ref
@@ -202,7 +222,8 @@ ROW_CHANGES = {
 @pytest.mark.parametrize("change", list(ROW_CHANGES))
 @pytest.mark.parametrize("where", [0, 1, 7])
 def test_a_damaged_row_gives_the_findings_of_the_plain_check(
-        app: LedgerApp, examples: Path, change: str, where: int) -> None:
+    app: LedgerApp, examples: Path, change: str, where: int
+) -> None:
     rows = _rows(app, examples)
     oid, version, topic, state = rows[where]
     rows[where] = (oid, version, topic, ROW_CHANGES[change](state))
@@ -212,10 +233,15 @@ def test_a_damaged_row_gives_the_findings_of_the_plain_check(
 
 
 def test_removed_and_reordered_rows_give_the_findings_of_the_plain_check(
-        app: LedgerApp, examples: Path) -> None:
+    app: LedgerApp, examples: Path
+) -> None:
     rows = _rows(app, examples)
-    for damaged in (rows[:5] + rows[6:], [*rows[:3], rows[4], rows[3], *rows[5:]],
-                    rows + rows[-3:], [rows[0], *rows]):
+    for damaged in (
+        rows[:5] + rows[6:],
+        [*rows[:3], rows[4], rows[3], *rows[5:]],
+        rows + rows[-3:],
+        [rows[0], *rows],
+    ):
         new, ref = _both(app, damaged)
         assert new == ref
 

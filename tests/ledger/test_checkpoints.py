@@ -46,17 +46,21 @@ KEY = generate_key()
 TRUSTED = SealingKey(KEY.public_key(), "the test's key")
 
 
-def _snapshot(position: int, links: int = 3, events: int = 40, head: str = HEAD,
-              carried: str = "none") -> Snapshot:
-    return Snapshot(position, links, events, head,
-                    {"chain": {"events": events}, "rounds": {}, "tables": {},
-                     "judge": {"3CB": {"carried": carried}}})
+def _snapshot(
+    position: int, links: int = 3, events: int = 40, head: str = HEAD, carried: str = "none"
+) -> Snapshot:
+    return Snapshot(
+        position,
+        links,
+        events,
+        head,
+        {"chain": {"events": events}, "rounds": {}, "tables": {}, "judge": {"3CB": {"carried": carried}}},
+    )
 
 
 def _sealed(snapshot: Snapshot, key: Any = None) -> Any:
     key = key or KEY
-    return sign(ChainPosition(snapshot.links, snapshot.events, snapshot.head), key,
-                snapshot=snapshot)
+    return sign(ChainPosition(snapshot.links, snapshot.events, snapshot.head), key, snapshot=snapshot)
 
 
 # --- the format -----------------------------------------------------------------------------
@@ -146,9 +150,11 @@ def test_update_and_delete_of_stored_checkpoints_are_refused(app: LedgerApp, raw
 def test_an_edited_snapshot_row_is_detected(app: LedgerApp, db_url: str, raw: Any) -> None:
     snap = _snapshot(10)
     save(app, _sealed(snap), snap)
-    raw.run("DROP TRIGGER IF EXISTS ledger_checkpoints_no_update" if
-         db_url.startswith("sqlite") else
-         "ALTER TABLE {t} DISABLE TRIGGER ledger_checkpoints_append_only")
+    raw.run(
+        "DROP TRIGGER IF EXISTS ledger_checkpoints_no_update"
+        if db_url.startswith("sqlite")
+        else "ALTER TABLE {t} DISABLE TRIGGER ledger_checkpoints_append_only"
+    )
     edited = _snapshot(10, carried="forged")
     raw.run("UPDATE {t} SET snapshot = {p}", (zlib.compress(edited.dumps()),))
     with CheckpointStore(app, create=False) as store:

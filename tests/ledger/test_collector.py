@@ -68,7 +68,8 @@ def test_cyclic_garbage_is_still_collected_during_a_pass(default_thresholds) -> 
 
 
 def test_ingest_and_verify_leave_the_thresholds_as_they_were(
-        app: LedgerApp, examples: Path, default_thresholds) -> None:
+    app: LedgerApp, examples: Path, default_thresholds
+) -> None:
     report = ingest_file(app, str(examples / "fpc.jsonl"))
     assert report.stored > 0 and not report.rejected
     assert gc.get_threshold() == default_thresholds

@@ -28,8 +28,12 @@ GAMES = ("rl", "fpc", "3cb", "sp9", "mj", "stud")
 
 
 def _lines(examples: Path) -> list[bytes]:
-    return [line.encode() for name in GAMES
-            for line in (examples / f"{name}.jsonl").read_text().splitlines() if line.strip()]
+    return [
+        line.encode()
+        for name in GAMES
+        for line in (examples / f"{name}.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
 
 
 def test_every_example_line_parses_and_stores_as_the_full_path_does(examples: Path) -> None:
@@ -51,13 +55,16 @@ def _canonical_line(examples: Path) -> bytes:
     raise AssertionError("no canonical example line")
 
 
-@pytest.mark.parametrize("change", [
-    lambda line: line.replace(b'"seq":', b'"seq" :', 1),            # a space
-    lambda line: line[:-1] + b',"seq":99}',                         # a duplicated key
-    lambda line: line.replace(b'"v":1,', b'"v":1,"v":1,', 1),       # a duplicated envelope key
-    lambda line: line[:-1] + b',"extra":1}',                        # an unknown key
-    lambda line: line.replace(b'"table":"', b'"table":"\\u0041', 1),  # an escape
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda line: line.replace(b'"seq":', b'"seq" :', 1),  # a space
+        lambda line: line[:-1] + b',"seq":99}',  # a duplicated key
+        lambda line: line.replace(b'"v":1,', b'"v":1,"v":1,', 1),  # a duplicated envelope key
+        lambda line: line[:-1] + b',"extra":1}',  # an unknown key
+        lambda line: line.replace(b'"table":"', b'"table":"\\u0041', 1),  # an escape
+    ],
+)
 def test_a_line_that_is_not_canonical_takes_the_full_path(examples: Path, change: object) -> None:
     line = change(_canonical_line(examples))  # type: ignore[operator]
     fact, content = OpeningParser(MAX_LINE_BYTES).parse_with_content(line, 7)
@@ -78,25 +85,34 @@ def test_the_bulk_recorder_returns_the_ids_it_wrote_and_refuses_a_rewrite(db_url
     try:
         assert isinstance(app.recorder, (BulkSQLiteRecorder, BulkPostgresRecorder))
         one, two = UUID(int=1), UUID(int=2)
-        rows = [StoredEvent(originator_id=one, originator_version=v, topic="t", state=b"s%d" % v)
-                for v in (1, 2, 3)]
+        rows = [
+            StoredEvent(originator_id=one, originator_version=v, topic="t", state=b"s%d" % v)
+            for v in (1, 2, 3)
+        ]
         first = app.recorder.insert_events(rows)
-        second = app.recorder.insert_events([StoredEvent(originator_id=two, originator_version=1,
-                                                         topic="t", state=b"x")])
+        second = app.recorder.insert_events(
+            [StoredEvent(originator_id=two, originator_version=1, topic="t", state=b"x")]
+        )
         stored = app.recorder.select_notifications(0, 10)
         assert list(first or []) + list(second or []) == [n.id for n in stored]
         assert [(n.originator_id, n.originator_version, n.state) for n in stored] == [
-            (one, 1, b"s1"), (one, 2, b"s2"), (one, 3, b"s3"), (two, 1, b"x")]
+            (one, 1, b"s1"),
+            (one, 2, b"s2"),
+            (one, 3, b"s3"),
+            (two, 1, b"x"),
+        ]
         with pytest.raises(IntegrityError):
-            app.recorder.insert_events([StoredEvent(originator_id=two, originator_version=2,
-                                                    topic="t", state=b"y"), rows[0]])
+            app.recorder.insert_events(
+                [StoredEvent(originator_id=two, originator_version=2, topic="t", state=b"y"), rows[0]]
+            )
         assert len(app.recorder.select_notifications(0, 10)) == 4  # nothing of the failed save
     finally:
         app.close()
 
 
-def test_a_feed_ingested_through_the_bulk_path_verifies_clean(db_url: str, examples: Path,
-                                                             tmp_path: Path) -> None:
+def test_a_feed_ingested_through_the_bulk_path_verifies_clean(
+    db_url: str, examples: Path, tmp_path: Path
+) -> None:
     from ledger.verify.engine import verify_store
 
     feed = tmp_path / "all.jsonl"

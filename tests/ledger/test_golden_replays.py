@@ -24,12 +24,16 @@ FEEDS = ["rl.jsonl", "fpc.jsonl", "sp9.jsonl", "3cb.jsonl", "stud.jsonl", "mj.js
 
 
 @pytest.mark.parametrize("name", FEEDS)
-def test_replay_transcripts_match_the_golden_files(name: str, examples: Path,
-                                                   tmp_path: Path) -> None:
+def test_replay_transcripts_match_the_golden_files(name: str, examples: Path, tmp_path: Path) -> None:
     app = open_ledger(f"sqlite:///{tmp_path / 'golden.db'}")
     ingest_file(app, examples / name)
-    keys = sorted({(json.loads(line)["table"], json.loads(line)["round"])
-                   for line in (examples / name).read_text().splitlines() if line.strip()})
+    keys = sorted(
+        {
+            (json.loads(line)["table"], json.loads(line)["round"])
+            for line in (examples / name).read_text().splitlines()
+            if line.strip()
+        }
+    )
     transcripts = []
     for table, round_ in keys:
         replay = replay_round(app, table, round_)

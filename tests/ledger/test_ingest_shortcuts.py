@@ -30,11 +30,19 @@ def _line(seq: int, type_: str, at: str = "2026-11-21T20:00:03+08:00", body: str
     return ("{" + ENVELOPE.format(seq=seq, at=at) + f',"type":"{type_}"{body}}}').encode()
 
 
-@pytest.mark.parametrize("at", [
-    "2026-11-21T20:00:03+08:00", "2026-11-21T20:00:03Z", "2026-11-21T20:00:03.500+08:00",
-    "2026-11-21T20:00:03.5+08:00", "1999-12-31T23:59:59+00:00", "2100-01-01T00:00:00+00:00",
-    "2026-13-01T00:00:00+08:00", "2026-11-21 20:00:03+08:00",
-])
+@pytest.mark.parametrize(
+    "at",
+    [
+        "2026-11-21T20:00:03+08:00",
+        "2026-11-21T20:00:03Z",
+        "2026-11-21T20:00:03.500+08:00",
+        "2026-11-21T20:00:03.5+08:00",
+        "1999-12-31T23:59:59+00:00",
+        "2100-01-01T00:00:00+00:00",
+        "2026-13-01T00:00:00+08:00",
+        "2026-11-21 20:00:03+08:00",
+    ],
+)
 def test_an_event_without_fields_of_its_own_parses_as_the_full_path(at: str) -> None:
     parser = OpeningParser(MAX_LINE_BYTES)
     for n in range(3):  # first seen, then from the remembered body and time
@@ -48,7 +56,7 @@ def test_an_event_without_fields_of_its_own_parses_as_the_full_path(at: str) -> 
     assert (parser.canonical == 3) == canonical
 
 
-@pytest.mark.parametrize("ending", [b" ", b"\t", b',"x":1}', b'}}'])
+@pytest.mark.parametrize("ending", [b" ", b"\t", b',"x":1}', b"}}"])
 def test_an_empty_body_line_with_anything_after_it_takes_the_full_path(ending: bytes) -> None:
     line = _line(4, "betting_closed")[:-1] + ending
     parser = OpeningParser(MAX_LINE_BYTES)
@@ -76,17 +84,26 @@ def test_a_class_whose_lines_keep_another_key_order_skips_the_shortcut_with_equa
         if content is not None:
             assert content == line == content_of(fact)
         elif not isinstance(fact, Rejection):
-            assert content_of(fact) == parse_line(line, n).model_dump_json(  # type: ignore[union-attr]
-                exclude_none=True).encode()
+            assert (
+                content_of(fact)
+                == parse_line(line, n)
+                .model_dump_json(  # type: ignore[union-attr]
+                    exclude_none=True
+                )
+                .encode()
+            )
     # the canonical lines after the others were found canonical again (all but the probes' wait)
     assert parser.canonical >= 2 * PROBE_EVERY - PROBE_EVERY
     assert SKIP_AFTER_MISSES < PROBE_EVERY
 
 
 def _openings(examples: Path) -> list[bytes]:
-    return [line.encode() for name in ("rl", "fpc", "3cb", "sp9", "mj", "stud")
-            for line in (examples / f"{name}.jsonl").read_text().splitlines()
-            if '"round_opened"' in line]
+    return [
+        line.encode()
+        for name in ("rl", "fpc", "3cb", "sp9", "mj", "stud")
+        for line in (examples / f"{name}.jsonl").read_text().splitlines()
+        if '"round_opened"' in line
+    ]
 
 
 def test_a_filled_opening_equals_model_copy_and_a_fresh_validation(examples: Path) -> None:
@@ -97,8 +114,9 @@ def test_a_filled_opening_equals_model_copy_and_a_fresh_validation(examples: Pat
         cls = TOPICS[topic_of(stored)]
         decoder.decode(cls, content_of(stored))  # the template
         for n in range(3):
-            other = stored.model_copy(update={"round": f"Z{n}", "at": datetime.fromisoformat(
-                f"2026-11-2{n}T10:00:00.25+08:00")})
+            other = stored.model_copy(
+                update={"round": f"Z{n}", "at": datetime.fromisoformat(f"2026-11-2{n}T10:00:00.25+08:00")}
+            )
             content = content_of(other)
             fact = decoder.decode(cls, content)
             fresh = cls.model_validate_json(content)
@@ -112,7 +130,8 @@ def test_a_filled_opening_equals_model_copy_and_a_fresh_validation(examples: Pat
 
 
 def test_a_time_outside_the_window_is_rejected_with_the_same_message_on_every_path(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("LEDGER_LATEST_AT", "2026-11-21T20:00:00+08:00")
     late = _line(2, "bet_placed", body=',"bet":"b1","amount":"5","spot":{"kind":"red"}')
     parser = OpeningParser(MAX_LINE_BYTES)
@@ -139,10 +158,17 @@ def test_rulebook_hashes_are_shared_only_by_equal_rulebooks(examples: Path) -> N
     assert len(decoder._templates._hashes) == 2
 
 
-@pytest.mark.parametrize("text", [
-    "2026-11-21T20:00:03+08:00", "2026-11-21T21:00:03.250+08:00", "2026-11-21T12:00:03Z",
-    "2026-11-21T12:00:03+00:00", "2026-11-21T12:00:03-00:00", "2026-11-21T12:00:03-05:30",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-11-21T20:00:03+08:00",
+        "2026-11-21T21:00:03.250+08:00",
+        "2026-11-21T12:00:03Z",
+        "2026-11-21T12:00:03+00:00",
+        "2026-11-21T12:00:03-00:00",
+        "2026-11-21T12:00:03-05:30",
+    ],
+)
 def test_parsed_times_share_one_zone_per_offset_and_equal_plain_parsing(text: str) -> None:
     from ledger.feed.types import _parse_timestamp
 

@@ -114,7 +114,8 @@ _BASE: dict[str, tuple[bytes, list[bytes]]] = {}
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(which=st.integers(min_value=0), offset=st.integers(min_value=0), bit=st.integers(0, 7))
 def test_one_flipped_byte_of_any_stored_event_in_the_sqlite_file_exits_3(
-        tmp_path: Path, examples: Path, which: int, offset: int, bit: int) -> None:
+    tmp_path: Path, examples: Path, which: int, offset: int, bit: int
+) -> None:
     if "db" not in _BASE:
         _BASE["db"] = _sqlite_store(tmp_path, examples)
     data, states = _BASE["db"]

@@ -56,12 +56,19 @@ def _recorded_one_by_one(facts: list[FeedEvent]) -> Round:
 
 
 def _index(rnd: Round) -> tuple[object, ...]:
-    return (rnd.version, rnd.events, rnd.bets, rnd.duplicate_bets, rnd.settlements, rnd.carried,
-            rnd.increases, rnd.ended_by)
+    return (
+        rnd.version,
+        rnd.events,
+        rnd.bets,
+        rnd.duplicate_bets,
+        rnd.settlements,
+        rnd.carried,
+        rnd.increases,
+        rnd.ended_by,
+    )
 
 
-def test_replay_indexes_as_recording_one_by_one_and_of_type_filters_by_class(
-        examples: Path) -> None:
+def test_replay_indexes_as_recording_one_by_one_and_of_type_filters_by_class(examples: Path) -> None:
     for facts in _rounds(examples):
         rnd = Round.replay(facts)
         assert _index(rnd) == _index(_recorded_one_by_one(facts))
@@ -83,15 +90,23 @@ def test_a_class_recorded_late_is_found_and_a_free_type_can_end_a_round(examples
     opened = facts[0]
     rnd = Round.replay([opened])
     assert list(rnd.of_type(FeedEvent)) == [opened]
-    late = _LateEvent(v=1, table=opened.table, game=opened.game, round=opened.round, seq=2,
-                      at=opened.at, type="late_event")
+    late = _LateEvent(
+        v=1, table=opened.table, game=opened.game, round=opened.round, seq=2, at=opened.at, type="late_event"
+    )
     rnd.record(late)
     assert list(rnd.of_type(_LateEvent)) == [late]
     assert list(rnd.of_type(FeedEvent)) == [opened, late]
     assert rnd.ended_by is None
     # A plain FeedEvent's ``type`` is any string: it is looked at fact by fact.
-    ending = FeedEvent(v=1, table=opened.table, game=opened.game, round=opened.round, seq=3,
-                       at=opened.at, type="round_voided")
+    ending = FeedEvent(
+        v=1,
+        table=opened.table,
+        game=opened.game,
+        round=opened.round,
+        seq=3,
+        at=opened.at,
+        type="round_voided",
+    )
     rnd.record(ending)
     assert rnd.ended_by is ending and rnd.is_voided and rnd.version == 3
 
@@ -99,8 +114,7 @@ def test_a_class_recorded_late_is_found_and_a_free_type_can_end_a_round(examples
 # -- the reference: the plain walks -----------------------------------------------------------
 
 
-def _finding(code: str, rnd: Round, bet: str | None, rule: str, message: str,
-             **kw: object) -> Finding:
+def _finding(code: str, rnd: Round, bet: str | None, rule: str, message: str, **kw: object) -> Finding:
     return Finding(code, rnd.table, rnd.round, message, rule=rule, bet=bet, **kw)  # type: ignore[arg-type]
 
 
@@ -113,53 +127,101 @@ def _plain_time_order(rnd: Round) -> Iterator[Finding]:
             return
         if fact is end and fact.at < opened.at:
             reported += 1
-            yield _disorder(rnd, fact, opened, f"the round was {fact.type.removeprefix('round_')} "
-                            f"at {fact.at.isoformat()}, before it was opened at "
-                            f"{opened.at.isoformat()}")
+            yield _disorder(
+                rnd,
+                fact,
+                opened,
+                f"the round was {fact.type.removeprefix('round_')} "
+                f"at {fact.at.isoformat()}, before it was opened at "
+                f"{opened.at.isoformat()}",
+            )
         elif previous is not None and fact.at < previous.at:
             reported += 1
-            yield _disorder(rnd, fact, previous, f"{fact.type} (seq {fact.seq}) is timed "
-                            f"{fact.at.isoformat()}, before {previous.type} (seq {previous.seq}) "
-                            f"at {previous.at.isoformat()}: the round goes back in time")
+            yield _disorder(
+                rnd,
+                fact,
+                previous,
+                f"{fact.type} (seq {fact.seq}) is timed "
+                f"{fact.at.isoformat()}, before {previous.type} (seq {previous.seq}) "
+                f"at {previous.at.isoformat()}: the round goes back in time",
+            )
         previous = fact
 
 
 def _disorder(rnd: Round, fact: FeedEvent, before: FeedEvent, message: str) -> Finding:
-    return _finding("timestamp_disorder", rnd, getattr(fact, "bet", None), TIME_RULE, message,
-                    expected={"not_before": before.at.isoformat(), "after_seq": before.seq},
-                    recorded={"at": fact.at.isoformat()}, severity="warning", seq=fact.seq)
+    return _finding(
+        "timestamp_disorder",
+        rnd,
+        getattr(fact, "bet", None),
+        TIME_RULE,
+        message,
+        expected={"not_before": before.at.isoformat(), "after_seq": before.seq},
+        recorded={"at": fact.at.isoformat()},
+        severity="warning",
+        seq=fact.seq,
+    )
 
 
 def _plain_life_cycle(rnd: Round, game: Game, *, is_newest: bool) -> Iterator[Finding]:
     closed_at = betting_closed_at(rnd, game)
     for bet in rnd.of_type(BetPlaced):
         if closed_at is not None and bet.seq > closed_at and not game.allowed_after_close(bet):
-            yield _finding("bet_after_close", rnd, bet.bet, BETTING_CLOSED_RULE,
-                           f"bet {bet.bet} placed at seq {bet.seq}, after betting closed at "
-                           f"seq {closed_at}", seq=bet.seq)
+            yield _finding(
+                "bet_after_close",
+                rnd,
+                bet.bet,
+                BETTING_CLOSED_RULE,
+                f"bet {bet.bet} placed at seq {bet.seq}, after betting closed at seq {closed_at}",
+                seq=bet.seq,
+            )
     for dup in rnd.duplicate_bets:
-        yield _finding("duplicate_bet", rnd, dup.bet, "FEED §2 (bet ids are unique in a round)",
-                       f"bet id {dup.bet} placed again at seq {dup.seq}", seq=dup.seq)
+        yield _finding(
+            "duplicate_bet",
+            rnd,
+            dup.bet,
+            "FEED §2 (bet ids are unique in a round)",
+            f"bet id {dup.bet} placed again at seq {dup.seq}",
+            seq=dup.seq,
+        )
     for bet_id, settled in rnd.settlements.items():
         if bet_id not in rnd.bets:
-            yield _finding("unknown_bet", rnd, bet_id, "FEED §2",
-                           f"bet {bet_id} settled at seq {settled[0].seq} was never placed",
-                           seq=settled[0].seq)
+            yield _finding(
+                "unknown_bet",
+                rnd,
+                bet_id,
+                "FEED §2",
+                f"bet {bet_id} settled at seq {settled[0].seq} was never placed",
+                seq=settled[0].seq,
+            )
         elif len(settled) > 1:
-            yield _finding("duplicate_settlement", rnd, bet_id, "FEED §2",
-                           f"bet {bet_id} settled {len(settled)} times "
-                           f"(seq {', '.join(str(s.seq) for s in settled)})", seq=settled[1].seq)
+            yield _finding(
+                "duplicate_settlement",
+                rnd,
+                bet_id,
+                "FEED §2",
+                f"bet {bet_id} settled {len(settled)} times (seq {', '.join(str(s.seq) for s in settled)})",
+                seq=settled[1].seq,
+            )
     if rnd.ended_by is None:
-        yield Finding("round_incomplete", rnd.table, rnd.round, rule="FEED §10",
-                      message="no round_closed or round_voided"
-                      + (" (the newest round of its table: still in play)" if is_newest else ""),
-                      severity="info" if is_newest else "error")
+        yield Finding(
+            "round_incomplete",
+            rnd.table,
+            rnd.round,
+            rule="FEED §10",
+            message="no round_closed or round_voided"
+            + (" (the newest round of its table: still in play)" if is_newest else ""),
+            severity="info" if is_newest else "error",
+        )
         return
     for bet_id in rnd.bets:
         if bet_id not in rnd.settlements:
-            yield _finding("missing_settlement", rnd, bet_id, "FEED §2",
-                           f"bet {bet_id} has no bet_settled in a "
-                           f"{'voided' if rnd.is_voided else 'closed'} round")
+            yield _finding(
+                "missing_settlement",
+                rnd,
+                bet_id,
+                "FEED §2",
+                f"bet {bet_id} has no bet_settled in a {'voided' if rnd.is_voided else 'closed'} round",
+            )
 
 
 # -- faulty rounds ------------------------------------------------------------------------------
@@ -212,8 +274,11 @@ def test_time_order_and_life_cycle_find_what_the_plain_walks_find(examples: Path
             disorders += len(expected)
             for newest in (False, True):
                 want = list(_plain_life_cycle(rnd, game, is_newest=newest))
-                got = [f for f in check_life_cycle(rnd, game, is_newest=newest)
-                       if f.code != "rulebook_hash_mismatch"]
+                got = [
+                    f
+                    for f in check_life_cycle(rnd, game, is_newest=newest)
+                    if f.code != "rulebook_hash_mismatch"
+                ]
                 assert got == want
                 faults += len(want)
     assert disorders > 50 and faults > 50  # the faulty paths were taken

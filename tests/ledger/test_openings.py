@@ -17,9 +17,12 @@ GAMES = ("rl", "fpc", "3cb", "sp9", "mj", "stud")
 
 
 def _openings(examples: Path) -> list[bytes]:
-    return [line.encode() for name in GAMES
-            for line in (examples / f"{name}.jsonl").read_text().splitlines()
-            if '"round_opened"' in line]
+    return [
+        line.encode()
+        for name in GAMES
+        for line in (examples / f"{name}.jsonl").read_text().splitlines()
+        if '"round_opened"' in line
+    ]
 
 
 def _other_round(line: bytes, n: int) -> bytes:
@@ -46,13 +49,16 @@ def test_every_stored_opening_decodes_as_the_model_decodes_it(examples: Path) ->
     assert decoder._templates.hits >= len(facts) - len(GAMES) * 2
 
 
-@pytest.mark.parametrize("edit", [
-    (b'"currency":', b'"table":"EVIL","currency":'),     # a repeated key wins in JSON
-    (b'"currency":', b'"at":"2020-01-01T00:00:00Z","currency":'),
-    (b'"at":"2026', b'"at":"2026-13'),                    # an impossible date
-    (b'"round":"', b'"round":"has space '),               # not a code
-    (b'"currency":"', b'"currency":"EUR'),                # fails in the shared tail
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        (b'"currency":', b'"table":"EVIL","currency":'),  # a repeated key wins in JSON
+        (b'"currency":', b'"at":"2020-01-01T00:00:00Z","currency":'),
+        (b'"at":"2026', b'"at":"2026-13'),  # an impossible date
+        (b'"round":"', b'"round":"has space '),  # not a code
+        (b'"currency":"', b'"currency":"EUR'),  # fails in the shared tail
+    ],
+)
 def test_odd_openings_get_the_full_validation_and_its_message(examples: Path, edit) -> None:
     line = _openings(examples)[0].replace(*edit, 1)
     parser = OpeningParser(MAX_LINE_BYTES)

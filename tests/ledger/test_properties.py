@@ -29,15 +29,16 @@ from ledger.verify.engine import verify_store
 from ledger.verify.judge import Judged
 
 SIMULATED = sorted(SIMULATORS)
-SETTINGS = settings(max_examples=15, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-sessions = st.fixed_dictionaries({
-    "games": st.lists(st.sampled_from(SIMULATED), min_size=1, max_size=3, unique=True),
-    "rounds": st.integers(1, 6),
-    "tables": st.integers(1, 2),
-    "seed": st.integers(0, 2**32 - 1),
-})
+sessions = st.fixed_dictionaries(
+    {
+        "games": st.lists(st.sampled_from(SIMULATED), min_size=1, max_size=3, unique=True),
+        "rounds": st.integers(1, 6),
+        "tables": st.integers(1, 2),
+        "seed": st.integers(0, 2**32 - 1),
+    }
+)
 
 
 def _store(sim: Simulation, folder: str) -> LedgerApp:
@@ -52,8 +53,12 @@ def _store(sim: Simulation, folder: str) -> LedgerApp:
 @SETTINGS
 @given(sessions)
 def test_any_generated_session_verifies_clean(session: dict) -> None:
-    sim = simulate([GAMES[k] for k in session["games"]], rounds=session["rounds"],
-                   tables=session["tables"], seed=session["seed"])
+    sim = simulate(
+        [GAMES[k] for k in session["games"]],
+        rounds=session["rounds"],
+        tables=session["tables"],
+        seed=session["seed"],
+    )
     with tempfile.TemporaryDirectory() as folder:
         app = _store(sim, folder)
         report = verify_store(app)
@@ -65,8 +70,13 @@ def test_any_generated_session_verifies_clean(session: dict) -> None:
 @SETTINGS
 @given(sessions, st.sampled_from([0.2, 0.5, 1.0]))
 def test_verify_finds_exactly_the_injected_errors(session: dict, rate: float) -> None:
-    sim = simulate([GAMES[k] for k in session["games"]], rounds=session["rounds"],
-                   tables=session["tables"], seed=session["seed"], error_rate=rate)
+    sim = simulate(
+        [GAMES[k] for k in session["games"]],
+        rounds=session["rounds"],
+        tables=session["tables"],
+        seed=session["seed"],
+        error_rate=rate,
+    )
     with tempfile.TemporaryDirectory() as folder:
         app = _store(sim, folder)
         report = verify_store(app)
@@ -90,8 +100,13 @@ def _money_in_feed(sim: Simulation) -> Counter[str]:
 @SETTINGS
 @given(sessions)
 def test_money_is_conserved_through_the_store(session: dict) -> None:
-    sim = simulate([GAMES[k] for k in session["games"]], rounds=session["rounds"],
-                   tables=session["tables"], seed=session["seed"], error_rate=0.3)
+    sim = simulate(
+        [GAMES[k] for k in session["games"]],
+        rounds=session["rounds"],
+        tables=session["tables"],
+        seed=session["seed"],
+        error_rate=0.3,
+    )
     judged: list[Judged] = []
     with tempfile.TemporaryDirectory() as folder:
         app = _store(sim, folder)
@@ -112,8 +127,12 @@ def test_money_is_conserved_through_the_store(session: dict) -> None:
 @SETTINGS
 @given(sessions)
 def test_derived_settlements_are_well_formed_money(session: dict) -> None:
-    sim = simulate([GAMES[k] for k in session["games"]], rounds=session["rounds"],
-                   tables=session["tables"], seed=session["seed"])
+    sim = simulate(
+        [GAMES[k] for k in session["games"]],
+        rounds=session["rounds"],
+        tables=session["tables"],
+        seed=session["seed"],
+    )
     judged: list[Judged] = []
     with tempfile.TemporaryDirectory() as folder:
         app = _store(sim, folder)

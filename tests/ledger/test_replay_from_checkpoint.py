@@ -45,36 +45,38 @@ def _without_start(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_replay_and_recall_from_the_nearest_checkpoint_equal_a_pass_from_the_start(
-        app: LedgerApp, tmp_path: Path) -> None:
+    app: LedgerApp, tmp_path: Path
+) -> None:
     """Linear in the store: every round after the first checkpoint is judged from the start in
     one pass (``judge_in_store`` over all of them), and replayed from its nearest checkpoint,
     sealed every ``SPACING`` lines so that each of those passes is short."""
-    sim = simulate([GAMES["3CB"], GAMES["STUD"], GAMES["SP9"]], rounds=24, tables=2, seed=3,
-                   error_rate=0.2)
+    sim = simulate([GAMES["3CB"], GAMES["STUD"], GAMES["SP9"]], rounds=24, tables=2, seed=3, error_rate=0.2)
     cut = len(sim.lines) * 2 // 5
     key = KEY
     _ingest(app, sim.lines[:cut], tmp_path / "a.jsonl")
     seal(app, key)
     for n, at in enumerate(range(cut, len(sim.lines), SPACING)):
-        _ingest(app, sim.lines[at:at + SPACING], tmp_path / f"b{n}.jsonl")
+        _ingest(app, sim.lines[at : at + SPACING], tmp_path / f"b{n}.jsonl")
         seal(app, key)
     rounds = sorted({(line["table"], line["round"]) for line in sim.lines[cut:]})
-    whole = {(r.round.table, r.round.round): r
-             for r in judge_in_store(app, Selection(), rounds, from_start=True)}
+    whole = {
+        (r.round.table, r.round.round): r for r in judge_in_store(app, Selection(), rounds, from_start=True)
+    }
     assert set(whole) == set(rounds) and all(r.judged_from is None for r in whole.values())
     from_checkpoint = 0
     for table, rnd in rounds:
         near = replay_round(app, table, rnd)
         assert near is not None
-        assert _without_start(near.to_json()) == _without_start(whole[table, rnd].to_json()), \
-            (table, rnd)
+        assert _without_start(near.to_json()) == _without_start(whole[table, rnd].to_json()), (table, rnd)
         from_checkpoint += near.judged_from is not None
     assert from_checkpoint > len(rounds) // 2  # most rounds after the cut start at a checkpoint
     for table in sorted({t for t, _ in rounds}):
         near_recall = recall(app, table, 10)
         whole_recall = recall(app, table, 10, from_start=True)
         assert near_recall is not None and whole_recall is not None
-        assert ([_without_start(r) for r in near_recall.to_json()["rounds"]]
-                == [_without_start(r) for r in whole_recall.to_json()["rounds"]])
-        assert any(r.judged_from is not None for r in near_recall.rounds
-                   if GAMES[r.round.game].follows_rounds)
+        assert [_without_start(r) for r in near_recall.to_json()["rounds"]] == [
+            _without_start(r) for r in whole_recall.to_json()["rounds"]
+        ]
+        assert any(
+            r.judged_from is not None for r in near_recall.rounds if GAMES[r.round.game].follows_rounds
+        )

@@ -76,8 +76,11 @@ def _build(app: LedgerApp, seed: int, cuts: int = 3) -> list[str]:
 
 def _after(report: VerifyReport, position: int) -> list[dict[str, object]]:
     """A full report's findings about what happens after row ``position`` (single-pass order)."""
-    return [f.to_json() for f, key in zip(report.findings, finding_keys(report), strict=True)
-            if key[0] > 1 or key[1] > position]
+    return [
+        f.to_json()
+        for f, key in zip(report.findings, finding_keys(report), strict=True)
+        if key[0] > 1 or key[1] > position
+    ]
 
 
 def _seeds(db_url: str) -> list[int]:
@@ -85,8 +88,7 @@ def _seeds(db_url: str) -> list[int]:
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_since_each_checkpoint_equals_a_full_verify_after_it(
-        db_url: str, app: LedgerApp, seed: int) -> None:
+def test_since_each_checkpoint_equals_a_full_verify_after_it(db_url: str, app: LedgerApp, seed: int) -> None:
     if seed not in _seeds(db_url):
         pytest.skip("one seed on PostgreSQL")
     _build(app, seed)
@@ -120,19 +122,18 @@ def test_segments_merged_equal_a_full_verify(db_url: str, app: LedgerApp, seed: 
     assert verify_parallel_segments(db_url, jobs=2).to_json() == full
 
 
-def test_jobs_split_by_segments_only_where_checkpoints_cut_evenly(
-        db_url: str, app: LedgerApp) -> None:
+def test_jobs_split_by_segments_only_where_checkpoints_cut_evenly(db_url: str, app: LedgerApp) -> None:
     lines = _lines(5)
     key = KEY
     half = len(lines) // 2
     _ingest(app, lines[:half])
     seal(app, key)
-    _ingest(app, lines[half:len(lines) - 30])
+    _ingest(app, lines[half : len(lines) - 30])
     assert plan(app, 2) == [(0, 1), (1, None)]
     full = verify_store(app).to_json()
     assert verify_parallel_segments(db_url, jobs=2).to_json() == full
     seal(app, key)  # checkpoint 2 near the end: 2 jobs still cut at 1, 4 jobs cannot cut evenly
-    _ingest(app, lines[len(lines) - 30:])
+    _ingest(app, lines[len(lines) - 30 :])
     assert plan(app, 2) == [(0, 1), (1, None)]
     assert plan(app, 4) is None
     assert verify_parallel_segments(db_url, jobs=4).to_json() == verify_store(app).to_json()

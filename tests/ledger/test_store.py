@@ -29,8 +29,14 @@ def test_every_example_line_round_trips_through_the_mapper_byte_for_byte(example
             fact = parse_line(line, n)
             assert not hasattr(fact, "code"), fact
             content = content_of(fact)  # type: ignore[arg-type]
-            rec = Recorded(__import__("uuid").uuid4(), fact.seq, topic_of(fact), fact,  # type: ignore[union-attr]
-                           content, "0" * 64)
+            rec = Recorded(
+                __import__("uuid").uuid4(),
+                fact.seq,
+                topic_of(fact),
+                fact,  # type: ignore[union-attr]
+                content,
+                "0" * 64,
+            )
             back = mapper.to_domain_event(mapper.to_stored_event(rec))
             assert back.fact == fact
             assert back.content == content
@@ -39,16 +45,17 @@ def test_every_example_line_round_trips_through_the_mapper_byte_for_byte(example
 
 
 def test_decimal_scale_survives_storage() -> None:
-    line = ('{"v":1,"table":"RL-01","game":"RL","round":"1","seq":2,"at":"2026-11-21T20:00:05+08:00",'
-            '"type":"bet_placed","bet":"b1","spot":{"kind":"red"},"amount":"95.50"}')
+    line = (
+        '{"v":1,"table":"RL-01","game":"RL","round":"1","seq":2,"at":"2026-11-21T20:00:05+08:00",'
+        '"type":"bet_placed","bet":"b1","spot":{"kind":"red"},"amount":"95.50"}'
+    )
     fact = parse_line(line, 1)
     assert json.loads(content_of(fact))["amount"] == "95.50"  # type: ignore[arg-type]
     assert fact.amount == Decimal("95.50")  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("name", GAME_FILES)
-def test_each_example_feed_ingests_and_verifies_clean(app: LedgerApp, examples: Path,
-                                                      name: str) -> None:
+def test_each_example_feed_ingests_and_verifies_clean(app: LedgerApp, examples: Path, name: str) -> None:
     report = _ingest(app, examples / name)
     assert report.rejected == []
     assert report.stored == report.lines > 0
@@ -95,12 +102,15 @@ def test_a_round_loads_through_the_library_repository(app: LedgerApp, examples: 
     assert app.load_table("RL-01").newest_round == "000005"
 
 
-@pytest.mark.parametrize("url, key, value", [
-    ("sqlite:///ledger.db", "SQLITE_DBNAME", "ledger.db"),
-    ("sqlite:////var/lib/ledger.db", "SQLITE_DBNAME", "/var/lib/ledger.db"),
-    ("postgresql://audit:s3cret@db.example:6543/casino?schema=ledger", "POSTGRES_PORT", "6543"),
-    ("postgresql://audit:s3cret@db.example:6543/casino?schema=ledger", "POSTGRES_SCHEMA", "ledger"),
-])
+@pytest.mark.parametrize(
+    "url, key, value",
+    [
+        ("sqlite:///ledger.db", "SQLITE_DBNAME", "ledger.db"),
+        ("sqlite:////var/lib/ledger.db", "SQLITE_DBNAME", "/var/lib/ledger.db"),
+        ("postgresql://audit:s3cret@db.example:6543/casino?schema=ledger", "POSTGRES_PORT", "6543"),
+        ("postgresql://audit:s3cret@db.example:6543/casino?schema=ledger", "POSTGRES_SCHEMA", "ledger"),
+    ],
+)
 def test_database_urls_map_to_library_settings(url: str, key: str, value: str) -> None:
     assert environment_for(url)[key] == value
 

@@ -46,7 +46,8 @@ def _same(db_url: str, app: LedgerApp, jobs: int, selection: Selection = Selecti
 
 @pytest.mark.parametrize("jobs", [2, 3])
 def test_a_faulty_simulated_store_gives_the_same_findings_in_the_same_order(
-        db_url: str, app: LedgerApp, jobs: int) -> None:
+    db_url: str, app: LedgerApp, jobs: int
+) -> None:
     _ingest(app, _simulated(error_rate=0.3))
     body = _same(db_url, app, jobs)
     assert len(body["findings"]) >= 5  # the comparison is about something
@@ -61,16 +62,19 @@ def test_a_selection_gives_the_same_report(db_url: str, app: LedgerApp) -> None:
 
 
 def test_tables_sharing_a_jackpot_pool_go_to_one_worker_and_judge_alike(
-        db_url: str, app: LedgerApp, examples: Path) -> None:
+    db_url: str, app: LedgerApp, examples: Path
+) -> None:
     stud = (examples / "stud.jsonl").read_text().splitlines()
-    others = [line for name in ("rl", "fpc", "3cb", "sp9", "mj")
-              for line in (examples / f"{name}.jsonl").read_text().splitlines()]
+    others = [
+        line
+        for name in ("rl", "fpc", "3cb", "sp9", "mj")
+        for line in (examples / f"{name}.jsonl").read_text().splitlines()
+    ]
     _ingest(app, stud + _renamed(stud, "STUD-02") + others)
     for jobs in (2, 3, 4):
         assignment = assign(app, jobs)
         assert assignment["STUD-01"] == assignment["STUD-02"]
-        assert set(assignment) == {"STUD-01", "STUD-02", "RL-01", "FPC-01", "3CB-01", "SP9-01",
-                                   "MJ-01"}
+        assert set(assignment) == {"STUD-01", "STUD-02", "RL-01", "FPC-01", "3CB-01", "SP9-01", "MJ-01"}
     body = _same(db_url, app, 2)
     assert body["rounds_checked"] > 10
 
@@ -79,8 +83,9 @@ def test_a_tampered_store_reports_each_broken_row_once(db_url: str, app: LedgerA
     _ingest(app, _simulated(error_rate=0.0, rounds=6, tables=2))
     rows = raw.rows()
     nid, state = rows[len(rows) // 2]
-    raw.set_state(nid, state.replace(b'"amount":"', b'"amount":"1', 1)
-                  if b'"amount":"' in state else state[:-2] + b"}}")
+    raw.set_state(
+        nid, state.replace(b'"amount":"', b'"amount":"1', 1) if b'"amount":"' in state else state[:-2] + b"}}"
+    )
     raw.delete(rows[len(rows) // 3][0])
     body = _same(db_url, app, 2)
     assert body["integrity"] == "broken"

@@ -32,8 +32,13 @@ NATS_BASE = os.environ.get("LEDGER_TEST_NATS", "nats://127.0.0.1:4222")
 
 def feed_lines(rounds: int = 6, seed: int = 7, error_rate: float = 0.3) -> list[bytes]:
     """A small simulated property (one table of each game), as feed lines."""
-    sim = simulate([GAMES[k] for k in ("RL", "FPC", "3CB", "SP9", "STUD", "MJ")], rounds=rounds,
-                   tables=1, seed=seed, error_rate=error_rate)
+    sim = simulate(
+        [GAMES[k] for k in ("RL", "FPC", "3CB", "SP9", "STUD", "MJ")],
+        rounds=rounds,
+        tables=1,
+        seed=seed,
+        error_rate=error_rate,
+    )
     return [json.dumps(line, separators=(",", ":")).encode() for line in sim.lines]
 
 
@@ -108,11 +113,18 @@ class Captured:
         return "".join(self.parts)
 
 
-def run_follower(app: LedgerApp, source: Source, *, idle: float = 0.6,
-                 bounds: Bounds = Bounds(200, 0.05), **options: Any) -> tuple[Follower, int]:
+def run_follower(
+    app: LedgerApp, source: Source, *, idle: float = 0.6, bounds: Bounds = Bounds(200, 0.05), **options: Any
+) -> tuple[Follower, int]:
     """Run a follower in this process until it is idle for ``idle`` seconds."""
-    follower = Follower(app, source, options=FollowOptions(bounds, idle_exit=idle, **options),
-                        out=Captured(), log=Captured(), rejects=Captured())
+    follower = Follower(
+        app,
+        source,
+        options=FollowOptions(bounds, idle_exit=idle, **options),
+        out=Captured(),
+        log=Captured(),
+        rejects=Captured(),
+    )
     code = asyncio.run(follower.run())
     return follower, code
 
@@ -122,9 +134,12 @@ def store_rows(url: str) -> list[tuple[str, int, str, bytes]]:
     topic and content, in aggregate and version order."""
     app = open_ledger(url, create=False)
     try:
-        rows = [(oid, version, topic, app.ledger_mapper.open_state(state)[1])
-                for page in app.rows() for _, oid, version, topic, state in page
-                if topic != CHAIN_TOPIC]
+        rows = [
+            (oid, version, topic, app.ledger_mapper.open_state(state)[1])
+            for page in app.rows()
+            for _, oid, version, topic, state in page
+            if topic != CHAIN_TOPIC
+        ]
     finally:
         app.close()
     return sorted(rows)

@@ -34,8 +34,14 @@ def test_the_tryout_runs_as_shown(stream: str, tmp_path: Path) -> None:
     bindir = Path(sys.executable).parent
     env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
     assert shutil.which("ledger", path=env["PATH"]), "the ledger command is not installed"
-    done = subprocess.run([shutil.which("dash") or "/bin/sh", "-ec", body], cwd=tmp_path,
-                          env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [shutil.which("dash") or "/bin/sh", "-ec", body],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     live = [json.loads(x) for x in (tmp_path / "findings.jsonl").read_text().splitlines()]
     verified = json.loads((tmp_path / "verify.json").read_text())["findings"]

@@ -54,8 +54,13 @@ def test_findings_go_out_as_the_round_closes(tmp_path: Path, lines: list[bytes])
     feed.write_bytes(b"")
     app = open_ledger(f"sqlite:///{tmp_path / 'l.db'}")
     out, seen = Captured(), []
-    follower = Follower(app, FileSource(str(feed)), out=out, log=Captured(),
-                        options=FollowOptions(Bounds(200, 0.05), idle_exit=1.0))
+    follower = Follower(
+        app,
+        FileSource(str(feed)),
+        out=out,
+        log=Captured(),
+        options=FollowOptions(Bounds(200, 0.05), idle_exit=1.0),
+    )
 
     async def main() -> None:
         task = asyncio.create_task(follower.run())
@@ -81,21 +86,26 @@ def test_rotation_and_restart_where_it_stopped(tmp_path: Path, lines: list[bytes
     _write(feed, lines[:half])
     url = f"sqlite:///{tmp_path / 'l.db'}"
     app = open_ledger(url)
-    follower = Follower(app, FileSource(str(feed)), out=Captured(), log=Captured(),
-                        options=FollowOptions(Bounds(100, 0.05), idle_exit=1.0))
+    follower = Follower(
+        app,
+        FileSource(str(feed)),
+        out=Captured(),
+        log=Captured(),
+        options=FollowOptions(Bounds(100, 0.05), idle_exit=1.0),
+    )
 
     async def main() -> None:
         task = asyncio.create_task(follower.run())
         await asyncio.sleep(0.5)
         os.rename(feed, tmp_path / "feed.jsonl.1")  # logrotate: move away, create again
-        _write(feed, lines[half:half + 100])
+        _write(feed, lines[half : half + 100])
         await task
 
     try:
         asyncio.run(main())
         assert follower.summary.stored == half + 100
         with feed.open("ab") as f:  # appended while no follower runs
-            f.write(b"".join(line + b"\n" for line in lines[half + 100:]))
+            f.write(b"".join(line + b"\n" for line in lines[half + 100 :]))
         again, code = run_follower(app, FileSource(str(feed)))
     finally:
         app.close()
@@ -123,10 +133,15 @@ def test_a_lost_offset_only_reads_duplicates(tmp_path: Path, lines: list[bytes])
 
 
 def test_hostile_lines_are_rejected_with_their_code_and_the_stream_goes_on(
-        tmp_path: Path, lines: list[bytes]) -> None:
-    hostile = [b"not json", b'{"v":1,"table":"RL-01"}', b"x" * 300_000,
-               b'{"v":1,"table":"RL-01","round":"000001","seq":1,"type":"round_opened"}',
-               lines[0].replace(b'"seq":1', b'"seq":1,"seq":2')]
+    tmp_path: Path, lines: list[bytes]
+) -> None:
+    hostile = [
+        b"not json",
+        b'{"v":1,"table":"RL-01"}',
+        b"x" * 300_000,
+        b'{"v":1,"table":"RL-01","round":"000001","seq":1,"type":"round_opened"}',
+        lines[0].replace(b'"seq":1', b'"seq":1,"seq":2'),
+    ]
     feed = tmp_path / "feed.jsonl"
     _write(feed, lines[:50] + hostile + lines[50:])
     app = open_ledger(f"sqlite:///{tmp_path / 'l.db'}")
@@ -140,10 +155,8 @@ def test_hostile_lines_are_rejected_with_their_code_and_the_stream_goes_on(
     assert {r["line"] for r in follower.rejects.records} == set(range(51, 51 + len(hostile)))  # type: ignore[union-attr]
 
 
-def test_a_silent_table_leaves_its_round_in_play_not_a_finding(
-        tmp_path: Path, lines: list[bytes]) -> None:
-    last_close = max(i for i, line in enumerate(lines)
-                     if b'"RL-01"' in line and b'"round_closed"' in line)
+def test_a_silent_table_leaves_its_round_in_play_not_a_finding(tmp_path: Path, lines: list[bytes]) -> None:
+    last_close = max(i for i, line in enumerate(lines) if b'"RL-01"' in line and b'"round_closed"' in line)
     silent = [line for i, line in enumerate(lines) if i != last_close]  # RL-01 stops mid-round
     feed = tmp_path / "feed.jsonl"
     _write(feed, silent)
@@ -157,8 +170,10 @@ def test_a_silent_table_leaves_its_round_in_play_not_a_finding(
     live = follower.out.records  # type: ignore[attr-defined]
     assert not [r for r in live if r["table"] == "RL-01" and r["round"] == last_round]
     # verify, at the end of the log, calls the same round in play (information, not an error)
-    assert [f.severity for f in report.findings
-            if f.table == "RL-01" and f.round == last_round] in ([], ["info"])
+    assert [f.severity for f in report.findings if f.table == "RL-01" and f.round == last_round] in (
+        [],
+        ["info"],
+    )
 
 
 def test_a_second_follower_on_one_store_is_refused(db_url: str) -> None:
@@ -175,14 +190,19 @@ def test_a_second_follower_on_one_store_is_refused(db_url: str) -> None:
 
 
 def test_stdin_follow_a_second_is_refused_sigterm_drains_and_exits_0(
-        tmp_path: Path, lines: list[bytes]) -> None:
+    tmp_path: Path, lines: list[bytes]
+) -> None:
     """The command itself: lines piped in are stored and judged; a second follower on the same
     store is refused (exit 2); SIGTERM ends the first with 0 and every line read is stored."""
     db = f"sqlite:///{tmp_path / 'l.db'}"
-    proc = subprocess.Popen([sys.executable, "-m", "cli.main", "ingest", "--db", db, "--follow",
-                             "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, cwd=tmp_path,
-                            env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli.main", "ingest", "--db", db, "--follow", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+    )
     assert proc.stdin is not None
     proc.stdin.write(b"".join(line + b"\n" for line in lines))
     proc.stdin.flush()
@@ -191,10 +211,14 @@ def test_stdin_follow_a_second_is_refused_sigterm_drains_and_exits_0(
         time.sleep(0.3)
         if len(store_rows(db)) >= len(lines) if Path(tmp_path / "l.db").exists() else False:
             break
-    second = subprocess.run([sys.executable, "-m", "cli.main", "ingest", "--db", db, "--follow",
-                             "-"], stdin=subprocess.DEVNULL, capture_output=True, cwd=tmp_path,
-                            env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
-                            timeout=30)
+    second = subprocess.run(
+        [sys.executable, "-m", "cli.main", "ingest", "--db", db, "--follow", "-"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+        timeout=30,
+    )
     assert second.returncode == 2 and b"another follower is running" in second.stderr
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=20)
@@ -205,23 +229,26 @@ def test_stdin_follow_a_second_is_refused_sigterm_drains_and_exits_0(
     assert store_rows(db) == store_rows(batch_store(tmp_path / "batch.db", lines))
 
 
-@pytest.mark.parametrize(("args", "says"), [
-    (["--follow", "nats://127.0.0.1:1/S"], "cannot reach NATS at nats://127.0.0.1:1"),
-    (["--follow", "nats://127.0.0.1:4222/a.b"], "is not nats://HOST:PORT/STREAM"),
-    (["--follow", "/no/such/feed.jsonl"], "no such file: /no/such/feed.jsonl"),
-    (["--follow", "-", "--seal-every", "5m"], "--seal-every needs the sealing key"),
-    (["--follow", "-", "--batch-window", "0"], "is not a duration"),
-    (["--follow", "-", "feed.jsonl"], "either FILE... or --follow SOURCE"),
-    ([], "give FILE..."),
-])
-def test_follow_usage_errors_are_one_line_and_exit_2(tmp_path: Path, args: list[str],
-                                                     says: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--follow", "nats://127.0.0.1:1/S"], "cannot reach NATS at nats://127.0.0.1:1"),
+        (["--follow", "nats://127.0.0.1:4222/a.b"], "is not nats://HOST:PORT/STREAM"),
+        (["--follow", "/no/such/feed.jsonl"], "no such file: /no/such/feed.jsonl"),
+        (["--follow", "-", "--seal-every", "5m"], "--seal-every needs the sealing key"),
+        (["--follow", "-", "--batch-window", "0"], "is not a duration"),
+        (["--follow", "-", "feed.jsonl"], "either FILE... or --follow SOURCE"),
+        ([], "give FILE..."),
+    ],
+)
+def test_follow_usage_errors_are_one_line_and_exit_2(tmp_path: Path, args: list[str], says: str) -> None:
     from typer.testing import CliRunner
 
     from cli.main import app
 
-    done = CliRunner().invoke(app, ["ingest", "--db", f"sqlite:///{tmp_path / 'l.db'}", *args],
-                              env={"LEDGER_SEAL_KEY": ""})
+    done = CliRunner().invoke(
+        app, ["ingest", "--db", f"sqlite:///{tmp_path / 'l.db'}", *args], env={"LEDGER_SEAL_KEY": ""}
+    )
     assert done.exit_code == 2, done.output
     assert says in done.output and len(done.output.strip().splitlines()) == 1
 
@@ -232,11 +259,14 @@ def test_simulate_out_dash_plays_the_feed_on_stdout_at_its_rate(tmp_path: Path) 
     from cli.main import app
 
     runner = CliRunner()
-    whole = runner.invoke(app, ["simulate", "--game", "RL", "--rounds", "2", "--tables", "1",
-                                "--out", str(tmp_path / "f.jsonl")])
+    whole = runner.invoke(
+        app,
+        ["simulate", "--game", "RL", "--rounds", "2", "--tables", "1", "--out", str(tmp_path / "f.jsonl")],
+    )
     started = time.monotonic()
-    played = runner.invoke(app, ["simulate", "--game", "RL", "--rounds", "2", "--tables", "1",
-                                 "--out", "-", "--rate", "100"])
+    played = runner.invoke(
+        app, ["simulate", "--game", "RL", "--rounds", "2", "--tables", "1", "--out", "-", "--rate", "100"]
+    )
     seconds = time.monotonic() - started
     assert whole.exit_code == played.exit_code == 0
     lines = (tmp_path / "f.jsonl").read_text().splitlines()

@@ -41,18 +41,21 @@ def _feed_file(path: Path, lines: list[bytes], seconds: float) -> threading.Thre
                 f.flush()
                 if n % 20 == 0:
                     time.sleep(seconds * 20 / len(lines))
+
     return threading.Thread(target=append, daemon=True)
 
 
 def _feed_stream(url: str, lines: list[bytes], seconds: float) -> threading.Thread:
-    return threading.Thread(target=lambda: asyncio.run(
-        publish_lines(url, lines, rate=len(lines) / seconds)), daemon=True)
+    return threading.Thread(
+        target=lambda: asyncio.run(publish_lines(url, lines, rate=len(lines) / seconds)), daemon=True
+    )
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["file", pytest.param("nats", marks=pytest.mark.nats)])
-def test_kill_9_loses_nothing_and_doubles_nothing(kind: str, tmp_path: Path,
-                                                  request: pytest.FixtureRequest) -> None:
+def test_kill_9_loses_nothing_and_doubles_nothing(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     lines = feed_lines(rounds=10, seed=11)
     db = f"sqlite:///{tmp_path / 'live.db'}"
     if kind == "nats":
@@ -65,14 +68,23 @@ def test_kill_9_loses_nothing_and_doubles_nothing(kind: str, tmp_path: Path,
     feeder.start()
     rng = random.Random(20261126)
     told: list[dict] = []
-    command = [sys.executable, "-m", "cli.main", "ingest", "--db", db, "--follow", source,
-               "--batch-window", "50ms"]
+    command = [
+        sys.executable,
+        "-m",
+        "cli.main",
+        "ingest",
+        "--db",
+        db,
+        "--follow",
+        source,
+        "--batch-window",
+        "50ms",
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for _ in range(KILLS):
         out = tmp_path / "out.jsonl"
         with out.open("wb") as sink:
-            proc = subprocess.Popen(command, stdout=sink, stderr=subprocess.PIPE, cwd=tmp_path,
-                                    env=env)
+            proc = subprocess.Popen(command, stdout=sink, stderr=subprocess.PIPE, cwd=tmp_path, env=env)
             assert proc.stderr is not None
             proc.stderr.readline()  # "following …": started, judged what was stored
             time.sleep(rng.uniform(0.05, 0.8))
@@ -82,8 +94,9 @@ def test_kill_9_loses_nothing_and_doubles_nothing(kind: str, tmp_path: Path,
     feeder.join(60)
     app = open_ledger(db)
     try:
-        follower, code = run_follower(app, NatsSource(source) if kind == "nats"
-                                      else FileSource(source), idle=1.0)
+        follower, code = run_follower(
+            app, NatsSource(source) if kind == "nats" else FileSource(source), idle=1.0
+        )
         live = verify_store(app)
     finally:
         app.close()
@@ -98,6 +111,5 @@ def test_kill_9_loses_nothing_and_doubles_nothing(kind: str, tmp_path: Path,
     finally:
         once.close()
     assert [f.to_json() for f in live.findings] == expected and live.integrity_ok
-    seen = {json.dumps({k: v for k, v in r.items() if k != "detected_at"}, sort_keys=True)
-            for r in told}
+    seen = {json.dumps({k: v for k, v in r.items() if k != "detected_at"}, sort_keys=True) for r in told}
     assert {json.dumps(f, sort_keys=True) for f in expected} <= seen

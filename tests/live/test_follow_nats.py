@@ -19,7 +19,8 @@ from tests.live.conftest import Captured, batch_store, publish, run_follower, st
 
 
 def test_follow_a_stream_acks_after_commit_and_a_redelivery_is_a_duplicate(
-        stream: str, tmp_path: Path, lines: list[bytes]) -> None:
+    stream: str, tmp_path: Path, lines: list[bytes]
+) -> None:
     asyncio.run(publish(stream, lines))
     url = f"sqlite:///{tmp_path / 'l.db'}"
     app = open_ledger(url)
@@ -48,7 +49,8 @@ def test_follow_a_stream_acks_after_commit_and_a_redelivery_is_a_duplicate(
 
 
 def test_findings_and_rejects_are_published_per_table(
-        stream: str, tmp_path: Path, lines: list[bytes]) -> None:
+    stream: str, tmp_path: Path, lines: list[bytes]
+) -> None:
     hostile = b'{"v":1,"table":"RL-01","round":"000001","seq":"x","type":"bet_placed"}'
     address = NatsAddress.parse(stream)
     findings: list[tuple[str, dict]] = []
@@ -60,9 +62,14 @@ def test_findings_and_rejects_are_published_per_table(
         await nc.subscribe("ledger.rejects.>", cb=partial(_append, rejects))
         await publish(stream, [*lines[:30], hostile, *lines[30:]])
         app = open_ledger(f"sqlite:///{tmp_path / 'l.db'}")
-        follower = Follower(app, NatsSource(stream), out=Captured(), log=Captured(),
-                            rejects=Captured(),
-                            options=FollowOptions(Bounds(200, 0.05), idle_exit=0.6))
+        follower = Follower(
+            app,
+            NatsSource(stream),
+            out=Captured(),
+            log=Captured(),
+            rejects=Captured(),
+            options=FollowOptions(Bounds(200, 0.05), idle_exit=0.6),
+        )
         try:
             await follower.run()
         finally:
@@ -76,12 +83,11 @@ def test_findings_and_rejects_are_published_per_table(
     printed = follower.out.records  # type: ignore[attr-defined]
     assert printed and [r for _, r in findings] == printed
     assert all(subject == f"ledger.findings.{r['table']}" for subject, r in findings)
-    assert [(s, r["code"], r["line"]) for s, r in rejects] == [
-        ("ledger.rejects.RL-01", "unknown_game", 31)]
+    assert [(s, r["code"], r["line"]) for s, r in rejects] == [("ledger.rejects.RL-01", "unknown_game", 31)]
     metrics = follower.metrics.text()
     assert f'ledger_follow_lines_total{{outcome="stored"}} {float(len(lines))}' in metrics
     assert 'ledger_follow_lines_total{outcome="rejected"} 1.0' in metrics
-    assert f"ledger_follow_findings_total{{severity=\"error\"}} {float(len(printed))}" in metrics
+    assert f'ledger_follow_findings_total{{severity="error"}} {float(len(printed))}' in metrics
 
 
 async def _append(into: list[tuple[str, dict]], msg: nats.aio.msg.Msg) -> None:

@@ -36,21 +36,26 @@ def _write(path: Path, lines: list[bytes]) -> None:
 
 
 def test_seal_every_stores_checkpoints_and_a_restart_judges_from_the_newest(
-        tmp_path: Path, lines: list[bytes]) -> None:
+    tmp_path: Path, lines: list[bytes]
+) -> None:
     feed = tmp_path / "feed.jsonl"
     feed.write_bytes(b"")
     app = open_ledger(f"sqlite:///{tmp_path / 'l.db'}")
     sealed: list[checkpoints.Sealed] = []
-    follower = Follower(app, FileSource(str(feed)), out=Captured(), log=Captured(),
-                        options=FollowOptions(Bounds(100, 0.05), seal_every=0.3,
-                                              seal_key=generate_key(), idle_exit=1.0))
+    follower = Follower(
+        app,
+        FileSource(str(feed)),
+        out=Captured(),
+        log=Captured(),
+        options=FollowOptions(Bounds(100, 0.05), seal_every=0.3, seal_key=generate_key(), idle_exit=1.0),
+    )
     follower.on_sealed.append(sealed.append)  # where a witness cosigns
 
     async def main() -> None:
         task = asyncio.create_task(follower.run())
         with feed.open("ab") as f:
             for n in range(0, len(lines), 100):
-                f.write(b"".join(line + b"\n" for line in lines[n:n + 100]))
+                f.write(b"".join(line + b"\n" for line in lines[n : n + 100]))
                 f.flush()
                 await asyncio.sleep(0.15)
         await task
@@ -70,8 +75,7 @@ def test_seal_every_stores_checkpoints_and_a_restart_judges_from_the_newest(
     assert len(again.out.records) < len(report.findings)  # type: ignore[attr-defined]
 
 
-def test_metrics_are_served_in_the_prometheus_text_format(tmp_path: Path,
-                                                          lines: list[bytes]) -> None:
+def test_metrics_are_served_in_the_prometheus_text_format(tmp_path: Path, lines: list[bytes]) -> None:
     feed = tmp_path / "feed.jsonl"
     _write(feed, lines)
     metrics = FollowerMetrics()
@@ -81,17 +85,29 @@ def test_metrics_are_served_in_the_prometheus_text_format(tmp_path: Path,
     server, _ = metrics.serve(port)
     app = open_ledger(f"sqlite:///{tmp_path / 'l.db'}")
     try:
-        follower = Follower(app, FileSource(str(feed)), out=Captured(), log=Captured(),
-                            metrics=metrics, options=FollowOptions(idle_exit=0.5))
+        follower = Follower(
+            app,
+            FileSource(str(feed)),
+            out=Captured(),
+            log=Captured(),
+            metrics=metrics,
+            options=FollowOptions(idle_exit=0.5),
+        )
         asyncio.run(follower.run())
         text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
     finally:
         server.shutdown()
         app.close()
     assert f'ledger_follow_lines_total{{outcome="stored"}} {float(len(lines))}' in text
-    for name in ("ledger_follow_findings_total", "ledger_follow_lag ", "ledger_follow_up 1.0",
-                 "ledger_follow_seal_age_seconds -1.0", "ledger_follow_rounds_judged_total",
-                 "ledger_follow_commit_seconds_bucket", "ledger_follow_last_error_timestamp"):
+    for name in (
+        "ledger_follow_findings_total",
+        "ledger_follow_lag ",
+        "ledger_follow_up 1.0",
+        "ledger_follow_seal_age_seconds -1.0",
+        "ledger_follow_rounds_judged_total",
+        "ledger_follow_commit_seconds_bucket",
+        "ledger_follow_last_error_timestamp",
+    ):
         assert name in text, name
 
 
@@ -114,8 +130,13 @@ def test_the_views_follow_the_log(tmp_path: Path, lines: list[bytes]) -> None:
 
     threading.Thread(target=feed_more).start()
     try:
-        updates = follow_views(app, registered_views(), every=0.1, stop=stop,
-                               on_moved=lambda name, pos: moved.append((name, pos)))
+        updates = follow_views(
+            app,
+            registered_views(),
+            every=0.1,
+            stop=stop,
+            on_moved=lambda name, pos: moved.append((name, pos)),
+        )
         head = max(row[0] for page in app.rows() for row in page)
     finally:
         app.close()
@@ -190,8 +211,13 @@ def test_the_database_away_for_a_while_is_waited_out(tmp_path: Path, lines: list
     feed.write_bytes(b"")
     app = open_ledger(url)
     log = Captured()
-    follower = Follower(app, FileSource(str(feed)), out=Captured(), log=log,
-                        options=FollowOptions(Bounds(100, 0.05), idle_exit=3.0))
+    follower = Follower(
+        app,
+        FileSource(str(feed)),
+        out=Captured(),
+        log=log,
+        options=FollowOptions(Bounds(100, 0.05), idle_exit=3.0),
+    )
 
     async def main() -> None:
         task = asyncio.create_task(follower.run())
@@ -235,8 +261,11 @@ def test_the_broker_restarted_mid_stream(tmp_path: Path, lines: list[bytes]) -> 
     store = tmp_path / "js"
 
     def start() -> subprocess.Popen[bytes]:
-        proc = subprocess.Popen([server, "-js", "-a", "127.0.0.1", "-p", str(port), "-sd",
-                                 str(store)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [server, "-js", "-a", "127.0.0.1", "-p", str(port), "-sd", str(store)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         for _ in range(50):
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
                 return proc
@@ -249,8 +278,13 @@ def test_the_broker_restarted_mid_stream(tmp_path: Path, lines: list[bytes]) -> 
         asyncio.run(publish_lines(url, lines[:300]))
         app = open_ledger(f"sqlite:///{tmp_path / 'l.db'}")
         log = Captured()
-        follower = Follower(app, NatsSource(url), out=Captured(), log=log,
-                            options=FollowOptions(Bounds(100, 0.05), idle_exit=2.0))
+        follower = Follower(
+            app,
+            NatsSource(url),
+            out=Captured(),
+            log=log,
+            options=FollowOptions(Bounds(100, 0.05), idle_exit=2.0),
+        )
 
         async def main() -> None:
             nonlocal broker
@@ -272,4 +306,5 @@ def test_the_broker_restarted_mid_stream(tmp_path: Path, lines: list[bytes]) -> 
         broker.wait()
     assert follower.summary.stored == len(lines)
     assert store_rows(f"sqlite:///{tmp_path / 'l.db'}") == store_rows(
-        batch_store(tmp_path / "batch.db", lines))
+        batch_store(tmp_path / "batch.db", lines)
+    )

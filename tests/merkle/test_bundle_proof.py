@@ -95,8 +95,9 @@ def test_the_commands_end_to_end(db_url: str, examples: Path, tmp_path: Path) ->
     code, out = _run("init", "--db", db_url, "--origin", "casino.example/other")
     assert code == 2 and "set once" in out
     assert _run("ingest", str(examples / "stud.jsonl"), "--db", db_url)[0] == 0
-    code, out = _run("seal", "--db", db_url, "--key", str(tmp_path / "op.key"), "--out",
-                     str(tmp_path / "cp.json"))
+    code, out = _run(
+        "seal", "--db", db_url, "--key", str(tmp_path / "op.key"), "--out", str(tmp_path / "cp.json")
+    )
     assert code == 0, out
     assert "checkpoint note signed: casino.example/floor-1, tree of " in out
     note = (tmp_path / "cp.note").read_text()
@@ -104,29 +105,54 @@ def test_the_commands_end_to_end(db_url: str, examples: Path, tmp_path: Path) ->
     code, out = _run("seal", "--db", db_url, "--list")
     assert code == 0 and out.splitlines()[0] == "origin: casino.example/floor-1"
     bundle = tmp_path / "round.json"
-    code, out = _run("export-round", "STUD-01/000001", "--db", db_url, "--bundle", str(bundle),
-                     "--merkle", "--checkpoint", str(tmp_path / "cp.json"))
+    code, out = _run(
+        "export-round",
+        "STUD-01/000001",
+        "--db",
+        db_url,
+        "--bundle",
+        str(bundle),
+        "--merkle",
+        "--checkpoint",
+        str(tmp_path / "cp.json"),
+    )
     assert code == 0 and "Merkle proof of leaf" in out, out
-    code, out = _run("check-bundle", str(bundle), "--checkpoint", str(tmp_path / "cp.json"),
-                     "--public-key", str(tmp_path / "op.key.pub"))
+    code, out = _run(
+        "check-bundle",
+        str(bundle),
+        "--checkpoint",
+        str(tmp_path / "cp.json"),
+        "--public-key",
+        str(tmp_path / "op.key.pub"),
+    )
     assert code == 0 and out.startswith("proof ok: STUD-01/000001"), out
     obj = json.loads(bundle.read_text())
     obj["merkle"]["index"] = 0
     bundle.write_text(json.dumps(obj))
-    code, out = _run("check-bundle", str(bundle), "--checkpoint", str(tmp_path / "cp.json"),
-                     "--public-key", str(tmp_path / "op.key.pub"))
+    code, out = _run(
+        "check-bundle",
+        str(bundle),
+        "--checkpoint",
+        str(tmp_path / "cp.json"),
+        "--public-key",
+        str(tmp_path / "op.key.pub"),
+    )
     assert code == 3 and "is not leaf 0" in out
 
 
-@pytest.mark.parametrize("merkle", [
-    {"index": 0, "size": 1, "proof": ["AAAA"] * 65, "note": ""},
-    {"index": "0", "size": 10, "proof": [], "note": None},
-    {"index": 0, "size": 10, "proof": "not a list", "note": "x\n\n"},
-    {"index": -1, "size": 10 ** 30, "proof": ["!!"], "note": "\u2014 " * 10000},
-    {},
-])
+@pytest.mark.parametrize(
+    "merkle",
+    [
+        {"index": 0, "size": 1, "proof": ["AAAA"] * 65, "note": ""},
+        {"index": "0", "size": 10, "proof": [], "note": None},
+        {"index": 0, "size": 10, "proof": "not a list", "note": "x\n\n"},
+        {"index": -1, "size": 10**30, "proof": ["!!"], "note": "\u2014 " * 10000},
+        {},
+    ],
+)
 def test_hostile_merkle_sections_are_refused_cleanly(
-        sealed: tuple[LedgerApp, Checkpoint, Any], merkle: dict[str, Any]) -> None:
+    sealed: tuple[LedgerApp, Checkpoint, Any], merkle: dict[str, Any]
+) -> None:
     _, checkpoint, bundle = sealed
     bad = {**bundle, "merkle": merkle}
     result = check_bundle(bad, checkpoint)

@@ -73,8 +73,7 @@ def test_the_tree_matches_the_reference_over_the_rows(app: LedgerApp, examples: 
             for size in (index + 1, len(leaves)):
                 proof = log.inclusion_proof(index, size)
                 assert proof == reference_inclusion(index, leaves[:size])
-                assert verify_inclusion(leaves[index], index, size, proof,
-                                        reference_root(leaves[:size]))
+                assert verify_inclusion(leaves[index], index, size, proof, reference_root(leaves[:size]))
         # More rows: extend reads only them, and every consistency proof matches.
         _ingest(app, examples / "sp9.jsonl")
         head2 = log.extend()
@@ -84,8 +83,7 @@ def test_the_tree_matches_the_reference_over_the_rows(app: LedgerApp, examples: 
         for old in (0, 1, 7, first, head2.size - 1, head2.size):
             proof = log.consistency_proof(old, head2.size)
             assert proof == reference_consistency(old, leaves)
-            assert verify_consistency(old, head2.size, reference_root(leaves[:old]), head2.root,
-                                      proof)
+            assert verify_consistency(old, head2.size, reference_root(leaves[:old]), head2.root, proof)
 
 
 def test_extend_appends_once_and_maps_rows(app: LedgerApp, examples: Path) -> None:
@@ -96,7 +94,7 @@ def test_extend_appends_once_and_maps_rows(app: LedgerApp, examples: Path) -> No
         ids = [row[0] for page in app.rows() for row in page]
         assert [log.row_id(i) for i in range(head.size)] == ids
         assert [log.index_of(i) for i in ids] == list(range(len(ids)))
-        assert log.index_of(10 ** 12) is None and log.index_of(0) is None
+        assert log.index_of(10**12) is None and log.index_of(0) is None
 
 
 def test_a_leaf_binds_the_rows_identity() -> None:
@@ -128,15 +126,17 @@ def test_the_tree_table_is_append_only(app: LedgerApp, examples: Path, raw: obje
     extend(app)
     url = raw.url
     table = "ledger_merkle_tree"
-    for statement in (f"UPDATE {{s}}{table} SET nodes = nodes WHERE idx = 0",
-                      f"DELETE FROM {{s}}{table} WHERE idx = 0"):
+    for statement in (
+        f"UPDATE {{s}}{table} SET nodes = nodes WHERE idx = 0",
+        f"DELETE FROM {{s}}{table} WHERE idx = 0",
+    ):
         with pytest.raises(Exception, match="append-only"):
             _run(url, statement)
 
 
 def _run(url: str, template: str) -> None:
     if url.startswith("sqlite"):
-        with sqlite3.connect(url[len("sqlite:///"):]) as conn:
+        with sqlite3.connect(url[len("sqlite:///") :]) as conn:
             conn.execute(template.format(s=""))
         return
     from urllib.parse import parse_qs, urlsplit
@@ -182,7 +182,7 @@ def _tree(n: int) -> tuple[list[bytes], dict[tuple[int, int], bytes]]:
     for i, leaf in enumerate(leaves):
         completed = frontier.append(leaf)
         for level in range(len(completed) // 32):
-            nodes[(level, ((i + 1) >> level) - 1)] = completed[level * 32:(level + 1) * 32]
+            nodes[(level, ((i + 1) >> level) - 1)] = completed[level * 32 : (level + 1) * 32]
     return leaves, nodes
 
 
@@ -202,7 +202,7 @@ def test_proofs_from_perfect_nodes_match_the_reference(n: int, data: st.DataObje
     assert len(nodes_for(consistency_ranges(old, n))) <= bound
 
 
-@pytest.mark.parametrize("n", [10 ** 5, 10 ** 8, 2 ** 40 + 12345])
+@pytest.mark.parametrize("n", [10**5, 10**8, 2**40 + 12345])
 def test_proof_plans_stay_logarithmic(n: int) -> None:
     bound = 2 * math.ceil(math.log2(n))
     for index in (0, 1, n // 3, n - 2, n - 1):
@@ -227,8 +227,7 @@ def big_tree(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, bytes, list
             leaves.append(leaf)
             values.append((i, i + 1, frontier.append(leaf)))
         with log.db.write() as cur:
-            cur.executemany("INSERT INTO ledger_merkle_tree (idx, row_id, nodes) "
-                            "VALUES (?, ?, ?)", values)
+            cur.executemany("INSERT INTO ledger_merkle_tree (idx, row_id, nodes) VALUES (?, ?, ?)", values)
         root = frontier.root()
     app.close()
     return url, root, leaves
@@ -256,28 +255,37 @@ def test_proofs_in_a_big_tree_read_log_n_hashes(big_tree: tuple[str, bytes, list
         app.close()
 
 
-def test_a_tree_that_cannot_be_written_does_not_stop_ingest(app: LedgerApp, examples: Path,
-                                                            raw: object) -> None:
+def test_a_tree_that_cannot_be_written_does_not_stop_ingest(
+    app: LedgerApp, examples: Path, raw: object
+) -> None:
     """The tree refuses inserts (as for a role without the grant): every event is stored all
     the same, the report says why the tree lags, and extend catches up once it may write."""
     url = raw.url
     extend(app)  # the table exists
     if url.startswith("sqlite"):
-        _run(url, "CREATE TRIGGER no_tree BEFORE INSERT ON ledger_merkle_tree BEGIN "
-                  "SELECT RAISE(ABORT, 'no grant on the tree'); END")
+        _run(
+            url,
+            "CREATE TRIGGER no_tree BEFORE INSERT ON ledger_merkle_tree BEGIN "
+            "SELECT RAISE(ABORT, 'no grant on the tree'); END",
+        )
     else:
-        _run(url, "CREATE FUNCTION {s}no_tree() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-                  "RAISE EXCEPTION 'no grant on the tree'; END $$")
-        _run(url, "CREATE TRIGGER no_tree BEFORE INSERT ON {s}ledger_merkle_tree FOR EACH ROW "
-                  "EXECUTE FUNCTION {s}no_tree()")
+        _run(
+            url,
+            "CREATE FUNCTION {s}no_tree() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            "RAISE EXCEPTION 'no grant on the tree'; END $$",
+        )
+        _run(
+            url,
+            "CREATE TRIGGER no_tree BEFORE INSERT ON {s}ledger_merkle_tree FOR EACH ROW "
+            "EXECUTE FUNCTION {s}no_tree()",
+        )
     with open(examples / "rl.jsonl", encoding="utf-8") as stream:
         report = Ingestor(app, batch_events=40).ingest(numbered_lines(stream))
     assert report.rejected == [] and report.saves >= 2
     assert report.tree_error is not None and "no grant on the tree" in report.tree_error
     leaves = _leaves_from_rows(app)
     assert len(leaves) == report.stored + report.saves + report.rounds_opened
-    _run(url, "DROP TRIGGER no_tree" + ("" if url.startswith("sqlite")
-                                        else " ON {s}ledger_merkle_tree"))
+    _run(url, "DROP TRIGGER no_tree" + ("" if url.startswith("sqlite") else " ON {s}ledger_merkle_tree"))
     head = extend(app)
     assert head.size == len(leaves) and head.root == reference_root(leaves)
 
@@ -314,7 +322,8 @@ def test_two_writers_at_once_leave_one_tree_of_every_row(db_url: str, examples: 
             assert log.size() == len(leaves)  # nothing left to extend: the writers did it
             assert log.head().root == reference_root(leaves)
             assert [log.row_id(i) for i in range(len(leaves))] == [
-                row[0] for page in app.rows() for row in page]
+                row[0] for page in app.rows() for row in page
+            ]
     finally:
         app.close()
 

@@ -30,8 +30,9 @@ def _levels_root(leaves: list[bytes]) -> bytes:
         return hashlib.sha256(b"").digest()
     level = leaves
     while len(level) > 1:
-        nxt = [hashlib.sha256(b"\x01" + level[i] + level[i + 1]).digest()
-               for i in range(0, len(level) - 1, 2)]
+        nxt = [
+            hashlib.sha256(b"\x01" + level[i] + level[i + 1]).digest() for i in range(0, len(level) - 1, 2)
+        ]
         if len(level) % 2:
             nxt.append(level[-1])
         level = nxt

@@ -39,7 +39,7 @@ def noted(app: LedgerApp, examples: Path) -> tuple[LedgerApp, Any, int]:
 
 def test_every_drawn_row_is_proven(noted: tuple[LedgerApp, Any, int]) -> None:
     app, key, size = noted
-    report = sample(app, 10 ** 6, key.public_key(), seed=7)  # more than there are: all of them
+    report = sample(app, 10**6, key.public_key(), seed=7)  # more than there are: all of them
     assert report.ok and report.drawn == list(range(size))
     assert report.hashes_read <= size * 2 * math.ceil(math.log2(size))
     some = sample(app, 5, key.public_key(), seed=7)
@@ -52,16 +52,20 @@ def test_every_drawn_row_is_proven(noted: tuple[LedgerApp, Any, int]) -> None:
 
 def _rewrite_one_row(url: str, raw: Any) -> int:
     """Change one stored bet's amount in place, the append-only trigger dropped first."""
-    raw.run("DROP TRIGGER IF EXISTS ledger_no_update" if url.startswith("sqlite") else
-            "DROP TRIGGER IF EXISTS ledger_append_only ON {events}")
+    raw.run(
+        "DROP TRIGGER IF EXISTS ledger_no_update"
+        if url.startswith("sqlite")
+        else "DROP TRIGGER IF EXISTS ledger_append_only ON {events}"
+    )
     target = next(i for i, s in raw.rows() if b"bet_placed" in s)
     state = dict(raw.rows())[target]
     raw.set_state(target, state.replace(b'"amount":"', b'"amount":"1', 1))
     return target
 
 
-def test_a_rewritten_row_before_the_note_is_caught(noted: tuple[LedgerApp, Any, int],
-                                                   db_url: str, raw: Any) -> None:
+def test_a_rewritten_row_before_the_note_is_caught(
+    noted: tuple[LedgerApp, Any, int], db_url: str, raw: Any
+) -> None:
     app, key, size = noted
     target = _rewrite_one_row(db_url, raw)
     report = sample(app, size, key.public_key(), seed=1)
@@ -70,20 +74,21 @@ def test_a_rewritten_row_before_the_note_is_caught(noted: tuple[LedgerApp, Any, 
 
 
 def test_unseen_chance() -> None:
-    assert unseen_chance(10 ** 8, 300, 0.01) < 0.05
-    assert unseen_chance(10 ** 8, 460, 0.01) < 0.01
+    assert unseen_chance(10**8, 300, 0.01) < 0.05
+    assert unseen_chance(10**8, 460, 0.01) < 0.01
     assert unseen_chance(100, 100, 0.01) == 0.0
     assert unseen_chance(100, 1, 0.01) == pytest.approx(0.99)
     assert unseen_chance(10, 0, 0.5) == 1.0
 
 
-def test_the_command(noted: tuple[LedgerApp, Any, int], db_url: str, raw: Any,
-                     tmp_path: Path) -> None:
+def test_the_command(noted: tuple[LedgerApp, Any, int], db_url: str, raw: Any, tmp_path: Path) -> None:
     _, key, size = noted
     pub = tmp_path / "op.pub"
     pub.write_bytes(public_pem(key.public_key()))
-    result = runner.invoke(cli_app, ["verify", "--db", db_url, "--sample", "20", "--seed", "3",
-                                     "--public-key", str(pub), "--json"])
+    result = runner.invoke(
+        cli_app,
+        ["verify", "--db", db_url, "--sample", "20", "--seed", "3", "--public-key", str(pub), "--json"],
+    )
     assert result.exit_code == 0, result.output
     body = json.loads(result.output)
     check_schema(body["sample"], "verify-sample")
@@ -94,21 +99,37 @@ def test_the_command(noted: tuple[LedgerApp, Any, int], db_url: str, raw: Any,
     result = runner.invoke(cli_app, ["verify", "--db", db_url, "--seed", "3"])
     assert result.exit_code == 2 and "--seed goes with --sample" in result.output
     _rewrite_one_row(db_url, raw)
-    result = runner.invoke(cli_app, ["verify", "--db", db_url, "--sample", str(size),
-                                     "--public-key", str(pub)])
+    result = runner.invoke(
+        cli_app, ["verify", "--db", db_url, "--sample", str(size), "--public-key", str(pub)]
+    )
     assert result.exit_code == 3 and "1 do not match: integrity broken" in result.output
     # --since last does not read rows before the checkpoint: with --sample it catches the row.
-    result = runner.invoke(cli_app, ["verify", "--db", db_url, "--since", "last",
-                                     "--public-key", str(pub), "--no-projections"])
+    result = runner.invoke(
+        cli_app, ["verify", "--db", db_url, "--since", "last", "--public-key", str(pub), "--no-projections"]
+    )
     assert result.exit_code == 0, result.output
-    result = runner.invoke(cli_app, ["verify", "--db", db_url, "--since", "last", "--sample",
-                                     str(size), "--public-key", str(pub), "--json"])
+    result = runner.invoke(
+        cli_app,
+        [
+            "verify",
+            "--db",
+            db_url,
+            "--since",
+            "last",
+            "--sample",
+            str(size),
+            "--public-key",
+            str(pub),
+            "--json",
+        ],
+    )
     assert result.exit_code == 3 and json.loads(result.output)["sample"]["problems"]
     check_schema(json.loads(result.output), "verify")
 
 
-def test_with_a_quorum_the_newest_cosigned_note_is_sampled(noted: tuple[LedgerApp, Any, int],
-                                                           ) -> None:
+def test_with_a_quorum_the_newest_cosigned_note_is_sampled(
+    noted: tuple[LedgerApp, Any, int],
+) -> None:
     from ledger.merkle.heads import add_cosignatures, latest_note
     from ledger.note import cosign, cosigner_key, parse_note
 

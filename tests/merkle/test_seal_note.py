@@ -49,7 +49,8 @@ def test_seal_signs_the_rows_root_under_the_origin(app: LedgerApp, examples: Pat
     assert body.root == reference_root(leaves)
     assert body.extensions == (
         f"ledger/chain {sealed.checkpoint.position.links} {sealed.checkpoint.position.head}",
-        f"ledger/snapshot {sealed.checkpoint.row} {sealed.checkpoint.snapshot}")
+        f"ledger/snapshot {sealed.checkpoint.row} {sealed.checkpoint.snapshot}",
+    )
     assert latest_note(app) == noted.note
     # Sealing again with nothing new returns the same note.
     again = seal_tree(app, key, seal(app, key).checkpoint)
@@ -89,8 +90,9 @@ def test_cosignatures_are_stored_beside_the_note(app: LedgerApp, examples: Path)
     note = latest_note(app)
     assert note is not None and note.cosignatures == (line,)
     opened = open_note(note.cosigned(), [log_verifier("casino.example/ledger", key.public_key())])
-    assert require_quorum(opened, [cosigner_key("regulator.example/w1", witness.public_key())],
-                          1) == ["regulator.example/w1"]
+    assert require_quorum(opened, [cosigner_key("regulator.example/w1", witness.public_key())], 1) == [
+        "regulator.example/w1"
+    ]
     with pytest.raises(NoteError, match="not a cosignature line"):
         add_cosignatures(app, stored.size, ["junk"])
     with pytest.raises(Exception, match="no stored note"):
@@ -114,16 +116,20 @@ def test_an_edited_tree_is_never_signed(app: LedgerApp, examples: Path, db_url: 
     _drop_tree_triggers(db_url)
     # The insider rewrites one new leaf's hashes in the tree table.
     victim = first.size + 3
-    _run(db_url, "UPDATE {s}ledger_merkle_tree SET nodes = " + (
-        "zeroblob(32)" if db_url.startswith("sqlite") else "decode(repeat('00', 32), 'hex')")
-        + f" WHERE idx = {victim}")
+    _run(
+        db_url,
+        "UPDATE {s}ledger_merkle_tree SET nodes = "
+        + ("zeroblob(32)" if db_url.startswith("sqlite") else "decode(repeat('00', 32), 'hex')")
+        + f" WHERE idx = {victim}",
+    )
     with pytest.raises(NoteRefused, match=f"leaf {victim}"):
         seal_tree(app, key, seal(app, key).checkpoint)
     assert latest_note(app) == first
 
 
-def test_an_edited_old_tree_is_seen_against_the_signed_root(app: LedgerApp, examples: Path,
-                                                            db_url: str) -> None:
+def test_an_edited_old_tree_is_seen_against_the_signed_root(
+    app: LedgerApp, examples: Path, db_url: str
+) -> None:
     key = generate_key()
     _ingest(app, examples / "fpc.jsonl")
     first = seal_tree(app, key, seal(app, key).checkpoint).note
@@ -131,16 +137,18 @@ def test_an_edited_old_tree_is_seen_against_the_signed_root(app: LedgerApp, exam
     _drop_tree_triggers(db_url)
     # The node of the first note's tree that holds its left half, zeroed.
     holder = (1 << (first.size.bit_length() - 1)) - 1
-    zeros = ("zeroblob(length(nodes))" if db_url.startswith("sqlite")
-             else "decode(repeat('00', length(nodes)), 'hex')")
+    zeros = (
+        "zeroblob(length(nodes))"
+        if db_url.startswith("sqlite")
+        else "decode(repeat('00', length(nodes)), 'hex')"
+    )
     _run(db_url, f"UPDATE {{s}}ledger_merkle_tree SET nodes = {zeros} WHERE idx = {holder}")
     with pytest.raises(NoteRefused, match=f"root at size {first.size} is not the one"):
         seal_tree(app, key, seal(app, key).checkpoint)
     assert latest_note(app) == first
 
 
-def test_a_removed_newest_leaf_is_appended_again(app: LedgerApp, examples: Path,
-                                                 db_url: str) -> None:
+def test_a_removed_newest_leaf_is_appended_again(app: LedgerApp, examples: Path, db_url: str) -> None:
     """The tree's newest rows deleted: extend re-appends them from the rows (the same leaves),
     and the next note is consistent with the last."""
     key = generate_key()

@@ -25,24 +25,57 @@ def _ingest(app: LedgerApp, lines: list[str]) -> None:
     assert not report.rejected, report.rejected
 
 
-def test_the_example_feed_folds_into_one_run_with_its_carry(app: LedgerApp,
-                                                             examples: Path) -> None:
+def test_the_example_feed_folds_into_one_run_with_its_carry(app: LedgerApp, examples: Path) -> None:
     _ingest(app, (examples / "sp9.jsonl").read_text().splitlines())
     rows = fold_store(app, BankView()).rows
     summary = rows[table_key("SP9-01")]
-    assert {k: summary[k] for k in ("rounds", "runs", "banker", "run", "capital", "carry",
-                                    "bank_result", "bank_commission", "breaches")} == {
-        "rounds": 2, "runs": 1, "banker": 1, "run": 2, "capital": "3617.5",
-        "carry": "4235.00", "bank_result": "1300", "bank_commission": "65.00", "breaches": 0}
+    assert {
+        k: summary[k]
+        for k in (
+            "rounds",
+            "runs",
+            "banker",
+            "run",
+            "capital",
+            "carry",
+            "bank_result",
+            "bank_commission",
+            "breaches",
+        )
+    } == {
+        "rounds": 2,
+        "runs": 1,
+        "banker": 1,
+        "run": 2,
+        "capital": "3617.5",
+        "carry": "4235.00",
+        "bank_result": "1300",
+        "bank_commission": "65.00",
+        "breaches": 0,
+    }
     first = rows[round_key("SP9-01", 1)]
-    assert first["layers"] == [{"party": "banker", "capital": "3000", "share": "650",
-                                "commission": "32.50", "recorded_share": "650",
-                                "recorded_commission": "32.5"}]
+    assert first["layers"] == [
+        {
+            "party": "banker",
+            "capital": "3000",
+            "share": "650",
+            "commission": "32.50",
+            "recorded_share": "650",
+            "recorded_commission": "32.5",
+        }
+    ]
     assert first["carry"] == "3617.50" and first["breaches"] == []
     assert rows[run_key("SP9-01", 1)] == {
-        "table": "SP9-01", "seat": 1, "first_round": "000001", "last_round": "000002",
-        "rounds": 2, "extended": False, "capital_start": "3000", "capital_end": "3617.5",
-        "net": "1235.00"}
+        "table": "SP9-01",
+        "seat": 1,
+        "first_round": "000001",
+        "last_round": "000002",
+        "rounds": 2,
+        "extended": False,
+        "capital_start": "3000",
+        "capital_end": "3617.5",
+        "net": "1235.00",
+    }
 
 
 def test_breaches_in_the_view_are_exactly_verifys_findings(app: LedgerApp) -> None:
@@ -50,10 +83,13 @@ def test_breaches_in_the_view_are_exactly_verifys_findings(app: LedgerApp) -> No
     assert sim.injected
     _ingest(app, [json.dumps(line) for line in sim.lines])
     rows = fold_store(app, BankView()).rows
-    viewed = sorted((r["table"], r["round"], b["code"], b["bet"] or "")
-                    for k, r in rows.items() if ":round:" in k for b in r["breaches"])
-    verified = sorted((f.table or "", f.round or "", f.code, f.bet or "")
-                      for f in verify_store(app).findings)
+    viewed = sorted(
+        (r["table"], r["round"], b["code"], b["bet"] or "")
+        for k, r in rows.items()
+        if ":round:" in k
+        for b in r["breaches"]
+    )
+    verified = sorted((f.table or "", f.round or "", f.code, f.bet or "") for f in verify_store(app).findings)
     assert viewed == verified
     assert len(viewed) == len(sim.injected)
 

@@ -28,21 +28,27 @@ from projections.house import HouseView
 
 ZERO = Decimal(0)
 SIMULATED = sorted(SIMULATORS)
-SETTINGS = settings(max_examples=8, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-days = st.fixed_dictionaries({
-    "games": st.lists(st.sampled_from(SIMULATED), min_size=2, max_size=4, unique=True),
-    "rounds": st.integers(2, 6),
-    "tables": st.integers(1, 2),
-    "seed": st.integers(0, 2**32 - 1),
-    "rate": st.sampled_from([0.2, 0.5, 1.0]),
-})
+days = st.fixed_dictionaries(
+    {
+        "games": st.lists(st.sampled_from(SIMULATED), min_size=2, max_size=4, unique=True),
+        "rounds": st.integers(2, 6),
+        "tables": st.integers(1, 2),
+        "seed": st.integers(0, 2**32 - 1),
+        "rate": st.sampled_from([0.2, 0.5, 1.0]),
+    }
+)
 
 
 def _store(day: dict, folder: str) -> LedgerApp:
-    sim = simulate([GAMES[k] for k in day["games"]], rounds=day["rounds"],
-                   tables=day["tables"], seed=day["seed"], error_rate=day["rate"])
+    sim = simulate(
+        [GAMES[k] for k in day["games"]],
+        rounds=day["rounds"],
+        tables=day["tables"],
+        seed=day["seed"],
+        error_rate=day["rate"],
+    )
     feed = Path(folder) / "feed.jsonl"
     sim.write(str(feed))
     app = open_ledger(f"sqlite:///{Path(folder) / 'ledger.db'}")
@@ -52,8 +58,7 @@ def _store(day: dict, folder: str) -> LedgerApp:
 
 def _verify_due(judged: Judged) -> Decimal:
     d = judged.derivation
-    return (sum((s.commission for s in d.expected.values()), ZERO)
-            + sum((c.due for c in d.commissions), ZERO))
+    return sum((s.commission for s in d.expected.values()), ZERO) + sum((c.due for c in d.commissions), ZERO)
 
 
 def _total(rows: MemoryRows, prefix: str, name: str) -> Decimal:
@@ -66,8 +71,9 @@ def test_due_commission_in_the_views_is_verifys_round_by_round(day: dict) -> Non
     with tempfile.TemporaryDirectory() as folder:
         app = _store(day, folder)
         by_verify: dict[tuple[str, str], Decimal] = {}
-        verify_store(app, on_judged=lambda j: by_verify.__setitem__(
-            (j.round.table, j.round.round), _verify_due(j)))
+        verify_store(
+            app, on_judged=lambda j: by_verify.__setitem__((j.round.table, j.round.round), _verify_due(j))
+        )
         rows = MemoryRows()
         view = CommissionView()
         by_view: dict[tuple[str, str], Decimal] = {}

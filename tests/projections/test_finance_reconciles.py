@@ -37,16 +37,21 @@ from projections.updater import view_rows
 
 ZERO = Decimal(0)
 BEAN_CHECK = Path(sys.executable).with_name("bean-check")
-FORCED = ["STUD-01/000003:2=royal_flush", "STUD-02/000005:4=flush",
-          "STUD-01/000007:1=straight_flush"]
+FORCED = ["STUD-01/000003:2=royal_flush", "STUD-02/000005:4=flush", "STUD-01/000007:1=straight_flush"]
 DAY = date(2026, 11, 20)
 
 
 def simulated_day(folder: Path) -> Path:
     """The deterministic finance day: every game, 12 rounds on 2 tables, 10 % dealer errors,
     three forced jackpot hands (the royal flush empties the pool, which is reset)."""
-    sim = simulate(simulated_games(), rounds=12,
-                   tables=2, seed=16, error_rate=0.1, game_state={"STUD": force_plan(FORCED)})
+    sim = simulate(
+        simulated_games(),
+        rounds=12,
+        tables=2,
+        seed=16,
+        error_rate=0.1,
+        game_state={"STUD": force_plan(FORCED)},
+    )
     feed = folder / "day.jsonl"
     sim.write(str(feed))
     return feed
@@ -63,8 +68,9 @@ def _money(text: str) -> Decimal:
 
 
 @pytest.fixture(scope="module")
-def finance_day(module_db_url: str, tmp_path_factory: pytest.TempPathFactory
-                ) -> Iterator[tuple[LedgerApp, str, Path]]:
+def finance_day(
+    module_db_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[LedgerApp, str, Path]]:
     """The day ingested and exported once per module and store (the tests only read it)."""
     folder = tmp_path_factory.mktemp("finance")
     app = open_ledger(module_db_url)
@@ -91,33 +97,51 @@ def test_every_exported_total_equals_the_views(finance_day: tuple[LedgerApp, str
         cur = total["currency"]
         mine = [r for r in rounds if r["currency"] == cur]
         mine_csv = [r for r in rounds_csv if r["currency"] == cur]
-        for column, field in (("commission", "recorded"), ("commission_due", "due"),
-                              ("commission_unjudged", "unjudged_recorded")):
+        for column, field in (
+            ("commission", "recorded"),
+            ("commission_due", "due"),
+            ("commission_unjudged", "unjudged_recorded"),
+        ):
             assert sum((r[column] for r in mine), ZERO) == Decimal(total[field]), (cur, column)
             assert sum((_money(r[column]) for r in mine_csv), ZERO) == Decimal(total[field])
-        assert sum((r["commission_bet"] + r["commission_bank"] + r["commission_fee"]
-                    for r in mine), ZERO) == Decimal(total["recorded"])
+        assert sum(
+            (r["commission_bet"] + r["commission_bank"] + r["commission_fee"] for r in mine), ZERO
+        ) == Decimal(total["recorded"])
     by_game = {line["group"]: line for line in commission["lines"]}
     for game, line in by_game.items():
         assert sum((r["commission"] for r in rounds if r["game"] == game), ZERO) == Decimal(
-            line["recorded"]), game
+            line["recorded"]
+        ), game
     sp9 = [r for r in rounds if r["game"] == "SP9"]
-    assert sum((r["commission_bank"] for r in sp9), ZERO) == sum(
-        (Decimal(layer["recorded_commission"] or 0) for t in bank["tables"]
-         for rnd in t["rounds"] for layer in rnd["layers"]), ZERO) != 0
-    assert sum((r["commission_fee"] for r in rounds if r["game"] == "MJ"), ZERO) == Decimal(
-        by_game["MJ"]["recorded"]) != 0
+    assert (
+        sum((r["commission_bank"] for r in sp9), ZERO)
+        == sum(
+            (
+                Decimal(layer["recorded_commission"] or 0)
+                for t in bank["tables"]
+                for rnd in t["rounds"]
+                for layer in rnd["layers"]
+            ),
+            ZERO,
+        )
+        != 0
+    )
+    assert (
+        sum((r["commission_fee"] for r in rounds if r["game"] == "MJ"), ZERO)
+        == Decimal(by_game["MJ"]["recorded"])
+        != 0
+    )
     [pool] = jackpot["pools"]
-    assert sum((r["jackpot_contribution"] or ZERO for r in rounds), ZERO) == Decimal(
-        pool["contributions"])
+    assert sum((r["jackpot_contribution"] or ZERO for r in rounds), ZERO) == Decimal(pool["contributions"])
     assert Decimal(pool["resets"]) > 0 and Decimal(pool["house_funded"]) > 0
     exported_lines = pq.read_table(out / "commission.parquet").to_pylist()
     assert {(r["game"], r["recorded"], r["due"]) for r in exported_lines} == {
-        (g, Decimal(line["recorded"]), Decimal(line["due"])) for g, line in by_game.items()}
+        (g, Decimal(line["recorded"]), Decimal(line["due"])) for g, line in by_game.items()
+    }
     settlements = pq.read_table(out / "settlements.parquet").to_pylist()
     assert sum((s["commission"] for s in settlements), ZERO) + sum(
-        (r["commission_fee"] for r in rounds), ZERO) == sum(
-        (Decimal(t["recorded"]) for t in commission["totals"]), ZERO)
+        (r["commission_fee"] for r in rounds), ZERO
+    ) == sum((Decimal(t["recorded"]) for t in commission["totals"]), ZERO)
 
 
 def test_the_journal_balances_are_the_views(finance_day: tuple[LedgerApp, str, Path]) -> None:
@@ -127,8 +151,11 @@ def test_the_journal_balances_are_the_views(finance_day: tuple[LedgerApp, str, P
     assert check.returncode == 0, check.stdout + check.stderr
     entries, errors, _ = loader.load_file(str(journal))
     assert errors == []
-    asserted = {(e.account, e.date, e.amount.currency): e.amount.number
-                for e in entries if isinstance(e, bean.Balance)}
+    asserted = {
+        (e.account, e.date, e.amount.currency): e.amount.number
+        for e in entries
+        if isinstance(e, bean.Balance)
+    }
     flows: dict[tuple[str, date], Decimal] = defaultdict(lambda: ZERO)
     for e in entries:
         if isinstance(e, bean.Transaction):
@@ -138,16 +165,14 @@ def test_the_journal_balances_are_the_views(finance_day: tuple[LedgerApp, str, P
     after = DAY + timedelta(days=1)
     # commission and hold per table and gaming day: the day report and ledger commission
     tables = {t.table: t for t in summarize_day(app, DAY, 6).tables}
-    per_table = {line["group"]: line for line in _cli(db_url, "commission", "--by",
-                                                       "table")["lines"]}
+    per_table = {line["group"]: line for line in _cli(db_url, "commission", "--by", "table")["lines"]}
     assert set(per_table) == set(tables)
     for table, row in tables.items():
         part = account_part(table)
         kinds = [f"Income:Commission:{k}:{part}" for k in ("Bets", "BankLayers", "Fees")]
         booked = -sum((flows[(k, DAY)] for k in kinds), ZERO)
         assert booked == row.commission == Decimal(per_table[table]["recorded"]), table
-        assert -sum((asserted.get((k, after, row.currency), ZERO) for k in kinds), ZERO) == \
-            row.commission
+        assert -sum((asserted.get((k, after, row.currency), ZERO) for k in kinds), ZERO) == row.commission
         assert -asserted.get((f"Income:Hold:{part}", after, row.currency), ZERO) == row.hold
     # the pool liability is what ledger jackpot shows, and every pool movement is booked
     [pool] = _cli(db_url, "jackpot")["pools"]
@@ -157,17 +182,32 @@ def test_the_journal_balances_are_the_views(finance_day: tuple[LedgerApp, str, P
     assert flows[("Expenses:Jackpot:Contributions", DAY)] == Decimal(pool["contributions"])
     assert flows[("Expenses:Jackpot:Resets", DAY)] == Decimal(pool["resets"])
     assert flows[("Expenses:Jackpot:HouseFunded", DAY)] == Decimal(pool["house_funded"])
-    pool_out = sum((-p.units.number for e in entries if isinstance(e, bean.Transaction)
-                    for p in e.postings if p.account == "Assets:Cage" and p.units is not None
-                    and p.units.number is not None and "paid by the pool" in (e.narration or "")),
-                   ZERO)
+    pool_out = sum(
+        (
+            -p.units.number
+            for e in entries
+            if isinstance(e, bean.Transaction)
+            for p in e.postings
+            if p.account == "Assets:Cage"
+            and p.units is not None
+            and p.units.number is not None
+            and "paid by the pool" in (e.narration or "")
+        ),
+        ZERO,
+    )
     assert pool_out == Decimal(pool["pool_awards"])
     # every asserted account is one the views know
     house = view_rows(app, HouseView())
     assert {a for a, _, _ in asserted} <= {
-        f"{prefix}:{account_part(r['table'])}" for _, r in house.scan("t|")
-        for prefix in ("Income:Commission:Bets", "Income:Commission:BankLayers",
-                       "Income:Commission:Fees", "Income:Hold")} | {liability}
+        f"{prefix}:{account_part(r['table'])}"
+        for _, r in house.scan("t|")
+        for prefix in (
+            "Income:Commission:Bets",
+            "Income:Commission:BankLayers",
+            "Income:Commission:Fees",
+            "Income:Hold",
+        )
+    } | {liability}
 
 
 def test_the_parquet_is_typed(finance_day: tuple[LedgerApp, str, Path]) -> None:
@@ -183,8 +223,7 @@ def test_the_parquet_is_typed(finance_day: tuple[LedgerApp, str, Path]) -> None:
     assert set(meta) >= {"checkpoint", "cutoff_hour", "ledger_version"}
     bets = pq.read_table(out / "bets.parquet").schema
     assert pa.types.is_struct(bets.field("spot").type)
-    assert pa.types.is_struct(pq.read_table(out / "projections.parquet").schema.field(
-        "row").type)
+    assert pa.types.is_struct(pq.read_table(out / "projections.parquet").schema.field("row").type)
     first = rounds.to_pylist()[0]
     assert first["opened_at"].utcoffset() == timedelta(hours=8)
 

@@ -29,10 +29,12 @@ from ledger.store import open_ledger
 from projections.base import MemoryRows, closed_rounds, fold_store
 from projections.jackpot import JackpotView, conservation_gap
 
-FORCED = {("STUD-01", "000010"): [(1, Category.ROYAL_FLUSH), (5, Category.ROYAL_FLUSH)],
-          ("STUD-02", "000010"): [(2, Category.STRAIGHT_FLUSH)],
-          ("STUD-03", "000020"): [(3, Category.STRAIGHT_FLUSH), (4, Category.ROYAL_FLUSH)],
-          ("STUD-02", "000030"): [(1, Category.FOUR_OF_A_KIND)]}
+FORCED = {
+    ("STUD-01", "000010"): [(1, Category.ROYAL_FLUSH), (5, Category.ROYAL_FLUSH)],
+    ("STUD-02", "000010"): [(2, Category.STRAIGHT_FLUSH)],
+    ("STUD-03", "000020"): [(3, Category.STRAIGHT_FLUSH), (4, Category.ROYAL_FLUSH)],
+    ("STUD-02", "000030"): [(1, Category.FOUR_OF_A_KIND)],
+}
 
 
 def a_day(rounds: int = 40) -> list[dict[str, Any]]:
@@ -41,9 +43,14 @@ def a_day(rounds: int = 40) -> list[dict[str, Any]]:
     for t in range(1, 4):
         rng, table_state = random.Random(t), dict[str, Any]()
         for r in range(1, rounds + 1):
-            b = RoundBuilder(f"STUD-{t:02d}", "STUD", f"{r:06d}",
-                             DEFAULT_START + timedelta(seconds=90 * r + 7 * t),
-                             table_state=table_state, game_state=game_state)
+            b = RoundBuilder(
+                f"STUD-{t:02d}",
+                "STUD",
+                f"{r:06d}",
+                DEFAULT_START + timedelta(seconds=90 * r + 7 * t),
+                table_state=table_state,
+                game_state=game_state,
+            )
             simulate_round(b, rng, None)
             lines += [(x["at"], t, n, x) for n, x in enumerate(b.lines)]
     merged = [x for *_, x in sorted(lines, key=lambda k: k[:3])]

@@ -19,8 +19,7 @@ class RoundCount(View):
 
     def apply(self, rnd: Round, rows: Rows) -> None:
         row = rows.get(f"table:{rnd.table}") or {"rounds": 0, "order": []}
-        rows.put(f"table:{rnd.table}", {"rounds": row["rounds"] + 1,
-                                        "order": [*row["order"], rnd.round]})
+        rows.put(f"table:{rnd.table}", {"rounds": row["rounds"] + 1, "order": [*row["order"], rnd.round]})
 
 
 def _ingest_examples(app: LedgerApp, examples: Path) -> None:
@@ -39,13 +38,15 @@ def test_each_closed_round_is_yielded_once_in_store_order(app: LedgerApp, exampl
 
 
 def test_resuming_mid_log_loads_rounds_that_opened_before_the_position(
-        app: LedgerApp, examples: Path) -> None:
+    app: LedgerApp, examples: Path
+) -> None:
     _ingest_examples(app, examples)
     seen = list(closed_rounds(app))
     cut = seen[len(seen) // 2][0] - 1  # just before a closing event: that round opened earlier
     resumed = list(closed_rounds(app, after=cut))
     assert [(p, r.round, len(r.events)) for p, r in resumed] == [
-        (p, r.round, len(r.events)) for p, r in seen if p > cut]
+        (p, r.round, len(r.events)) for p, r in seen if p > cut
+    ]
 
 
 def test_fold_store_applies_every_round(app: LedgerApp, examples: Path) -> None:

@@ -58,10 +58,10 @@ class _Passes:
         self.starts: list[int] = []
 
     def wrap(self, real: object) -> object:
-        def counted(app: LedgerApp, after: int = 0, page: int = 1000
-                    ) -> Iterator[tuple[int, Round]]:
+        def counted(app: LedgerApp, after: int = 0, page: int = 1000) -> Iterator[tuple[int, Round]]:
             self.starts.append(after)
             return real(app, after, page)  # type: ignore[operator, no-any-return]
+
         return counted
 
 
@@ -74,8 +74,7 @@ def passes(monkeypatch: pytest.MonkeyPatch) -> _Passes:
     return counter
 
 
-def test_views_at_the_same_position_share_one_pass(
-        app: LedgerApp, examples: Path, passes: _Passes) -> None:
+def test_views_at_the_same_position_share_one_pass(app: LedgerApp, examples: Path, passes: _Passes) -> None:
     _ingest(app, examples)
     views = registered_views()
     assert len(views) == 4
@@ -88,7 +87,8 @@ def test_views_at_the_same_position_share_one_pass(
 
 
 def test_views_at_different_positions_catch_up_in_the_same_pass(
-        app: LedgerApp, examples: Path, passes: _Passes) -> None:
+    app: LedgerApp, examples: Path, passes: _Passes
+) -> None:
     _ingest(app, examples)
     closings = _closings(app)
     catch_up_view(app, CommissionView(), upto=closings[len(closings) // 2])
@@ -104,7 +104,8 @@ def test_views_at_different_positions_catch_up_in_the_same_pass(
 
 @pytest.mark.parametrize("batch_rounds", [1, 3, 500])
 def test_small_batches_of_several_views_equal_one_fold_each(
-        app: LedgerApp, examples: Path, batch_rounds: int) -> None:
+    app: LedgerApp, examples: Path, batch_rounds: int
+) -> None:
     _ingest(app, examples)
     closings = _closings(app)
     catch_up_view(app, HouseView(), upto=closings[4])
@@ -139,8 +140,7 @@ def test_a_crash_in_a_shared_batch_commits_no_view_of_it(app: LedgerApp, example
     assert {t.name: _stored(app, t.name) for t in targets} == committed
 
 
-def test_a_rival_moving_one_view_between_batches_drops_what_was_known(
-        app: LedgerApp, examples: Path) -> None:
+def test_a_rival_moving_one_view_between_batches_drops_what_was_known(app: LedgerApp, examples: Path) -> None:
     """The rows kept from the previous batch are valid only at the position they were written
     at: a rival moving the position in between must make the updater read the rows again."""
     _ingest(app, examples)
@@ -155,16 +155,21 @@ def test_a_rival_moving_one_view_between_batches_drops_what_was_known(
     catch_up(app, [CommissionView(), HouseView()])  # warm: nothing left to do
     with ViewStore(app) as store:
         store.drop("commission")
-        catch_up_targets(app, store, [Target(CommissionView(), "commission"),
-                                      Target(HouseView(), "house")],
-                         batch_rounds=2, before_commit=rival)
+        catch_up_targets(
+            app,
+            store,
+            [Target(CommissionView(), "commission"), Target(HouseView(), "house")],
+            batch_rounds=2,
+            before_commit=rival,
+        )
     assert 2 in seen
     assert _stored(app, "commission")[1] == _text(fold_store(app, CommissionView()))
     assert _stored(app, "house")[1] == _text(fold_store(app, HouseView()))
 
 
 def test_a_rebuild_from_zero_reads_no_row_back(
-        app: LedgerApp, examples: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app: LedgerApp, examples: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _ingest(app, examples)
     reads: list[str] = []
     real_get = ViewStore.get
@@ -181,22 +186,27 @@ def test_a_rebuild_from_zero_reads_no_row_back(
 
 
 def test_rebuild_all_shares_its_passes_and_equals_rebuild_one_by_one(
-        app: LedgerApp, examples: Path, passes: _Passes) -> None:
+    app: LedgerApp, examples: Path, passes: _Passes
+) -> None:
     _ingest(app, examples, ["rl.jsonl", "sp9.jsonl", "stud.jsonl"])
     catch_up(app)
     key = next(k for k in _stored(app, "house")[1])
     with ViewStore(app) as store:
         b = store
         with b.db.write() as cur:
-            cur.execute(f"UPDATE {b.rows_table} SET row = {b.p} WHERE view = {b.p} AND key = {b.p}",
-                        ('{"tampered": true}', "house", key))
+            cur.execute(
+                f"UPDATE {b.rows_table} SET row = {b.p} WHERE view = {b.p} AND key = {b.p}",
+                ('{"tampered": true}', "house", key),
+            )
     passes.starts.clear()
     results = rebuild_all(app)
     assert len(passes.starts) == 2  # the (empty) catch-up of the live views, then the rebuild
-    assert {r.view: r.keys for r in results} == {v.name: ([key] if v.name == "house" else [])
-                                                 for v in registered_views()}
+    assert {r.view: r.keys for r in results} == {
+        v.name: ([key] if v.name == "house" else []) for v in registered_views()
+    }
     assert [rebuild(app, v).keys for v in registered_views()] == [
-        r.keys for r in results]  # one by one: the same verdicts
+        r.keys for r in results
+    ]  # one by one: the same verdicts
     replaced = rebuild_all(app, [HouseView()], replace=True)
     assert (replaced[0].keys, replaced[0].replaced) == ([key], True)
     assert _stored(app, "house")[1] == _text(fold_store(app, HouseView()))
@@ -205,7 +215,8 @@ def test_rebuild_all_shares_its_passes_and_equals_rebuild_one_by_one(
 
 
 def test_check_folds_every_view_once_each_at_its_own_position(
-        app: LedgerApp, examples: Path, passes: _Passes) -> None:
+    app: LedgerApp, examples: Path, passes: _Passes
+) -> None:
     _ingest(app, examples)
     closings = _closings(app)
     catch_up_view(app, CommissionView(), upto=closings[3])
@@ -216,9 +227,11 @@ def test_check_folds_every_view_once_each_at_its_own_position(
     with ViewStore(app) as store:
         b = store
         with b.db.write() as cur:
-            cur.execute(f"DELETE FROM {b.rows_table} WHERE view = {b.p} AND key IN "
-                        f"(SELECT key FROM {b.rows_table} WHERE view = {b.p} ORDER BY key LIMIT 1)",
-                        ("commission", "commission"))
+            cur.execute(
+                f"DELETE FROM {b.rows_table} WHERE view = {b.p} AND key IN "
+                f"(SELECT key FROM {b.rows_table} WHERE view = {b.p} ORDER BY key LIMIT 1)",
+                ("commission", "commission"),
+            )
     [finding] = check_projections(app, [CommissionView(), HouseView()])
     assert (finding.code, finding.extra["view"]) == ("projection_mismatch", "commission")
     assert f"at position {closings[3]}" in finding.message and "is missing" in finding.message

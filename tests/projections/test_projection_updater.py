@@ -101,8 +101,7 @@ def test_a_crash_inside_the_transaction_rolls_the_rows_back(app: LedgerApp, exam
     assert _stored(app, "commission") == committed
 
 
-def test_another_updater_moving_the_position_makes_the_batch_redo(
-        app: LedgerApp, examples: Path) -> None:
+def test_another_updater_moving_the_position_makes_the_batch_redo(app: LedgerApp, examples: Path) -> None:
     _ingest(app, examples)
     calls: list[int] = []
 
@@ -126,8 +125,10 @@ def test_a_view_stored_under_another_version_is_rebuilt(app: LedgerApp, examples
     with ViewStore(app) as store:
         b = store
         with b.db.write() as cur:  # a row the old version wrote and the new one never would
-            cur.execute(f"INSERT INTO {b.rows_table} (view, key, row) VALUES ({b.p}, {b.p}, {b.p})",
-                        ("commission", "old|row", "{}"))
+            cur.execute(
+                f"INSERT INTO {b.rows_table} (view, key, row) VALUES ({b.p}, {b.p}, {b.p})",
+                ("commission", "old|row", "{}"),
+            )
     assert status(app, [NextVersion()])[0].state == "stale"
     catch_up_view(app, NextVersion())
     assert _stored(app, "commission")[1] == _text(fold_store(app, CommissionView()))
@@ -145,8 +146,7 @@ def test_status_counts_rounds_behind(app: LedgerApp, examples: Path) -> None:
     assert behind.events_behind > 0
 
 
-def test_check_reports_a_tampered_row_with_its_view_and_key(
-        app: LedgerApp, examples: Path) -> None:
+def test_check_reports_a_tampered_row_with_its_view_and_key(app: LedgerApp, examples: Path) -> None:
     _ingest(app, examples, ["rl.jsonl", "sp9.jsonl"])
     catch_up(app, [CommissionView(), HouseView()])
     assert check_projections(app, [CommissionView(), HouseView()]) == []
@@ -154,11 +154,16 @@ def test_check_reports_a_tampered_row_with_its_view_and_key(
     with ViewStore(app) as store:
         b = store
         with b.db.write() as cur:
-            cur.execute(f"UPDATE {b.rows_table} SET row = {b.p} WHERE view = {b.p} AND key = {b.p}",
-                        ('{"recorded": "999"}', "commission", key))
+            cur.execute(
+                f"UPDATE {b.rows_table} SET row = {b.p} WHERE view = {b.p} AND key = {b.p}",
+                ('{"recorded": "999"}', "commission", key),
+            )
     [finding] = check_projections(app, [CommissionView(), HouseView()])
     assert (finding.code, finding.extra["view"], finding.extra["key"]) == (
-        "projection_mismatch", "commission", key)
+        "projection_mismatch",
+        "commission",
+        key,
+    )
     assert finding.recorded == {"recorded": "999"}
     result = rebuild(app, CommissionView(), replace=True)
     assert (result.keys, result.replaced) == ([key], True)
@@ -166,7 +171,8 @@ def test_check_reports_a_tampered_row_with_its_view_and_key(
 
 
 def test_check_on_a_store_without_views_finds_nothing_and_creates_nothing(
-        app: LedgerApp, examples: Path) -> None:
+    app: LedgerApp, examples: Path
+) -> None:
     _ingest(app, examples, ["rl.jsonl"])
     assert check_projections(app) == []
     assert ViewStore(app, create=False).exists is False
@@ -199,17 +205,24 @@ print("finished", flush=True)
 
 
 def test_an_updater_killed_mid_transaction_counts_nothing_twice_and_loses_nothing(
-        db_url: str, examples: Path) -> None:
+    db_url: str, examples: Path
+) -> None:
     """SIGKILL while a batch's rows are written but not committed: the next run resumes at the
     first batch's position and ends equal to a fold of the whole store."""
     app = open_ledger(db_url)
     try:
         _ingest(app, examples)
-        catch_up_view(app, CommissionView(), batch_rounds=3, name="first-batch-only",
-                      upto=_third_closing(app))
+        catch_up_view(
+            app, CommissionView(), batch_rounds=3, name="first-batch-only", upto=_third_closing(app)
+        )
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        child = subprocess.Popen([sys.executable, "-c", KILLED_UPDATER, db_url], env=env,
-                                 stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        child = subprocess.Popen(
+            [sys.executable, "-c", KILLED_UPDATER, db_url],
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
         assert child.stdout is not None
         assert child.stdout.readline().strip() == "in-transaction"
         child.send_signal(signal.SIGKILL)

@@ -14,9 +14,23 @@ from cli.main import app as cli_app
 from projections.reconcile import MeterFileError, read_meters
 
 METERS = Path(__file__).resolve().parents[2] / "docs" / "examples" / "meters.csv"
-SIMULATE = ["simulate", "--rounds", "12", "--tables", "2", "--seed", "16", "--error-rate", "0.1",
-            "--force", "STUD-01/000003:2=royal_flush", "--force", "STUD-02/000005:4=flush",
-            "--force", "STUD-01/000007:1=straight_flush"]
+SIMULATE = [
+    "simulate",
+    "--rounds",
+    "12",
+    "--tables",
+    "2",
+    "--seed",
+    "16",
+    "--error-rate",
+    "0.1",
+    "--force",
+    "STUD-01/000003:2=royal_flush",
+    "--force",
+    "STUD-02/000005:4=flush",
+    "--force",
+    "STUD-01/000007:1=straight_flush",
+]
 """The day of docs/FINANCE.md's worked example."""
 
 
@@ -33,8 +47,7 @@ def finance_db(module_db_url: str, tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 def test_the_example_meters_find_exactly_the_planted_variances(finance_db: str) -> None:
-    result = CliRunner().invoke(cli_app, ["reconcile", str(METERS), "--db", finance_db,
-                                          "--json"])
+    result = CliRunner().invoke(cli_app, ["reconcile", str(METERS), "--db", finance_db, "--json"])
     assert result.exit_code == 1, result.output
     body = json.loads(result.output)
     assert body["schema_version"] == 1
@@ -60,27 +73,36 @@ def test_matching_meters_exit_0(finance_db: str, tmp_path: Path) -> None:
     assert result.exit_code == 1, result.output
     body = json.loads(result.output)
     assert body["variance"] == 0 and body["missing"] == len(body["missing_from_file"]) > 0
-    assert {"what": "commission", "where": "SP9-02", "day": "2026-11-20", "ledger": "1077.50",
-            "ledger_currency": "HKD"} in body["missing_from_file"]
+    assert {
+        "what": "commission",
+        "where": "SP9-02",
+        "day": "2026-11-20",
+        "ledger": "1077.50",
+        "ledger_currency": "HKD",
+    } in body["missing_from_file"]
     with clean.open("a") as more:
         for gap in body["missing_from_file"]:
-            more.write(f"{gap['what']},{gap['where']},{gap['day']},{gap['ledger']},"
-                       f"{gap['ledger_currency']},\n")
+            more.write(
+                f"{gap['what']},{gap['where']},{gap['day']},{gap['ledger']},{gap['ledger_currency']},\n"
+            )
     result = CliRunner().invoke(cli_app, ["reconcile", str(clean), "--db", finance_db])
     assert result.exit_code == 0, result.output
     assert "0 variance, 3 unknown, 0 missing" in result.output
 
 
-@pytest.mark.parametrize(("text", "line", "field"), [
-    ("", 1, "header"),
-    ("what,where,when,amount\n", 1, "currency"),
-    ("what,where,when,amount,currency\ncommission,RL-01,2026-11-20,12,5,HKD\n", 2, "line"),
-    ("what,where,when,amount,currency\ncommission,RL-01,20/11/2026,12.5,HKD\n", 2, "when"),
-    ("what,where,when,amount,currency\nhold,RL-01,2026-11-20,1 000,HKD\n", 2, "amount"),
-    ("what,where,when,amount,currency\nhold,RL-01,2026-11-20,NaN,HKD\n", 2, "amount"),
-    ("what,where,when,amount,currency\nhold,RL-01,2026-11-20,1,hkd\n", 2, "currency"),
-    ("what,where,when,amount,currency\nhold,,2026-11-20,1,HKD\n", 2, "where"),
-])
+@pytest.mark.parametrize(
+    ("text", "line", "field"),
+    [
+        ("", 1, "header"),
+        ("what,where,when,amount\n", 1, "currency"),
+        ("what,where,when,amount,currency\ncommission,RL-01,2026-11-20,12,5,HKD\n", 2, "line"),
+        ("what,where,when,amount,currency\ncommission,RL-01,20/11/2026,12.5,HKD\n", 2, "when"),
+        ("what,where,when,amount,currency\nhold,RL-01,2026-11-20,1 000,HKD\n", 2, "amount"),
+        ("what,where,when,amount,currency\nhold,RL-01,2026-11-20,NaN,HKD\n", 2, "amount"),
+        ("what,where,when,amount,currency\nhold,RL-01,2026-11-20,1,hkd\n", 2, "currency"),
+        ("what,where,when,amount,currency\nhold,,2026-11-20,1,HKD\n", 2, "where"),
+    ],
+)
 def test_a_malformed_file_names_its_line_and_field(text: str, line: int, field: str) -> None:
     with pytest.raises(MeterFileError) as caught:
         read_meters(text)

@@ -30,17 +30,32 @@ def cli_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def run_cli(args: Sequence[str], *, env: dict[str, str] | None = None, timeout: float = 120,
-            stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    args: Sequence[str],
+    *,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+    stdin: bytes | None = None,
+) -> subprocess.CompletedProcess[str]:
     """Run ``ledger ARGS`` to completion in a subprocess."""
-    return subprocess.run([*CLI, *args], env=cli_env(env), capture_output=True, text=True,
-                          timeout=timeout, input=None if stdin is None else stdin.decode(),
-                          cwd=ROOT)
+    return subprocess.run(
+        [*CLI, *args],
+        env=cli_env(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        input=None if stdin is None else stdin.decode(),
+        cwd=ROOT,
+    )
 
 
-def run_in_process(args: Sequence[str], *, env: dict[str, str] | None = None,
-                   timeout: float = 120, stdin: bytes | None = None
-                   ) -> subprocess.CompletedProcess[str]:
+def run_in_process(
+    args: Sequence[str],
+    *,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+    stdin: bytes | None = None,
+) -> subprocess.CompletedProcess[str]:
     """``ledger ARGS`` through typer's test runner in this process, as :func:`run_cli` runs it
     in a subprocess: same environment additions, working folder and standard input, and a
     ``CompletedProcess`` back (``timeout`` is not enforced). An exception the command lets
@@ -51,8 +66,7 @@ def run_in_process(args: Sequence[str], *, env: dict[str, str] | None = None,
 
     extra = {"NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200", **(env or {})}
     with contextlib.chdir(ROOT):
-        done = CliRunner().invoke(app, list(args), env=extra,
-                                  input=None if stdin is None else stdin.decode())
+        done = CliRunner().invoke(app, list(args), env=extra, input=None if stdin is None else stdin.decode())
     if done.exception is not None and not isinstance(done.exception, SystemExit):
         raise done.exception
     return subprocess.CompletedProcess([*CLI, *args], done.exit_code, done.stdout, done.stderr)
@@ -118,8 +132,7 @@ sys.exit(1 if report.rejected else 0)
 save, inside its transaction before commit, or after commit."""
 
 
-def driver_cmd(db: str, feed: Path, kill_at: int = 0, phase: str = "before",
-               batch: int = 50) -> list[str]:
+def driver_cmd(db: str, feed: Path, kill_at: int = 0, phase: str = "before", batch: int = 50) -> list[str]:
     """The command line of :data:`DRIVER`."""
     return [sys.executable, "-c", DRIVER, db, str(feed), str(kill_at), phase, str(batch)]
 

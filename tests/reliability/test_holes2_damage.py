@@ -44,9 +44,11 @@ def sealed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pat
     folder = tmp_path_factory.mktemp("damage")
     store, key = folder / "clean.db", folder / "seal.pem"
     db = f"sqlite:///{store}"
-    for args in (["ingest", str(EXAMPLES / "sp9.jsonl"), str(EXAMPLES / "3cb.jsonl"), "--db", db],
-                 ["keygen", "--out", str(key)],
-                 ["seal", "--key", str(key), "--db", db]):
+    for args in (
+        ["ingest", str(EXAMPLES / "sp9.jsonl"), str(EXAMPLES / "3cb.jsonl"), "--db", db],
+        ["keygen", "--out", str(key)],
+        ["seal", "--key", str(key), "--db", db],
+    ):
         result = runner.invoke(cli_app, args)
         assert result.exit_code == 0, (args, result.output)
     yield store, key
@@ -54,8 +56,10 @@ def sealed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pat
 
 def _not_a_uuid(path: Path) -> None:
     with sqlite3.connect(path) as conn:
-        conn.execute("INSERT INTO stored_events SELECT 'not-a-uuid', 1, topic, state "
-                     "FROM stored_events ORDER BY rowid LIMIT 1")
+        conn.execute(
+            "INSERT INTO stored_events SELECT 'not-a-uuid', 1, topic, state "
+            "FROM stored_events ORDER BY rowid LIMIT 1"
+        )
 
 
 def _damaged_page(path: Path) -> None:
@@ -69,8 +73,9 @@ DAMAGE = {"not a UUID": _not_a_uuid, "damaged page": _damaged_page}
 
 
 @pytest.fixture(scope="module", params=list(DAMAGE))
-def damaged(request: pytest.FixtureRequest, sealed: tuple[Path, Path],
-            tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path, str]:
+def damaged(
+    request: pytest.FixtureRequest, sealed: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, Path, str]:
     """(URL, key, kind) of a damaged copy of the sealed store."""
     store, key = sealed
     copy = tmp_path_factory.mktemp("copy") / "damaged.db"
@@ -80,8 +85,7 @@ def damaged(request: pytest.FixtureRequest, sealed: tuple[Path, Path],
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))
-def test_damage_is_exit_3_or_2_in_one_line(damaged: tuple[str, Path, str],
-                                           command: str) -> None:
+def test_damage_is_exit_3_or_2_in_one_line(damaged: tuple[str, Path, str], command: str) -> None:
     db, key, kind = damaged
     args = [a.replace("{key}", str(key)) for a in COMMANDS[command]]
     result = runner.invoke(cli_app, [*args, "--db", db])
@@ -93,8 +97,7 @@ def test_damage_is_exit_3_or_2_in_one_line(damaged: tuple[str, Path, str],
         return
     assert result.exit_code in (2, 3), (command, result.output)
     if command != "verify":  # verify prints its report; the others one error line
-        lines = [ln for ln in result.output.splitlines() if ln.startswith(
-            ("error:", "integrity broken:"))]
+        lines = [ln for ln in result.output.splitlines() if ln.startswith(("error:", "integrity broken:"))]
         assert len(lines) == 1, result.output
 
 

@@ -59,18 +59,19 @@ HOSTILE = {
     "seven decimals": (_one("hold,RL-01,2026-11-20,1.0000001,HKD,"), 2, "amount"),
     "sixteen digits": (_one("hold,RL-01,2026-11-20,1234567890123456,HKD,"), 2, "amount"),
     "time past the calendar": (_one("hold,RL-01,9999-12-31T23:00:00-08:00,1,HKD,"), 2, "when"),
-    "time before the calendar": (_one("hold,RL-01,0001-01-01T01:00:00+14:00,1,HKD,"), 2,
-                                 "when"),
+    "time before the calendar": (_one("hold,RL-01,0001-01-01T01:00:00+14:00,1,HKD,"), 2, "when"),
     "arabic-indic date": (_one("hold,RL-01,٢٠٢٦-١١-٢٠,1,HKD,"), 2, "when"),
     "escape in where": (_one("hold,RL-01\x1b[2J,2026-11-20,1,HKD,"), 2, "where"),
     "quoted line break": (_one('hold,RL-01,2026-11-20,1,HKD,"two\nlines"'), 2, "note"),
     "C1 control in note": (_one("hold,RL-01,2026-11-20,1,HKD,a\x9bb"), 2, "note"),
-    "amount twice": ("what,where,when,amount,currency,amount\n"
-                     "hold,RL-01,2026-11-20,1.00,HKD,2.00\n", 1, "amount"),
+    "amount twice": (
+        "what,where,when,amount,currency,amount\nhold,RL-01,2026-11-20,1.00,HKD,2.00\n",
+        1,
+        "amount",
+    ),
     "what twice": ("what,What ,where,when,amount,currency\n", 1, "what"),
     "200 KB header": ("what,where,when,amount,currency," + "x" * 200_000 + "\n", 1, "header"),
-    "unclosed quote past the limit": (HEADER + 'hold,RL-01,2026-11-20,1,HKD,"'
-                                      + "a\n" * 70_000, 2, "line"),
+    "unclosed quote past the limit": (HEADER + 'hold,RL-01,2026-11-20,1,HKD,"' + "a\n" * 70_000, 2, "line"),
 }
 
 
@@ -83,10 +84,20 @@ def test_a_hostile_meters_file_is_refused_naming_line_and_field(name: str) -> No
     assert len(str(caught.value)) < 300  # the message quotes a cut value, never the field
 
 
-@pytest.mark.parametrize("name", ["exponent overflow", "huge exponent", "5,000 digits",
-                                  "200 KB amount", "200 KB note", "amount twice",
-                                  "arabic-indic digits", "underscore",
-                                  "unclosed quote past the limit"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "exponent overflow",
+        "huge exponent",
+        "5,000 digits",
+        "200 KB amount",
+        "200 KB note",
+        "amount twice",
+        "arabic-indic digits",
+        "underscore",
+        "unclosed quote past the limit",
+    ],
+)
 def test_the_command_exits_2_with_one_line(name: str, tmp_path: Path) -> None:
     """Checked before the store is opened: the store needs not exist (and is not created)."""
     text, line, field = HOSTILE[name]
@@ -105,16 +116,17 @@ def test_the_command_exits_2_with_one_line(name: str, tmp_path: Path) -> None:
 
 
 def test_the_documented_notation_is_still_read() -> None:
-    meters = read_meters(HEADER + "hold,RL-01,2026-11-20,-123456789012345.123456,HKD,x\n"
-                         "hold,RL-01,2026-11-20T12:00:00,0,MOP,\n"
-                         "hold,RL-01,2026-11-20T12:00:00+00:00,7.5,HKD,\n")
+    meters = read_meters(
+        HEADER + "hold,RL-01,2026-11-20,-123456789012345.123456,HKD,x\n"
+        "hold,RL-01,2026-11-20T12:00:00,0,MOP,\n"
+        "hold,RL-01,2026-11-20T12:00:00+00:00,7.5,HKD,\n"
+    )
     assert [str(m.amount) for m in meters] == ["-123456789012345.123456", "0", "7.5"]
     assert meters[1].at is not None and meters[1].at.utcoffset() is not None
 
 
 def _many(count: int) -> io.StringIO:
-    body = "".join(f"hold,RL-{i % 50:02d},2026-11-{1 + i % 28:02d},{i}.25,HKD,n\n"
-                   for i in range(count))
+    body = "".join(f"hold,RL-{i % 50:02d},2026-11-{1 + i % 28:02d},{i}.25,HKD,n\n" for i in range(count))
     return io.StringIO(HEADER + body, newline="")
 
 
@@ -125,6 +137,7 @@ def _empty_figures() -> LedgerFigures:
 def test_reading_and_comparing_is_a_stream_in_flat_memory() -> None:
     """The peak of Python allocations while 8,000 lines are read and compared is the same
     (within a small constant) as for 1,000: nothing grows with the file."""
+
     def peak(count: int) -> int:
         source = _many(count)
         tracemalloc.start()
@@ -162,23 +175,22 @@ def two_tables(db_url: str, examples: Path) -> str:
     return db_url
 
 
-def test_a_table_the_file_leaves_out_is_listed_as_missing(two_tables: str,
-                                                          tmp_path: Path) -> None:
+def test_a_table_the_file_leaves_out_is_listed_as_missing(two_tables: str, tmp_path: Path) -> None:
     """Issue 30: the cage register gives one table's commission for the day; the ledger
     has two. The other one is shown with its figure, exit 1 — not silence."""
     db = two_tables
     meters = tmp_path / "register.csv"
     meters.write_text(_one("commission,3CB-01,2026-11-20,0,HKD,register"))
-    first = json.loads(runner.invoke(cli_app, ["reconcile", str(meters), "--db", db,
-                                               "--json"]).stdout)
+    first = json.loads(runner.invoke(cli_app, ["reconcile", str(meters), "--db", db, "--json"]).stdout)
     line = first["lines"][0]
     assert line["status"] == "variance" and line["ledger"] != "0.00"
     missing = {(m["what"], m["where"], m["day"]) for m in first["missing_from_file"]}
     assert missing == {("commission", "SP9-01", "2026-11-20")}, first
     assert first["missing"] == 1
 
-    meters.write_text(_one(f"commission,3CB-01,2026-11-20,{line['ledger']},"
-                           f"{line['ledger_currency']},register"))
+    meters.write_text(
+        _one(f"commission,3CB-01,2026-11-20,{line['ledger']},{line['ledger_currency']},register")
+    )
     text = runner.invoke(cli_app, ["reconcile", str(meters), "--db", db])
     assert text.exit_code == 1, text.output  # nothing differs, but a table is missing
     assert "missing  commission            SP9-01" in text.output
@@ -199,29 +211,30 @@ def test_a_table_the_file_leaves_out_is_listed_as_missing(two_tables: str,
 def _shifted(examples: Path, folder: Path, table: str, day: str) -> Path:
     """The example 3CB feed as another table on another gaming day."""
     text = (examples / "3cb.jsonl").read_text(encoding="utf-8")
-    text = text.replace('"table":"3CB-01"', f'"table":"{table}"').replace(
-        "2026-11-20T", f"{day}T")
+    text = text.replace('"table":"3CB-01"', f'"table":"{table}"').replace("2026-11-20T", f"{day}T")
     out = folder / f"{table}.jsonl"
     out.write_text(text, encoding="utf-8")
     return out
 
 
 def test_a_day_the_file_leaves_out_inside_its_period_is_missing(
-        db_url: str, examples: Path, tmp_path: Path) -> None:
+    db_url: str, examples: Path, tmp_path: Path
+) -> None:
     """The register gives 2026-11-20 and 2026-11-22; the ledger also has a table playing on
     2026-11-21: that day's table is missing. A day after the file's last is not asked for."""
-    feeds = [examples / "3cb.jsonl", _shifted(examples, tmp_path, "3CB-07", "2026-11-21"),
-             _shifted(examples, tmp_path, "3CB-08", "2026-11-22"),
-             _shifted(examples, tmp_path, "3CB-09", "2026-11-24")]
+    feeds = [
+        examples / "3cb.jsonl",
+        _shifted(examples, tmp_path, "3CB-07", "2026-11-21"),
+        _shifted(examples, tmp_path, "3CB-08", "2026-11-22"),
+        _shifted(examples, tmp_path, "3CB-09", "2026-11-24"),
+    ]
     result = runner.invoke(cli_app, ["ingest", *map(str, feeds), "--db", db_url])
     assert result.exit_code == 0, result.output
     meters = tmp_path / "register.csv"
-    meters.write_text(HEADER + "commission,3CB-01,2026-11-20,0,HKD,\n"
-                      "commission,3CB-08,2026-11-22,0,HKD,\n")
+    meters.write_text(HEADER + "commission,3CB-01,2026-11-20,0,HKD,\ncommission,3CB-08,2026-11-22,0,HKD,\n")
     result = runner.invoke(cli_app, ["reconcile", str(meters), "--db", db_url, "--json"])
     assert result.exit_code == 1, result.output
     body = json.loads(result.stdout)
-    assert [(m["where"], m["day"]) for m in body["missing_from_file"]] == [
-        ("3CB-07", "2026-11-21")]
+    assert [(m["where"], m["day"]) for m in body["missing_from_file"]] == [("3CB-07", "2026-11-21")]
     by_line = {line["line"]: line for line in body["lines"]}
     assert by_line[2]["ledger"] == by_line[3]["ledger"] == body["missing_from_file"][0]["ledger"]

@@ -35,8 +35,7 @@ pytestmark = pytest.mark.postgres
 runner = CliRunner()
 AS_WRITER = {"LEDGER_CREATE_TABLE": "n"}
 VIEW_TABLES = ("ledger_view_rows", "ledger_view_tracking")
-LOCK_MODES = ("ACCESS EXCLUSIVE", "EXCLUSIVE", "SHARE ROW EXCLUSIVE", "SHARE",
-              "SHARE UPDATE EXCLUSIVE")
+LOCK_MODES = ("ACCESS EXCLUSIVE", "EXCLUSIVE", "SHARE ROW EXCLUSIVE", "SHARE", "SHARE UPDATE EXCLUSIVE")
 """Every mode that blocks or waits for a writer; ROW EXCLUSIVE (what INSERT takes) blocks no
 reader."""
 
@@ -91,8 +90,7 @@ def deployment() -> Iterator[Deployment]:
         from psycopg import sql
 
         with _connect(PG_BASE) as conn:
-            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
-                sql.Identifier(schema)))
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
             for role in roles:
                 if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
                     conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
@@ -101,13 +99,15 @@ def deployment() -> Iterator[Deployment]:
 
 def _privilege(d: Deployment, role: str, table: str, what: str) -> bool:
     with _connect(d.owner) as conn:
-        found = conn.execute("SELECT has_table_privilege(%s, %s, %s)",
-                             (role, f'"{d.schema}".{table}', what)).fetchone()
+        found = conn.execute(
+            "SELECT has_table_privilege(%s, %s, %s)", (role, f'"{d.schema}".{table}', what)
+        ).fetchone()
     return bool(found and found[0])
 
 
 def test_only_the_sealer_stores_a_checkpoint_the_auditor_only_reads(
-        deployment: Deployment, tmp_path: Path) -> None:
+    deployment: Deployment, tmp_path: Path
+) -> None:
     import psycopg
 
     d = deployment
@@ -134,8 +134,7 @@ def test_only_the_sealer_stores_a_checkpoint_the_auditor_only_reads(
     assert code == 0 and '"number": 1' in output, output
 
 
-def test_the_ingest_role_cannot_lock_the_view_tables_against_readers(
-        deployment: Deployment) -> None:
+def test_the_ingest_role_cannot_lock_the_view_tables_against_readers(deployment: Deployment) -> None:
     import psycopg
 
     d = deployment
@@ -146,8 +145,7 @@ def test_the_ingest_role_cannot_lock_the_view_tables_against_readers(
         for url in (d.ingest, d.auditor, d.sealer):
             with _connect(url) as conn:
                 for mode in LOCK_MODES:
-                    with pytest.raises(psycopg.errors.InsufficientPrivilege), \
-                            conn.transaction():
+                    with pytest.raises(psycopg.errors.InsufficientPrivilege), conn.transaction():
                         conn.execute(f'LOCK TABLE "{d.schema}".{table} IN {mode} MODE')
         with _connect(d.ingest) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute(f'DELETE FROM "{d.schema}".{table}')
@@ -182,8 +180,7 @@ def test_a_reader_runs_while_the_ingest_role_holds_view_rows(deployment: Deploym
     assert elapsed < 5, elapsed
 
 
-def test_ingest_update_and_rebuild_still_run_as_the_ingest_role(
-        deployment: Deployment) -> None:
+def test_ingest_update_and_rebuild_still_run_as_the_ingest_role(deployment: Deployment) -> None:
     d = deployment
     code, output = _run("ingest", str(EXAMPLES / "3cb.jsonl"), db=d.ingest)
     assert code == 0, output
@@ -192,15 +189,24 @@ def test_ingest_update_and_rebuild_still_run_as_the_ingest_role(
     # rebuild writes a scratch view, compares, then deletes it: the deletes go through the
     # SECURITY DEFINER function, as a role without DELETE
     with _connect(d.auditor) as conn:
-        live = {v for (v,) in conn.execute(
-            f'SELECT DISTINCT view FROM "{d.schema}".ledger_view_tracking').fetchall()}
+        live = {
+            v
+            for (v,) in conn.execute(
+                f'SELECT DISTINCT view FROM "{d.schema}".ledger_view_tracking'
+            ).fetchall()
+        }
     code, output = _run("projections", "rebuild", "--replace", db=d.ingest)
     assert code == 0 and "rebuild equals incremental" in output, output
     with _connect(d.auditor) as conn:  # the scratch views are gone: deleted as the ingest role
-        assert {v for (v,) in conn.execute(
-            f'SELECT DISTINCT view FROM "{d.schema}".ledger_view_rows').fetchall()} == live
-        assert {v for (v,) in conn.execute(
-            f'SELECT DISTINCT view FROM "{d.schema}".ledger_view_tracking').fetchall()} == live
+        assert {
+            v for (v,) in conn.execute(f'SELECT DISTINCT view FROM "{d.schema}".ledger_view_rows').fetchall()
+        } == live
+        assert {
+            v
+            for (v,) in conn.execute(
+                f'SELECT DISTINCT view FROM "{d.schema}".ledger_view_tracking'
+            ).fetchall()
+        } == live
     code, output = _run("projections", "status", "--json", db=d.auditor)
     assert code == 0, output
     assert all(v["rounds_behind"] == 0 for v in json.loads(output)["views"]), output
@@ -218,12 +224,10 @@ def test_init_again_revokes_what_an_older_version_granted(deployment: Deployment
     with _connect(d.owner) as conn:
         conn.execute(f'GRANT SELECT, INSERT ON "{d.schema}".ledger_checkpoints TO "{auditor}"')
         for table in VIEW_TABLES:
-            conn.execute(f'GRANT SELECT, INSERT, UPDATE, DELETE ON "{d.schema}".{table} '
-                         f'TO "{ingest}"')
+            conn.execute(f'GRANT SELECT, INSERT, UPDATE, DELETE ON "{d.schema}".{table} TO "{ingest}"')
     assert _privilege(d, auditor, "ledger_checkpoints", "INSERT")
     assert _privilege(d, ingest, "ledger_view_rows", "DELETE")
-    code, output = _run("init", "--roles", "--role-prefix", ingest.removesuffix("_ingest"),
-                        db=d.owner)
+    code, output = _run("init", "--roles", "--role-prefix", ingest.removesuffix("_ingest"), db=d.owner)
     assert code == 0, output
     assert not _privilege(d, auditor, "ledger_checkpoints", "INSERT")
     for table in VIEW_TABLES:
@@ -233,21 +237,21 @@ def test_init_again_revokes_what_an_older_version_granted(deployment: Deployment
     assert code == 0, output
 
 
-def test_a_view_row_the_ingest_role_rewrites_is_found_not_prevented(
-        deployment: Deployment) -> None:
+def test_a_view_row_the_ingest_role_rewrites_is_found_not_prevented(deployment: Deployment) -> None:
     """What its column grant still allows (SECURITY.md says so): the ingest role copies one
     stored row's text over another's; ``verify --projections`` as the auditor finds it, and
     ``projections rebuild --replace`` puts it right."""
     d = deployment
     rows = f'"{d.schema}".ledger_view_rows'
     with _connect(d.ingest) as conn:
-        found = [r for r in conn.execute(
-            f"SELECT view, key, row FROM {rows} WHERE view = 'commission' ORDER BY key")
-            if not str(r[1]).startswith(META_KEY)]
+        found = [
+            r
+            for r in conn.execute(f"SELECT view, key, row FROM {rows} WHERE view = 'commission' ORDER BY key")
+            if not str(r[1]).startswith(META_KEY)
+        ]
         assert len(found) > 3
         (view, key, _), (_, _, other) = found[-1], found[-2]
-        conn.execute(f"UPDATE {rows} SET row = %s WHERE view = %s AND key = %s",
-                     (other, view, key))
+        conn.execute(f"UPDATE {rows} SET row = %s WHERE view = %s AND key = %s", (other, view, key))
     code, output = _run("verify", "--projections", db=d.auditor)
     assert code not in (0, 4), output
     code, output = _run("projections", "rebuild", "--replace", db=d.ingest)

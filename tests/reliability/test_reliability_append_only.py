@@ -44,9 +44,11 @@ def test_sqlite_init_refuses_update_and_delete_and_ingest_still_works(tmp_path: 
     # The file's owner can drop the triggers; the chain then catches the change (exit 3).
     with sqlite3.connect(path) as conn:
         conn.execute("DROP TRIGGER ledger_no_update")
-        conn.execute("UPDATE stored_events SET state = replace(state, '\"amount\":\"100\"', "
-                     "'\"amount\":\"900\"') WHERE rowid = (SELECT min(rowid) FROM stored_events "
-                     "WHERE instr(state, '\"amount\":\"100\"') > 0)")
+        conn.execute(
+            'UPDATE stored_events SET state = replace(state, \'"amount":"100"\', '
+            '\'"amount":"900"\') WHERE rowid = (SELECT min(rowid) FROM stored_events '
+            'WHERE instr(state, \'"amount":"100"\') > 0)'
+        )
         assert conn.total_changes == 1
     assert runner.invoke(cli_app, ["verify", "--db", db]).exit_code == 3
 
@@ -57,23 +59,34 @@ def test_init_prints_its_sql_for_an_operator(tmp_path: Path) -> None:
     # the events table's update, delete and positive-id triggers, the checkpoints' two, and
     # two for each of the Merkle log's four tables
     assert result.stdout.count("CREATE TRIGGER") == 13
-    assert runner.invoke(cli_app, ["init", "--db", f"sqlite:///{tmp_path / 'l.db'}",
-                                   "--roles"]).exit_code == 2
+    assert (
+        runner.invoke(cli_app, ["init", "--db", f"sqlite:///{tmp_path / 'l.db'}", "--roles"]).exit_code == 2
+    )
     with sqlite3.connect(tmp_path / "l.db") as conn:  # nothing but the events table yet
         assert _tables(conn) == {"stored_events"}
         conn.executescript(result.stdout)  # what the operator runs
-        assert _tables(conn) == {"stored_events", "ledger_checkpoints", "ledger_view_rows",
-                                 "ledger_view_tracking", "ledger_merkle_tree",
-                                 "ledger_log_origin", "ledger_tree_heads",
-                                 "ledger_tree_cosignatures"}
+        assert _tables(conn) == {
+            "stored_events",
+            "ledger_checkpoints",
+            "ledger_view_rows",
+            "ledger_view_tracking",
+            "ledger_merkle_tree",
+            "ledger_log_origin",
+            "ledger_tree_heads",
+            "ledger_tree_cosignatures",
+        }
         conn.execute("INSERT INTO ledger_checkpoints VALUES (1, 1, 1, 1, 'h', 'd', 't', 'c', x'')")
         with pytest.raises(sqlite3.IntegrityError, match="append-only: UPDATE refused"):
             conn.execute("UPDATE ledger_checkpoints SET head = 'x'")
 
 
 def _tables(conn: sqlite3.Connection) -> set[str]:
-    return {name for (name,) in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
+    return {
+        name
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
+    }
 
 
 def test_postgres_printed_sql_sets_up_what_init_does(db_url: str) -> None:
@@ -88,8 +101,9 @@ def test_postgres_printed_sql_sets_up_what_init_does(db_url: str) -> None:
     prefix = f"lp_{uuid.uuid4().hex[:8]}"
     auditor, sealer = f"{prefix}_auditor", f"{prefix}_sealer"
     try:
-        result = runner.invoke(cli_app, ["init", "--db", db_url, "--print-sql", "--roles",
-                                         "--role-prefix", prefix])
+        result = runner.invoke(
+            cli_app, ["init", "--db", db_url, "--print-sql", "--roles", "--role-prefix", prefix]
+        )
         assert result.exit_code == 0, result.output
         with _psql(db_url) as conn:
             for statement in result.stdout.split(";\n"):
@@ -101,8 +115,7 @@ def test_postgres_printed_sql_sets_up_what_init_does(db_url: str) -> None:
         with _psql(db_url, sealer) as conn:
             conn.execute(f"INSERT INTO {schema}.ledger_checkpoints VALUES {row}")
             assert conn.execute(f"SELECT count(*) FROM {schema}.ledger_view_rows").fetchone()
-        with _psql(db_url) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege,
-                                                   match="append-only"):
+        with _psql(db_url) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege, match="append-only"):
             conn.execute(f"UPDATE {schema}.ledger_checkpoints SET head = 'x'")
     finally:
         with _psql(db_url) as conn:
@@ -132,9 +145,21 @@ def test_postgres_roles_ingest_and_audit_but_never_change_an_event(db_url: str, 
     ingest_role, auditor_role = f"li_{uuid.uuid4().hex[:8]}", f"la_{uuid.uuid4().hex[:8]}"
     sealer_role = f"ls_{uuid.uuid4().hex[:8]}"
     try:
-        result = runner.invoke(cli_app, ["init", "--db", db, "--roles", "--ingest-role",
-                                         ingest_role, "--auditor-role", auditor_role,
-                                         "--sealer-role", sealer_role])
+        result = runner.invoke(
+            cli_app,
+            [
+                "init",
+                "--db",
+                db,
+                "--roles",
+                "--ingest-role",
+                ingest_role,
+                "--auditor-role",
+                auditor_role,
+                "--sealer-role",
+                sealer_role,
+            ],
+        )
         assert result.exit_code == 0, result.output
 
         def as_role(role: str) -> str:

@@ -100,19 +100,36 @@ def test_the_cli_exports_and_checks_a_bundle_and_refuses_a_wrong_key(tmp_path: P
     (tmp_path / "k.pub").write_bytes(public_pem(key.public_key()))
     (tmp_path / "other.pub").write_bytes(public_pem(other.public_key()))
     cp, bundle = tmp_path / "cp.json", tmp_path / "b.json"
-    assert runner.invoke(cli_app, ["seal", "--db", db, "--key", str(tmp_path / "k"),
-                                   "--out", str(cp)]).exit_code == 0
+    assert (
+        runner.invoke(cli_app, ["seal", "--db", db, "--key", str(tmp_path / "k"), "--out", str(cp)]).exit_code
+        == 0
+    )
     table, round = _rounds(examples / "fpc.jsonl")[0]
-    result = runner.invoke(cli_app, ["export-round", f"{table}/{round}", "--bundle", str(bundle),
-                                     "--db", db, "--checkpoint", str(cp)])
+    result = runner.invoke(
+        cli_app,
+        ["export-round", f"{table}/{round}", "--bundle", str(bundle), "--db", db, "--checkpoint", str(cp)],
+    )
     assert result.exit_code == 0, result.output
     (tmp_path / "l.db").unlink()  # no database from here on
-    ok = runner.invoke(cli_app, ["check-bundle", str(bundle), "--checkpoint", str(cp),
-                                 "--public-key", str(tmp_path / "k.pub"), "--json"])
+    ok = runner.invoke(
+        cli_app,
+        [
+            "check-bundle",
+            str(bundle),
+            "--checkpoint",
+            str(cp),
+            "--public-key",
+            str(tmp_path / "k.pub"),
+            "--json",
+        ],
+    )
     assert ok.exit_code == 0, ok.output
     assert json.loads(ok.stdout)["proof"] == "ok"
-    wrong = runner.invoke(cli_app, ["check-bundle", str(bundle), "--checkpoint", str(cp),
-                                    "--public-key", str(tmp_path / "other.pub")])
+    wrong = runner.invoke(
+        cli_app,
+        ["check-bundle", str(bundle), "--checkpoint", str(cp), "--public-key", str(tmp_path / "other.pub")],
+    )
     assert wrong.exit_code == 3
-    assert runner.invoke(cli_app, ["export-round", "nope", "--bundle", str(bundle),
-                                   "--db", db]).exit_code == 2
+    assert (
+        runner.invoke(cli_app, ["export-round", "nope", "--bundle", str(bundle), "--db", db]).exit_code == 2
+    )

@@ -45,7 +45,7 @@ def cipher_key(monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def test_stored_bytes_hold_nothing_in_clear_and_verify_and_replay_work(
-        db_url, raw, examples, cipher_key
+    db_url, raw, examples, cipher_key
 ) -> None:
     app = open_ledger(db_url)
     try:
@@ -67,7 +67,7 @@ def test_stored_bytes_hold_nothing_in_clear_and_verify_and_replay_work(
 
 
 def test_round_digests_are_over_the_plaintext_so_they_equal_an_unencrypted_store(
-        db_url, examples, tmp_path, monkeypatch
+    db_url, examples, tmp_path, monkeypatch
 ) -> None:
     plain = open_ledger(f"sqlite:///{tmp_path / 'plain.db'}")
     _ingest(plain, examples)

@@ -35,8 +35,7 @@ def test_three_writers_at_once_lose_and_duplicate_nothing(db_url, harness, tmp_p
     if db_url.startswith("sqlite"):
         pytest.skip("SQLite has one writer at a time by design (EVENTSOURCING.md §6.9)")
     feed = tmp_path / "feed.jsonl"
-    made = harness.run_cli(["simulate", "--out", str(feed), "--rounds", "2", "--tables", "4",
-                            "--seed", "9"])
+    made = harness.run_cli(["simulate", "--out", str(feed), "--rounds", "2", "--tables", "4", "--seed", "9"])
     assert made.returncode == 0, made.stderr
     a, b = _split(feed, tmp_path)
     expected = harness.feed_rounds(feed)
@@ -44,14 +43,21 @@ def test_three_writers_at_once_lose_and_duplicate_nothing(db_url, harness, tmp_p
     app = open_ledger(db_url)  # create the tables once, before the writers (hazard 4)
     app.close()
     env = harness.cli_env({"LEDGER_CREATE_TABLE": "n"})
-    procs = [subprocess.Popen(harness.driver_cmd(db_url, f, 0, "never", 15), env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for f in (a, b, a)]
+    procs = [
+        subprocess.Popen(
+            harness.driver_cmd(db_url, f, 0, "never", 15),
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for f in (a, b, a)
+    ]
     results = [p.communicate(timeout=300) for p in procs]
     for proc, (_out, err) in zip(procs, results, strict=True):
         assert proc.returncode == 0, err.decode()[-2000:]
     saves, stored, duplicates, rejected, retries = zip(
-        *[map(int, out.split()) for out, _ in results], strict=True)
+        *[map(int, out.split()) for out, _ in results], strict=True
+    )
     lines_a = sum(len(v) for v in harness.feed_rounds(a).values())
     assert sum(stored) == sum(len(v) for v in expected.values())  # each line stored once …
     assert stored[0] + stored[2] == lines_a  # … by whichever writer of a.jsonl got there first

@@ -32,8 +32,21 @@ BATCH = 40
 
 def _feed(harness, tmp_path: Path, rounds: int = 8) -> Path:
     feed = tmp_path / "feed.jsonl"
-    result = harness.run_cli(["simulate", "--out", str(feed), "--rounds", str(rounds),
-                              "--tables", "2", "--seed", "5", "--game", "RL,FPC"])
+    result = harness.run_cli(
+        [
+            "simulate",
+            "--out",
+            str(feed),
+            "--rounds",
+            str(rounds),
+            "--tables",
+            "2",
+            "--seed",
+            "5",
+            "--game",
+            "RL,FPC",
+        ]
+    )
     assert result.returncode == 0, result.stderr
     return feed
 
@@ -61,8 +74,9 @@ def test_ingest_killed_anywhere_then_rerun_stores_every_line_exactly_once(db_url
     for run in range(RUNS):
         phase = ("inside", "before", "after")[run % 3]
         kill_at = rng.randint(1, max(1, saves // 2))
-        proc = subprocess.run(harness.driver_cmd(db_url, feed, kill_at, phase, BATCH), env=env,
-                              capture_output=True, timeout=120)
+        proc = subprocess.run(
+            harness.driver_cmd(db_url, feed, kill_at, phase, BATCH), env=env, capture_output=True, timeout=120
+        )
         assert proc.returncode in (-signal.SIGKILL, 0), proc.stderr.decode()[-2000:]
         app = open_ledger(db_url)
         try:
@@ -73,8 +87,7 @@ def test_ingest_killed_anywhere_then_rerun_stores_every_line_exactly_once(db_url
         stored_before = stored
         outcomes.append((phase, kill_at, stored))
     for _ in range(max(1, RUNS - 1)):  # the real command, killed from outside
-        code = _kill_after(harness.cli_cmd("ingest", str(feed), "--db", db_url), env,
-                           rng.uniform(0.2, 1.2))
+        code = _kill_after(harness.cli_cmd("ingest", str(feed), "--db", db_url), env, rng.uniform(0.2, 1.2))
         assert code in (-signal.SIGKILL, 0)
         app = open_ledger(db_url)
         try:
@@ -104,8 +117,9 @@ def _projections_survive_kills(db_url: str, harness, rng: random.Random) -> None
         return  # the updater has not landed: nothing to crash yet
     env = harness.cli_env()
     for _ in range(max(1, RUNS - 1)):
-        code = _kill_after(harness.cli_cmd("projections", "update", "--db", db_url), env,
-                           rng.uniform(0.2, 0.8))
+        code = _kill_after(
+            harness.cli_cmd("projections", "update", "--db", db_url), env, rng.uniform(0.2, 0.8)
+        )
         assert code in (-signal.SIGKILL, 0)
     done = harness.run_cli(["projections", "update", "--db", db_url])
     assert done.returncode == 0, done.stderr[-2000:]
@@ -121,8 +135,9 @@ def test_a_kill_inside_the_transaction_leaves_nothing_of_that_save(db_url, harne
     feed = _feed(harness, tmp_path, rounds=4)
     expected = harness.feed_rounds(feed)
     env = harness.cli_env()
-    proc = subprocess.run(harness.driver_cmd(db_url, feed, 1, "inside", BATCH), env=env,
-                          capture_output=True, timeout=120)
+    proc = subprocess.run(
+        harness.driver_cmd(db_url, feed, 1, "inside", BATCH), env=env, capture_output=True, timeout=120
+    )
     assert proc.returncode == -signal.SIGKILL
     app = open_ledger(db_url)
     try:
@@ -130,8 +145,9 @@ def test_a_kill_inside_the_transaction_leaves_nothing_of_that_save(db_url, harne
         assert app.head() is None
     finally:
         app.close()
-    proc = subprocess.run(harness.driver_cmd(db_url, feed, 2, "after", BATCH), env=env,
-                          capture_output=True, timeout=120)
+    proc = subprocess.run(
+        harness.driver_cmd(db_url, feed, 2, "after", BATCH), env=env, capture_output=True, timeout=120
+    )
     assert proc.returncode == -signal.SIGKILL
     app = open_ledger(db_url)
     try:

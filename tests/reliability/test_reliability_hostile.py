@@ -24,13 +24,19 @@ from ledger.store import LedgerApp, open_ledger
 from ledger.verify.engine import verify_store
 
 EXAMPLES = Path(os.environ["LEDGER_EXAMPLES"])  # set by tests/conftest.py
-VALID = [ln for name in ("rl.jsonl", "fpc.jsonl") if (EXAMPLES / name).exists()
-         for ln in (EXAMPLES / name).read_text(encoding="utf-8").splitlines() if ln]
+VALID = [
+    ln
+    for name in ("rl.jsonl", "fpc.jsonl")
+    if (EXAMPLES / name).exists()
+    for ln in (EXAMPLES / name).read_text(encoding="utf-8").splitlines()
+    if ln
+]
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
     lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4),
-    max_leaves=20)
+    max_leaves=20,
+)
 
 
 @st.composite
@@ -62,14 +68,19 @@ def cut_line(draw: st.DrawFn) -> bytes:
 hostile_lines = st.lists(
     st.binary(max_size=200).map(lambda b: b.replace(b"\n", b" "))
     | json_values.map(lambda v: json.dumps(v).encode())
-    | mutated_line() | cut_line() | st.sampled_from(VALID).map(str.encode),
-    min_size=1, max_size=25)
+    | mutated_line()
+    | cut_line()
+    | st.sampled_from(VALID).map(str.encode),
+    min_size=1,
+    max_size=25,
+)
 
 
 def _check(app: LedgerApp, lines: list[bytes]) -> IngestReport:
     rejected: list[tuple[str, bytes]] = []
     report = Ingestor(app, batch_events=7).ingest(
-        enumerate(lines, start=1), on_reject=lambda r, text: rejected.append((r.code, bytes(text))))
+        enumerate(lines, start=1), on_reject=lambda r, text: rejected.append((r.code, bytes(text)))
+    )
     non_blank = sum(1 for ln in lines if ln.strip())
     assert report.lines == non_blank
     assert report.stored + report.duplicates + len(report.rejected) == non_blank
@@ -79,11 +90,14 @@ def _check(app: LedgerApp, lines: list[bytes]) -> IngestReport:
 
 
 @pytest.mark.slow
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                   HealthCheck.too_slow])
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(lines=hostile_lines)
 def test_any_input_is_stored_or_rejected_with_a_reason_and_the_store_verifies(
-        tmp_path_factory, lines
+    tmp_path_factory, lines
 ) -> None:
     path = tmp_path_factory.mktemp("hostile") / "l.db"
     app = open_ledger(f"sqlite:///{path}")
@@ -102,7 +116,7 @@ def test_nasty_fixed_cases_are_rejected_with_their_codes(tmp_path: Path) -> None
         "line_too_long": b'{"v":1,"x":"' + b"a" * MAX_LINE_BYTES + b'"}',
         "deep_nesting": b"[" * 100_000 + b"]" * 100_000,
         "deep_object": b'{"a":' * 20_000 + b"1" + b"}" * 20_000,
-        "huge_integer": json.dumps({**base, "seq": 10 ** 4000}).encode(),
+        "huge_integer": json.dumps({**base, "seq": 10**4000}).encode(),
         "too_many_digits": b'{"v":1,"seq":' + b"9" * 5000 + b"}",
         "huge_float": json.dumps(base).replace(f'"seq": {base["seq"]}', '"seq": 1e400').encode(),
         "nan": nan,
@@ -149,9 +163,13 @@ _MEASURE = (
 
 def _ingest_measured(args: list[str], tmp_path: Path, stdin=None) -> tuple[int, str, int]:
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
-    proc = subprocess.run([sys.executable, "-c", _MEASURE, "ingest", *args,
-                           "--db", f"sqlite:///{tmp_path / 'l.db'}"],
-                          env=env, capture_output=True, timeout=300, stdin=stdin)
+    proc = subprocess.run(
+        [sys.executable, "-c", _MEASURE, "ingest", *args, "--db", f"sqlite:///{tmp_path / 'l.db'}"],
+        env=env,
+        capture_output=True,
+        timeout=300,
+        stdin=stdin,
+    )
     err = proc.stderr.decode()
     rss = int(err.rsplit("MAXRSS_KB=", 1)[1].split()[0])
     return proc.returncode, proc.stdout.decode() + err, rss
@@ -180,8 +198,9 @@ def test_a_long_line_from_a_pipe_is_rejected_and_the_next_line_is_stored(tmp_pat
         for line in VALID[:14]:
             stream.write(line.encode() + b"\n")
     with open(feed, "rb") as stdin:
-        code, output, rss_kb = _ingest_measured(["-", "--rejects", str(tmp_path / "r.jsonl"),
-                                                 "--json"], tmp_path, stdin=stdin)
+        code, output, rss_kb = _ingest_measured(
+            ["-", "--rejects", str(tmp_path / "r.jsonl"), "--json"], tmp_path, stdin=stdin
+        )
     assert code == 1, output
     summary = json.loads(output[: output.rindex("}") + 1])
     assert (summary["rejected"], summary["stored"]) == (1, 14)

@@ -15,8 +15,9 @@ from ledger.verify.engine import verify_store
 EXAMPLES = Path(os.environ["LEDGER_EXAMPLES"])  # set by tests/conftest.py
 
 
-@pytest.mark.parametrize("name", ["rl.jsonl", "fpc.jsonl", "3cb.jsonl", "sp9.jsonl",
-                                  "mj.jsonl", "stud.jsonl"])
+@pytest.mark.parametrize(
+    "name", ["rl.jsonl", "fpc.jsonl", "3cb.jsonl", "sp9.jsonl", "mj.jsonl", "stud.jsonl"]
+)
 def test_verify_after_every_line_of_an_ingest_finds_no_error(tmp_path: Path, name: str) -> None:
     lines = (EXAMPLES / name).read_text(encoding="utf-8").splitlines()
     rounds: list[str] = []

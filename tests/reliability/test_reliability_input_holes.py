@@ -28,11 +28,21 @@ def cli(cli_in_process):
     return cli_in_process
 
 
-OPEN = {"v": 1, "table": "RL-09", "game": "RL", "round": "r1", "seq": 1,
-        "at": "2026-11-20T10:01:00+08:00", "type": "round_opened", "currency": "HKD"}
-BET = ('{"v":1,"table":"RL-09","game":"RL","round":"r1","seq":2,"at":"2026-11-20T10:02:00+08:00",'
-       '"type":"bet_placed","bet":"b1","player":"P-2","spot":{"kind":"odd"},"amount":"1",'
-       '"amount":"5000"}')
+OPEN = {
+    "v": 1,
+    "table": "RL-09",
+    "game": "RL",
+    "round": "r1",
+    "seq": 1,
+    "at": "2026-11-20T10:01:00+08:00",
+    "type": "round_opened",
+    "currency": "HKD",
+}
+BET = (
+    '{"v":1,"table":"RL-09","game":"RL","round":"r1","seq":2,"at":"2026-11-20T10:02:00+08:00",'
+    '"type":"bet_placed","bet":"b1","player":"P-2","spot":{"kind":"odd"},"amount":"1",'
+    '"amount":"5000"}'
+)
 
 
 def _ingest(db_url: str, lines: list[str]) -> list[Rejection]:
@@ -54,14 +64,17 @@ def test_a_repeated_key_at_the_top_is_rejected_and_nothing_of_it_is_stored(db_ur
         app.close()
 
 
-@pytest.mark.parametrize("line", [
-    '{"v":1,"table":"RL-09","game":"RL","round":"r1","seq":2,"at":"2026-11-20T10:02:00+08:00",'
-    '"type":"bet_placed","bet":"b1","player":"P-2","spot":{"kind":"odd","kind":"even"},'
-    '"amount":"1"}',
-    '{"v":1,"table":"RL-09","game":"RL","round":"r1","seq":1,"at":"2026-11-20T10:01:00+08:00",'
-    '"type":"round_opened","currency":"HKD","rulebook":{"limits":{"odd":{"min":"1","max":"9",'
-    '"max":"900000"}}}}',
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"v":1,"table":"RL-09","game":"RL","round":"r1","seq":2,"at":"2026-11-20T10:02:00+08:00",'
+        '"type":"bet_placed","bet":"b1","player":"P-2","spot":{"kind":"odd","kind":"even"},'
+        '"amount":"1"}',
+        '{"v":1,"table":"RL-09","game":"RL","round":"r1","seq":1,"at":"2026-11-20T10:01:00+08:00",'
+        '"type":"round_opened","currency":"HKD","rulebook":{"limits":{"odd":{"min":"1","max":"9",'
+        '"max":"900000"}}}}',
+    ],
+)
 def test_a_repeated_key_in_a_nested_object_is_rejected(line: str) -> None:
     found = parse_line(line, 7)
     assert isinstance(found, Rejection)
@@ -71,14 +84,22 @@ def test_a_repeated_key_in_a_nested_object_is_rejected(line: str) -> None:
 
 def test_a_repeated_round_opened_key_is_rejected_on_the_fast_path_too(db_url: str) -> None:
     lines = [json.dumps({**OPEN, "round": f"r{i}"}, separators=(",", ":")) for i in range(3)]
-    lines.append(lines[0].replace('"currency":"HKD"', '"currency":"HKD","currency":"MOP"')
-                 .replace('"r0"', '"r9"'))
+    lines.append(
+        lines[0].replace('"currency":"HKD"', '"currency":"HKD","currency":"MOP"').replace('"r0"', '"r9"')
+    )
     rejected = _ingest(db_url, lines)
     assert [(r.line, r.code, r.field) for r in rejected] == [(4, "duplicate_key", "currency")]
 
 
-@pytest.mark.parametrize("at", ["0001-01-01T00:00:00+08:00", "9999-12-31T23:59:59-08:00",
-                                "1999-12-31T23:59:59+00:00", "2100-01-01T00:00:00Z"])
+@pytest.mark.parametrize(
+    "at",
+    [
+        "0001-01-01T00:00:00+08:00",
+        "9999-12-31T23:59:59-08:00",
+        "1999-12-31T23:59:59+00:00",
+        "2100-01-01T00:00:00Z",
+    ],
+)
 def test_a_time_outside_the_window_is_bad_timestamp_on_both_paths(db_url: str, at: str) -> None:
     compact = json.dumps({**OPEN, "at": at}, separators=(",", ":"))
     spaced = json.dumps({**OPEN, "round": "r2", "at": at})
@@ -129,8 +150,8 @@ def _no_command_crashes(cli, db_url: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("at", ["0001-01-01T00:00:00+08:00", "9999-12-31T23:59:59-08:00"])
 def test_an_edge_time_an_old_store_holds_crashes_no_later_command(
-        db_url: str, examples: Path, tmp_path: Path, cli, monkeypatch: pytest.MonkeyPatch,
-        at: str) -> None:
+    db_url: str, examples: Path, tmp_path: Path, cli, monkeypatch: pytest.MonkeyPatch, at: str
+) -> None:
     monkeypatch.setenv("LEDGER_EARLIEST_AT", "0001-01-01T00:00:00+14:00")  # an older release
     monkeypatch.setenv("LEDGER_LATEST_AT", "9999-12-31T23:59:59.999999-14:00")
     assert _ingest(db_url, _edge_feed(examples, at)) == []
@@ -140,13 +161,15 @@ def test_an_edge_time_an_old_store_holds_crashes_no_later_command(
 
 
 def test_an_edge_time_planted_by_sql_crashes_no_later_command(
-        db_url: str, raw, examples: Path, tmp_path: Path, cli) -> None:
+    db_url: str, raw, examples: Path, tmp_path: Path, cli
+) -> None:
     assert _ingest(db_url, (examples / "rl.jsonl").read_text(encoding="utf-8").splitlines()) == []
     for nid, state in raw.rows():
         if b'"type":"round_opened"' in state:
             content = unframe(state)[1]
-            planted = content.replace(b'"at":"2026-11-20T10:01:00+08:00"',
-                                      b'"at":"9999-12-31T23:59:59-08:00"')
+            planted = content.replace(
+                b'"at":"2026-11-20T10:01:00+08:00"', b'"at":"9999-12-31T23:59:59-08:00"'
+            )
             assert planted != content
             raw.set_state(nid, frame("0" * 64, planted))
             break
@@ -156,7 +179,8 @@ def test_an_edge_time_planted_by_sql_crashes_no_later_command(
 
 
 def test_a_deeply_nested_bundle_or_checkpoint_is_refused_with_exit_2(
-        tmp_path: Path, examples: Path, cli) -> None:
+    tmp_path: Path, examples: Path, cli
+) -> None:
     db = f"sqlite:///{tmp_path / 'l.db'}"
     assert _ingest(db, (examples / "rl.jsonl").read_text(encoding="utf-8").splitlines()) == []
     key = tmp_path / "seal.pem"
@@ -166,8 +190,7 @@ def test_a_deeply_nested_bundle_or_checkpoint_is_refused_with_exit_2(
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 200_000 + "]" * 200_000, encoding="utf-8")
     deep_object = tmp_path / "deep-object.json"
-    deep_object.write_text('{"format":' + '{"a":' * 100_000 + "1" + "}" * 100_001,
-                           encoding="utf-8")
+    deep_object.write_text('{"format":' + '{"a":' * 100_000 + "1" + "}" * 100_001, encoding="utf-8")
     for bundle, checkpoint in ((deep, good), (deep_object, good), (deep, deep)):
         done = cli(["check-bundle", str(bundle), "--checkpoint", str(checkpoint)])
         assert done.returncode == 2, (done.returncode, done.stderr[-800:])

@@ -50,11 +50,13 @@ def _keys(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _seal(db_url: str, tmp_path: Path, name: str = "cp.json") -> tuple[Path, Path]:
-    private, public = _keys(tmp_path) if not (tmp_path / "seal.key").exists() else (
-        tmp_path / "seal.key", tmp_path / "seal.key.pub")
+    private, public = (
+        _keys(tmp_path)
+        if not (tmp_path / "seal.key").exists()
+        else (tmp_path / "seal.key", tmp_path / "seal.key.pub")
+    )
     out = tmp_path / name
-    result = runner.invoke(cli_app, ["seal", "--db", db_url, "--key", str(private),
-                                     "--out", str(out)])
+    result = runner.invoke(cli_app, ["seal", "--db", db_url, "--key", str(private), "--out", str(out)])
     assert result.exit_code == 0, result.output
     return out, public
 
@@ -94,7 +96,7 @@ def _drop_stored_checkpoints(raw) -> None:
     if raw.sqlite:
         import sqlite3
 
-        with sqlite3.connect(raw.url[len("sqlite:///"):]) as conn:
+        with sqlite3.connect(raw.url[len("sqlite:///") :]) as conn:
             for table in tables:
                 conn.execute(f"DROP TABLE IF EXISTS {table}")
         return
@@ -121,7 +123,7 @@ def test_a_sealed_store_verifies_and_still_verifies_after_it_grows(app, db_url, 
 
 
 def test_deleting_the_newest_saves_is_detected_by_the_checkpoint(
-        app, db_url, raw, examples, tmp_path
+    app, db_url, raw, examples, tmp_path
 ) -> None:
     _fill(app, examples)
     checkpoint, public = _seal(db_url, tmp_path)
@@ -132,12 +134,14 @@ def test_deleting_the_newest_saves_is_detected_by_the_checkpoint(
             raw.delete(i)
     assert verify_store(app).exit_code == 0  # what is left is a consistent, shorter chain …
     assert _verify(db_url, checkpoint, public) == 3  # … that the checkpoint refutes
-    assert any("no chain link" in f.message
-               for f in checkpoint_findings(app, parse_checkpoint(checkpoint.read_text())))
+    assert any(
+        "no chain link" in f.message
+        for f in checkpoint_findings(app, parse_checkpoint(checkpoint.read_text()))
+    )
 
 
 def test_history_rewritten_as_a_consistent_new_chain_is_detected(
-        app, db_url, raw, examples, tmp_path
+    app, db_url, raw, examples, tmp_path
 ) -> None:
     _fill(app, examples)
     checkpoint, public = _seal(db_url, tmp_path)
@@ -158,7 +162,7 @@ def test_one_changed_byte_is_detected(app, db_url, raw, examples, tmp_path) -> N
 
 
 def test_a_checkpoint_forged_with_another_key_fails_against_the_real_public_key(
-        app, db_url, raw, examples, tmp_path
+    app, db_url, raw, examples, tmp_path
 ) -> None:
     _fill(app, examples)
     _, public = _seal(db_url, tmp_path)
@@ -207,7 +211,7 @@ def test_a_broken_store_is_not_sealed(app, raw, examples) -> None:
 
 
 def test_the_key_can_come_from_the_environment_and_openssl_pem_is_read(
-        tmp_path, monkeypatch, examples
+    tmp_path, monkeypatch, examples
 ) -> None:
     db = f"sqlite:///{tmp_path / 'l.db'}"
     app = open_ledger(db)

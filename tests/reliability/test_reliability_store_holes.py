@@ -54,15 +54,15 @@ def _sql(db_url: str, statement: str, params: tuple[object, ...] = ()) -> list:
     if db_url.startswith("sqlite"):
         import sqlite3
 
-        with sqlite3.connect(db_url[len("sqlite:///"):]) as conn:
-            return conn.execute(statement.format(t="stored_events", id="rowid", p="?"),
-                                params).fetchall()
+        with sqlite3.connect(db_url[len("sqlite:///") :]) as conn:
+            return conn.execute(statement.format(t="stored_events", id="rowid", p="?"), params).fetchall()
     import psycopg
 
     schema = parse_qs(urlsplit(db_url).query)["schema"][0]
     with psycopg.connect(db_url.split("?")[0], autocommit=True) as conn:
-        cur = conn.execute(statement.format(t=f'"{schema}".ledger_events', id="notification_id",
-                                            p="%s"), params)  # type: ignore[arg-type]
+        cur = conn.execute(
+            statement.format(t=f'"{schema}".ledger_events', id="notification_id", p="%s"), params
+        )  # type: ignore[arg-type]
         return cur.fetchall() if cur.description else []
 
 
@@ -79,25 +79,38 @@ def _plant_below_zero(db_url: str, examples: Path, row_id: int) -> None:
     content = content.replace(b'"amount":"150"', b'"amount":"90000"')
     state = frame(next_digest(last.digest, content), content)
     oid = last.originator_id.hex if db_url.startswith("sqlite") else str(last.originator_id)
-    _sql(db_url, "INSERT INTO {t} ({id}, originator_id, originator_version, topic, state) "
-         "VALUES ({p}, {p}, {p}, {p}, {p})",
-         (row_id, oid, last.originator_version + 1, "RL/bet_placed", state))
+    _sql(
+        db_url,
+        "INSERT INTO {t} ({id}, originator_id, originator_version, topic, state) "
+        "VALUES ({p}, {p}, {p}, {p}, {p})",
+        (row_id, oid, last.originator_version + 1, "RL/bet_placed", state),
+    )
 
 
 @pytest.mark.parametrize("row_id", [0, -7])
 def test_a_row_with_an_id_at_or_below_zero_breaks_verify_seal_and_checkpoint(
-        db_url: str, examples: Path, tmp_path: Path, cli, row_id: int) -> None:
+    db_url: str, examples: Path, tmp_path: Path, cli, row_id: int
+) -> None:
     _fill(db_url, examples)
     key = tmp_path / "k.pem"
     assert cli(["keygen", "--out", str(key)]).returncode == 0
     checkpoint = tmp_path / "cp.json"
-    assert cli(["seal", "--db", db_url, "--key", str(key), "--out", str(checkpoint)]
-               ).returncode == 0
+    assert cli(["seal", "--db", db_url, "--key", str(key), "--out", str(checkpoint)]).returncode == 0
     _drop_guard(db_url)  # the owner of the file or schema can; verify must still see the row
     _plant_below_zero(db_url, examples, row_id)
     assert _sql(db_url, "SELECT COUNT(*) FROM {t} WHERE {id} <= 0") == [(1,)]
-    done = cli(["verify", "--db", db_url, "--checkpoint", str(checkpoint), "--public-key",
-                str(key) + ".pub", "--json"])
+    done = cli(
+        [
+            "verify",
+            "--db",
+            db_url,
+            "--checkpoint",
+            str(checkpoint),
+            "--public-key",
+            str(key) + ".pub",
+            "--json",
+        ]
+    )
     assert done.returncode == 3, done.stdout[-1500:] + done.stderr[-1500:]
     assert '"chain_broken"' in done.stdout
     done = cli(["seal", "--db", db_url, "--key", str(key), "--out", str(tmp_path / "cp2.json")])
@@ -112,8 +125,7 @@ def _drop_guard(db_url: str) -> None:
         _sql(db_url, "ALTER TABLE {t} DROP CONSTRAINT ledger_positive_id")
 
 
-def test_a_store_created_by_ingest_refuses_a_row_id_at_or_below_zero(
-        db_url: str, examples: Path) -> None:
+def test_a_store_created_by_ingest_refuses_a_row_id_at_or_below_zero(db_url: str, examples: Path) -> None:
     _fill(db_url, examples)  # no `ledger init`: the store exists because ingest created it
     for row_id in (0, -1):
         with pytest.raises(Exception, match=r"positive|ledger_positive_id"):
@@ -121,8 +133,7 @@ def test_a_store_created_by_ingest_refuses_a_row_id_at_or_below_zero(
     assert _sql(db_url, "SELECT COUNT(*) FROM {t} WHERE {id} <= 0") == [(0,)]
 
 
-def test_after_init_both_stores_refuse_a_row_id_at_or_below_zero(
-        db_url: str, examples: Path) -> None:
+def test_after_init_both_stores_refuse_a_row_id_at_or_below_zero(db_url: str, examples: Path) -> None:
     _fill(db_url, examples)
     result = runner.invoke(cli_app, ["init", "--db", db_url])
     assert result.exit_code == 0, result.output
@@ -167,9 +178,12 @@ def test_a_planted_row_in_a_gap_of_the_chain_is_chain_broken(db_url: str, exampl
     top = _sql(db_url, "SELECT MAX({id}) FROM {t}")[0][0]
     other = uuid.uuid4()
     oid = other.hex if db_url.startswith("sqlite") else str(other)
-    _sql(db_url, "INSERT INTO {t} ({id}, originator_id, originator_version, topic, state) "
-         "VALUES ({p}, {p}, {p}, {p}, {p})", (top + 1000, oid, 1, "RL/round_opened",
-                                              frame(digest, content)))
+    _sql(
+        db_url,
+        "INSERT INTO {t} ({id}, originator_id, originator_version, topic, state) "
+        "VALUES ({p}, {p}, {p}, {p}, {p})",
+        (top + 1000, oid, 1, "RL/round_opened", frame(digest, content)),
+    )
     app = open_ledger(db_url)
     try:
         report = verify_store(app)
@@ -193,7 +207,8 @@ print(report.stored, len(report.rejected))
 
 @pytest.mark.slow
 def test_four_writers_on_a_fresh_postgres_schema_all_store_their_feeds(
-        db_url: str, examples: Path, harness) -> None:
+    db_url: str, examples: Path, harness
+) -> None:
     """Three fresh schemas, four writers each, started together (the race of creating the
     tables showed about once in twenty such starts before the fix)."""
     if db_url.startswith("sqlite"):
@@ -203,17 +218,31 @@ def test_four_writers_on_a_fresh_postgres_schema_all_store_their_feeds(
     import psycopg
 
     feeds = [examples / n for n in ("rl.jsonl", "fpc.jsonl", "3cb.jsonl", "sp9.jsonl")]
-    expected = sum(len({(ln.split('"round":"')[1].split('"')[0], ln.split('"table":"')[1]
-                         .split('"')[0]) for ln in f.read_text().splitlines() if ln})
-                   for f in feeds)
+    expected = sum(
+        len(
+            {
+                (ln.split('"round":"')[1].split('"')[0], ln.split('"table":"')[1].split('"')[0])
+                for ln in f.read_text().splitlines()
+                if ln
+            }
+        )
+        for f in feeds
+    )
     base = db_url.split("?")[0]
     extra = [f"t_{uuid.uuid4().hex[:12]}" for _ in range(2)]
     try:
         for url in [db_url, *(f"{base}?schema={s}" for s in extra)]:
             start = str(time.time() + 4)  # after the imports, even on a busy machine
-            procs = [subprocess.Popen([sys.executable, "-c", WRITER, url, str(f), start],
-                                      env=harness.cli_env(), stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True) for f in feeds]
+            procs = [
+                subprocess.Popen(
+                    [sys.executable, "-c", WRITER, url, str(f), start],
+                    env=harness.cli_env(),
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+                for f in feeds
+            ]
             outs = [p.communicate(timeout=300) for p in procs]
             for proc, (out, err) in zip(procs, outs, strict=True):
                 assert proc.returncode == 0, err[-2000:]
@@ -237,7 +266,8 @@ def _as_role(db_url: str, role: str) -> str:
 
 
 def test_the_postgres_writer_inserts_only_event_columns_and_cannot_lock_out_auditors(
-        db_url: str, examples: Path) -> None:
+    db_url: str, examples: Path
+) -> None:
     if db_url.startswith("sqlite"):
         pytest.skip("roles exist only on PostgreSQL")
     import psycopg
@@ -247,9 +277,21 @@ def test_the_postgres_writer_inserts_only_event_columns_and_cannot_lock_out_audi
     writer, auditor = f"lw_{uuid.uuid4().hex[:8]}", f"la_{uuid.uuid4().hex[:8]}"
     sealer = f"ls_{uuid.uuid4().hex[:8]}"
     try:
-        result = runner.invoke(cli_app, ["init", "--db", db_url, "--roles", "--ingest-role",
-                                         writer, "--auditor-role", auditor, "--sealer-role",
-                                         sealer])
+        result = runner.invoke(
+            cli_app,
+            [
+                "init",
+                "--db",
+                db_url,
+                "--roles",
+                "--ingest-role",
+                writer,
+                "--auditor-role",
+                auditor,
+                "--sealer-role",
+                sealer,
+            ],
+        )
         assert result.exit_code == 0, result.output
         app = open_ledger(_as_role(db_url, writer), extra_env={"CREATE_TABLE": "n"})
         try:
@@ -264,9 +306,11 @@ def test_the_postgres_writer_inserts_only_event_columns_and_cannot_lock_out_audi
                     conn.execute(f"LOCK TABLE {table} IN {mode} MODE")
                 conn.rollback()
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
-                conn.execute(f"INSERT INTO {table} (notification_id, originator_id, "
-                             "originator_version, topic, state) VALUES (-1, gen_random_uuid(), "
-                             "1, 'x', 'x')")
+                conn.execute(
+                    f"INSERT INTO {table} (notification_id, originator_id, "
+                    "originator_version, topic, state) VALUES (-1, gen_random_uuid(), "
+                    "1, 'x', 'x')"
+                )
             conn.rollback()
         app = open_ledger(_as_role(db_url, auditor), extra_env={"CREATE_TABLE": "n"})
         try:
@@ -282,7 +326,8 @@ def test_the_postgres_writer_inserts_only_event_columns_and_cannot_lock_out_audi
 
 
 def test_a_row_removed_or_replaced_before_the_checkpoint(
-        db_url: str, examples: Path, tmp_path: Path, cli) -> None:
+    db_url: str, examples: Path, tmp_path: Path, cli
+) -> None:
     """``verify --since`` and the incremental seal read only the rows after the checkpoint;
     a count of the rows before it shows one removed (exit 3, seal refused). One put back in
     its place with other bytes keeps the count: that is the documented gap of ``--since``
@@ -290,15 +335,16 @@ def test_a_row_removed_or_replaced_before_the_checkpoint(
     _fill(db_url, examples)
     key = tmp_path / "k.pem"
     assert cli(["keygen", "--out", str(key)]).returncode == 0
-    assert cli(["seal", "--db", db_url, "--key", str(key), "--out", str(tmp_path / "cp.json")]
-               ).returncode == 0
+    assert (
+        cli(["seal", "--db", db_url, "--key", str(key), "--out", str(tmp_path / "cp.json")]).returncode == 0
+    )
     _fill(db_url, examples, "fpc.jsonl")  # the next night's rows
-    since = ["verify", "--db", db_url, "--since", "last", "--public-key", str(key) + ".pub",
-             "--json"]
+    since = ["verify", "--db", db_url, "--since", "last", "--public-key", str(key) + ".pub", "--json"]
     assert cli(since).returncode == 0
     victim = _sql(db_url, "SELECT MIN({id}) FROM {t}")[0][0] + 3
-    removed = _sql(db_url, "SELECT originator_id, originator_version, topic, state FROM {t} "
-                           "WHERE {id} = {p}", (victim,))[0]
+    removed = _sql(
+        db_url, "SELECT originator_id, originator_version, topic, state FROM {t} WHERE {id} = {p}", (victim,)
+    )[0]
     _sql(db_url, "DELETE FROM {t} WHERE {id} = {p}", (victim,))
     done = cli(since)
     assert done.returncode == 3, done.stdout[-1500:] + done.stderr[-1500:]
@@ -309,7 +355,11 @@ def test_a_row_removed_or_replaced_before_the_checkpoint(
     oid, version, topic, state = removed
     digest, content = unframe(bytes(state))
     changed = frame(digest, content.replace(b'"seq":', b'"seq": '))  # same count, other bytes
-    _sql(db_url, "INSERT INTO {t} ({id}, originator_id, originator_version, topic, state) "
-         "VALUES ({p}, {p}, {p}, {p}, {p})", (victim, oid, version, topic, changed))
+    _sql(
+        db_url,
+        "INSERT INTO {t} ({id}, originator_id, originator_version, topic, state) "
+        "VALUES ({p}, {p}, {p}, {p}, {p})",
+        (victim, oid, version, topic, changed),
+    )
     assert cli(since).returncode == 0  # the documented gap
     assert cli(["verify", "--db", db_url, "--json"]).returncode == 3

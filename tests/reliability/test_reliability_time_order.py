@@ -37,8 +37,7 @@ def _verify(db_url: str, lines: list[dict], cli) -> tuple[int, list[dict]]:
     return done.returncode, json.loads(done.stdout)["findings"]
 
 
-def test_an_event_back_in_time_is_a_timestamp_disorder_warning(db_url: str, examples: Path,
-                                                                cli) -> None:
+def test_an_event_back_in_time_is_a_timestamp_disorder_warning(db_url: str, examples: Path, cli) -> None:
     lines = _first_round(examples)
     lines[2]["at"] = "2026-11-20T09:00:00+08:00"  # before the opening and the first bet
     code, findings = _verify(db_url, lines, cli)
@@ -51,7 +50,8 @@ def test_an_event_back_in_time_is_a_timestamp_disorder_warning(db_url: str, exam
 
 
 def test_a_round_closed_before_it_opened_is_a_timestamp_disorder_warning(
-        db_url: str, examples: Path, cli) -> None:
+    db_url: str, examples: Path, cli
+) -> None:
     lines = _first_round(examples)
     assert lines[-1]["type"] == "round_closed"
     lines[-1]["at"] = "2026-11-19T10:00:00+08:00"

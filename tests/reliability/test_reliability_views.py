@@ -63,23 +63,35 @@ def _at_rest(db_url: str) -> bytes:
     """Everything the database holds at rest: the SQLite file (and its WAL), or ``pg_dump`` of
     the schema."""
     if db_url.startswith("sqlite"):
-        path = Path(db_url[len("sqlite:///"):])
+        path = Path(db_url[len("sqlite:///") :])
         return b"".join(p.read_bytes() for p in (path, Path(f"{path}-wal")) if p.exists())
     if shutil.which("pg_dump") is None:
         pytest.skip("pg_dump is not installed")
     schema = parse_qs(urlsplit(db_url).query)["schema"][0]
     parts = urlsplit(db_url.split("?")[0])
     return subprocess.run(
-        ["pg_dump", "-h", parts.hostname or "127.0.0.1", "-p", str(parts.port or 5432), "-U",
-         parts.username or "postgres", "-n", schema, parts.path.lstrip("/")],
-        capture_output=True, check=True, timeout=120).stdout
+        [
+            "pg_dump",
+            "-h",
+            parts.hostname or "127.0.0.1",
+            "-p",
+            str(parts.port or 5432),
+            "-U",
+            parts.username or "postgres",
+            "-n",
+            schema,
+            parts.path.lstrip("/"),
+        ],
+        capture_output=True,
+        check=True,
+        timeout=120,
+    ).stdout
 
 
 FINANCE = [["projections", "update"], ["commission", "--json"], ["jackpot"], ["bank"]]
 
 
-def test_view_rows_hold_nothing_in_clear_under_the_cipher_key(
-        db_url: str, examples: Path, cli) -> None:
+def test_view_rows_hold_nothing_in_clear_under_the_cipher_key(db_url: str, examples: Path, cli) -> None:
     key = AESCipher.create_key(32)
     lines, secrets = _marked(examples)
     env = {"LEDGER_CIPHER_KEY": key}
@@ -107,7 +119,8 @@ def test_view_rows_hold_nothing_in_clear_under_the_cipher_key(
 
 @pytest.mark.parametrize("variant", ["missing", "wrong"])
 def test_a_missing_or_wrong_key_is_one_line_and_exit_2(
-        db_url: str, examples: Path, cli, variant: str) -> None:
+    db_url: str, examples: Path, cli, variant: str
+) -> None:
     key = AESCipher.create_key(32)
     lines, _ = _marked(examples)
     import os
@@ -117,11 +130,14 @@ def test_a_missing_or_wrong_key_is_one_line_and_exit_2(
         _fill(db_url, lines)
     finally:
         del os.environ["LEDGER_CIPHER_KEY"]
-    assert cli(["projections", "update", "--db", db_url],
-               env={"LEDGER_CIPHER_KEY": key}).returncode == 0
+    assert cli(["projections", "update", "--db", db_url], env={"LEDGER_CIPHER_KEY": key}).returncode == 0
     env = {} if variant == "missing" else {"LEDGER_CIPHER_KEY": AESCipher.create_key(32)}
-    for args in [*FINANCE, ["projections", "status"], ["replay", "RL-01/000001"],
-                 ["report", "--day", "2026-11-20", "--json"]]:
+    for args in [
+        *FINANCE,
+        ["projections", "status"],
+        ["replay", "RL-01/000001"],
+        ["report", "--day", "2026-11-20", "--json"],
+    ]:
         done = cli([*args, "--db", db_url], env=env)
         assert done.returncode in (2, 3), (args, done.returncode, done.stdout[-500:])
         assert "Traceback" not in done.stderr, (args, done.stderr[-1500:])
@@ -133,7 +149,7 @@ def _set_back(db_url: str) -> None:
     if db_url.startswith("sqlite"):
         import sqlite3
 
-        with sqlite3.connect(db_url[len("sqlite:///"):]) as conn:
+        with sqlite3.connect(db_url[len("sqlite:///") :]) as conn:
             conn.execute("UPDATE ledger_view_tracking SET position = position / 2")
         return
     import psycopg
@@ -144,7 +160,8 @@ def _set_back(db_url: str) -> None:
 
 
 def test_a_tracking_position_set_back_is_refused_by_every_reader(
-        db_url: str, examples: Path, cli, tmp_path: Path) -> None:
+    db_url: str, examples: Path, cli, tmp_path: Path
+) -> None:
     lines, _ = _marked(examples)
     _fill(db_url, lines)
     assert cli(["projections", "update", "--db", db_url]).returncode == 0  # views stored
@@ -160,22 +177,23 @@ def test_a_tracking_position_set_back_is_refused_by_every_reader(
     assert codes == {"projection_mismatch"}
 
 
-def test_a_consistent_rollback_is_left_to_verify_projections(
-        db_url: str, examples: Path, cli) -> None:
+def test_a_consistent_rollback_is_left_to_verify_projections(db_url: str, examples: Path, cli) -> None:
     """The documented gap: without the cipher key, the DBA can set the tracking record and the
     written-position row back together; the readers then cannot tell, verify still can."""
     lines, _ = _marked(examples)
     _fill(db_url, lines)
     assert cli(["projections", "update", "--db", db_url]).returncode == 0
-    statements = ["UPDATE {t} SET position = position / 2",
-                  "UPDATE {r} SET row = '{{\"position\": ' || CAST((SELECT position FROM {t} "
-                  "WHERE {t}.view = {r}.view) AS TEXT) || ', \"version\": ' || CAST((SELECT "
-                  "version FROM {t} WHERE {t}.view = {r}.view) AS TEXT) || '}}' "
-                  "WHERE key = '~written'"]
+    statements = [
+        "UPDATE {t} SET position = position / 2",
+        "UPDATE {r} SET row = '{{\"position\": ' || CAST((SELECT position FROM {t} "
+        "WHERE {t}.view = {r}.view) AS TEXT) || ', \"version\": ' || CAST((SELECT "
+        "version FROM {t} WHERE {t}.view = {r}.view) AS TEXT) || '}}' "
+        "WHERE key = '~written'",
+    ]
     if db_url.startswith("sqlite"):
         import sqlite3
 
-        with sqlite3.connect(db_url[len("sqlite:///"):]) as conn:
+        with sqlite3.connect(db_url[len("sqlite:///") :]) as conn:
             for sql in statements:
                 conn.execute(sql.format(t="ledger_view_tracking", r="ledger_view_rows"))
     else:
@@ -184,8 +202,9 @@ def test_a_consistent_rollback_is_left_to_verify_projections(
         schema = parse_qs(urlsplit(db_url).query)["schema"][0]
         with psycopg.connect(db_url.split("?")[0], autocommit=True) as conn:
             for sql in statements:
-                conn.execute(sql.format(t=f'"{schema}".ledger_view_tracking',
-                                        r=f'"{schema}".ledger_view_rows'))
+                conn.execute(
+                    sql.format(t=f'"{schema}".ledger_view_tracking', r=f'"{schema}".ledger_view_rows')
+                )
     verify = cli(["verify", "--projections", "--json", "--db", db_url])
     assert verify.returncode == 1
     assert {f["code"] for f in json.loads(verify.stdout)["findings"]} == {"projection_mismatch"}

@@ -31,8 +31,7 @@ from ledger.report.provenance import provenance
 from ledger.store import LedgerApp, open_ledger
 
 CHROMIUM = os.environ.get("LEDGER_CHROMIUM", "/usr/bin/chromium")
-SHOTS = Path(os.environ.get("LEDGER_SCREENSHOTS",
-                            Path(__file__).resolve().parents[2] / "screenshots"))
+SHOTS = Path(os.environ.get("LEDGER_SCREENSHOTS", Path(__file__).resolve().parents[2] / "screenshots"))
 """The same folder as ``SCREENSHOTS`` in conftest.py, which prints it at the end of the run."""
 DAY = date(2026, 11, 20)
 
@@ -70,8 +69,13 @@ def faulty_day(tmp_path_factory: pytest.TempPathFactory, feeds: Any) -> Iterator
     150 (three ``settlement_mismatch`` findings), the worked example of docs/INSPECTORS.md."""
     app = open_ledger(f"sqlite:///{tmp_path_factory.mktemp('browser') / 'day.db'}")
     feeds.ingest_examples(app)
-    feeds.ingest(app, [line.replace('"won":"200"', '"won":"150"').replace("RL-01", "RL-02")
-                       for line in feeds.example("rl")])
+    feeds.ingest(
+        app,
+        [
+            line.replace('"won":"200"', '"won":"150"').replace("RL-01", "RL-02")
+            for line in feeds.example("rl")
+        ],
+    )
     yield app
     app.close()
 
@@ -127,7 +131,8 @@ def _open(browser: Any, page_html: str, name: str, *, pdf: bool = False) -> dict
     seen["clipped"] = page.evaluate(CLIPPED)
     seen["svg_boxes"] = page.evaluate(
         "[...document.querySelectorAll('svg.chart, svg.fpc-figure')]"
-        ".map(s => s.getBoundingClientRect().width)")
+        ".map(s => s.getBoundingClientRect().width)"
+    )
     seen["uri"] = path.as_uri()
     seen["page"] = page
     if pdf:
@@ -137,7 +142,8 @@ def _open(browser: Any, page_html: str, name: str, *, pdf: bool = False) -> dict
         page.emulate_media(media="print")
         seen["print_break"] = page.evaluate(
             "[...document.querySelectorAll('table.bets, table.money')]"
-            ".map(t => getComputedStyle(t).breakInside)")
+            ".map(t => getComputedStyle(t).breakInside)"
+        )
         page.emulate_media(media="screen")
     return seen
 
@@ -151,20 +157,25 @@ def _assert_clean(seen: dict[str, Any]) -> None:
     assert seen["clipped"] == []
 
 
-@pytest.mark.parametrize(("table", "round_", "title"), [
-    ("RL-01", "000001", "Roulette — round RL-01/000001"),
-    ("FPC-01", "000001", "Fish-Prawn-Crab — round FPC-01/000001"),
-    ("3CB-01", "000002", "3-Card Baccarat — round 3CB-01/000002"),
-    ("SP9-01", "000001", "Super Pan 9 — round SP9-01/000001"),
-    ("STUD-01", "000001", None),
-    ("MJ-01", "g1", "Mah-Jong — round MJ-01/g1"),
-])
-def test_round_pages_load_clean_in_chromium(browser: Any, examples_ledger: LedgerApp,
-                                            table: str, round_: str, title: str | None) -> None:
+@pytest.mark.parametrize(
+    ("table", "round_", "title"),
+    [
+        ("RL-01", "000001", "Roulette — round RL-01/000001"),
+        ("FPC-01", "000001", "Fish-Prawn-Crab — round FPC-01/000001"),
+        ("3CB-01", "000002", "3-Card Baccarat — round 3CB-01/000002"),
+        ("SP9-01", "000001", "Super Pan 9 — round SP9-01/000001"),
+        ("STUD-01", "000001", None),
+        ("MJ-01", "g1", "Mah-Jong — round MJ-01/g1"),
+    ],
+)
+def test_round_pages_load_clean_in_chromium(
+    browser: Any, examples_ledger: LedgerApp, table: str, round_: str, title: str | None
+) -> None:
     replay = replay_round(examples_ledger, table, round_)
     assert replay is not None
-    seen = _open(browser, render_round(replay, provenance(examples_ledger)),
-                 f"round-{table}-{round_}", pdf=True)
+    seen = _open(
+        browser, render_round(replay, provenance(examples_ledger)), f"round-{table}-{round_}", pdf=True
+    )
     _assert_clean(seen)
     assert seen["h1"].endswith(f"round {table}/{round_}")
     if title:
@@ -179,16 +190,14 @@ def test_round_pages_load_clean_in_chromium(browser: Any, examples_ledger: Ledge
 def test_a_mismatch_marks_only_the_field_that_differs(browser: Any, faulty_day: LedgerApp) -> None:
     replay = replay_round(faulty_day, "RL-02", "000001")
     assert replay is not None
-    seen = _open(browser, render_round(replay, provenance(faulty_day)), "round-RL-02-000001",
-                 pdf=True)
+    seen = _open(browser, render_round(replay, provenance(faulty_day)), "round-RL-02-000001", pdf=True)
     page = seen["page"]
-    marked = page.evaluate("[...document.querySelectorAll('table.bets .fld.diff')]"
-                           ".map(e => e.textContent)")
-    wanted = page.evaluate("[...document.querySelectorAll('table.bets .fld.want')]"
-                           ".map(e => e.textContent)")
+    marked = page.evaluate("[...document.querySelectorAll('table.bets .fld.diff')].map(e => e.textContent)")
+    wanted = page.evaluate("[...document.querySelectorAll('table.bets .fld.want')].map(e => e.textContent)")
     colour = page.evaluate("getComputedStyle(document.querySelector('.fld.diff')).color")
-    plain = page.evaluate("getComputedStyle(document.querySelector("
-                          "'table.bets tr.mismatch .fld:not(.diff)')).color")
+    plain = page.evaluate(
+        "getComputedStyle(document.querySelector('table.bets tr.mismatch .fld:not(.diff)')).color"
+    )
     footer = page.inner_text("footer")
     _assert_clean(seen)
     assert marked == ["won 150.00"] and wanted == ["won 200.00"]
@@ -198,16 +207,18 @@ def test_a_mismatch_marks_only_the_field_that_differs(browser: Any, faulty_day: 
 
 
 def test_bank_layers_and_payments_are_derived_against_recorded(
-        browser: Any, examples_ledger: LedgerApp) -> None:
-    for table, round_, heading in (("SP9-01", "000001", "Bank layers: derived against recorded"),
-                                   ("MJ-01", "g1", "Payments: derived against recorded")):
+    browser: Any, examples_ledger: LedgerApp
+) -> None:
+    for table, round_, heading in (
+        ("SP9-01", "000001", "Bank layers: derived against recorded"),
+        ("MJ-01", "g1", "Payments: derived against recorded"),
+    ):
         replay = replay_round(examples_ledger, table, round_)
         assert replay is not None
         seen = _open(browser, render_round(replay), f"money-{table}-{round_}")
         page = seen["page"]
         headings = page.evaluate("[...document.querySelectorAll('h2')].map(h => h.textContent)")
-        rows = page.evaluate("[...document.querySelectorAll('table.money tr.recorded-row')]"
-                             ".length")
+        rows = page.evaluate("[...document.querySelectorAll('table.money tr.recorded-row')].length")
         marked = page.evaluate("document.querySelectorAll('table.money .diff').length")
         _assert_clean(seen)
         assert heading in headings and rows >= 1 and marked == 0
@@ -217,31 +228,39 @@ def _day_page(app: LedgerApp, with_info: bool = True) -> str:
     summary = summarize_day(app, DAY)
     if with_info:  # one information finding, to show its colour beside the errors
         row = next(t for t in summary.tables if t.table == "3CB-01")
-        row.findings.append(Finding("carry_outstanding", "3CB-01", "000005",
-                                    "b9 carried, still in play", rule="3CB art. 7(2)",
-                                    bet="b9", severity="info"))
+        row.findings.append(
+            Finding(
+                "carry_outstanding",
+                "3CB-01",
+                "000005",
+                "b9 carried, still in play",
+                rule="3CB art. 7(2)",
+                bet="b9",
+                severity="info",
+            )
+        )
     return render_day(summary, provenance(app))
 
 
 def test_the_day_page_reads_at_a_glance(browser: Any, faulty_day: LedgerApp) -> None:
     seen = _open(browser, _day_page(faulty_day), "day")
     page = seen["page"]
-    heads = page.evaluate("[...document.querySelectorAll('table.figures th')]"
-                          ".map(t => t.textContent)")
-    numbers = page.evaluate("[...document.querySelectorAll('table.figures td.num')]"
-                            ".map(t => t.textContent)")
-    grid = page.evaluate("[...document.querySelectorAll('svg.chart')]"
-                         ".map(s => s.querySelectorAll('line.grid').length)")
-    ticks = page.evaluate("[...document.querySelectorAll('svg.chart text.tick')]"
-                          ".map(t => t.textContent)")
-    details = page.evaluate("[...document.querySelectorAll('details')]"
-                            ".map(d => [d.className, d.open])")
-    summaries = page.evaluate("[...document.querySelectorAll('details.code > summary')]"
-                              ".map(s => s.textContent)")
-    colours = page.evaluate("['.count.error', '.count.info', 'tr.sev-error td', "
-                            "'tr.sev-info td'].map(q => { const s = getComputedStyle("
-                            "document.querySelector(q)); return s.backgroundColor + s.color "
-                            "+ s.boxShadow; })")
+    heads = page.evaluate("[...document.querySelectorAll('table.figures th')].map(t => t.textContent)")
+    numbers = page.evaluate("[...document.querySelectorAll('table.figures td.num')].map(t => t.textContent)")
+    grid = page.evaluate(
+        "[...document.querySelectorAll('svg.chart')].map(s => s.querySelectorAll('line.grid').length)"
+    )
+    ticks = page.evaluate("[...document.querySelectorAll('svg.chart text.tick')].map(t => t.textContent)")
+    details = page.evaluate("[...document.querySelectorAll('details')].map(d => [d.className, d.open])")
+    summaries = page.evaluate(
+        "[...document.querySelectorAll('details.code > summary')].map(s => s.textContent)"
+    )
+    colours = page.evaluate(
+        "['.count.error', '.count.info', 'tr.sev-error td', "
+        "'tr.sev-info td'].map(q => { const s = getComputedStyle("
+        "document.querySelector(q)); return s.backgroundColor + s.color "
+        "+ s.boxShadow; })"
+    )
     footer = page.inner_text("footer")
     page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
     page.screenshot(path=str(SHOTS / "day-findings-unfolded.png"), full_page=True)
@@ -260,10 +279,20 @@ def test_the_day_page_reads_at_a_glance(browser: Any, faulty_day: LedgerApp) -> 
 
 
 def test_a_day_of_many_tables_grows_downwards_never_sideways(browser: Any) -> None:
-    tables = [TableDay(f"{game}-{n:02d}", game, "HKD", rounds=40, bets=400,
-                       turnover=Decimal(123_456 + 1000 * n), hold=Decimal(8_000 - 977 * n),
-                       commission=Decimal("512.50"))
-              for game in ("RL", "3CB", "STUD", "SP9") for n in range(1, 9)]
+    tables = [
+        TableDay(
+            f"{game}-{n:02d}",
+            game,
+            "HKD",
+            rounds=40,
+            bets=400,
+            turnover=Decimal(123_456 + 1000 * n),
+            hold=Decimal(8_000 - 977 * n),
+            commission=Decimal("512.50"),
+        )
+        for game in ("RL", "3CB", "STUD", "SP9")
+        for n in range(1, 9)
+    ]
     seen = _open(browser, render_day(DaySummary(DAY, tables)), "day-many-tables")
     page = seen["page"]
     rows = page.evaluate("document.querySelector('svg.chart').querySelectorAll('rect').length")
@@ -279,9 +308,14 @@ def test_a_day_with_no_finding_says_so(browser: Any, examples_ledger: LedgerApp)
 
 
 def test_a_script_in_the_feed_never_runs(browser: Any, app: LedgerApp, feeds: Any) -> None:
-    feeds.ingest(app, feeds.rl_round("x1", extra=[
-        {"type": "irregularity", "code": "x", "detail": "<script>alert('x')</script>"}],
-        end={"type": "round_voided", "reason": "<img src=nowhere onerror=alert(2)>"}))
+    feeds.ingest(
+        app,
+        feeds.rl_round(
+            "x1",
+            extra=[{"type": "irregularity", "code": "x", "detail": "<script>alert('x')</script>"}],
+            end={"type": "round_voided", "reason": "<img src=nowhere onerror=alert(2)>"},
+        ),
+    )
     replay = replay_round(app, "RL-09", "x1")
     assert replay is not None
     seen = _open(browser, render_round(replay), "xss")

@@ -23,8 +23,7 @@ def _raw_figures(lines: list[str]) -> dict[str, Decimal]:
     """Turnover, hold and commission straight from the JSON of a house-banked feed."""
     events = [json.loads(x) for x in lines if x.strip()]
     stakes = sum(Decimal(e["amount"]) for e in events if e["type"] == "bet_placed")
-    paid = sum(Decimal(e["returned"]) + Decimal(e["won"]) for e in events
-               if e["type"] == "bet_settled")
+    paid = sum(Decimal(e["returned"]) + Decimal(e["won"]) for e in events if e["type"] == "bet_settled")
     commission = sum(Decimal(e["commission"]) for e in events if e["type"] == "bet_settled")
     assert not any(e["type"] == "bet_settled" and e["result"] == "carry" for e in events)
     return {"turnover": stakes, "hold": stakes - paid, "commission": commission}
@@ -38,26 +37,30 @@ def test_house_banked_tables_match_the_raw_feed(examples_ledger: LedgerApp, feed
         raw = _raw_figures(feeds.example(name))
         row = rows[table]
         assert (row.turnover, row.hold, row.commission) == (
-            raw["turnover"], raw["hold"], raw["commission"]), table
+            raw["turnover"],
+            raw["hold"],
+            raw["commission"],
+        ), table
         assert row.hold_delta == 0 and row.errors == []
     assert (rows["RL-01"].rounds, rows["RL-01"].bets, rows["RL-01"].hold) == (5, 25, Decimal(330))
 
 
 def test_player_banked_and_player_games_hold_only_what_the_house_holds(
-        examples_ledger: LedgerApp, feeds) -> None:
+    examples_ledger: LedgerApp, feeds
+) -> None:
     rows = {t.table: t for t in summarize_day(examples_ledger, DAY).tables}
     sp9 = [json.loads(x) for x in feeds.example("sp9")]
-    casino = sum(Decimal(e["result"]) for e in sp9
-                 if e["type"] == "bank_settled" and e["party"] == "casino")
-    bank_commission = sum(Decimal(e["commission"]) for e in sp9
-                          if e["type"] in ("bank_settled", "bet_settled"))
+    casino = sum(Decimal(e["result"]) for e in sp9 if e["type"] == "bank_settled" and e["party"] == "casino")
+    bank_commission = sum(
+        Decimal(e["commission"]) for e in sp9 if e["type"] in ("bank_settled", "bet_settled")
+    )
     assert (rows["SP9-01"].hold, rows["SP9-01"].commission) == (casino, bank_commission)
     mj = [json.loads(x) for x in feeds.example("mj")]
     assert rows["MJ-01"].hold == 0
-    assert rows["MJ-01"].commission == sum(Decimal(e["amount"]) for e in mj
-                                           if e["type"] == "commission_charged")
-    assert rows["MJ-01"].turnover == sum(Decimal(e["amount"]) for e in mj
-                                         if e["type"] == "payment_made")
+    assert rows["MJ-01"].commission == sum(
+        Decimal(e["amount"]) for e in mj if e["type"] == "commission_charged"
+    )
+    assert rows["MJ-01"].turnover == sum(Decimal(e["amount"]) for e in mj if e["type"] == "payment_made")
 
 
 def test_totals_are_per_currency(examples_ledger: LedgerApp) -> None:
@@ -109,17 +112,18 @@ def test_cli_day_report(tmp_path: Path, feeds) -> None:
     assert result.exit_code == 0, result.output
     assert "2 table(s), 10 round(s), 0 finding(s)" in result.stdout
     assert page.read_text().startswith("<!DOCTYPE html>")
-    body = json.loads(runner.invoke(cli, ["report", "--day", "2026-11-20", "--json",
-                                          "--db", db]).stdout)
+    body = json.loads(runner.invoke(cli, ["report", "--day", "2026-11-20", "--json", "--db", db]).stdout)
     assert body["tables"][1]["table"] == "RL-01" and body["tables"][1]["hold"] == "330"
     one = tmp_path / "round.html"
     result = runner.invoke(cli, ["report", "RL-01/000001", "--html", str(one), "--db", db])
     assert result.exit_code == 0 and "<h1>Roulette" in one.read_text()
-    for bad in (["report", "--db", db, "--html", str(one)],
-                ["report", "RL-01/000001", "--day", "2026-11-20", "--html", str(one), "--db", db],
-                ["report", "RL-01/000001", "--db", db],
-                ["report", "RL-01/404", "--html", str(one), "--db", db],
-                ["report", "--day", "20-11-2026", "--html", str(one), "--db", db]):
+    for bad in (
+        ["report", "--db", db, "--html", str(one)],
+        ["report", "RL-01/000001", "--day", "2026-11-20", "--html", str(one), "--db", db],
+        ["report", "RL-01/000001", "--db", db],
+        ["report", "RL-01/404", "--html", str(one), "--db", db],
+        ["report", "--day", "20-11-2026", "--html", str(one), "--db", db],
+    ):
         assert runner.invoke(cli, bad).exit_code == 2, bad
 
 
@@ -134,20 +138,37 @@ def test_cli_pages_name_the_store_head_and_the_checkpoint(tmp_path: Path, feeds)
     other_feed = tmp_path / "other.jsonl"
     other_feed.write_text("\n".join(feeds.example("fpc")) + "\n")
     assert runner.invoke(cli, ["ingest", str(other_feed), "--db", other]).exit_code == 0
-    assert runner.invoke(cli, ["seal", "--key", str(key), "--out", str(stranger),
-                               "--db", other]).exit_code == 0
+    assert (
+        runner.invoke(cli, ["seal", "--key", str(key), "--out", str(stranger), "--db", other]).exit_code == 0
+    )
     head = json.loads(runner.invoke(cli, ["verify", "--json", "--db", db]).stdout)["head"]
     page = tmp_path / "day.html"
     for args in (["--day", "2026-11-20"], ["RL-01/000001"]):
-        result = runner.invoke(cli, ["report", *args, "--html", str(page), "--db", db,
-                                     "--checkpoint", str(cp)])
+        result = runner.invoke(
+            cli, ["report", *args, "--html", str(page), "--db", db, "--checkpoint", str(cp)]
+        )
         assert result.exit_code == 0, result.output
-        footer = page.read_text()[page.read_text().index("<footer"):]
+        footer = page.read_text()[page.read_text().index("<footer") :]
         assert head in footer and "the store holds it" in footer
         assert "signature valid" in footer and re.search(r"<b>ledger </b>\d", footer)
-    result = runner.invoke(cli, ["report", "RL-01/000001", "--html", str(page), "--db", db,
-                                 "--checkpoint", str(stranger)])
+    result = runner.invoke(
+        cli, ["report", "RL-01/000001", "--html", str(page), "--db", db, "--checkpoint", str(stranger)]
+    )
     assert result.exit_code == 0 and "the store does NOT hold it" in page.read_text()
     (tmp_path / "junk.json").write_text("not a checkpoint")
-    assert runner.invoke(cli, ["report", "RL-01/000001", "--html", str(page), "--db", db,
-                               "--checkpoint", str(tmp_path / "junk.json")]).exit_code == 2
+    assert (
+        runner.invoke(
+            cli,
+            [
+                "report",
+                "RL-01/000001",
+                "--html",
+                str(page),
+                "--db",
+                db,
+                "--checkpoint",
+                str(tmp_path / "junk.json"),
+            ],
+        ).exit_code
+        == 2
+    )

@@ -14,8 +14,7 @@ from ledger.store import LedgerApp
 
 RANKS = "A23456789TJQK"
 SUITS = "SHDC"
-TILES = ([f"{n}{s}" for s in "BCD" for n in range(1, 10)]
-         + ["EW", "SW", "WW", "NW", "RD", "GD", "WD"])
+TILES = [f"{n}{s}" for s in "BCD" for n in range(1, 10)] + ["EW", "SW", "WW", "NW", "RD", "GD", "WD"]
 
 
 def test_the_52_cards_are_the_52_unicode_playing_cards_without_knights() -> None:
@@ -28,9 +27,15 @@ def test_the_52_cards_are_the_52_unicode_playing_cards_without_knights() -> None
     assert not any("KNIGHT" in n for n in names.values())
 
 
-@pytest.mark.parametrize(("code", "text", "tone"), [
-    ("AS", "A♠", "black"), ("TD", "10♦", "red"), ("10H", "10♥", "red"), ("7C", "7♣", "black"),
-])
+@pytest.mark.parametrize(
+    ("code", "text", "tone"),
+    [
+        ("AS", "A♠", "black"),
+        ("TD", "10♦", "red"),
+        ("10H", "10♥", "red"),
+        ("7C", "7♣", "black"),
+    ],
+)
 def test_card_text_and_colour(code: str, text: str, tone: str) -> None:
     assert (card(code).text, card(code).tone) == (text, tone)
 
@@ -50,8 +55,13 @@ def test_the_34_tiles_are_the_34_unicode_mahjong_tiles() -> None:
 def test_dice_faces_and_fpc_figures() -> None:
     assert [unicodedata.name(die(n).text) for n in (1, 6)] == ["DIE FACE-1", "DIE FACE-6"]
     assert [fpc_face(n).label for n in range(1, 7)] == [
-        "fish (red)", "prawn (green)", "calabash (blue)", "coin (blue)", "crab (green)",
-        "rooster (red)"]
+        "fish (red)",
+        "prawn (green)",
+        "calabash (blue)",
+        "coin (blue)",
+        "crab (green)",
+        "rooster (red)",
+    ]
 
 
 def test_the_wheel_has_18_red_18_black_and_a_green_zero() -> None:
@@ -60,9 +70,18 @@ def test_the_wheel_has_18_red_18_black_and_a_green_zero() -> None:
     assert (wheel(1).tone, wheel(2).tone, wheel(36).tone) == ("red", "black", "red")
 
 
-@pytest.mark.parametrize("bad", [lambda: card("1S"), lambda: card("AX"), lambda: tile("0B"),
-                                 lambda: tile("XW"), lambda: die(7), lambda: wheel(37),
-                                 lambda: fpc_face(0)])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda: card("1S"),
+        lambda: card("AX"),
+        lambda: tile("0B"),
+        lambda: tile("XW"),
+        lambda: die(7),
+        lambda: wheel(37),
+        lambda: fpc_face(0),
+    ],
+)
 def test_what_is_not_equipment_is_refused(bad) -> None:
     with pytest.raises(ValueError):
         bad()
@@ -76,18 +95,23 @@ def _lines(app: LedgerApp, table: str, round_: str) -> list[str]:
 
 def test_outcome_lines_of_each_game(examples_ledger: LedgerApp) -> None:
     assert _lines(examples_ledger, "RL-01", "000001") == ["spin (seq 8): 10"]
-    assert _lines(examples_ledger, "FPC-01", "000001") == [
-        "dice (seq 10): 5 crab 6 rooster 3 calabash"]
+    assert _lines(examples_ledger, "FPC-01", "000001") == ["dice (seq 10): 5 crab 6 rooster 3 calabash"]
     assert _lines(examples_ledger, "3CB-01", "000001") == [
-        "burned: 4♣", "seat 1: 6♥ Q♠ 10♦", "seat 2: 4♥ 2♣ J♦", "seat 3: Q♥ 10♠ 9♦",
-        "banker: K♥ 10♥ 9♣"]
+        "burned: 4♣",
+        "seat 1: 6♥ Q♠ 10♦",
+        "seat 2: 4♥ 2♣ J♦",
+        "seat 3: Q♥ 10♠ 9♦",
+        "banker: K♥ 10♥ 9♣",
+    ]
     sp9 = _lines(examples_ledger, "SP9-01", "000001")
     assert sp9[0] == "dice (seq 7): ⚄ ⚂ ⚄ ⚀" and "seat 1: 9♦ Q♥" in sp9
     mj = _lines(examples_ledger, "MJ-01", "g1")
     assert mj[-1] == "N wins on: 🀝 (discard)"
     assert sum(len(line.split(": ")[1].split()) for line in mj if " drew:" in line) == sum(
-        1 for line in (examples_ledger.load_round("MJ-01", "g1") or _fail()).events
-        if line.type == "tile_drawn")
+        1
+        for line in (examples_ledger.load_round("MJ-01", "g1") or _fail()).events
+        if line.type == "tile_drawn"
+    )
 
 
 def _fail() -> None:
@@ -99,6 +123,10 @@ def test_every_dealt_card_of_the_stud_example_is_shown(examples_ledger: LedgerAp
         replay = replay_round(examples_ledger, "STUD-01", round_)
         assert replay is not None
         dealt = [str(e.card) for e in replay.round.events if isinstance(e, CardDealt)]
-        shown = [g.code for line in outcome_lines(replay.round) if not line.label.startswith(
-            ("burned", "exposed")) for g in line.glyphs]
+        shown = [
+            g.code
+            for line in outcome_lines(replay.round)
+            if not line.label.startswith(("burned", "exposed"))
+            for g in line.glyphs
+        ]
         assert sorted(shown) == sorted(dealt) and len(dealt) >= 10

@@ -22,13 +22,56 @@ from ledger.report.markup import el
 from ledger.round import Round
 from ledger.store import LedgerApp
 
-ROUNDS = {"RL-01": "000001 000002 000003 000004 000005", "FPC-01": "000001 000005",
-          "3CB-01": "000001 000002 000003 000004 000005", "SP9-01": "000001 000002",
-          "STUD-01": "000001 000002 000003 000004", "MJ-01": "g1"}
-ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "span", "div",
-                "small", "table", "thead", "tbody", "tr", "th", "td", "ol", "li", "code", "footer",
-                "svg", "g", "rect", "line", "text", "ellipse", "circle", "path", "header",
-                "section", "figure", "details", "summary", "dl", "dt", "dd", "b", "i"}
+ROUNDS = {
+    "RL-01": "000001 000002 000003 000004 000005",
+    "FPC-01": "000001 000005",
+    "3CB-01": "000001 000002 000003 000004 000005",
+    "SP9-01": "000001 000002",
+    "STUD-01": "000001 000002 000003 000004",
+    "MJ-01": "g1",
+}
+ALLOWED_TAGS = {
+    "html",
+    "head",
+    "meta",
+    "title",
+    "style",
+    "body",
+    "h1",
+    "h2",
+    "p",
+    "span",
+    "div",
+    "small",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "ol",
+    "li",
+    "code",
+    "footer",
+    "svg",
+    "g",
+    "rect",
+    "line",
+    "text",
+    "ellipse",
+    "circle",
+    "path",
+    "header",
+    "section",
+    "figure",
+    "details",
+    "summary",
+    "dl",
+    "dt",
+    "dd",
+    "b",
+    "i",
+}
 XSS = "<script>alert('x')</script>"
 
 
@@ -49,14 +92,14 @@ def assert_self_contained(page: str) -> None:
     parser.feed(page)
     assert parser.tags <= ALLOWED_TAGS, parser.tags - ALLOWED_TAGS
     assert not {a for a in parser.attrs if a in ("src", "href") or a.startswith("on")}
-    style = page[page.index("<style>"):page.index("</style>")]
+    style = page[page.index("<style>") : page.index("</style>")]
     assert "url(" not in style and "@import" not in style
 
 
 @given(st.text())
 def test_any_text_in_an_element_is_text(text: str) -> None:
     out = el("td", text, title=text)
-    assert "<" not in out[4:-5] and html.unescape(out[out.index(">") + 1:-5]) == text
+    assert "<" not in out[4:-5] and html.unescape(out[out.index(">") + 1 : -5]) == text
 
 
 def _page(app: LedgerApp, table: str, round_: str) -> str:
@@ -66,8 +109,9 @@ def _page(app: LedgerApp, table: str, round_: str) -> str:
 
 
 @pytest.mark.parametrize(("table", "round_"), [(t, r) for t, rs in ROUNDS.items() for r in rs.split()])
-def test_every_example_round_renders_self_contained(examples_ledger: LedgerApp, table: str,
-                                                    round_: str) -> None:
+def test_every_example_round_renders_self_contained(
+    examples_ledger: LedgerApp, table: str, round_: str
+) -> None:
     page = _page(examples_ledger, table, round_)
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     assert_self_contained(page)
@@ -90,9 +134,14 @@ def test_the_round_page_draws_the_outcome(examples_ledger: LedgerApp) -> None:
 
 
 def test_feed_text_is_escaped_never_run(app: LedgerApp, feeds) -> None:
-    feeds.ingest(app, feeds.rl_round("x1", extra=[
-        {"type": "irregularity", "code": "card-sharp", "detail": XSS}],
-        end={"type": "round_voided", "reason": '<img src=x onerror="alert(1)">'}))
+    feeds.ingest(
+        app,
+        feeds.rl_round(
+            "x1",
+            extra=[{"type": "irregularity", "code": "card-sharp", "detail": XSS}],
+            end={"type": "round_voided", "reason": '<img src=x onerror="alert(1)">'},
+        ),
+    )
     page = _page(app, "RL-09", "x1")
     assert XSS not in page and "<img" not in page
     assert html.escape(XSS, quote=True) in page
@@ -112,19 +161,30 @@ class MysteryEvent(FeedEvent):
 
 def test_an_unknown_event_is_a_plain_row_and_never_breaks_the_page() -> None:
     at = "2026-11-20T10:00:00+08:00"
-    opened = RoundOpened(v=1, table="X-1", game="RL", round="r1", seq=1, at=at,
-                         type="round_opened", currency="MOP")
+    opened = RoundOpened(
+        v=1, table="X-1", game="RL", round="r1", seq=1, at=at, type="round_opened", currency="MOP"
+    )
     rnd = Round.replay([opened])
-    rnd.record(MysteryEvent(v=1, table="X-1", game="RL", round="r1", seq=2, at=at,
-                            type="mystery_event", card="not a card", dice="<b>6</b>"))
+    rnd.record(
+        MysteryEvent(
+            v=1,
+            table="X-1",
+            game="RL",
+            round="r1",
+            seq=2,
+            at=at,
+            type="mystery_event",
+            card="not a card",
+            dice="<b>6</b>",
+        )
+    )
     page = render_round(RoundReplay(rnd, Derivation(), []))
     assert "<td>mystery_event</td>" in page
     assert "<code>card=not a card dice=&lt;b&gt;6&lt;/b&gt;</code>" in page
     assert "No outcome recorded." in page
 
 
-def test_the_day_page_has_a_row_per_table_and_a_chart_per_currency(
-        examples_ledger: LedgerApp) -> None:
+def test_the_day_page_has_a_row_per_table_and_a_chart_per_currency(examples_ledger: LedgerApp) -> None:
     page = render_day(summarize_day(examples_ledger, date(2026, 11, 20)))
     assert_self_contained(page)
     for table in ROUNDS:
@@ -145,9 +205,13 @@ def _cells(page: str, table_class: str, mark: str) -> list[str]:
 
 
 def test_a_wrong_bank_layer_marks_only_its_wrong_field(app: LedgerApp, feeds) -> None:
-    feeds.ingest(app, [line.replace('"result":"650","commission":"32.5"',
-                                    '"result":"600","commission":"32.5"')
-                       for line in feeds.example("sp9")])
+    feeds.ingest(
+        app,
+        [
+            line.replace('"result":"650","commission":"32.5"', '"result":"600","commission":"32.5"')
+            for line in feeds.example("sp9")
+        ],
+    )
     page = _page(app, "SP9-01", "000001")
     assert "Bank layers: derived against recorded" in page
     assert _cells(page, "money", "diff") == ["600.00"]  # the share, not the commission
@@ -155,9 +219,13 @@ def test_a_wrong_bank_layer_marks_only_its_wrong_field(app: LedgerApp, feeds) ->
 
 
 def test_a_wrong_mahjong_payment_marks_only_its_wrong_field(app: LedgerApp, feeds) -> None:
-    feeds.ingest(app, [line.replace('"from":"E","to":"N","amount":"50"',
-                                    '"from":"E","to":"N","amount":"40"')
-                       for line in feeds.example("mj")])
+    feeds.ingest(
+        app,
+        [
+            line.replace('"from":"E","to":"N","amount":"50"', '"from":"E","to":"N","amount":"40"')
+            for line in feeds.example("mj")
+        ],
+    )
     page = _page(app, "MJ-01", "g1")
     assert "Payments: derived against recorded" in page
     assert "Commission: derived against recorded" in page

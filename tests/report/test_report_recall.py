@@ -21,8 +21,7 @@ def test_the_last_rounds_come_oldest_first(app: LedgerApp, feeds) -> None:
     feeds.ingest_examples(app, ("rl",))
     whole = recall(app, "RL-01")
     assert whole is not None and whole.played == 5
-    assert [r.round.round for r in whole.rounds] == ["000001", "000002", "000003", "000004",
-                                                      "000005"]
+    assert [r.round.round for r in whole.rounds] == ["000001", "000002", "000003", "000004", "000005"]
     last2 = recall(app, "RL-01", last=2)
     assert last2 is not None and [r.round.round for r in last2.rounds] == ["000004", "000005"]
     assert recall(app, "NO-SUCH-TABLE") is None
@@ -56,8 +55,7 @@ def test_a_wrong_payout_is_recalled_with_its_finding(app: LedgerApp, feeds) -> N
     (finding,) = second["findings"]
     assert (finding["code"], finding["bet"]) == ("settlement_mismatch", "b1")
     assert finding["expected"]["won"] == "3500" and finding["recorded"]["won"] == "3400"
-    assert second["outcome"] == [{"label": "spin (seq 5)", "codes": ["17"], "text": "17",
-                                  "note": ""}]
+    assert second["outcome"] == [{"label": "spin (seq 5)", "codes": ["17"], "text": "17", "note": ""}]
     b1 = second["bets"][0]
     assert (b1["agrees"], b1["recorded"]["won"], b1["derived"]["won"]) == (False, "3400", "3500")
 
@@ -77,8 +75,9 @@ def _run(*args: str):
 def test_cli_exit_codes_json_and_text(tmp_path: Path, feeds) -> None:
     db = f"sqlite:///{tmp_path / 'l.db'}"
     feed = tmp_path / "feed.jsonl"
-    feed.write_text("\n".join(feeds.rl_round("r1") + feeds.rl_round(
-        "r2", at="2026-11-20T22:00", won="3400")) + "\n")
+    feed.write_text(
+        "\n".join(feeds.rl_round("r1") + feeds.rl_round("r2", at="2026-11-20T22:00", won="3400")) + "\n"
+    )
     assert _run("ingest", str(feed), "--db", db).exit_code == 0
     newest = _run("recall", "--table", "RL-09", "--last", "1", "--db", db)
     assert newest.exit_code == 1  # the last round (r2) has the wrong payout
@@ -86,7 +85,8 @@ def test_cli_exit_codes_json_and_text(tmp_path: Path, feeds) -> None:
     body = json.loads(_run("recall", "--table", "RL-09", "--json", "--db", db).stdout)
     assert body["table"] == "RL-09" and [r["round"] for r in body["rounds"]] == ["r1", "r2"]
     assert {"events", "derivation", "bets", "findings", "outcome", "state", "opened_at"} <= set(
-        body["rounds"][0])
+        body["rounds"][0]
+    )
     assert _run("recall", "--table", "NOPE", "--db", db).exit_code == 2
     assert _run("recall", "--table", "RL-09", "--last", "0", "--db", db).exit_code == 2
     assert _run("recall", "--db", db).exit_code == 2

@@ -49,11 +49,11 @@ def _check_max_law(n: int, k: int) -> None:
             edges = (-1, *cut, n + k - 1)
             cells = [edges[i + 1] - edges[i] - 1 for i in range(k)]
             if max(cells) >= top:
-                exact += math.exp(math.lgamma(n + 1) - sum(math.lgamma(c + 1) for c in cells)
-                                  - n * math.log(k))
+                exact += math.exp(
+                    math.lgamma(n + 1) - sum(math.lgamma(c + 1) for c in cells) - n * math.log(k)
+                )
         rest = n - top
-        observed = [top] + [rest // (k - 1) + (1 if i < rest % (k - 1) else 0)
-                            for i in range(k - 1)]
+        observed = [top] + [rest // (k - 1) + (1 if i < rest % (k - 1) else 0) for i in range(k - 1)]
         assert max(observed) == top
         p = sh.max_cell(observed, [1 / k] * k).p_value
         assert exact <= p + 1e-12, (top, exact, p)
@@ -82,14 +82,15 @@ def test_the_hot_pocket_the_sector_and_the_die_are_found_and_named() -> None:
     low, high = hot.detail["effect_ci"]
     assert low < 2.0 < high
     weights = np.ones(37)
-    weights[sh.WHEEL_ORDER.index(17) - 2: sh.WHEEL_ORDER.index(17) + 3] = 1.5
+    weights[sh.WHEEL_ORDER.index(17) - 2 : sh.WHEEL_ORDER.index(17) + 3] = 1.5
     ordered = np.zeros(37)
     ordered[list(sh.WHEEL_ORDER)] = weights
     sector = sh.sector_scan(list(rng.multinomial(6000, ordered / ordered.sum())))
     assert sector.p_value < 1e-4 and 17 in sector.detail["cells"]
     loaded = [1, 1, 1, 1, 1, 2.5]
-    die = sh.dice_max([list(rng.multinomial(600, [1 / 6] * 6)),
-                       list(rng.multinomial(600, np.array(loaded) / sum(loaded)))])
+    die = sh.dice_max(
+        [list(rng.multinomial(600, [1 / 6] * 6)), list(rng.multinomial(600, np.array(loaded) / sum(loaded)))]
+    )
     assert die.p_value < 1e-6 and die.detail["die"] == 2 and die.detail["cells"] == [5]
 
 
@@ -158,14 +159,12 @@ def test_the_cusum_raises_its_alarm_on_the_hot_pocket() -> None:
 
 
 @pytest.mark.parametrize("alpha", [0.01, 0.05])
-def test_the_error_rate_test_is_calibrated_and_finds_a_croupier_at_three_times(
-        alpha: float) -> None:
+def test_the_error_rate_test_is_calibrated_and_finds_a_croupier_at_three_times(alpha: float) -> None:
     rng = np.random.default_rng(13)
     rejected = caught = 0
     for _ in range(RUNS // 4):
         rows = {f"c{i}": (1000, int(rng.binomial(1000, 0.02))) for i in range(5)}
-        rejected += any(t.p_value < alpha for t in sh.error_rate_test(rows, alpha)
-                        if t.key == "c0")
+        rejected += any(t.p_value < alpha for t in sh.error_rate_test(rows, alpha) if t.key == "c0")
         rows["hot"] = (2000, int(rng.binomial(2000, 0.06)))
         caught += next(t for t in sh.error_rate_test(rows, alpha) if t.key == "hot").flagged
     assert rejected <= int(binom.ppf(0.9999, RUNS // 4, alpha))
@@ -173,8 +172,7 @@ def test_the_error_rate_test_is_calibrated_and_finds_a_croupier_at_three_times(
 
 
 def test_rank_ranges_overlap_when_rates_are_alike() -> None:
-    tests = {t.key: t for t in sh.error_rate_test({"a": (500, 10), "b": (500, 12),
-                                                    "c": (500, 60)}, 0.01)}
+    tests = {t.key: t for t in sh.error_rate_test({"a": (500, 10), "b": (500, 12), "c": (500, 60)}, 0.01)}
     assert tests["c"].rank == 1 and tests["c"].rank_range == (1, 1) and tests["c"].flagged
     assert tests["b"].rank_range == (2, 3) and tests["a"].rank_range == (2, 3)
 

@@ -19,15 +19,13 @@ scipy_special = pytest.importorskip("scipy.special")
 @pytest.mark.parametrize("a", [0.5, 1.0, 2.5, 18.0, 25.5, 200.0])
 @pytest.mark.parametrize("x", [0.01, 0.7, 3.0, 17.9, 36.0, 80.0, 400.0])
 def test_gamma_q_matches_scipy(a, x):
-    assert st.gamma_q(a, x) == pytest.approx(float(scipy_special.gammaincc(a, x)),
-                                              rel=1e-9, abs=1e-300)
+    assert st.gamma_q(a, x) == pytest.approx(float(scipy_special.gammaincc(a, x)), rel=1e-9, abs=1e-300)
 
 
 @pytest.mark.parametrize("df", [1, 2, 5, 12, 36, 51, 33])
 def test_chi2_sf_matches_scipy(df):
     for x in (0.0, 0.5, df / 2, df, df + 3 * math.sqrt(2 * df), 4 * df + 30):
-        assert st.chi2_sf(x, df) == pytest.approx(float(scipy_stats.chi2.sf(x, df)),
-                                                  rel=1e-9, abs=1e-300)
+        assert st.chi2_sf(x, df) == pytest.approx(float(scipy_stats.chi2.sf(x, df)), rel=1e-9, abs=1e-300)
 
 
 def test_chi_square_gof_matches_scipy_chisquare():
@@ -73,13 +71,15 @@ def _exact_multinomial_p(observed, probs):
         stat = sum((o - n * p) ** 2 / (n * p) for o, p in zip(counts, probs, strict=True))
         if stat >= mine - 1e-9:
             log_p = math.lgamma(n + 1) + sum(
-                c * math.log(p) - math.lgamma(c + 1) for c, p in zip(counts, probs, strict=True))
+                c * math.log(p) - math.lgamma(c + 1) for c, p in zip(counts, probs, strict=True)
+            )
             total += math.exp(log_p)
     return total
 
 
-@pytest.mark.parametrize("observed", [[26, 12, 22], [30, 20, 10], [32, 18, 10], [28, 28, 4],
-                                      [6, 7, 9, 2, 3, 3]])
+@pytest.mark.parametrize(
+    "observed", [[26, 12, 22], [30, 20, 10], [32, 18, 10], [28, 28, 4], [6, 7, 9, 2, 3, 3]]
+)
 def test_chi_square_p_value_is_close_to_the_exact_multinomial_test(observed):
     probs = [1 / len(observed)] * len(observed)
     exact = _exact_multinomial_p(observed, probs)

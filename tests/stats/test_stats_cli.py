@@ -23,8 +23,18 @@ def ledger(*args: str) -> Any:
     return runner.invoke(app, list(args))
 
 
-PLANTED = ("--bias", "RL-01:17=4", "--bias", "RL-02:sector17.5=2", "--bias", "FPC-01:d2.6=2.5",
-           "--bias", "FPC-02:4=1.6", "--croupier-error-rate", "D-RL-03=0.3")
+PLANTED = (
+    "--bias",
+    "RL-01:17=4",
+    "--bias",
+    "RL-02:sector17.5=2",
+    "--bias",
+    "FPC-01:d2.6=2.5",
+    "--bias",
+    "FPC-02:4=1.6",
+    "--croupier-error-rate",
+    "D-RL-03=0.3",
+)
 
 
 @pytest.fixture(scope="module")
@@ -33,13 +43,41 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> str:
     folder = tmp_path_factory.mktemp("stats")
     db = f"sqlite:///{folder / 'l.db'}"
     dice = folder / "rl_fpc.jsonl"
-    made = ledger("simulate", "--out", str(dice), "--game", "RL,FPC", "--rounds", "500",
-                  "--tables", "2", "--seed", "5", "--error-rate", "0.02", *PLANTED)
+    made = ledger(
+        "simulate",
+        "--out",
+        str(dice),
+        "--game",
+        "RL,FPC",
+        "--rounds",
+        "500",
+        "--tables",
+        "2",
+        "--seed",
+        "5",
+        "--error-rate",
+        "0.02",
+        *PLANTED,
+    )
     assert made.exit_code == 0, made.output
     cards = folder / "cards.jsonl"
-    made = ledger("simulate", "--out", str(cards), "--game", "STUD,3CB", "--rounds", "200",
-                  "--tables", "1", "--seed", "3", "--bias", "STUD-01:missing=QH",
-                  "--bias", "3CB-01:extra=AS")
+    made = ledger(
+        "simulate",
+        "--out",
+        str(cards),
+        "--game",
+        "STUD,3CB",
+        "--rounds",
+        "200",
+        "--tables",
+        "1",
+        "--seed",
+        "3",
+        "--bias",
+        "STUD-01:missing=QH",
+        "--bias",
+        "3CB-01:extra=AS",
+    )
     assert made.exit_code == 0, made.output
     done = ledger("ingest", str(dice), str(cards), "--db", db)
     assert done.exit_code == 0, done.output
@@ -77,8 +115,7 @@ def test_each_planted_fault_is_flagged_and_named(report: dict[str, Any]) -> None
         assert entry["p_adjusted"] < report["alpha"] and entry["weight"] > 0.4
 
 
-def test_the_hot_wheel_raises_the_sequential_alarm_on_its_first_night(
-        report: dict[str, Any]) -> None:
+def test_the_hot_wheel_raises_the_sequential_alarm_on_its_first_night(report: dict[str, Any]) -> None:
     assert {"table": "RL-01", "equipment": "wheel", "night": "2026-11-20"} in report["alarms"]
     wheel = next(s for s in report["sequential"] if s["table"] == "RL-01")
     assert wheel["where"] == "pocket 17" and wheel["path"][0]["cusum"] >= wheel["threshold"]
@@ -86,8 +123,7 @@ def test_the_hot_wheel_raises_the_sequential_alarm_on_its_first_night(
     assert report["property"]["wheel"]["per_30_nights_at_500"] <= 1.0
 
 
-def test_the_croupier_with_the_planted_error_rate_is_the_one_flagged(
-        report: dict[str, Any]) -> None:
+def test_the_croupier_with_the_planted_error_rate_is_the_one_flagged(report: dict[str, Any]) -> None:
     flagged = [c["croupier"] for c in report["croupiers"] if c["flagged"]]
     assert flagged == ["D-RL-03"]
     top = report["croupiers"][0]
@@ -123,7 +159,7 @@ def test_the_day_page_flags_by_the_sequential_scheme(store: str, tmp_path: Path)
     result = ledger("report", "--day", "2026-11-20", "--html", str(page), "--db", store)
     assert result.exit_code == 1, result.output  # the injected errors are findings
     section = page.read_text()
-    section = section[section.index("<h2>Surveillance</h2>"):]
+    section = section[section.index("<h2>Surveillance</h2>") :]
     assert "<td>RL-01</td><td>wheel</td><td>2026-11-20</td><td>pocket 17</td>" in section
     assert "Error rates on 2026-11-20, by croupier" in section and "D-RL-03" in section
 
@@ -141,8 +177,10 @@ def test_stats_usage_errors_exit_2(store: str, tmp_path: Path) -> None:
 
 
 def test_fair_example_feed_is_not_flagged_on_either_store(db_url: str, examples: Path) -> None:
-    assert ledger("ingest", str(examples / "rl.jsonl"), str(examples / "fpc.jsonl"),
-                  "--db", db_url).exit_code == 0
+    assert (
+        ledger("ingest", str(examples / "rl.jsonl"), str(examples / "fpc.jsonl"), "--db", db_url).exit_code
+        == 0
+    )
     result = ledger("stats", "--db", db_url, "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
@@ -150,15 +188,23 @@ def test_fair_example_feed_is_not_flagged_on_either_store(db_url: str, examples:
     assert not data["alarms"] and not any(e["flagged"] for e in data["tests"])
 
 
-@pytest.mark.parametrize("option", [
-    ("--bias", "RL-01"), ("--bias", "RL-01:99=2"), ("--bias", "RL-01:17=0"),
-    ("--bias", "RL-01:missing=ZZ"), ("--bias", "RL-09:17=2"), ("--bias", "RL-01:sector17.4=2"),
-    ("--bias", "RL-01:extra=AS"), ("--croupier-error-rate", "D-RL-03"),
-    ("--croupier-error-rate", "D-RL-03=2"), ("--croupier-error-rate", "D-XX-01=0.1"),
-])
+@pytest.mark.parametrize(
+    "option",
+    [
+        ("--bias", "RL-01"),
+        ("--bias", "RL-01:99=2"),
+        ("--bias", "RL-01:17=0"),
+        ("--bias", "RL-01:missing=ZZ"),
+        ("--bias", "RL-09:17=2"),
+        ("--bias", "RL-01:sector17.4=2"),
+        ("--bias", "RL-01:extra=AS"),
+        ("--croupier-error-rate", "D-RL-03"),
+        ("--croupier-error-rate", "D-RL-03=2"),
+        ("--croupier-error-rate", "D-XX-01=0.1"),
+    ],
+)
 def test_simulate_rejects_a_bad_planting(tmp_path: Path, option: tuple[str, str]) -> None:
-    result = ledger("simulate", "--out", str(tmp_path / "f.jsonl"), "--game", "RL",
-                    "--rounds", "2", *option)
+    result = ledger("simulate", "--out", str(tmp_path / "f.jsonl"), "--game", "RL", "--rounds", "2", *option)
     assert result.exit_code == 2, (option, result.output)
 
 
@@ -166,8 +212,7 @@ def test_planting_leaves_fair_tables_byte_for_byte_the_same(tmp_path: Path) -> N
     plain, biased = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     common = ("--game", "RL", "--rounds", "30", "--tables", "2", "--seed", "9")
     assert ledger("simulate", "--out", str(plain), *common).exit_code == 0
-    assert ledger("simulate", "--out", str(biased), *common, "--bias",
-                  "RL-02:sector0.3=5").exit_code == 0
+    assert ledger("simulate", "--out", str(biased), *common, "--bias", "RL-02:sector0.3=5").exit_code == 0
 
     def table(path: Path, code: str) -> list[str]:
         return [line for line in path.read_text().splitlines() if f'"table":"{code}"' in line]

@@ -123,9 +123,13 @@ def start(key: Path, logs: list[str], state: Path, *, init: bool = True) -> Runn
         args += ["--log", value]
     if init:
         args.append("--init")
-    process = subprocess.Popen(witness_command(*args), stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    process = subprocess.Popen(
+        witness_command(*args),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     assert process.stdout is not None
     line = process.stdout.readline()
     deadline = time.monotonic() + 20
@@ -142,8 +146,7 @@ def start(key: Path, logs: list[str], state: Path, *, init: bool = True) -> Runn
 def witnesses(keys: Keys, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Running]]:
     """Two witness processes (w1, w2) following every origin of ORIGINS, for the whole module."""
     logs = [keys.log_option(origin) for origin in ORIGINS]
-    running = [start(keys.witnesses[i], logs, tmp_path_factory.mktemp(f"state{i}"))
-               for i in range(2)]
+    running = [start(keys.witnesses[i], logs, tmp_path_factory.mktemp(f"state{i}")) for i in range(2)]
     yield running
     for r in running:
         r.stop()

@@ -24,8 +24,7 @@ def cosigned(log, signatures, size=None):
     return parse_note(log.note(size) + "".join(s.line() + "\n" for s in signatures))
 
 
-def test_split_view_same_size_other_root_is_refused_by_any_witness_that_saw_one(witnesses, log,
-                                                                              vkeys):
+def test_split_view_same_size_other_root_is_refused_by_any_witness_that_saw_one(witnesses, log, vkeys):
     other = log.fork(5, "other history")
     assert other.body().size == log.body().size and other.body().root != log.body().root
     w1, w2 = (w.url for w in witnesses)
@@ -76,14 +75,16 @@ def test_a_replayed_cosignature_does_not_count_for_another_root(witnesses, log, 
     with pytest.raises(NoteError, match=r"none valid from regulator\.example/w1"):
         require_quorum(cosigned(rewritten, [sig], 10), vkeys[:1], 1)
     # a cosignature made by another key under the witness's name does not count either
-    forged = cosign(log.body().text(), "regulator.example/w1",
-                    load_signing_key(keys.witnesses[1]).private_key, 1)
+    forged = cosign(
+        log.body().text(), "regulator.example/w1", load_signing_key(keys.witnesses[1]).private_key, 1
+    )
     with pytest.raises(NoteError):
         require_quorum(cosigned(log, [forged]), vkeys[:1], 1)
 
 
-def test_deleted_state_refuses_to_start_and_a_new_one_is_outvoted(witnesses, keys, log, vkeys,
-                                                                  tmp_path, start_witness):
+def test_deleted_state_refuses_to_start_and_a_new_one_is_outvoted(
+    witnesses, keys, log, vkeys, tmp_path, start_witness
+):
     """A witness whose state is deleted does not start again by itself (exit 2); restarted with
     --init it trusts the next checkpoint it sees (a fork included), and only the quorum with a
     witness that kept its state refuses the fork."""
@@ -93,20 +94,32 @@ def test_deleted_state_refuses_to_start_and_a_new_one_is_outvoted(witnesses, key
     request_cosignature(witnesses[0].url, log.note(), 0, log.proof_for(), witness=vkeys[0])
     w3.stop()
     shutil.rmtree(tmp_path / "w3")
-    ran = CliRunner().invoke(app, ["witness", "serve", "--key", str(keys.witnesses[2]), "--log",
-                                   logs[0], "--state", str(tmp_path / "w3"), "--listen",
-                                   "127.0.0.1:0"])
+    ran = CliRunner().invoke(
+        app,
+        [
+            "witness",
+            "serve",
+            "--key",
+            str(keys.witnesses[2]),
+            "--log",
+            logs[0],
+            "--state",
+            str(tmp_path / "w3"),
+            "--listen",
+            "127.0.0.1:0",
+        ],
+    )
     assert ran.exit_code == 2 and "not a witness state directory" in ran.stderr
     w3 = start_witness(keys.witnesses[2], logs, tmp_path / "w3", init=True)
     fork = log.fork(4, "rewritten").grow(2)
     request_cosignature(w3.url, fork.note(), 0, fork.proof_for(), witness=vkeys[2])  # accepted
     with pytest.raises(QuorumError, match=r"1 of 2 required.*422"):
-        collect_cosignatures([w3.url, witnesses[0].url], fork.note(), {}, fork.proof_for(), 2,
-                             witnesses=[vkeys[2], vkeys[0]])
+        collect_cosignatures(
+            [w3.url, witnesses[0].url], fork.note(), {}, fork.proof_for(), 2, witnesses=[vkeys[2], vkeys[0]]
+        )
 
 
-def test_rolled_back_state_resumes_from_its_old_size(witnesses, keys, log, vkeys, tmp_path,
-                                                     start_witness):
+def test_rolled_back_state_resumes_from_its_old_size(witnesses, keys, log, vkeys, tmp_path, start_witness):
     """A witness whose state is restored from an old copy answers 409 with the old size: the
     honest log goes on from there, and a fork after the old size but before what it had cosigned
     is accepted by it alone; the witness that kept its state refuses the fork, and the checkpoint
@@ -123,15 +136,17 @@ def test_rolled_back_state_resumes_from_its_old_size(witnesses, keys, log, vkeys
     shutil.copytree(tmp_path / "w3-at-10", tmp_path / "w3")
     w3 = start_witness(keys.witnesses[2], logs, tmp_path / "w3", init=False)
     fork = log.fork(12, "rewritten after 12")
-    forked16 = cosigned(fork, [request_cosignature(w3.url, fork.note(), 16, fork.proof_for(),
-                                                   witness=vkeys[2])])
+    forked16 = cosigned(
+        fork, [request_cosignature(w3.url, fork.note(), 16, fork.proof_for(), witness=vkeys[2])]
+    )
     # w3 has now cosigned two roots of size 16: the two notes prove it was rolled back
     assert require_quorum(honest16, vkeys[2:], 1) == require_quorum(forked16, vkeys[2:], 1)
     assert honest16.text.splitlines()[1] == forked16.text.splitlines()[1] == "16"
     assert honest16.text != forked16.text
     with pytest.raises(QuorumError, match="1 of 2 required"):
-        collect_cosignatures([w3.url, witnesses[0].url], fork.note(), {}, fork.proof_for(), 2,
-                             witnesses=[vkeys[2], vkeys[0]])
+        collect_cosignatures(
+            [w3.url, witnesses[0].url], fork.note(), {}, fork.proof_for(), 2, witnesses=[vkeys[2], vkeys[0]]
+        )
     log.grow(2)
     with pytest.raises(WitnessError, match=r"\(422\)"):  # w3 is on the fork now: it refuses
         request_cosignature(w3.url, log.note(), 16, log.proof_for())  # the honest log, w1 does not

@@ -95,8 +95,18 @@ def test_a_state_must_be_initialised_once_and_is_locked_while_used(tmp_path):
 
 
 def cosign_args(keys, state, request, *extra):
-    return ("cosign", "--key", str(keys.witnesses[0]), "--log", keys.log_option(),
-            "--state", str(state), "--in", str(request), *extra)
+    return (
+        "cosign",
+        "--key",
+        str(keys.witnesses[0]),
+        "--log",
+        keys.log_option(),
+        "--state",
+        str(state),
+        "--in",
+        str(request),
+        *extra,
+    )
 
 
 def test_offline_exchange_through_a_directory(tmp_path, keys, log):
@@ -116,8 +126,7 @@ def test_offline_exchange_through_a_directory(tmp_path, keys, log):
     again = run(*cosign_args(keys, state, exchange), "--log", keys.log_option(log.origin))
     assert (again.returncode, again.stdout) == (0, "no request waiting\n")  # answered already
     sig = request_cosignature(str(exchange), log.note(), 0, log.proof_for(), witness=w1)
-    assert require_quorum(parse_note(
-        log.note() + sig.line() + "\n"), [w1], 1) == ["regulator.example/w1"]
+    assert require_quorum(parse_note(log.note() + sig.line() + "\n"), [w1], 1) == ["regulator.example/w1"]
 
     log.grow(5)
     with pytest.raises(WitnessPending):
@@ -130,8 +139,14 @@ def test_offline_exchange_through_a_directory(tmp_path, keys, log):
     with pytest.raises(WitnessPending):  # written again, from size 10
         request_cosignature(str(exchange), log.note(), 3, log.proof_for())
     assert request.read_bytes().startswith(b"old 10\n")
-    assert run(*cosign_args(keys, state, exchange), "--log",  # the directory: what waits
-               keys.log_option(log.origin)).returncode == 0
+    assert (
+        run(
+            *cosign_args(keys, state, exchange),
+            "--log",  # the directory: what waits
+            keys.log_option(log.origin),
+        ).returncode
+        == 0
+    )
     request_cosignature(str(exchange), log.note(), 3, log.proof_for(), witness=w1)
 
     fork = log.fork(12, "forked")  # same size, another root: refused, and the log is told why
@@ -166,14 +181,22 @@ def test_offline_refusals_exit_3_or_2_and_keep_the_state(tmp_path, keys, log):
 
 def test_core_refuses_without_touching_the_state_file(tmp_path, keys, log):
     state = WitnessState(tmp_path / "s", init=True)
-    witness = Witness(load_signing_key(keys.witnesses[0]), dict([parse_log_option(
-        keys.log_option(log.origin))]), state, clock=lambda: 1_700_000_000)
+    witness = Witness(
+        load_signing_key(keys.witnesses[0]),
+        dict([parse_log_option(keys.log_option(log.origin))]),
+        state,
+        clock=lambda: 1_700_000_000,
+    )
     assert witness.add_checkpoint(request_body(0, [], log.note())).ok
     [stored] = (tmp_path / "s" / "logs").iterdir()
     before = (stored.read_bytes(), stored.stat().st_mtime_ns)
     fork = log.fork(9, "other")
-    for body in (request_body(10, [], fork.note()), request_body(0, [], fork.note()),
-                 request_body(10, [bytes(32)], fork.note()), b"old 10\n\n" + b"\0" * 100):
+    for body in (
+        request_body(10, [], fork.note()),
+        request_body(0, [], fork.note()),
+        request_body(10, [bytes(32)], fork.note()),
+        b"old 10\n\n" + b"\0" * 100,
+    ):
         assert not witness.add_checkpoint(body).ok
     assert (stored.read_bytes(), stored.stat().st_mtime_ns) == before
     assert stored.read_text() == log.note()
@@ -183,54 +206,83 @@ def test_core_refuses_without_touching_the_state_file(tmp_path, keys, log):
 
 def test_an_empty_tree_with_another_root_than_the_empty_one_is_refused(tmp_path, keys, log):
     state = WitnessState(tmp_path / "s", init=True)
-    witness = Witness(load_signing_key(keys.witnesses[0]), dict([parse_log_option(
-        keys.log_option(log.origin))]), state)
+    witness = Witness(
+        load_signing_key(keys.witnesses[0]), dict([parse_log_option(keys.log_option(log.origin))]), state
+    )
     assert witness.add_checkpoint(request_body(0, [], log.note(0))).ok  # the RFC's empty root
     bad = CheckpointBody(log.origin, 0, b"\1" * 32)
-    answer = witness.add_checkpoint(request_body(0, [], sign_note(bad.text(), log.origin,
-                                                                  keys.operator)))
+    answer = witness.add_checkpoint(request_body(0, [], sign_note(bad.text(), log.origin, keys.operator)))
     assert answer.status == 422
     state.close()
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--listen", "localhost"], "expected HOST:PORT"),
-    (["--listen", "127.0.0.1:99999"], "expected HOST:PORT"),
-    (["--key", "/nonexistent/w.key"], "cannot read the witness key"),
-    (["--log", "no-equals-sign"], "expected ORIGIN=OPERATOR.pub"),
-    (["--log", "a b=OP"], "not a valid key name"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--listen", "localhost"], "expected HOST:PORT"),
+        (["--listen", "127.0.0.1:99999"], "expected HOST:PORT"),
+        (["--key", "/nonexistent/w.key"], "cannot read the witness key"),
+        (["--log", "no-equals-sign"], "expected ORIGIN=OPERATOR.pub"),
+        (["--log", "a b=OP"], "not a valid key name"),
+    ],
+)
 def test_serve_refuses_bad_options_in_one_line(tmp_path, keys, args, message):
-    base = {"--key": str(keys.witnesses[0]), "--log": keys.log_option(), "--listen": "127.0.0.1:0",
-            "--state": str(tmp_path / "s")}
-    base.update(dict(zip(args[::2], [a.replace("OP", str(keys.operator_pub)) for a in args[1::2]],
-                         strict=True)))
+    base = {
+        "--key": str(keys.witnesses[0]),
+        "--log": keys.log_option(),
+        "--listen": "127.0.0.1:0",
+        "--state": str(tmp_path / "s"),
+    }
+    base.update(
+        dict(zip(args[::2], [a.replace("OP", str(keys.operator_pub)) for a in args[1::2]], strict=True))
+    )
     ran = run("serve", "--init", *[x for pair in base.items() for x in pair])
     assert ran.returncode == 2 and message in ran.stderr and len(ran.stderr.splitlines()) == 1
 
 
 def test_serve_says_so_when_the_port_is_taken(tmp_path, keys):
     import socket
+
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        ran = run("serve", "--key", str(keys.witnesses[0]), "--log", keys.log_option(),
-                  "--state", str(tmp_path / "s"), "--init", "--listen", f"127.0.0.1:{port}")
+        ran = run(
+            "serve",
+            "--key",
+            str(keys.witnesses[0]),
+            "--log",
+            keys.log_option(),
+            "--state",
+            str(tmp_path / "s"),
+            "--init",
+            "--listen",
+            f"127.0.0.1:{port}",
+        )
     assert ran.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in ran.stderr
 
 
 def test_serve_refuses_a_damaged_state_at_start(tmp_path, keys, log):
     state = WitnessState(tmp_path / "s", init=True)
-    witness = Witness(load_signing_key(keys.witnesses[0]), dict([parse_log_option(
-        keys.log_option(log.origin))]), state)
+    witness = Witness(
+        load_signing_key(keys.witnesses[0]), dict([parse_log_option(keys.log_option(log.origin))]), state
+    )
     assert witness.add_checkpoint(request_body(0, [], log.note())).ok
     assert witness.sizes() == {log.origin: 10}
     state.close()
     [stored] = (tmp_path / "s" / "logs").iterdir()
     stored.write_text(log.note().replace("\n10\n", "\n11\n"))
-    ran = run("serve", "--key", str(keys.witnesses[0]), "--log", keys.log_option(log.origin),
-              "--state", str(tmp_path / "s"), "--listen", "127.0.0.1:0")
+    ran = run(
+        "serve",
+        "--key",
+        str(keys.witnesses[0]),
+        "--log",
+        keys.log_option(log.origin),
+        "--state",
+        str(tmp_path / "s"),
+        "--listen",
+        "127.0.0.1:0",
+    )
     assert ran.returncode == 2 and "the stored checkpoint of" in ran.stderr
     assert "does not verify" in ran.stderr
 

@@ -14,12 +14,12 @@ HEAD = "ab" * 32
 
 @pytest.fixture(scope="module")
 def parts(keys):
-    body = CheckpointBody("casino.example/ledger", 12, b"\7" * 32, (f"ledger/chain 5 {HEAD}",
-                                                                     "ledger/snapshot 9 cd"))
+    body = CheckpointBody(
+        "casino.example/ledger", 12, b"\7" * 32, (f"ledger/chain 5 {HEAD}", "ledger/snapshot 9 cd")
+    )
     note = sign_note(body.text(), body.origin, keys.operator)
     signers = [load_signing_key(k) for k in keys.witnesses]
-    lines = [cosign(body.text(), s.name, s.private_key, 1_700_000_000).line() + "\n"
-             for s in signers]
+    lines = [cosign(body.text(), s.name, s.private_key, 1_700_000_000).line() + "\n" for s in signers]
     files = [str(k) + ".vkey" for k in keys.witnesses[:2]]
     return body, note, lines, files
 
@@ -43,23 +43,33 @@ def test_options_default_to_every_key_and_refuse_nonsense(parts, keys):
 def test_a_note_with_the_quorum_is_accepted_and_names_its_cosigners(parts, keys):
     _, note, lines, files = parts
     quorum = quorum_from_options(files, 2)
-    _, _, names = require_witnessed(note + lines[0] + lines[1] + lines[2],
-                                    keys.operator.public_key(), quorum, events=12, links=5,
-                                    head=HEAD)
+    _, _, names = require_witnessed(
+        note + lines[0] + lines[1] + lines[2],
+        keys.operator.public_key(),
+        quorum,
+        events=12,
+        links=5,
+        head=HEAD,
+    )
     assert names == ["regulator.example/w1", "regulator.example/w2"]
 
 
-@pytest.mark.parametrize("which, message", [
-    (lambda n, ls: n + ls[0], r"1 of 2 required cosignatures are valid; none valid from "
-                              r"regulator\.example/w2"),
-    (lambda n, ls: n + ls[0] + ls[0] + ls[2], "1 of 2 required"),  # a line twice, another witness
-    (lambda n, ls: n, "0 of 2 required"),
-])
+@pytest.mark.parametrize(
+    "which, message",
+    [
+        (
+            lambda n, ls: n + ls[0],
+            r"1 of 2 required cosignatures are valid; none valid from "
+            r"regulator\.example/w2",
+        ),
+        (lambda n, ls: n + ls[0] + ls[0] + ls[2], "1 of 2 required"),  # a line twice, another witness
+        (lambda n, ls: n, "0 of 2 required"),
+    ],
+)
 def test_too_few_valid_cosignatures_are_refused(parts, keys, which, message):
     _, note, lines, files = parts
     with pytest.raises(QuorumRefused, match=message):
-        require_witnessed(which(note, lines), keys.operator.public_key(),
-                          quorum_from_options(files, 2))
+        require_witnessed(which(note, lines), keys.operator.public_key(), quorum_from_options(files, 2))
 
 
 def test_a_note_that_does_not_match_the_checkpoint_or_the_operator_is_refused(parts, keys):
@@ -80,20 +90,28 @@ def _ledger(*args):
     from typer.testing import CliRunner
 
     from cli.main import app
+
     return CliRunner().invoke(app, [str(a) for a in args])
 
 
-@pytest.mark.parametrize("args, message", [
-    (["seal", "--quorum", "1"], "--quorum needs the witnesses"),
-    (["seal", "--witness", "http://127.0.0.1:9", "--quorum", "2"], "--quorum 2: between 1 and"),
-    (["verify", "--witness-key", "W"], "--witness-key goes with --since, --segment or"),
-    (["verify", "--since", "last", "--quorum", "1"], "--quorum needs the witnesses' keys"),
-    (["verify", "--since", "last", "--witness-key", "/nonexistent.vkey"], "cannot read"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["seal", "--quorum", "1"], "--quorum needs the witnesses"),
+        (["seal", "--witness", "http://127.0.0.1:9", "--quorum", "2"], "--quorum 2: between 1 and"),
+        (["verify", "--witness-key", "W"], "--witness-key goes with --since, --segment or"),
+        (["verify", "--since", "last", "--quorum", "1"], "--quorum needs the witnesses' keys"),
+        (["verify", "--since", "last", "--witness-key", "/nonexistent.vkey"], "cannot read"),
+    ],
+)
 def test_quorum_options_given_wrongly_are_exit_2_in_one_line(tmp_path, keys, args, message):
     args = [a.replace("W", f"{keys.witnesses[0]}.vkey") if a == "W" else a for a in args]
-    done = _ledger(*args, "--db", f"sqlite:///{tmp_path / 'none.db'}",
-                   *(["--key", keys.folder / "op.key"] if args[0] == "seal" else []))
+    done = _ledger(
+        *args,
+        "--db",
+        f"sqlite:///{tmp_path / 'none.db'}",
+        *(["--key", keys.folder / "op.key"] if args[0] == "seal" else []),
+    )
     assert done.exit_code == 2 and message in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "none.db").exists()

@@ -66,8 +66,11 @@ def test_stale_old_size_is_409_with_the_witness_size(witnesses, log):
 
 
 def test_unknown_origin_is_404(witnesses, keys):
-    note = sign_note("other.example/log\n1\n" + base64.b64encode(b"\1" * 32).decode() + "\n",
-                     "other.example/log", keys.operator)
+    note = sign_note(
+        "other.example/log\n1\n" + base64.b64encode(b"\1" * 32).decode() + "\n",
+        "other.example/log",
+        keys.operator,
+    )
     status, _, text = post(witnesses[0].url, request_body(0, [], note))
     assert status == 404 and "other.example/log" in text
 
@@ -83,8 +86,9 @@ def test_a_tampered_operator_signature_is_403(witnesses, log):
     head, _, sig = note.rstrip("\n").rpartition(" ")
     raw = bytearray(base64.b64decode(sig))
     raw[-1] ^= 1
-    status, _, _ = post(witnesses[0].url,
-                        request_body(0, [], f"{head} {base64.b64encode(bytes(raw)).decode()}\n"))
+    status, _, _ = post(
+        witnesses[0].url, request_body(0, [], f"{head} {base64.b64encode(bytes(raw)).decode()}\n")
+    )
     assert status == 403
 
 
@@ -98,19 +102,22 @@ def test_an_inconsistent_proof_is_422_and_changes_nothing(witnesses, log):
     assert add(witnesses[0].url, log, 5)[0] == 200
 
 
-@pytest.mark.parametrize("body, reason", [
-    (b"", "no empty line"),
-    (b"old 0\n", "no empty line"),
-    (b"new 0\n\nx", "starts with 'old SIZE'"),
-    (b"old 01\n\nx", "leading zeros"),
-    (b"old -1\n\nx", "leading zeros"),
-    (b"old 0\n!!!\n\nx", "not base64"),
-    (b"old 0\nAAAA\n\nx", "32 bytes"),
-    (b"old 0\n\n", "no checkpoint"),
-    (b"old 0\n\nnot a note\n", "blank line"),
-    (b"old 0\n\n\xff\xfe\n\n\xe2\x80\x94 x AAAAAAA=\n", "UTF-8"),
-    (b"old 0\n" + b"A" * 43 + b"=\n" * 64 + b"\nx", "more than 63"),
-])
+@pytest.mark.parametrize(
+    "body, reason",
+    [
+        (b"", "no empty line"),
+        (b"old 0\n", "no empty line"),
+        (b"new 0\n\nx", "starts with 'old SIZE'"),
+        (b"old 01\n\nx", "leading zeros"),
+        (b"old -1\n\nx", "leading zeros"),
+        (b"old 0\n!!!\n\nx", "not base64"),
+        (b"old 0\nAAAA\n\nx", "32 bytes"),
+        (b"old 0\n\n", "no checkpoint"),
+        (b"old 0\n\nnot a note\n", "blank line"),
+        (b"old 0\n\n\xff\xfe\n\n\xe2\x80\x94 x AAAAAAA=\n", "UTF-8"),
+        (b"old 0\n" + b"A" * 43 + b"=\n" * 64 + b"\nx", "more than 63"),
+    ],
+)
 def test_malformed_requests_are_400_with_the_reason(witnesses, body, reason):
     status, _, text = post(witnesses[0].url, body)
     assert status == 400 and reason in text
@@ -175,9 +182,10 @@ def test_collect_reaches_a_quorum_of_two_and_names_what_failed(witnesses, keys, 
     vkeys = [load_witness_key(str(k) + ".vkey") for k in keys.witnesses[:2]]
     urls = [w.url for w in witnesses]
     sigs = collect_cosignatures(urls, log.note(), {}, log.proof_for(), 2, witnesses=vkeys)
-    note = open_note(log.note() + "".join(s.line() + "\n" for s in sigs),
-                     [verifier_key(log.origin, keys.operator.public_key())])
+    note = open_note(
+        log.note() + "".join(s.line() + "\n" for s in sigs),
+        [verifier_key(log.origin, keys.operator.public_key())],
+    )
     assert require_quorum(note, vkeys, 2) == ["regulator.example/w1", "regulator.example/w2"]
     with pytest.raises(QuorumError, match=r"1 of 2 required .*127\.0\.0\.1:9/add-checkpoint: unreachable"):
-        collect_cosignatures([urls[0], "http://127.0.0.1:9"], log.note(), {}, log.proof_for(), 2,
-                             timeout=2)
+        collect_cosignatures([urls[0], "http://127.0.0.1:9"], log.note(), {}, log.proof_for(), 2, timeout=2)

@@ -38,15 +38,17 @@ def feeds(tmp_path_factory) -> tuple[Path, Path]:
     """A small feed and the same feed with one settled bet changed."""
     folder = tmp_path_factory.mktemp("feeds")
     feed = folder / "day.jsonl"
-    assert ledger("simulate", "--out", feed, "--game", "RL", "--tables", "1",
-                  "--rounds", "4").code == 0
+    assert ledger("simulate", "--out", feed, "--game", "RL", "--tables", "1", "--rounds", "4").code == 0
     lines = feed.read_text().splitlines(keepends=True)
     edited = folder / "edited.jsonl"
-    bet = next(i for i, line in enumerate(lines) if '"type":"bet_placed"' in line
-               and '"kind":"straight"' in line and '"amount":"10"' not in line)
+    bet = next(
+        i
+        for i, line in enumerate(lines)
+        if '"type":"bet_placed"' in line and '"kind":"straight"' in line and '"amount":"10"' not in line
+    )
     changed = re.sub(r'"amount":"\d+"', '"amount":"10"', lines[bet])  # within the table limits
     assert changed != lines[bet]
-    edited.write_text("".join([*lines[:bet], changed, *lines[bet + 1:]]))
+    edited.write_text("".join([*lines[:bet], changed, *lines[bet + 1 :]]))
     return feed, edited
 
 
@@ -68,38 +70,64 @@ def other_url(db_url: str, tmp_path: Path) -> Iterator[str]:
 def sealed_store(url, origin, feed, keys, witnesses, out: Path) -> Ran:
     assert ledger("init", "--db", url, "--origin", origin).code == 0
     assert ledger("ingest", feed, "--db", url).code in (0, 1)
-    return ledger("seal", "--db", url, "--key", keys.folder / "op.key", "--out", out,
-                  *[x for w in witnesses for x in ("--witness", w.url)], "--quorum", "2")
+    return ledger(
+        "seal",
+        "--db",
+        url,
+        "--key",
+        keys.folder / "op.key",
+        "--out",
+        out,
+        *[x for w in witnesses for x in ("--witness", w.url)],
+        "--quorum",
+        "2",
+    )
 
 
 def quorum_args(keys) -> list[str]:
-    return ["--public-key", str(keys.operator_pub), "--witness-key",
-            f"{keys.witnesses[0]}.vkey", "--witness-key", f"{keys.witnesses[1]}.vkey",
-            "--quorum", "2"]
+    return [
+        "--public-key",
+        str(keys.operator_pub),
+        "--witness-key",
+        f"{keys.witnesses[0]}.vkey",
+        "--witness-key",
+        f"{keys.witnesses[1]}.vkey",
+        "--quorum",
+        "2",
+    ]
 
 
-def test_witnessed_seal_stores_the_quorum_and_auditors_accept_it(db_url, keys, witnesses, log,
-                                                                  feeds, tmp_path):
+def test_witnessed_seal_stores_the_quorum_and_auditors_accept_it(
+    db_url, keys, witnesses, log, feeds, tmp_path
+):
     ran = sealed_store(db_url, log.origin, feeds[0], keys, witnesses, tmp_path / "cp.json")
     assert ran.code == 0, ran.stderr
     assert "cosigned by regulator.example/w1, regulator.example/w2" in ran.stdout
     assert (tmp_path / "cp.note").read_text().count("\n— regulator.example/w") == 2
-    for args in (["--since", "last"], ["--checkpoint", tmp_path / "cp.json"],
-                 ["--segment", "0..1"]):
+    for args in (["--since", "last"], ["--checkpoint", tmp_path / "cp.json"], ["--segment", "0..1"]):
         done = ledger("verify", "--db", db_url, *args, *quorum_args(keys))
         assert done.code in (0, 1), (args, done.stderr)
-    stranger = ledger("verify", "--db", db_url, "--since", "last", "--public-key",
-                      keys.operator_pub, "--witness-key", f"{keys.witnesses[2]}.vkey")
+    stranger = ledger(
+        "verify",
+        "--db",
+        db_url,
+        "--since",
+        "last",
+        "--public-key",
+        keys.operator_pub,
+        "--witness-key",
+        f"{keys.witnesses[2]}.vkey",
+    )
     assert stranger.code == 3 and "0 of 1 required cosignatures" in stranger.stderr
     assert len(stranger.stderr.strip().splitlines()) == 1
 
 
 def test_a_re_ingested_edited_history_under_the_same_origin_is_refused(
-        db_url, other_url, keys, witnesses, log, feeds, tmp_path):
+    db_url, other_url, keys, witnesses, log, feeds, tmp_path
+):
     honest = sealed_store(db_url, log.origin, feeds[0], keys, witnesses, tmp_path / "cp.json")
     assert honest.code == 0, honest.stderr
-    forged = sealed_store(other_url, log.origin, feeds[1], keys, witnesses,
-                          tmp_path / "forged.json")
+    forged = sealed_store(other_url, log.origin, feeds[1], keys, witnesses, tmp_path / "forged.json")
     assert forged.code == 3 and "0 of 2 required cosignatures collected" in forged.stderr
     assert "(422)" in forged.stderr
     assert latest_note_of(other_url).cosignatures == ()  # no cosigned claim kept
@@ -109,6 +137,7 @@ def test_a_re_ingested_edited_history_under_the_same_origin_is_refused(
     lines = list(latest_note_of(db_url).cosignatures)
     from ledger.merkle.heads import add_cosignatures
     from ledger.store import open_ledger
+
     forged_app = open_ledger(other_url)
     try:
         add_cosignatures(forged_app, latest_note(forged_app).size, lines)
@@ -120,6 +149,7 @@ def test_a_re_ingested_edited_history_under_the_same_origin_is_refused(
 
 def latest_note_of(url):
     from ledger.store import open_ledger
+
     opened = open_ledger(url)
     try:
         return latest_note(opened)
@@ -128,33 +158,50 @@ def latest_note_of(url):
 
 
 def test_check_bundle_counts_the_cosignatures_of_the_bundle_or_beside_the_checkpoint(
-        db_url, keys, witnesses, log, feeds, tmp_path):
-    assert sealed_store(db_url, log.origin, feeds[0], keys, witnesses,
-                        tmp_path / "cp.json").code == 0
+    db_url, keys, witnesses, log, feeds, tmp_path
+):
+    assert sealed_store(db_url, log.origin, feeds[0], keys, witnesses, tmp_path / "cp.json").code == 0
     bundle = tmp_path / "round.json"
-    assert ledger("export-round", "RL-01/000002", "--bundle", bundle, "--db", db_url,
-                  "--checkpoint", tmp_path / "cp.json", "--merkle").code == 0
+    assert (
+        ledger(
+            "export-round",
+            "RL-01/000002",
+            "--bundle",
+            bundle,
+            "--db",
+            db_url,
+            "--checkpoint",
+            tmp_path / "cp.json",
+            "--merkle",
+        ).code
+        == 0
+    )
     ok = ledger("check-bundle", bundle, "--checkpoint", tmp_path / "cp.json", *quorum_args(keys))
     assert ok.code == 0 and "cosigned by regulator.example/w1, regulator.example/w2" in ok.stdout
     (tmp_path / "cp.note").unlink()  # the bundle's own note carries the cosignatures too
-    assert ledger("check-bundle", bundle, "--checkpoint", tmp_path / "cp.json",
-                  *quorum_args(keys)).code == 0
+    assert ledger("check-bundle", bundle, "--checkpoint", tmp_path / "cp.json", *quorum_args(keys)).code == 0
     obj = json.loads(bundle.read_text())
-    obj["merkle"]["note"] = "\n".join(line for line in obj["merkle"]["note"].split("\n")
-                                      if "regulator.example/w2" not in line)
+    obj["merkle"]["note"] = "\n".join(
+        line for line in obj["merkle"]["note"].split("\n") if "regulator.example/w2" not in line
+    )
     bundle.write_text(json.dumps(obj))
-    short = ledger("check-bundle", bundle, "--checkpoint", tmp_path / "cp.json",
-                   *quorum_args(keys))
-    assert short.code == 3 and "1 of 2 required cosignatures are valid; none valid from " \
-        "regulator.example/w2" in short.stderr
-    assert ledger("check-bundle", bundle, "--checkpoint", tmp_path / "cp.json",
-                  *quorum_args(keys)[:-1], "1").code == 0
+    short = ledger("check-bundle", bundle, "--checkpoint", tmp_path / "cp.json", *quorum_args(keys))
+    assert (
+        short.code == 3
+        and "1 of 2 required cosignatures are valid; none valid from regulator.example/w2" in short.stderr
+    )
+    assert (
+        ledger(
+            "check-bundle", bundle, "--checkpoint", tmp_path / "cp.json", *quorum_args(keys)[:-1], "1"
+        ).code
+        == 0
+    )
 
 
 def wipe(url: str) -> None:
     """The insider with every database right: the whole store goes (triggers, tables, tree)."""
     if url.startswith("sqlite"):
-        Path(url[len("sqlite:///"):]).unlink()
+        Path(url[len("sqlite:///") :]).unlink()
         return
     import psycopg
     from psycopg import sql
@@ -164,18 +211,14 @@ def wipe(url: str) -> None:
         conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
 
 
-def test_the_store_rewritten_in_place_and_resealed_is_refused(db_url, keys, witnesses, log,
-                                                              feeds, tmp_path):
+def test_the_store_rewritten_in_place_and_resealed_is_refused(db_url, keys, witnesses, log, feeds, tmp_path):
     """Same URL, same origin, same sealing key: the store is dropped, rebuilt from an edited feed
     (a consistent new chain and tree) and sealed. The witnesses refuse; `verify --since last`
     with their keys exits 3; the old cosigned checkpoint file no longer matches the store."""
-    assert sealed_store(db_url, log.origin, feeds[0], keys, witnesses,
-                        tmp_path / "cp.json").code == 0
+    assert sealed_store(db_url, log.origin, feeds[0], keys, witnesses, tmp_path / "cp.json").code == 0
     wipe(db_url)
-    resealed = sealed_store(db_url, log.origin, feeds[1], keys, witnesses,
-                            tmp_path / "rewritten.json")
+    resealed = sealed_store(db_url, log.origin, feeds[1], keys, witnesses, tmp_path / "rewritten.json")
     assert resealed.code == 3 and "(422)" in resealed.stderr
     assert ledger("verify", "--db", db_url, "--since", "last", *quorum_args(keys)).code == 3
-    old = ledger("verify", "--db", db_url, "--checkpoint", tmp_path / "cp.json",
-                 *quorum_args(keys))
+    old = ledger("verify", "--db", db_url, "--checkpoint", tmp_path / "cp.json", *quorum_args(keys))
     assert old.code == 3  # cosigned, but the store no longer holds what it covers

@@ -49,8 +49,14 @@ def test_every_command_of_the_witness_doc_runs_as_shown(tmp_path, monkeypatch):
                 result = CliRunner().invoke(app, shlex.split(plain)[1:])  # no second of imports
                 code, output = result.exit_code, result.output
             else:
-                done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env,
-                                      timeout=120, capture_output=True, text=True)
+                done = subprocess.run(
+                    ["bash", "-c", command],
+                    cwd=tmp_path,
+                    env=env,
+                    timeout=120,
+                    capture_output=True,
+                    text=True,
+                )
                 code, output = done.returncode, done.stdout + done.stderr
             assert code == expected, (command, output)
     finally:

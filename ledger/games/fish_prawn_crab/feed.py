@@ -61,14 +61,20 @@ class TotalSpot(FeedModel):
     total: Total
 
 
-Spot = Annotated[
-    EvenSpot | FigureSpot | ColourSpot | AnySpot | TotalSpot, Field(discriminator="kind")
-]
+Spot = Annotated[EvenSpot | FigureSpot | ColourSpot | AnySpot | TotalSpot, Field(discriminator="kind")]
 """Any spot of the FPC layout (FEED §4)."""
 
 SpotKind = Literal[
-    "small", "big", "figure", "one_colour", "two_colours", "three_colours",
-    "any_three_colour", "specific_triple", "any_triple", "total",
+    "small",
+    "big",
+    "figure",
+    "one_colour",
+    "two_colours",
+    "three_colours",
+    "any_three_colour",
+    "specific_triple",
+    "any_triple",
+    "total",
 ]
 """Every ``kind`` of :data:`Spot`; the keys of ``limits`` in an FPC rulebook (RULES §8 G3)."""
 
@@ -102,6 +108,10 @@ class DieCocked(FeedEvent):
 
 
 EVENTS: tuple[type[FeedEvent], ...] = (
-    *LIFECYCLE_EVENTS, FishPrawnCrabBetPlaced, DicePressed, DiceShown, DieCocked,
+    *LIFECYCLE_EVENTS,
+    FishPrawnCrabBetPlaced,
+    DicePressed,
+    DiceShown,
+    DieCocked,
 )
 """Every event type an FPC feed may carry."""

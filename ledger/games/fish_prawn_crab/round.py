@@ -30,8 +30,12 @@ def derive(rnd: Round) -> Derivation:
     """The steps, the settlement each bet is due, and the game's own findings."""
     cocked = list(rnd.of_type(DieCocked))
     if cocked and rnd.rules.fpc.cocked_die == "void":
-        return _void_all(rnd, COCKED_DIE_RULE, f"a die was cocked at seq {cocked[0].seq} and "
-                         "the table voids the round (fpc.cocked_die = void): stake returned")
+        return _void_all(
+            rnd,
+            COCKED_DIE_RULE,
+            f"a die was cocked at seq {cocked[0].seq} and "
+            "the table voids the round (fpc.cocked_die = void): stake returned",
+        )
     if rnd.is_voided:
         return _void_all(rnd, ROUND_VOIDED_RULE, "the round was voided: the stake is returned")
     derivation = Derivation(steps=[_reshake_step(c) for c in cocked])
@@ -74,17 +78,26 @@ def _void_all(rnd: Round, rule: str, reason: str) -> Derivation:
 
 
 def _reshake_step(cocked: DieCocked) -> Step:
-    return Step(f"die cocked at seq {cocked.seq}: the result is not read, the shaker is pressed "
-                "again and the bets stand", COCKED_DIE_RULE)
+    return Step(
+        f"die cocked at seq {cocked.seq}: the result is not read, the shaker is pressed "
+        "again and the bets stand",
+        COCKED_DIE_RULE,
+    )
 
 
 def _bet_step(bet: BetPlaced, due: Settlement) -> Step:
     money = f"returned {due.returned}, won {due.won}" if due.result == "win" else "stake taken"
-    return Step(f"{bet.bet}: {label(spot_of(bet))} for {bet.amount}: {due.result} "
-                f"({due.reason}; {money})", due.rule)
+    return Step(
+        f"{bet.bet}: {label(spot_of(bet))} for {bet.amount}: {due.result} ({due.reason}; {money})", due.rule
+    )
 
 
 def _outcome_missing(rnd: Round) -> Finding:
-    return Finding("outcome_missing", rnd.table, rnd.round,
-                   "the round was closed but no dice_shown was recorded (or the last throw "
-                   "was a cocked die): no bet can be judged", rule=DICE_RULE)
+    return Finding(
+        "outcome_missing",
+        rnd.table,
+        rnd.round,
+        "the round was closed but no dice_shown was recorded (or the last throw "
+        "was a cocked die): no bet can be judged",
+        rule=DICE_RULE,
+    )

@@ -80,8 +80,7 @@ def describe(dice: Dice) -> str:
     """The throw in words: ``dice 1-5-5: fish red, crab green ×2; total 11``."""
     counts = Counter(dice)  # keeps the order in which the faces first appear
     faces = ", ".join(
-        f"{FACES[d].figure} {FACES[d].colour}" + (f" ×{n}" if n > 1 else "")
-        for d, n in counts.items()
+        f"{FACES[d].figure} {FACES[d].colour}" + (f" ×{n}" if n > 1 else "") for d, n in counts.items()
     )
     return f"dice {'-'.join(map(str, dice))}: {faces}; total {total(dice)}"
 
@@ -104,46 +103,51 @@ def _pays(prize: Prize | None) -> str:
 def _even(spot: EvenSpot, dice: Dice) -> SpotVerdict:
     s = total(dice)
     if is_triple(dice):
-        return Verdict(None, SMALL_BIG_LOSE_ON_TRIPLES,
-                       f"{spot.kind} loses on the triple {dice[0]}-{dice[0]}-{dice[0]}")
+        return Verdict(
+            None, SMALL_BIG_LOSE_ON_TRIPLES, f"{spot.kind} loses on the triple {dice[0]}-{dice[0]}-{dice[0]}"
+        )
     winning = SMALL_TOTALS if spot.kind == "small" else BIG_TOTALS
     prize = PRIZES[spot.kind] if s in winning else None
     side = "small" if s in SMALL_TOTALS else "big"
-    return Verdict(prize, PRIZES[spot.kind].rule,
-                   f"total {s} is {side}: {spot.kind} {_pays(prize)}")
+    return Verdict(prize, PRIZES[spot.kind].rule, f"total {s} is {side}: {spot.kind} {_pays(prize)}")
 
 
 def _figure(spot: FigureSpot, dice: Dice) -> SpotVerdict:
     n = figure_count(dice, spot.face)
     prize = FIGURE_PRIZES.get(n)
-    return Verdict(prize, FIGURE_PRIZES[1].rule,
-                   f"{label(spot)} shows on {n} of the dice: {_pays(prize)}")
+    return Verdict(prize, FIGURE_PRIZES[1].rule, f"{label(spot)} shows on {n} of the dice: {_pays(prize)}")
 
 
 def _specific_triple(spot: FigureSpot, dice: Dice) -> SpotVerdict:
     n = figure_count(dice, spot.face)
     prize = PRIZES["specific_triple"] if n == 3 else None
-    return Verdict(prize, PRIZES["specific_triple"].rule,
-                   f"{FACES[spot.face].figure} ({spot.face}) shows on {n} of the dice, the bet "
-                   f"needs 3: {_pays(prize)}")
+    return Verdict(
+        prize,
+        PRIZES["specific_triple"].rule,
+        f"{FACES[spot.face].figure} ({spot.face}) shows on {n} of the dice, the bet needs 3: {_pays(prize)}",
+    )
 
 
 def _colour(spot: ColourSpot, dice: Dice) -> SpotVerdict:
     c = colour_count(dice, spot.colour)
     needed = COLOUR_COUNTS[spot.kind]
     prize = PRIZES[spot.kind] if c == needed else None
-    return Verdict(prize, PRIZES[spot.kind].rule,
-                   f"{spot.colour} shows on exactly {c} of the dice, the bet needs exactly "
-                   f"{needed}: {_pays(prize)}")
+    return Verdict(
+        prize,
+        PRIZES[spot.kind].rule,
+        f"{spot.colour} shows on exactly {c} of the dice, the bet needs exactly {needed}: {_pays(prize)}",
+    )
 
 
 def _any(spot: AnySpot, dice: Dice) -> SpotVerdict:
     hit = is_one_colour(dice) if spot.kind == "any_three_colour" else is_triple(dice)
     prize = PRIZES[spot.kind] if hit else None
     what = "colour" if spot.kind == "any_three_colour" else "figure"
-    return Verdict(prize, PRIZES[spot.kind].rule,
-                   f"the three dice {'show' if hit else 'do not show'} the same {what}: "
-                   f"{label(spot)} {_pays(prize)}")
+    return Verdict(
+        prize,
+        PRIZES[spot.kind].rule,
+        f"the three dice {'show' if hit else 'do not show'} the same {what}: {label(spot)} {_pays(prize)}",
+    )
 
 
 def _total(spot: TotalSpot, dice: Dice) -> SpotVerdict:
@@ -179,4 +183,3 @@ def settle(spot: Spot, amount: Decimal, dice: Dice) -> Settlement:
     if prize is None:
         return Settlement.lose(verdict.rule, verdict.reason)
     return Settlement("win", amount, amount * prize.odds, ZERO, verdict.rule, verdict.reason)
-

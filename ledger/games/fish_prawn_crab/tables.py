@@ -52,32 +52,38 @@ class Prize:
     rule: str
 
 
-PRIZES: Final[Mapping[str, Prize]] = MappingProxyType({
-    "small": Prize(1, "FPC art. 5 a) [R], art. 6"),
-    "big": Prize(1, "FPC art. 5 b) [R], art. 6"),
-    "one_colour": Prize(1, "FPC art. 5 d) [R], art. 6"),
-    "two_colours": Prize(3, "FPC art. 5 e) [R], art. 6"),
-    "three_colours": Prize(20, "FPC art. 5 f) [R], art. 6"),
-    "any_three_colour": Prize(7, "FPC art. 5 g) [R], art. 6"),
-    "specific_triple": Prize(150, "FPC art. 5 h), art. 6"),
-    "any_triple": Prize(24, "FPC art. 5 i), art. 6"),
-})
+PRIZES: Final[Mapping[str, Prize]] = MappingProxyType(
+    {
+        "small": Prize(1, "FPC art. 5 a) [R], art. 6"),
+        "big": Prize(1, "FPC art. 5 b) [R], art. 6"),
+        "one_colour": Prize(1, "FPC art. 5 d) [R], art. 6"),
+        "two_colours": Prize(3, "FPC art. 5 e) [R], art. 6"),
+        "three_colours": Prize(20, "FPC art. 5 f) [R], art. 6"),
+        "any_three_colour": Prize(7, "FPC art. 5 g) [R], art. 6"),
+        "specific_triple": Prize(150, "FPC art. 5 h), art. 6"),
+        "any_triple": Prize(24, "FPC art. 5 i), art. 6"),
+    }
+)
 """The prize of each spot kind with one fixed prize (figure and total are below)."""
 
-FIGURE_PRIZES: Final[Mapping[int, Prize]] = MappingProxyType({
-    1: Prize(1, "FPC art. 5 c) [R], art. 6"),
-    2: Prize(2, "FPC art. 5 c) [R], art. 6"),
-    3: Prize(3, "FPC art. 5 c) [R], art. 6"),
-})
+FIGURE_PRIZES: Final[Mapping[int, Prize]] = MappingProxyType(
+    {
+        1: Prize(1, "FPC art. 5 c) [R], art. 6"),
+        2: Prize(2, "FPC art. 5 c) [R], art. 6"),
+        3: Prize(3, "FPC art. 5 c) [R], art. 6"),
+    }
+)
 """One chosen figure: the prize by how many dice show it (none showing: the bet loses)."""
 
 _TOTAL_ODDS: Final = {4: 50, 5: 18, 6: 14, 7: 12, 8: 8, 9: 6, 10: 6}
 
-TOTAL_PRIZES: Final[Mapping[int, Prize]] = MappingProxyType({
-    total: Prize(odds, "FPC art. 5 j), art. 6")
-    for low, odds in _TOTAL_ODDS.items()
-    for total in (low, 21 - low)  # the table is symmetric: 4 and 17, 5 and 16, …
-})
+TOTAL_PRIZES: Final[Mapping[int, Prize]] = MappingProxyType(
+    {
+        total: Prize(odds, "FPC art. 5 j), art. 6")
+        for low, odds in _TOTAL_ODDS.items()
+        for total in (low, 21 - low)  # the table is symmetric: 4 and 17, 5 and 16, …
+    }
+)
 """Totals 4–17 (FPC art. 5 j)): the prize of a bet on each total."""
 
 SMALL_BIG_LOSE_ON_TRIPLES: Final = "FPC art. 7"

@@ -42,37 +42,76 @@ def _compare_payment_lines(rnd: Round, due: list[PaymentDue]) -> Iterator[Findin
         if key in expected:
             continue
         amount = sum((r.amount for r in rec), ZERO)
-        got = {"from": key[0], "to": key[1], "amount": str(amount),
-               "reason": "/".join(sorted({r.reason for r in rec}))}
-        yield _seat_finding(rnd, "payment_mismatch", key[0], UNDUE_RULE,
-                            f"{key[0]} paid {key[1]} {amount}, which the rules do not call for",
-                            {"from": key[0], "to": key[1], "amount": "0"}, got, rec[0].seq)
+        got = {
+            "from": key[0],
+            "to": key[1],
+            "amount": str(amount),
+            "reason": "/".join(sorted({r.reason for r in rec})),
+        }
+        yield _seat_finding(
+            rnd,
+            "payment_mismatch",
+            key[0],
+            UNDUE_RULE,
+            f"{key[0]} paid {key[1]} {amount}, which the rules do not call for",
+            {"from": key[0], "to": key[1], "amount": "0"},
+            got,
+            rec[0].seq,
+        )
     for key, amount in short.items():
         if key not in expected and amount:
-            yield _seat_finding(rnd, "payment_mismatch", key[0], SHORTFALL_RULE,
-                                f"a shortfall of {amount} on a payment not due",
-                                {"shortfall": "0"}, {"shortfall": str(amount)}, None)
+            yield _seat_finding(
+                rnd,
+                "payment_mismatch",
+                key[0],
+                SHORTFALL_RULE,
+                f"a shortfall of {amount} on a payment not due",
+                {"shortfall": "0"},
+                {"shortfall": str(amount)},
+                None,
+            )
 
 
-def _compare_payment(rnd: Round, p: PaymentDue, rec: list[PaymentMade],
-                     short: Decimal) -> Iterator[Finding]:
+def _compare_payment(rnd: Round, p: PaymentDue, rec: list[PaymentMade], short: Decimal) -> Iterator[Finding]:
     want = {"from": p.frm, "to": p.to, "amount": str(p.amount), "reason": p.reason}
     if not rec:
-        yield _seat_finding(rnd, "missing_settlement", p.frm, p.rule,
-                            f"no payment_made from {p.frm} to {p.to}: {p.amount} is due "
-                            f"({p.reason}: {p.note})", want, None, None)
+        yield _seat_finding(
+            rnd,
+            "missing_settlement",
+            p.frm,
+            p.rule,
+            f"no payment_made from {p.frm} to {p.to}: {p.amount} is due ({p.reason}: {p.note})",
+            want,
+            None,
+            None,
+        )
         return
     amount = sum((r.amount for r in rec), ZERO)
     reasons = {r.reason for r in rec}
     got = {"from": p.frm, "to": p.to, "amount": str(amount), "reason": "/".join(sorted(reasons))}
     if not same_amount(amount, p.amount) or reasons != {p.reason}:
-        yield _seat_finding(rnd, "payment_mismatch", p.frm, p.rule,
-                            f"{p.frm} paid {p.to} {amount} ({got['reason']}); the rules give "
-                            f"{p.amount} ({p.reason}: {p.note})", want, got, rec[0].seq)
+        yield _seat_finding(
+            rnd,
+            "payment_mismatch",
+            p.frm,
+            p.rule,
+            f"{p.frm} paid {p.to} {amount} ({got['reason']}); the rules give "
+            f"{p.amount} ({p.reason}: {p.note})",
+            want,
+            got,
+            rec[0].seq,
+        )
     if not same_amount(short, p.shortfall):
-        yield _seat_finding(rnd, "payment_mismatch", p.frm, p.rule,
-                            f"shortfall recorded {short}, derived {p.shortfall}",
-                            {"shortfall": str(p.shortfall)}, {"shortfall": str(short)}, None)
+        yield _seat_finding(
+            rnd,
+            "payment_mismatch",
+            p.frm,
+            p.rule,
+            f"shortfall recorded {short}, derived {p.shortfall}",
+            {"shortfall": str(p.shortfall)},
+            {"shortfall": str(short)},
+            None,
+        )
 
 
 def _compare_fees(rnd: Round, derivation: Derivation) -> Iterator[Finding]:
@@ -85,17 +124,38 @@ def _compare_fees(rnd: Round, derivation: Derivation) -> Iterator[Finding]:
         got = fee.recorded
         if same_amount(fee.due, got or ZERO):
             continue
-        yield _seat_finding(rnd, "commission_mismatch", fee.party, fee.rule,
-                            f"commission due from {fee.party} is {fee.due}; the table charged "
-                            f"{'nothing' if got is None else got}",
-                            {"amount": str(fee.due)},
-                            {"amount": None if got is None else str(got)}, seqs.get(fee.party))
+        yield _seat_finding(
+            rnd,
+            "commission_mismatch",
+            fee.party,
+            fee.rule,
+            f"commission due from {fee.party} is {fee.due}; the table charged "
+            f"{'nothing' if got is None else got}",
+            {"amount": str(fee.due)},
+            {"amount": None if got is None else str(got)},
+            seqs.get(fee.party),
+        )
 
 
-def _seat_finding(rnd: Round, code: str, seat: str, rule: str, message: str,
-                  expected: dict[str, str | None] | dict[str, str] | None,
-                  recorded: dict[str, str | None] | dict[str, str] | None,
-                  seq: int | None) -> Finding:
+def _seat_finding(
+    rnd: Round,
+    code: str,
+    seat: str,
+    rule: str,
+    message: str,
+    expected: dict[str, str | None] | dict[str, str] | None,
+    recorded: dict[str, str | None] | dict[str, str] | None,
+    seq: int | None,
+) -> Finding:
     """A Mah-Jong finding: no bet, the paying seat in ``seat`` (FEED §10)."""
-    return Finding(code, rnd.table, rnd.round, message, rule=rule, expected=expected,
-                   recorded=recorded, seq=seq, extra={"seat": seat})
+    return Finding(
+        code,
+        rnd.table,
+        rnd.round,
+        message,
+        rule=rule,
+        expected=expected,
+        recorded=recorded,
+        seq=seq,
+        extra={"seat": seat},
+    )

@@ -11,11 +11,9 @@ from ledger.round import Round
 
 _INDEX = {code: i for i, code in enumerate(CODES)}
 _SIMPLIFIED = frozenset(SIMPLIFIED_KINDS)
-_DEAL_OVER = frozenset({"tile_discarded", "meld_claimed", "kong_declared", "win_declared",
-                        "game_drawn"})
+_DEAL_OVER = frozenset({"tile_discarded", "meld_claimed", "kong_declared", "win_declared", "game_drawn"})
 _FULL = Cells(tuple(CODES), tuple([1 / KINDS] * KINDS))
-_SIMPLE = Cells(tuple(CODES), tuple(1 / len(_SIMPLIFIED) if i in _SIMPLIFIED else 0.0
-                                    for i in range(KINDS)))
+_SIMPLE = Cells(tuple(CODES), tuple(1 / len(_SIMPLIFIED) if i in _SIMPLIFIED else 0.0 for i in range(KINDS)))
 
 
 def draws(rnd: Round) -> Iterator[tuple[str, int, int]]:
@@ -27,8 +25,11 @@ def draws(rnd: Round) -> Iterator[tuple[str, int, int]]:
         if kind in _DEAL_OVER:
             return
         if kind == "tile_drawn" and getattr(event, "from_", None) == "wall":
-            yield (f"tiles:{getattr(event, 'seat', None)}{suffix}", KINDS,
-                   _INDEX[str(getattr(event, "tile", None))])
+            yield (
+                f"tiles:{getattr(event, 'seat', None)}{suffix}",
+                KINDS,
+                _INDEX[str(getattr(event, "tile", None))],
+            )
 
 
 def cells(test: str) -> Cells | None:

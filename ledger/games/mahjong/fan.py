@@ -107,8 +107,7 @@ def _seat_wind(c: WinContext) -> int:
 
 def _all_chows(c: WinContext) -> int:
     pair = c.arrangement.pair
-    return int(_only_chows(c) and pair not in DRAGONS
-               and pair not in (c.round_wind, c.seat_wind))
+    return int(_only_chows(c) and pair not in DRAGONS and pair not in (c.round_wind, c.seat_wind))
 
 
 def _mixed_one_suit(c: WinContext) -> int:
@@ -137,8 +136,9 @@ def _mixed_terminals(c: WinContext) -> int:
 
 def _mixed_one_suit_all_chows(c: WinContext) -> int:
     pair = c.arrangement.pair
-    return int(_only_chows(c) and len(_suits(c)) == 1 and pair in WINDS
-               and pair not in (c.round_wind, c.seat_wind))
+    return int(
+        _only_chows(c) and len(_suits(c)) == 1 and pair in WINDS and pair not in (c.round_wind, c.seat_wind)
+    )
 
 
 def _all_concealed_pungs(c: WinContext) -> int:
@@ -167,60 +167,117 @@ A1 = "MJ art. 6(a)(2)"
 A2 = "MJ art. 6(a)(3)"
 
 CONVENTIONAL: Final[tuple[FanElement, ...]] = (
-    FanElement("E1", "dragon set (番子)", 1, f"{A1}; RULES §4.6 E1",
-               lambda c: sum(1 for k in _pungs(c) if k in DRAGONS)),
+    FanElement(
+        "E1",
+        "dragon set (番子)",
+        1,
+        f"{A1}; RULES §4.6 E1",
+        lambda c: sum(1 for k in _pungs(c) if k in DRAGONS),
+    ),
     FanElement("E2", "round-wind set", 1, f"{A1}; RULES §4.6 E2", _round_wind),
     FanElement("E3", "seat-wind set", 1, f"{A1}; RULES §4.6 E3", _seat_wind),
-    FanElement("E4", "robbing the kong «Ch'éong kóng» (搶槓)", 1, f"{A1}; RULES §4.6 E4",
-               lambda c: int(c.source == "robbed_kong")),
-    FanElement("E5", "win on the kong replacement «Kóng seong fá» (槓上花)", 1,
-               f"{A1}; RULES §4.6 E5", lambda c: int(c.on_replacement)),
-    FanElement("E6", "all pungs «Tò-i-tò-i-vu» (對對糊)", 1, f"{A1}; RULES §4.6 E6",
-               lambda c: int(_no_chow(c))),
+    FanElement(
+        "E4",
+        "robbing the kong «Ch'éong kóng» (搶槓)",
+        1,
+        f"{A1}; RULES §4.6 E4",
+        lambda c: int(c.source == "robbed_kong"),
+    ),
+    FanElement(
+        "E5",
+        "win on the kong replacement «Kóng seong fá» (槓上花)",
+        1,
+        f"{A1}; RULES §4.6 E5",
+        lambda c: int(c.on_replacement),
+    ),
+    FanElement(
+        "E6", "all pungs «Tò-i-tò-i-vu» (對對糊)", 1, f"{A1}; RULES §4.6 E6", lambda c: int(_no_chow(c))
+    ),
     FanElement("E7", "all chows «P'èng vu» (平糊)", 1, f"{A1}; RULES §4.6 E7", _all_chows),
-    FanElement("E8", "mixed one suit «Wân iat sêk» (混一色)", 1,
-               f"{A1}; RULES §4.6 E8, §8.4 M21", _mixed_one_suit),
-    FanElement("E9", "last tile «Hoi tai lau yuet» (海底撈月)", 1,
-               f"{A1}; RULES §4.6 E9, §8.4 M20", lambda c: int(c.last_tile)),
-    FanElement("E10", "small three dragons «Siu sam un» (小三元)", 1, f"{A1}; RULES §4.6 E10",
-               _small_three_dragons),
-    FanElement("E11", "small four winds «Siu sei hei» (小四喜)", 1, f"{A1}; RULES §4.6 E11",
-               _small_four_winds),
-    FanElement("E12", "mixed terminals and honours «Fá iu-kau» (混么)", 1,
-               f"{A1}; RULES §4.6 E12", _mixed_terminals),
-    FanElement("D1", "heavenly hand «t'in vu» (天糊)", 2, "MJ art. 5(a)(1), 6(a)(3); RULES §4.6 D1",
-               lambda c: int(c.heavenly)),
-    FanElement("D2", "earthly hand «tei vu» (地糊)", 2, "MJ art. 5(a)(2), 6(a)(3); RULES §4.6 D2",
-               lambda c: int(c.earthly)),
-    FanElement("D3", "double wind «Seong fán» (雙番門風)", 2, f"{A2}; RULES §4.6 D3",
-               _double_wind),
-    FanElement("D4", "kong upon kong «Kóng seong kóng» (槓上槓)", 2, f"{A2}; RULES §4.6 D4",
-               lambda c: int(c.kong_upon_kong)),
-    FanElement("D5", "mixed-one-suit all chows «Wân iat sêk p'èng vu» (混一色平糊)", 2,
-               f"{A2}; RULES §4.6 D5", _mixed_one_suit_all_chows),
-    FanElement("D6", "pure one suit «Ch'èng iat sêk» (清一色)", 2, f"{A2}; RULES §4.6 D6",
-               _pure_one_suit),
-    FanElement("D7", "thirteen orphans «Sap-sám iu» (十三么)", 2, f"{A2}; RULES §4.6 D7",
-               lambda c: int(c.arrangement.thirteen_orphans)),
-    FanElement("D8", "all concealed pungs «Kan-kan vu» (坎坎糊)", 2,
-               f"{A2}; RULES §4.6 D8, §8.4 M15", _all_concealed_pungs),
-    FanElement("D9", "big three dragons «Tai sam un» (大三元)", 2, f"{A2}; RULES §4.6 D9",
-               _big_three_dragons),
-    FanElement("D10", "big four winds «Tai sei hei» (大四喜)", 2, f"{A2}; RULES §4.6 D10",
-               _big_four_winds),
-    FanElement("D11", "pure terminals «Cheng iu» (清么)", 2, f"{A2}; RULES §4.6 D11",
-               _pure_terminals),
+    FanElement(
+        "E8", "mixed one suit «Wân iat sêk» (混一色)", 1, f"{A1}; RULES §4.6 E8, §8.4 M21", _mixed_one_suit
+    ),
+    FanElement(
+        "E9",
+        "last tile «Hoi tai lau yuet» (海底撈月)",
+        1,
+        f"{A1}; RULES §4.6 E9, §8.4 M20",
+        lambda c: int(c.last_tile),
+    ),
+    FanElement(
+        "E10", "small three dragons «Siu sam un» (小三元)", 1, f"{A1}; RULES §4.6 E10", _small_three_dragons
+    ),
+    FanElement(
+        "E11", "small four winds «Siu sei hei» (小四喜)", 1, f"{A1}; RULES §4.6 E11", _small_four_winds
+    ),
+    FanElement(
+        "E12", "mixed terminals and honours «Fá iu-kau» (混么)", 1, f"{A1}; RULES §4.6 E12", _mixed_terminals
+    ),
+    FanElement(
+        "D1",
+        "heavenly hand «t'in vu» (天糊)",
+        2,
+        "MJ art. 5(a)(1), 6(a)(3); RULES §4.6 D1",
+        lambda c: int(c.heavenly),
+    ),
+    FanElement(
+        "D2",
+        "earthly hand «tei vu» (地糊)",
+        2,
+        "MJ art. 5(a)(2), 6(a)(3); RULES §4.6 D2",
+        lambda c: int(c.earthly),
+    ),
+    FanElement("D3", "double wind «Seong fán» (雙番門風)", 2, f"{A2}; RULES §4.6 D3", _double_wind),
+    FanElement(
+        "D4",
+        "kong upon kong «Kóng seong kóng» (槓上槓)",
+        2,
+        f"{A2}; RULES §4.6 D4",
+        lambda c: int(c.kong_upon_kong),
+    ),
+    FanElement(
+        "D5",
+        "mixed-one-suit all chows «Wân iat sêk p'èng vu» (混一色平糊)",
+        2,
+        f"{A2}; RULES §4.6 D5",
+        _mixed_one_suit_all_chows,
+    ),
+    FanElement("D6", "pure one suit «Ch'èng iat sêk» (清一色)", 2, f"{A2}; RULES §4.6 D6", _pure_one_suit),
+    FanElement(
+        "D7",
+        "thirteen orphans «Sap-sám iu» (十三么)",
+        2,
+        f"{A2}; RULES §4.6 D7",
+        lambda c: int(c.arrangement.thirteen_orphans),
+    ),
+    FanElement(
+        "D8",
+        "all concealed pungs «Kan-kan vu» (坎坎糊)",
+        2,
+        f"{A2}; RULES §4.6 D8, §8.4 M15",
+        _all_concealed_pungs,
+    ),
+    FanElement(
+        "D9", "big three dragons «Tai sam un» (大三元)", 2, f"{A2}; RULES §4.6 D9", _big_three_dragons
+    ),
+    FanElement("D10", "big four winds «Tai sei hei» (大四喜)", 2, f"{A2}; RULES §4.6 D10", _big_four_winds),
+    FanElement("D11", "pure terminals «Cheng iu» (清么)", 2, f"{A2}; RULES §4.6 D11", _pure_terminals),
     FanElement("D12", "all honours «Chun chu» (全字)", 2, f"{A2}; RULES §4.6 D12", _all_honours),
 )
 """The MJ-C fán table (art. 6(a)): the twelve 1-fán elements, then the twelve 2-fán patterns."""
 
 SIMPLIFIED: Final[tuple[FanElement, ...]] = (
-    FanElement("S1", "robbing a kong", 1, "MJ art. 6(b); RULES §4.6 S1",
-               lambda c: int(c.source == "robbed_kong")),
-    FanElement("S2", "last tile", 1, "MJ art. 6(b); RULES §4.6 S2, §8.4 M20",
-               lambda c: int(c.last_tile)),
-    FanElement("S3", "winning on the green dragon «fát chói» (食糊牌為發財)", 1,
-               "MJ art. 6(b); RULES §4.6 S3", lambda c: int(c.winning_tile == GREEN_DRAGON)),
+    FanElement(
+        "S1", "robbing a kong", 1, "MJ art. 6(b); RULES §4.6 S1", lambda c: int(c.source == "robbed_kong")
+    ),
+    FanElement("S2", "last tile", 1, "MJ art. 6(b); RULES §4.6 S2, §8.4 M20", lambda c: int(c.last_tile)),
+    FanElement(
+        "S3",
+        "winning on the green dragon «fát chói» (食糊牌為發財)",
+        1,
+        "MJ art. 6(b); RULES §4.6 S3",
+        lambda c: int(c.winning_tile == GREEN_DRAGON),
+    ),
 )
 """The MJ-S fán table (art. 6(b)); the minimum hand itself is worth ``mj.s.base_fan`` (M26)."""
 

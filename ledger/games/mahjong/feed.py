@@ -33,12 +33,30 @@ Variant = Literal["conventional", "simplified"]
 
 STAKE_ROWS: dict[str, tuple[str, ...]] = {
     "conventional": (
-        "25/50", "50/100", "100/200", "200/400", "300/600", "500/1000", "1000/2000",
-        "2000/4000", "3000/6000", "5000/10000", "10000/20000",
+        "25/50",
+        "50/100",
+        "100/200",
+        "200/400",
+        "300/600",
+        "500/1000",
+        "1000/2000",
+        "2000/4000",
+        "3000/6000",
+        "5000/10000",
+        "10000/20000",
     ),
     "simplified": (
-        "100/200", "200/400", "300/600", "500/1000", "1000/2000", "2000/4000", "3000/6000",
-        "5000/10000", "10000/20000", "20000/40000", "30000/60000",
+        "100/200",
+        "200/400",
+        "300/600",
+        "500/1000",
+        "1000/2000",
+        "2000/4000",
+        "3000/6000",
+        "5000/10000",
+        "10000/20000",
+        "20000/40000",
+        "30000/60000",
     ),
 }
 """The stake levels (限紅) of each variant, ``"A/B"`` in patacas (MJ art. 8, RULES §4.10)."""
@@ -86,46 +104,52 @@ class MahjongRoundOpened(RoundOpened):
         if not _STAKE_SHAPE.fullmatch(stake):
             raise PydanticCustomError(
                 "invalid_value",
-                "a stake is \"A/B\" in whole patacas without thousands separators, like "
-                "\"25/50\" or \"1000/2000\"; got {stake}", {"stake": repr(stake)})
+                'a stake is "A/B" in whole patacas without thousands separators, like '
+                '"25/50" or "1000/2000"; got {stake}',
+                {"stake": repr(stake)},
+            )
         variant: str | None = info.data.get("variant")  # absent when it failed validation
         rows = _ALL_STAKE_ROWS if variant is None else STAKE_ROWS[variant]
         if stake not in rows:
             raise PydanticCustomError(
-                "invalid_value", "{stake} is not a stake row of {variant} Mah-Jong "
-                "(RULES §4.10): {rows}",
-                {"stake": repr(stake), "variant": variant or "either",
-                 "rows": " ".join(rows)})
+                "invalid_value",
+                "{stake} is not a stake row of {variant} Mah-Jong (RULES §4.10): {rows}",
+                {"stake": repr(stake), "variant": variant or "either", "rows": " ".join(rows)},
+            )
         return stake
 
     @field_validator("players")
     @classmethod
     def _seats(cls, players: dict[Wind, str], info: ValidationInfo) -> dict[Wind, str]:
         if "E" not in players:
-            raise PydanticCustomError("invalid_value",
-                                      "East is always the banker (FEED §1): players needs \"E\"")
+            raise PydanticCustomError(
+                "invalid_value", 'East is always the banker (FEED §1): players needs "E"'
+            )
         if info.data.get("variant") == "conventional" and len(players) != 4:
             raise PydanticCustomError(
-                "invalid_value", "conventional Mah-Jong seats exactly 4 players, E S W N "
-                "(RULES §4.2); got {seats}", {"seats": " ".join(players)})
+                "invalid_value",
+                "conventional Mah-Jong seats exactly 4 players, E S W N (RULES §4.2); got {seats}",
+                {"seats": " ".join(players)},
+            )
         if len(players) < 2:
-            raise PydanticCustomError("invalid_value",
-                                      "a game needs 2 to 4 players (RULES §4.2)")
+            raise PydanticCustomError("invalid_value", "a game needs 2 to 4 players (RULES §4.2)")
         if len(set(players.values())) != len(players):
             raise PydanticCustomError("invalid_value", "a player sits at one seat only")
         return players
 
     @field_validator("capital")
     @classmethod
-    def _capital_per_seat(
-        cls, capital: dict[Wind, Decimal], info: ValidationInfo
-    ) -> dict[Wind, Decimal]:
+    def _capital_per_seat(cls, capital: dict[Wind, Decimal], info: ValidationInfo) -> dict[Wind, Decimal]:
         players = info.data.get("players")
         if players is not None and set(capital) != set(players):
             raise PydanticCustomError(
-                "invalid_value", "capital names the seats of players ({seats}); got {given}",
-                {"seats": " ".join(w for w in _WIND_ORDER if w in players),
-                 "given": " ".join(capital) or "none"})
+                "invalid_value",
+                "capital names the seats of players ({seats}); got {given}",
+                {
+                    "seats": " ".join(w for w in _WIND_ORDER if w in players),
+                    "given": " ".join(capital) or "none",
+                },
+            )
         return capital
 
     @property
@@ -142,9 +166,7 @@ class MahjongRoundOpened(RoundOpened):
 class FromKeyedEvent(FeedEvent):
     """Base of the events with a ``from`` key: validated and written by the alias only."""
 
-    model_config = ConfigDict(
-        serialize_by_alias=True, validate_by_alias=True, validate_by_name=False
-    )
+    model_config = ConfigDict(serialize_by_alias=True, validate_by_alias=True, validate_by_name=False)
 
 
 class MahjongDiceThrown(FeedEvent):

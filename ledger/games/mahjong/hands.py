@@ -144,8 +144,7 @@ def is_thirteen_orphans(concealed: Sequence[int], fixed: Sequence[Meld]) -> bool
     return all(concealed[k] >= 1 for k in ORPHANS) and sum(concealed[k] for k in ORPHANS) == 14
 
 
-def is_complete(concealed: Sequence[int], fixed_count: int, sets: int,
-                orphans_allowed: bool) -> bool:
+def is_complete(concealed: Sequence[int], fixed_count: int, sets: int, orphans_allowed: bool) -> bool:
     """Whether the hand is a winning hand at all (a fast check, without listing arrangements)."""
     needed = sets - fixed_count
     if needed < 0 or sum(concealed) != 3 * needed + 2:
@@ -156,7 +155,7 @@ def is_complete(concealed: Sequence[int], fixed_count: int, sets: int,
         return _has_pair_and_sets(list(concealed))
     pairs = 0
     for lo in (0, 9, 18):
-        suit = tuple(concealed[lo:lo + 9])
+        suit = tuple(concealed[lo : lo + 9])
         rest = sum(suit) % 3
         if rest == 1 or not _suit_reading(suit)[rest == 2]:
             return False
@@ -222,8 +221,9 @@ def _all_sets(tiles: list[int], i: int) -> bool:
     return False
 
 
-def waits(concealed: Sequence[int], fixed_count: int, sets: int, orphans_allowed: bool,
-          kinds: Sequence[int]) -> list[int]:
+def waits(
+    concealed: Sequence[int], fixed_count: int, sets: int, orphans_allowed: bool, kinds: Sequence[int]
+) -> list[int]:
     """The kinds that would complete a hand one tile short of winning ("ready", 聽)."""
     out = []
     tiles = list(concealed)

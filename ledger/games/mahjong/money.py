@@ -21,8 +21,7 @@ def payer(rnd: Round, party: str) -> str:
 
 def charges(rnd: Round) -> list[Charge]:
     """Each ``commission_charged``, in the order recorded."""
-    return [Charge(payer(rnd, c.seat), c.seat, c.amount, "fee")
-            for c in rnd.of_type(CommissionCharged)]
+    return [Charge(payer(rnd, c.seat), c.seat, c.amount, "fee") for c in rnd.of_type(CommissionCharged)]
 
 
 def house_result(rnd: Round) -> Decimal:
@@ -35,5 +34,11 @@ def turnover(rnd: Round) -> Decimal:
     return sum((p.amount for p in rnd.of_type(PaymentMade)), ZERO)
 
 
-MONEY = Money(charges=charges, payer=payer, house_result=house_result, turnover=turnover,
-              jackpot=no_jackpot, banks_bets=False)
+MONEY = Money(
+    charges=charges,
+    payer=payer,
+    house_result=house_result,
+    turnover=turnover,
+    jackpot=no_jackpot,
+    banks_bets=False,
+)

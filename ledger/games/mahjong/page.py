@@ -22,8 +22,12 @@ def money_tables(rnd: Round, derivation: Derivation) -> list[MoneyTable]:
 
 
 def _payments(rnd: Round, derivation: Derivation) -> MoneyTable:
-    table = MoneyTable("Payments: derived against recorded", ["from", "to"],
-                       ["amount", "reason", "shortfall"], "MJ arts. 7, 10; RULES §4.7–4.9")
+    table = MoneyTable(
+        "Payments: derived against recorded",
+        ["from", "to"],
+        ["amount", "reason", "shortfall"],
+        "MJ arts. 7, 10; RULES §4.7–4.9",
+    )
     if rnd.ended_by is None:
         return table
     due = {(p.frm, p.to): p for p in derivation.payments or ()}
@@ -39,17 +43,25 @@ def _payments(rnd: Round, derivation: Derivation) -> MoneyTable:
             short[key] += getattr(e, "amount", ZERO)
     for key in dict.fromkeys([*due, *paid, *short]):
         p = due.get(key)
-        table.rows.append(MoneyRow(list[str | Decimal](key), [
-            ComparedField(p.amount if p else None, paid.get(key)),
-            ComparedField(p.reason if p else None,
-                          "/".join(sorted(reasons[key])) if key in paid else None),
-            ComparedField(p.shortfall if p else ZERO, short.get(key, ZERO))]))
+        table.rows.append(
+            MoneyRow(
+                list[str | Decimal](key),
+                [
+                    ComparedField(p.amount if p else None, paid.get(key)),
+                    ComparedField(
+                        p.reason if p else None, "/".join(sorted(reasons[key])) if key in paid else None
+                    ),
+                    ComparedField(p.shortfall if p else ZERO, short.get(key, ZERO)),
+                ],
+            )
+        )
     return table
 
 
 def _commissions(derivation: Derivation) -> MoneyTable:
-    table = MoneyTable("Commission: derived against recorded", ["seat"], ["commission"],
-                       "MJ art. 8; RULES §4.10")
+    table = MoneyTable(
+        "Commission: derived against recorded", ["seat"], ["commission"], "MJ art. 8; RULES §4.10"
+    )
     for c in derivation.commissions:
         table.rows.append(MoneyRow([c.party], [ComparedField(c.due, c.recorded)]))
     if derivation.commissions:

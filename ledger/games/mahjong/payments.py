@@ -47,10 +47,19 @@ def shares(order: Sequence[str], winner: str, single: Decimal, fan: int) -> dict
     return {p: (2 * u if banker in (p, winner) else u) for p in order if p != winner}
 
 
-def win_payments(order: Sequence[str], winner: str, single: Decimal, fan: int, *,
-                 liable: str | None, cap: Decimal, start: str,
-                 payer_capital: Mapping[str, Decimal],
-                 rounding: RoundingMode = "down", increment: Decimal = CENT) -> list[PaymentDue]:
+def win_payments(
+    order: Sequence[str],
+    winner: str,
+    single: Decimal,
+    fan: int,
+    *,
+    liable: str | None,
+    cap: Decimal,
+    start: str,
+    payer_capital: Mapping[str, Decimal],
+    rounding: RoundingMode = "down",
+    increment: Decimal = CENT,
+) -> list[PaymentDue]:
     """The payments to ``winner`` of an ``fan``-fán hand.
 
     ``start`` is where the remainder of a capped split goes first (the discarder, or the banker
@@ -75,8 +84,11 @@ def win_payments(order: Sequence[str], winner: str, single: Decimal, fan: int, *
         amount, short = owed[p], ZERO
         if amount > payer_capital.get(p, amount):
             amount, short = payer_capital[p], owed[p] - payer_capital[p]
-        out.append(PaymentDue(p, winner, amount, reason,
-                       rule + (f"; {SHORTFALL_RULE}" if short else ""), notes[p], short))
+        out.append(
+            PaymentDue(
+                p, winner, amount, reason, rule + (f"; {SHORTFALL_RULE}" if short else ""), notes[p], short
+            )
+        )
     return out
 
 
@@ -86,17 +98,18 @@ def _from(order: Sequence[str], start: str, payers: Mapping[str, Decimal]) -> li
     return [p for p in rotated if p in payers]
 
 
-def _prorata(owed: Mapping[str, Decimal], cap: Decimal, order: list[str],
-             increment: Decimal) -> dict[str, Decimal]:
+def _prorata(
+    owed: Mapping[str, Decimal], cap: Decimal, order: list[str], increment: Decimal
+) -> dict[str, Decimal]:
     total = sum(owed.values(), ZERO)
-    cut = {p: round_money(a * cap / total, mode="down", increment=increment)
-           for p, a in owed.items()}
+    cut = {p: round_money(a * cap / total, mode="down", increment=increment) for p, a in owed.items()}
     cut[order[0]] += cap - sum(cut.values(), ZERO)
     return cut
 
 
-def false_win_payments(order: Sequence[str], false_winner: str, variant: Variant,
-                       single: Decimal) -> list[PaymentDue]:
+def false_win_payments(
+    order: Sequence[str], false_winner: str, variant: Variant, single: Decimal
+) -> list[PaymentDue]:
     """The false winner's penalties to every other seat (art. 10(a)(8), (b)(3), RULES §4.9)."""
     banker = order[0]
     penalty = FALSE_WIN[(variant, false_winner == banker)]
@@ -105,8 +118,16 @@ def false_win_payments(order: Sequence[str], false_winner: str, variant: Variant
         if p == false_winner:
             continue
         fan = penalty.to_banker if p == banker else penalty.to_others
-        out.append(PaymentDue(false_winner, p, unit(single, fan), "false_win", penalty.rule,
-                       f"the value of a {fan}-fán hand"))
+        out.append(
+            PaymentDue(
+                false_winner,
+                p,
+                unit(single, fan),
+                "false_win",
+                penalty.rule,
+                f"the value of a {fan}-fán hand",
+            )
+        )
     return out
 
 

@@ -66,11 +66,23 @@ def derive(rnd: Round) -> Derivation:
     d.steps += _log_steps(state)
     d.steps += end.steps
     if end.ending == "open" and rnd.is_closed:
-        d.findings.append(Finding("outcome_missing", rnd.table, rnd.round,
-                                  "the game was closed with no win_declared and no game_drawn",
-                                  rule="RULES §4.11"))
-    d.steps += [Step(f"{p.frm} pays {p.to} {p.amount} ({p.reason}: {p.note})"
-                     + (f"; shortfall {p.shortfall}" if p.shortfall else ""), p.rule) for p in due]
+        d.findings.append(
+            Finding(
+                "outcome_missing",
+                rnd.table,
+                rnd.round,
+                "the game was closed with no win_declared and no game_drawn",
+                rule="RULES §4.11",
+            )
+        )
+    d.steps += [
+        Step(
+            f"{p.frm} pays {p.to} {p.amount} ({p.reason}: {p.note})"
+            + (f"; shortfall {p.shortfall}" if p.shortfall else ""),
+            p.rule,
+        )
+        for p in due
+    ]
     if rnd.ended_by is not None:
         d.payments = due
     _commission(rnd, opened, end, d)
@@ -81,18 +93,28 @@ def _capital_findings(rnd: Round, opened: MahjongRoundOpened) -> list[Finding]:
     single, _ = opened.stake_amounts
     minimum = rnd.rules.mj.min_capital
     floor = minimum if minimum is not None else 24 * single
-    return [Finding("invalid_bet", rnd.table, rnd.round,
-                    f"{seat}'s capital {amount} is below the table minimum {floor}",
-                    rule=MIN_CAPITAL_RULE, extra={"seat": seat})
-            for seat, amount in opened.capital.items() if amount < floor]
+    return [
+        Finding(
+            "invalid_bet",
+            rnd.table,
+            rnd.round,
+            f"{seat}'s capital {amount} is below the table minimum {floor}",
+            rule=MIN_CAPITAL_RULE,
+            extra={"seat": seat},
+        )
+        for seat, amount in opened.capital.items()
+        if amount < floor
+    ]
 
 
 def _log_steps(state: GameState) -> list[Step]:
     """The tile log, compactly: each dealt hand, then play in chunks (+ draw, − discard)."""
     dealt = [Step(line, "MJ art. 3; RULES §4.3") for line in state.log if " dealt " in line]
     play = [line for line in state.log if " dealt " not in line]
-    chunks = [Step("play: " + " ".join(play[i:i + LOG_CHUNK]), "MJ art. 5; RULES §4.5")
-              for i in range(0, len(play), LOG_CHUNK)]
+    chunks = [
+        Step("play: " + " ".join(play[i : i + LOG_CHUNK]), "MJ art. 5; RULES §4.5")
+        for i in range(0, len(play), LOG_CHUNK)
+    ]
     return dealt + chunks
 
 
@@ -104,15 +126,22 @@ def _payments(state: GameState, end: GameEnd, rnd: Round) -> list[PaymentDue]:
         return false_win_payments(state.order, claim.seat, state.variant, single)
     if end.ending != "win" or claim is None or end.score is None:
         return []
-    start = claim.event.from_ if claim.source != "self_drawn" and claim.event.from_ \
-        else state.order[0]
+    start = claim.event.from_ if claim.source != "self_drawn" and claim.event.from_ else state.order[0]
     if start not in state.order:
         start = state.order[0]
     liable = end.liability.decision if end.liability else None
     capital: dict[str, Decimal] = {seat: amount for seat, amount in state.capital.items()}
-    return win_payments(state.order, claim.seat, single, end.score.fan, liable=liable,
-                        cap=capital[claim.seat], start=start,
-                        payer_capital=capital, increment=rnd.rules.rounding.increment)
+    return win_payments(
+        state.order,
+        claim.seat,
+        single,
+        end.score.fan,
+        liable=liable,
+        cap=capital[claim.seat],
+        start=start,
+        payer_capital=capital,
+        increment=rnd.rules.rounding.increment,
+    )
 
 
 def _commission(rnd: Round, opened: MahjongRoundOpened, end: GameEnd, d: Derivation) -> None:
@@ -125,8 +154,12 @@ def _commission(rnd: Round, opened: MahjongRoundOpened, end: GameEnd, d: Derivat
     if winner is not None:
         due[winner] = commission_due(opened.variant, opened.stake)
         amount, rule = due[winner]
-        d.steps.append(Step(f"commission: {winner} pays {amount} to the casino "
-                            f"({opened.variant}, stake {opened.stake})", rule))
+        d.steps.append(
+            Step(
+                f"commission: {winner} pays {amount} to the casino ({opened.variant}, stake {opened.stake})",
+                rule,
+            )
+        )
     elif end.ending in ("drawn", "false_win"):
         d.steps.append(Step("no commission: no game was won", NO_COMMISSION_RULE))
     for seat in opened.seats:

@@ -76,24 +76,35 @@ def derive_end(state: GameState, rules: Rulebook) -> GameEnd:
     """How a replayed game ended, under its rulebook."""
     if not state.wins:
         if state.drawn_game is not None:
-            return GameEnd("drawn", steps=[Step("the wall is exhausted and nobody won: a drawn "
-                                                "game, no payment", "RULES §4.3, §8.4 M11")])
+            return GameEnd(
+                "drawn",
+                steps=[
+                    Step(
+                        "the wall is exhausted and nobody won: a drawn game, no payment",
+                        "RULES §4.3, §8.4 M11",
+                    )
+                ],
+            )
         return GameEnd("open")
     claim = _standing_claim(state, state.wins)
     end = GameEnd("win", claim)
     for other in state.wins:
         if other is not claim:
-            end.steps.append(Step(
-                f"{other.seat} also declared a win on {code(other.tile)} from {other.event.from_}; "
-                f"{claim.seat} sits nearer in turn order and wins", "MJ art. 5(a)(6), 5(b)(5)"))
+            end.steps.append(
+                Step(
+                    f"{other.seat} also declared a win on {code(other.tile)} from {other.event.from_}; "
+                    f"{claim.seat} sits nearer in turn order and wins",
+                    "MJ art. 5(a)(6), 5(b)(5)",
+                )
+            )
     end.steps.append(Step(f"{claim.seat}'s hand: {_hand_text(claim)}", "MJ art. 4"))
     scores = _scores(state, claim, rules)
     if claim.barred:
-        end.false_reasons.append((f"{claim.barred}: he may not win this game",
-                                  "MJ art. 9(a)(2); RULES §4.9"))
+        end.false_reasons.append((f"{claim.barred}: he may not win this game", "MJ art. 9(a)(2); RULES §4.9"))
     if claim.claim_error:
-        end.false_reasons.append((f"{claim.seat} declared a win with an uncorrected claim "
-                                  "error", "MJ art. 10(a)(7); RULES §4.9"))
+        end.false_reasons.append(
+            (f"{claim.seat} declared a win with an uncorrected claim error", "MJ art. 10(a)(7); RULES §4.9")
+        )
     if not scores:
         end.false_reasons.append((_not_winning(state, claim), _hand_rule(state)))
     if end.false_reasons:
@@ -105,8 +116,12 @@ def derive_end(state: GameState, rules: Rulebook) -> GameEnd:
     end.steps += _score_steps(state, end.score, len(scores))
     end.liability = liability(state, claim, end.score)
     if end.liability is not None:
-        end.steps.append(Step(f"{end.liability.decision} is liable and pays for the others: "
-                              f"{end.liability.reason}", end.liability.rule))
+        end.steps.append(
+            Step(
+                f"{end.liability.decision} is liable and pays for the others: {end.liability.reason}",
+                end.liability.rule,
+            )
+        )
     return end
 
 
@@ -122,13 +137,19 @@ def _standing_claim(state: GameState, wins: list[WinClaim]) -> WinClaim:
 def _hand_text(claim: WinClaim) -> str:
     concealed = " ".join(code(k) for k in range(KINDS) for _ in range(claim.hand[k]))
     shown = [m.describe() + (" (concealed kong)" if m.concealed else "") for m in claim.melds]
-    return concealed + (f" | shown {', '.join(shown)}" if shown else "") + \
-        f"; wins on {code(claim.tile)} ({claim.source.replace('_', ' ')})"
+    return (
+        concealed
+        + (f" | shown {', '.join(shown)}" if shown else "")
+        + f"; wins on {code(claim.tile)} ({claim.source.replace('_', ' ')})"
+    )
 
 
 def _hand_rule(state: GameState) -> str:
-    return ("MJ art. 4(a), 6(a)(3); RULES §4.4, §8.4 M19" if state.variant == "conventional"
-            else "MJ art. 4(b); RULES §4.4")
+    return (
+        "MJ art. 4(a), 6(a)(3); RULES §4.4, §8.4 M19"
+        if state.variant == "conventional"
+        else "MJ art. 4(b); RULES §4.4"
+    )
 
 
 def _not_winning(state: GameState, claim: WinClaim) -> str:
@@ -154,19 +175,31 @@ def _scores(state: GameState, claim: WinClaim, rules: Rulebook) -> list[Score]:
     out = []
     for arrangement in found:
         ctx = WinContext(
-            variant=state.variant, arrangement=arrangement,
-            seat_wind=WIND_OF_SEAT[claim.seat], round_wind=WIND_OF_SEAT[state.opened.round_wind],
-            source=claim.event.source, winning_tile=claim.tile,
-            on_replacement=claim.on_replacement, kong_upon_kong=claim.kong_upon_kong,
-            last_tile=claim.last_tile, heavenly=claim.heavenly, earthly=claim.earthly,
-            kankan_selfdraw_only=rules.mj.kankan_selfdraw_only)
+            variant=state.variant,
+            arrangement=arrangement,
+            seat_wind=WIND_OF_SEAT[claim.seat],
+            round_wind=WIND_OF_SEAT[state.opened.round_wind],
+            source=claim.event.source,
+            winning_tile=claim.tile,
+            on_replacement=claim.on_replacement,
+            kong_upon_kong=claim.kong_upon_kong,
+            last_tile=claim.last_tile,
+            heavenly=claim.heavenly,
+            earthly=claim.earthly,
+            kankan_selfdraw_only=rules.mj.kankan_selfdraw_only,
+        )
         out.append(score(ctx, cap=cap, base=base))
     return out
 
 
 def _score_steps(state: GameState, s: Score, ways: int) -> list[Step]:
-    steps = [Step(f"decomposition: {s.arrangement.describe()}"
-                  + (f" (the best of {ways} arrangements)" if ways > 1 else ""), _hand_rule(state))]
+    steps = [
+        Step(
+            f"decomposition: {s.arrangement.describe()}"
+            + (f" (the best of {ways} arrangements)" if ways > 1 else ""),
+            _hand_rule(state),
+        )
+    ]
     if state.variant == "simplified":
         steps.append(Step(f"minimum hand: {s.base} fán", SIMPLIFIED_BASE_RULE))
     elif not s.found:
@@ -196,11 +229,13 @@ def liability(state: GameState, claim: WinClaim, s: Score) -> Liability | None:
     if _found(s, "D11", "D12"):
         return None  # (a)(9): pure terminals or all honours
     if claim.source == "self_drawn":
-        if claim.fourth_set_from is not None and claim.draws_since_fourth == 1 \
-                and _found(s, "D6"):
-            return Verdict(claim.fourth_set_from, "MJ art. 10(a)(2); RULES §4.8(2)",
-                             f"his discard gave {claim.seat} a 4th exposed set of one suit and "
-                             f"{claim.seat} self-drew his pure-one-suit win on the next draw")
+        if claim.fourth_set_from is not None and claim.draws_since_fourth == 1 and _found(s, "D6"):
+            return Verdict(
+                claim.fourth_set_from,
+                "MJ art. 10(a)(2); RULES §4.8(2)",
+                f"his discard gave {claim.seat} a 4th exposed set of one suit and "
+                f"{claim.seat} self-drew his pure-one-suit win on the next draw",
+            )
         return None
     d = claim.discard
     if claim.source != "discard" or d is None:
@@ -210,28 +245,41 @@ def liability(state: GameState, claim: WinClaim, s: Score) -> Liability | None:
     exposed = [m for m in claim.melds if not m.concealed]
     by_suit = [sum(1 for m in exposed if m.first < 27 and m.first // 9 == suit) for suit in range(3)]
     if max(by_suit) >= 3 and _found(s, "D6"):
-        return Verdict(d.seat, "MJ art. 10(a)(1); RULES §4.8(1)",
-                         f"{claim.seat} had {max(by_suit)} exposed sets of one suit and won a "
-                         "pure-one-suit hand on his discard")
+        return Verdict(
+            d.seat,
+            "MJ art. 10(a)(1); RULES §4.8(1)",
+            f"{claim.seat} had {max(by_suit)} exposed sets of one suit and won a "
+            "pure-one-suit hand on his discard",
+        )
     dragons = sum(1 for m in exposed if m.first in DRAGONS)
     winds = sum(1 for m in exposed if m.first in WINDS)
     if (_found(s, "D9") and dragons >= 2) or (_found(s, "D10") and winds >= 3):
-        return Verdict(d.seat, "MJ art. 10(a)(3); RULES §4.8(3), §8.4 M16",
-                         "his discard completed big three dragons / big four winds after the "
-                         "honour sets were exposed")
+        return Verdict(
+            d.seat,
+            "MJ art. 10(a)(3); RULES §4.8(3), §8.4 M16",
+            "his discard completed big three dragons / big four winds after the honour sets were exposed",
+        )
     if d.held_back:
-        return Verdict(d.seat, "MJ art. 10(a)(4); RULES §4.8(4)",
-                         f"he kept the last {code(d.held_back[0])} (絕張) and discarded "
-                         f"{code(d.tile)}")
+        return Verdict(
+            d.seat,
+            "MJ art. 10(a)(4); RULES §4.8(4)",
+            f"he kept the last {code(d.held_back[0])} (絕張) and discarded {code(d.tile)}",
+        )
     was_ready = _was_ready(state, d)
     if not was_ready and d.hand_at_discard[d.tile] >= 3:
-        return Verdict(d.seat, "MJ art. 10(a)(5); RULES §4.8(5), §8.4 M16",
-                         f"not ready, he broke his triplet of {code(d.tile)}")
+        return Verdict(
+            d.seat,
+            "MJ art. 10(a)(5); RULES §4.8(5), §8.4 M16",
+            f"not ready, he broke his triplet of {code(d.tile)}",
+        )
     after = list(d.hand_at_discard)
     after[d.tile] -= 1
     if was_ready and not _ready(after, d.fixed, state):
-        return Verdict(d.seat, "MJ art. 10(a)(6); RULES §4.8(6), §8.4 M16",
-                         f"ready to win, he broke his own hand by discarding {code(d.tile)}")
+        return Verdict(
+            d.seat,
+            "MJ art. 10(a)(6); RULES §4.8(6), §8.4 M16",
+            f"ready to win, he broke his own hand by discarding {code(d.tile)}",
+        )
     return None
 
 
@@ -251,9 +299,15 @@ def _liability_simplified(state: GameState, claim: WinClaim) -> Liability | None
     if d.tile == GREEN_DRAGON and d.visible_before == 0:
         return None  # (b)(4): a green dragon not yet visible
     if GREEN_DRAGON in d.held_back:
-        return Verdict(d.seat, "MJ art. 10(b)(1); RULES §4.8",
-                         f"he kept the last green dragon and discarded {code(d.tile)}")
+        return Verdict(
+            d.seat,
+            "MJ art. 10(b)(1); RULES §4.8",
+            f"he kept the last green dragon and discarded {code(d.tile)}",
+        )
     if d.hand_at_discard[d.tile] >= 3 and _was_ready(state, d):
-        return Verdict(d.seat, "MJ art. 10(b)(2); RULES §4.8",
-                         f"ready to win, he broke his concealed triplet of {code(d.tile)}")
+        return Verdict(
+            d.seat,
+            "MJ art. 10(b)(2); RULES §4.8",
+            f"ready to win, he broke his concealed triplet of {code(d.tile)}",
+        )
     return None

@@ -74,8 +74,7 @@ class _Player:
 class _Table:
     """The physical wall and the players during one simulated game."""
 
-    def __init__(self, b: RoundBuilder, rng: random.Random, variant: Variant,
-                 seats: tuple[str, ...]) -> None:
+    def __init__(self, b: RoundBuilder, rng: random.Random, variant: Variant, seats: tuple[str, ...]) -> None:
         self.b, self.rng, self.variant, self.seats = b, rng, variant, seats
         self.layout = LAYOUTS[variant]
         self.wall = tile_set(variant)
@@ -104,8 +103,7 @@ class _Table:
         hand = list(p.hand)
         if extra is not None:
             hand[extra] += 1
-        return not p.no_win and is_complete(hand, p.fixed, self.layout.sets,
-                                             self.variant == "conventional")
+        return not p.no_win and is_complete(hand, p.fixed, self.layout.sets, self.variant == "conventional")
 
     def choose_discard(self, p: _Player) -> int:
         def keep(k: int) -> float:
@@ -120,6 +118,7 @@ class _Table:
             else:
                 value -= 1.0
             return value + self.rng.random() * 0.1
+
         return min((k for k in range(KINDS) if p.hand[k]), key=keep)
 
 
@@ -132,10 +131,17 @@ def simulate_round(b: RoundBuilder, rng: random.Random, inject: str | None) -> l
     seats = ts["seats"]
     single = Decimal(ts["stake"].split("/")[0])
     capital = {s: str(single * rng.choice((8, 12, 16, 24, 40, 80))) for s in seats}
-    b.add("round_opened", currency="MOP", variant=variant, stake=ts["stake"],
-          players={s: ts["players"][s] for s in seats}, capital=capital,
-          round_wind=ts["round_wind"], game_no=ts["game_no"],
-          rulebook={"mj": {"min_capital": str(single * 8)}})
+    b.add(
+        "round_opened",
+        currency="MOP",
+        variant=variant,
+        stake=ts["stake"],
+        players={s: ts["players"][s] for s in seats},
+        capital=capital,
+        round_wind=ts["round_wind"],
+        game_no=ts["game_no"],
+        rulebook={"mj": {"min_capital": str(single * 8)}},
+    )
     table = _Table(b, rng, variant, seats)
     table.careless = inject == "mj_liability_ignored"
     _open(table)
@@ -153,9 +159,15 @@ def _table_state(b: RoundBuilder, rng: random.Random) -> dict[str, Any]:
         variant: Variant = "conventional" if n % 2 == 0 else "simplified"
         count = 4 if variant == "conventional" else rng.choice((2, 3, 4, 4))
         seats = SEATS[:count]
-        ts.update(variant=variant, seats=seats, stake=rng.choice(STAKE_ROWS[variant][:6]),
-                  players={s: f"P-{b.table[-2:]}{i}" for i, s in enumerate(seats, 1)},
-                  round_wind="E", game_no=1, passes=0)
+        ts.update(
+            variant=variant,
+            seats=seats,
+            stake=rng.choice(STAKE_ROWS[variant][:6]),
+            players={s: f"P-{b.table[-2:]}{i}" for i, s in enumerate(seats, 1)},
+            round_wind="E",
+            game_no=1,
+            passes=0,
+        )
     return ts
 
 
@@ -236,8 +248,9 @@ def _kongs(t: _Table, p: _Player) -> bool:
             t.b.add("kong_declared", seat=p.seat, kind="added", tile=code(added))
             robber = _nearest_winner(t, p.seat, added)
             if robber is not None:
-                t.b.add("win_declared", seat=robber, tile=code(added), source="robbed_kong",
-                        **{"from": p.seat})
+                t.b.add(
+                    "win_declared", seat=robber, tile=code(added), source="robbed_kong", **{"from": p.seat}
+                )
                 return True
         else:
             return False
@@ -261,8 +274,7 @@ def _claims(t: _Table, frm: str, tile: int) -> str | None:
     """Resolve claims on a discard: the claimer's seat, ``"won"``, or ``None`` (no claim)."""
     winner = _nearest_winner(t, frm, tile)
     if winner is not None:
-        t.b.add("win_declared", seat=winner, tile=code(tile), source="discard",
-                **{"from": frm})
+        t.b.add("win_declared", seat=winner, tile=code(tile), source="discard", **{"from": frm})
         return "won"
     if t.rng.random() < FALSE_WIN_RATE:
         liar = t.rng.choice([s for s in t.seats if s != frm])
@@ -284,7 +296,7 @@ def _claims(t: _Table, frm: str, tile: int) -> str | None:
 
 def _after(t: _Table, frm: str) -> list[str]:
     i = t.seats.index(frm)
-    return [*t.seats[i + 1:], *t.seats[:i]]
+    return [*t.seats[i + 1 :], *t.seats[:i]]
 
 
 def _chow_pairs(tile: int) -> list[tuple[int, int]]:
@@ -302,16 +314,14 @@ def _meld(t: _Table, p: _Player, frm: str, kind: str, own: list[int], tile: int)
     first = min([tile, *own])
     p.melds.append((kind, first))
     tiles = sorted([tile, *own])
-    t.b.add("meld_claimed", seat=p.seat, kind=kind, tiles=[code(k) for k in tiles],
-            **{"from": frm})
+    t.b.add("meld_claimed", seat=p.seat, kind=kind, tiles=[code(k) for k in tiles], **{"from": frm})
     if kind != "kong" and t.rng.random() < IRREGULARITY_RATE:
         t.b.add("claim_error", seat=p.seat)
         t.b.add("claim_corrected", seat=p.seat)
     if kind == "kong":
         t.draw(p.seat, "tail")
         if t.can_win(p):
-            t.b.add("win_declared", seat=p.seat, tile=code(_last_drawn(t.b, p.seat)),
-                    source="self_drawn")
+            t.b.add("win_declared", seat=p.seat, tile=code(_last_drawn(t.b, p.seat)), source="self_drawn")
             return "won"
         if _kongs(t, p):
             return "won"
@@ -336,8 +346,12 @@ def _settle(b: RoundBuilder, inject: str | None) -> tuple[list[Injected], str | 
     injected: list[Injected] = []
     end = game.end
     claim, score = end.claim, end.score
-    if inject in ("mj_wrong_fan", "mj_liability_ignored") and end.ending == "win" \
-            and claim is not None and score is not None:
+    if (
+        inject in ("mj_wrong_fan", "mj_liability_ignored")
+        and end.ending == "win"
+        and claim is not None
+        and score is not None
+    ):
         paid = _spoiled(game, inject, claim.seat, score.fan)
         injected = [Injected(c, b.table, b.round, None) for c in _differences(due, paid)]
     for p in paid:
@@ -350,8 +364,7 @@ def _settle(b: RoundBuilder, inject: str | None) -> tuple[list[Injected], str | 
         if inject == "mj_missing_commission":
             injected = [b.injected(inject, None)]
         else:
-            b.add("commission_charged", seat=winner,
-                  amount=str(COMMISSION[opened.variant][opened.stake]))
+            b.add("commission_charged", seat=winner, amount=str(COMMISSION[opened.variant][opened.stake]))
     b.add("round_closed")
     return injected, winner
 
@@ -368,8 +381,16 @@ def _spoiled(game: Any, inject: str, winner: str, fan: int) -> list[PaymentDue]:
         fan = fan + 1 if fan == 0 else fan - 1
     single = state.opened.stake_amounts[0]
     start = claim.event.from_ if claim.source != "self_drawn" else state.order[0]
-    return win_payments(state.order, winner, single, fan, liable=liable,
-                        cap=state.capital[winner], start=start, payer_capital=state.capital)
+    return win_payments(
+        state.order,
+        winner,
+        single,
+        fan,
+        liable=liable,
+        cap=state.capital[winner],
+        start=start,
+        payer_capital=state.capital,
+    )
 
 
 def _differences(due: list[PaymentDue], paid: list[PaymentDue]) -> list[str]:

@@ -178,15 +178,23 @@ class GameState:
     # -- helpers -------------------------------------------------------------------------------
 
     def _bad(self, code_: str, e: FeedEvent, rule: str, message: str) -> None:
-        self.findings.append(Finding(code_, self.opened.table, self.opened.round,
-                                     f"seq {e.seq} {e.type}: {message}", rule=rule, seq=e.seq,
-                                     extra={"seat": getattr(e, "seat", None)}
-                                     if getattr(e, "seat", None) else {}))
+        self.findings.append(
+            Finding(
+                code_,
+                self.opened.table,
+                self.opened.round,
+                f"seq {e.seq} {e.type}: {message}",
+                rule=rule,
+                seq=e.seq,
+                extra={"seat": getattr(e, "seat", None)} if getattr(e, "seat", None) else {},
+            )
+        )
 
     def _take(self, st: SeatState, kind: int, n: int, e: FeedEvent, what: str) -> None:
         if st.hand[kind] < n:
-            self._bad("invalid_deal", e, TURN_RULE,
-                      f"{st.seat} {what} {n} × {code(kind)} but holds {st.hand[kind]}")
+            self._bad(
+                "invalid_deal", e, TURN_RULE, f"{st.seat} {what} {n} × {code(kind)} but holds {st.hand[kind]}"
+            )
         st.hand[kind] = max(0, st.hand[kind] - n)
 
     @property
@@ -198,8 +206,9 @@ class GameState:
 
     def apply(self, e: FeedEvent) -> None:
         """Apply one recorded event."""
-        if self.phase == "ended" and isinstance(e, (TileDrawn, TileDiscarded, MeldClaimed,
-                                                    KongDeclared, GameDrawn)):
+        if self.phase == "ended" and isinstance(
+            e, (TileDrawn, TileDiscarded, MeldClaimed, KongDeclared, GameDrawn)
+        ):
             self._bad("invalid_deal", e, TURN_RULE, "play continued after the game ended")
             return
         handler = _HANDLERS.get(type(e))
@@ -210,9 +219,12 @@ class GameState:
         assert isinstance(e, MahjongDiceThrown)
         self.dice = e.dice
         if len(e.dice) != self.layout.dice:
-            self._bad("invalid_deal", e, self.layout.rule,
-                      f"{self.variant} Mah-Jong throws {self.layout.dice} dice, not "
-                      f"{len(e.dice)}")
+            self._bad(
+                "invalid_deal",
+                e,
+                self.layout.rule,
+                f"{self.variant} Mah-Jong throws {self.layout.dice} dice, not {len(e.dice)}",
+            )
 
     def _wall_broken(self, e: FeedEvent) -> None:
         assert isinstance(e, WallBroken)
@@ -221,9 +233,13 @@ class GameState:
         total = sum(self.dice)
         wall = SEATS[(total - 1) % 4]
         if (e.wall, e.stacks) != (wall, total):
-            self._bad("invalid_deal", e, "MJ art. 3; RULES §4.3, §8.4 M10",
-                      f"dice total {total} breaks the wall before {wall} after {total} stacks, "
-                      f"not before {e.wall} after {e.stacks}")
+            self._bad(
+                "invalid_deal",
+                e,
+                "MJ art. 3; RULES §4.3, §8.4 M10",
+                f"dice total {total} breaks the wall before {wall} after {total} stacks, "
+                f"not before {e.wall} after {e.stacks}",
+            )
 
     def _drawn(self, e: FeedEvent) -> None:
         assert isinstance(e, TileDrawn)
@@ -243,23 +259,34 @@ class GameState:
 
     def _count_tile(self, e: TileDrawn, kind: int) -> None:
         if kind not in self.kinds:
-            self._bad("invalid_deal", e, SET_RULE,
-                      f"{code(kind)} is not a tile of the {self.variant} set")
+            self._bad("invalid_deal", e, SET_RULE, f"{code(kind)} is not a tile of the {self.variant} set")
         self.seen[kind] += 1
         if self.seen[kind] > COPIES:
-            self._bad("invalid_deal", e, SET_RULE,
-                      f"a {_nth(self.seen[kind])} {code(kind)}: the set has {COPIES} of each tile")
+            self._bad(
+                "invalid_deal",
+                e,
+                SET_RULE,
+                f"a {_nth(self.seen[kind])} {code(kind)}: the set has {COPIES} of each tile",
+            )
         self.drawn += 1
         if self.drawn > self.layout.tiles:
-            self._bad("invalid_deal", e, "MJ art. 2; RULES §4.3, §8.4 M11",
-                      f"tile {self.drawn} drawn from a wall of {self.layout.tiles}")
+            self._bad(
+                "invalid_deal",
+                e,
+                "MJ art. 2; RULES §4.3, §8.4 M11",
+                f"tile {self.drawn} drawn from a wall of {self.layout.tiles}",
+            )
 
     def _deal_tile(self, e: TileDrawn, st: SeatState, kind: int) -> None:
         want = self.deal[self.dealt]
         if e.from_ != "wall" or e.seat != want:
-            self._bad("invalid_deal", e, DEAL_RULE,
-                      f"dealt tile {self.dealt + 1} of {len(self.deal)} goes to {want} from the "
-                      f"wall, not to {e.seat} from the {e.from_}")
+            self._bad(
+                "invalid_deal",
+                e,
+                DEAL_RULE,
+                f"dealt tile {self.dealt + 1} of {len(self.deal)} goes to {want} from the "
+                f"wall, not to {e.seat} from the {e.from_}",
+            )
         self.dealt += 1
         if self.dealt == len(self.deal):
             self._deal_done()
@@ -273,17 +300,24 @@ class GameState:
                 st.turn_start = (tuple(st.hand), 0)
 
     def _end_deal_early(self, e: FeedEvent) -> None:
-        self._bad("invalid_deal", e, DEAL_RULE,
-                  f"the deal is incomplete: {self.dealt} of {len(self.deal)} tiles dealt")
+        self._bad(
+            "invalid_deal",
+            e,
+            DEAL_RULE,
+            f"the deal is incomplete: {self.dealt} of {len(self.deal)} tiles dealt",
+        )
         self._deal_done()
 
     def _play_draw(self, e: TileDrawn, st: SeatState, kind: int) -> None:
         if e.from_ == "wall":
-            want = (next_seat(self.last_discard.seat, self.order)
-                    if self.last_discard is not None else None)
+            want = next_seat(self.last_discard.seat, self.order) if self.last_discard is not None else None
             if self.phase != "discarded" or e.seat != want:
-                self._bad("invalid_deal", e, TURN_RULE, f"{e.seat} draws from the wall out of "
-                          f"turn ({self._expecting()})")
+                self._bad(
+                    "invalid_deal",
+                    e,
+                    TURN_RULE,
+                    f"{e.seat} draws from the wall out of turn ({self._expecting()})",
+                )
             st.kong_chain = 0
             if st.claim_error_open:
                 st.claim_error_drew = True
@@ -291,19 +325,25 @@ class GameState:
                 st.draws_since_fourth += 1
         else:
             if self.phase not in ("replacement", "robbable") or e.seat != self.turn:
-                self._bad("invalid_deal", e, KONG_RULE_C, f"{e.seat} draws a replacement from "
-                          f"the tail with no kong to replace ({self._expecting()})")
+                self._bad(
+                    "invalid_deal",
+                    e,
+                    KONG_RULE_C,
+                    f"{e.seat} draws a replacement from "
+                    f"the tail with no kong to replace ({self._expecting()})",
+                )
             if st.fourth_set_from is not None:
                 st.draws_since_fourth += 1
         self.pending_kong = None
         self.phase, self.turn = "turn", e.seat
-        self.log.append(f"{e.seat}+{CODES[kind]}(tail)" if e.from_ == "tail"
-                        else f"{e.seat}+{CODES[kind]}")
+        self.log.append(f"{e.seat}+{CODES[kind]}(tail)" if e.from_ == "tail" else f"{e.seat}+{CODES[kind]}")
 
     def _expecting(self) -> str:
         if self.phase == "discarded" and self.last_discard is not None:
-            return (f"after {self.last_discard.seat}'s discard the next draw is "
-                    f"{next_seat(self.last_discard.seat, self.order)}'s")
+            return (
+                f"after {self.last_discard.seat}'s discard the next draw is "
+                f"{next_seat(self.last_discard.seat, self.order)}'s"
+            )
         if self.phase in ("replacement", "robbable"):
             return f"{self.turn} must draw a kong replacement from the tail"
         return f"{self.turn} is on turn and must discard"
@@ -325,18 +365,29 @@ class GameState:
             return
         kind = _KIND[e.tile.code]
         if self.phase != "turn" or e.seat != self.turn:
-            self._bad("invalid_deal", e, TURN_RULE,
-                      f"{e.seat} discards out of turn ({self._expecting()})")
+            self._bad("invalid_deal", e, TURN_RULE, f"{e.seat} discards out of turn ({self._expecting()})")
         elif st.held != self.layout.hand + 1:
-            self._bad("invalid_deal", e, TURN_RULE, f"{e.seat} holds {st.held} tiles, not "
-                      f"{self.layout.hand + 1}, when discarding")
+            self._bad(
+                "invalid_deal",
+                e,
+                TURN_RULE,
+                f"{e.seat} holds {st.held} tiles, not {self.layout.hand + 1}, when discarding",
+            )
         hand_at = tuple(st.hand)
         self._take(st, kind, 1, e, "discards")
         held_back = _held_back(st.hand, self.visible)
-        first_of_banker = (e.seat == self.order[0] and st.discards == 0 and not self.any_claim)
-        self.last_discard = DiscardFacts(e.seat, kind, e.seq, hand_at, len(st.melds),
-                                         st.turn_start, self.visible[kind], held_back,
-                                         first_of_banker)
+        first_of_banker = e.seat == self.order[0] and st.discards == 0 and not self.any_claim
+        self.last_discard = DiscardFacts(
+            e.seat,
+            kind,
+            e.seq,
+            hand_at,
+            len(st.melds),
+            st.turn_start,
+            self.visible[kind],
+            held_back,
+            first_of_banker,
+        )
         self.visible[kind] += 1
         st.discards += 1
         st.turn_start = (tuple(st.hand), len(st.melds))
@@ -347,10 +398,13 @@ class GameState:
         assert isinstance(e, MeldClaimed)
         st = self.seats.get(e.seat)
         d = self.last_discard
-        if st is None or self.phase != "discarded" or d is None or e.from_ != d.seat \
-                or e.seat == d.seat:
-            self._bad("invalid_deal", e, TURN_RULE, f"{e.seat} claims a discard of {e.from_} "
-                      f"that is not the discard on the table")
+        if st is None or self.phase != "discarded" or d is None or e.from_ != d.seat or e.seat == d.seat:
+            self._bad(
+                "invalid_deal",
+                e,
+                TURN_RULE,
+                f"{e.seat} claims a discard of {e.from_} that is not the discard on the table",
+            )
             if st is None or d is None:
                 return
         kinds = [index(t.code) for t in e.tiles]
@@ -377,23 +431,24 @@ class GameState:
             self.phase, self.turn = "turn", e.seat
         self.log.append(f"{e.seat} {e.kind} {meld.describe()} from {e.from_}")
 
-    def _claim_rule(self, e: MeldClaimed, frm: str, tile: int,
-                    kinds: list[int]) -> tuple[str, str] | None:
+    def _claim_rule(self, e: MeldClaimed, frm: str, tile: int, kinds: list[int]) -> tuple[str, str] | None:
         """Why the rules do not allow this claim, if they do not (article, message)."""
         simplified = self.variant == "simplified"
         if simplified and e.kind != "kong":
-            return ("MJ art. 5(b)(3); RULES §4.5",
-                    f"simplified Mah-Jong has no {e.kind} from a discard")
+            return ("MJ art. 5(b)(3); RULES §4.5", f"simplified Mah-Jong has no {e.kind} from a discard")
         if simplified and not self.allow_discard_kong:
-            return ("MJ art. 5(b)(3); RULES §8.4 M13",
-                    "this table allows no exposed kong from a discard (mj.s.allow_discard_kong)")
+            return (
+                "MJ art. 5(b)(3); RULES §8.4 M13",
+                "this table allows no exposed kong from a discard (mj.s.allow_discard_kong)",
+            )
         if tile not in kinds:
-            return (TURN_RULE, f"the {e.kind} {show(kinds)} does not use the discard "
-                    f"{code(tile)}")
+            return (TURN_RULE, f"the {e.kind} {show(kinds)} does not use the discard {code(tile)}")
         if e.kind == "chow":
             if e.seat != next_seat(frm, self.order):
-                return ("MJ art. 5(a)(3); RULES §4.5", f"a chow may be claimed only by the next "
-                        f"player after {frm}, not by {e.seat}")
+                return (
+                    "MJ art. 5(a)(3); RULES §4.5",
+                    f"a chow may be claimed only by the next player after {frm}, not by {e.seat}",
+                )
             if not is_chow(kinds):
                 return ("MJ art. 5(a)(3); RULES §4.1", f"{show(kinds)} is not a chow")
         elif len(kinds) != (4 if e.kind == "kong" else 3) or len(set(kinds)) != 1:
@@ -417,11 +472,13 @@ class GameState:
             return
         kind = index(e.tile.code)
         if self.phase != "turn" or e.seat != self.turn:
-            self._bad("invalid_deal", e, TURN_RULE,
-                      f"{e.seat} declares a kong out of turn ({self._expecting()})")
+            self._bad(
+                "invalid_deal", e, TURN_RULE, f"{e.seat} declares a kong out of turn ({self._expecting()})"
+            )
         if st.barred_kong:
-            self._bad("invalid_bet", e, VIEWED_RULE,
-                      f"{e.seat} looked at another's tiles and may make no kong")
+            self._bad(
+                "invalid_bet", e, VIEWED_RULE, f"{e.seat} looked at another's tiles and may make no kong"
+            )
         chained = st.last_from == "tail"
         if e.kind == "concealed":
             self._take(st, kind, 4, e, "declares a concealed kong with")
@@ -429,11 +486,18 @@ class GameState:
             st.meld_from.append(None)
             self.phase = "replacement"
         else:
-            at = next((i for i, m in enumerate(st.melds)
-                       if m.kind == "pung" and m.first == kind and not m.concealed), None)
+            at = next(
+                (
+                    i
+                    for i, m in enumerate(st.melds)
+                    if m.kind == "pung" and m.first == kind and not m.concealed
+                ),
+                None,
+            )
             if at is None:
-                self._bad("invalid_deal", e, KONG_RULE_C,
-                          f"{e.seat} adds {code(kind)} to a pung he has not exposed")
+                self._bad(
+                    "invalid_deal", e, KONG_RULE_C, f"{e.seat} adds {code(kind)} to a pung he has not exposed"
+                )
                 st.melds.append(Meld("kong", kind, False))
                 st.meld_from.append(None)
             else:
@@ -460,65 +524,115 @@ class GameState:
         if e.source == "self_drawn":
             ok = self.phase == "turn" and e.seat == self.turn and st.last_drawn == kind
             if not ok:
-                self._bad("invalid_deal", e, TURN_RULE, f"{e.seat} declares a self-drawn win on "
-                          f"{code(kind)}, which is not the tile he just drew")
+                self._bad(
+                    "invalid_deal",
+                    e,
+                    TURN_RULE,
+                    f"{e.seat} declares a self-drawn win on {code(kind)}, which is not the tile he just drew",
+                )
         elif e.source == "discard":
             d = self.last_discard
-            ok = (self.phase in ("discarded", "ended") and d is not None
-                  and e.from_ == d.seat and d.tile == kind and e.seat != d.seat)
+            ok = (
+                self.phase in ("discarded", "ended")
+                and d is not None
+                and e.from_ == d.seat
+                and d.tile == kind
+                and e.seat != d.seat
+            )
             if not ok:
-                self._bad("invalid_deal", e, TURN_RULE, f"{e.seat} wins on a discard "
-                          f"{code(kind)} from {e.from_} that is not the discard on the table")
+                self._bad(
+                    "invalid_deal",
+                    e,
+                    TURN_RULE,
+                    f"{e.seat} wins on a discard "
+                    f"{code(kind)} from {e.from_} that is not the discard on the table",
+                )
             discard = d
             hand[kind] += 1
         else:
-            ok = (self.pending_kong is not None and self.pending_kong == (e.from_, kind)
-                  and (self.phase in ("robbable", "ended")
-                       or (self.variant == "simplified" and self.phase == "replacement")))
+            ok = (
+                self.pending_kong is not None
+                and self.pending_kong == (e.from_, kind)
+                and (
+                    self.phase in ("robbable", "ended")
+                    or (self.variant == "simplified" and self.phase == "replacement")
+                )
+            )
             if not ok:
-                self._bad("invalid_deal", e, "MJ art. 6(a)(2); RULES §4.5", f"{e.seat} robs a "
-                          f"kong of {code(kind)} from {e.from_} that was not just declared")
+                self._bad(
+                    "invalid_deal",
+                    e,
+                    "MJ art. 6(a)(2); RULES §4.5",
+                    f"{e.seat} robs a kong of {code(kind)} from {e.from_} that was not just declared",
+                )
             hand[kind] += 1
         self.wins.append(self._claim(e, st, kind, hand, discard))
         self.phase = "ended"
-        self.log.append(f"{e.seat} declares a win on {code(kind)} ({e.source.replace('_', ' ')}"
-                        + (f" from {e.from_})" if e.from_ else ")"))
+        self.log.append(
+            f"{e.seat} declares a win on {code(kind)} ({e.source.replace('_', ' ')}"
+            + (f" from {e.from_})" if e.from_ else ")")
+        )
 
     def _competing(self, e: WinDeclared) -> bool:
         """Another win on the same discard or kong, declared at once (art. 5(a)(6))."""
         if not self.wins:
             return False
         first = self.wins[-1].event
-        return (first.seq == e.seq - 1 and first.source == e.source != "self_drawn"
-                and first.from_ == e.from_ and first.tile == e.tile)
+        return (
+            first.seq == e.seq - 1
+            and first.source == e.source != "self_drawn"
+            and first.from_ == e.from_
+            and first.tile == e.tile
+        )
 
-    def _claim(self, e: WinDeclared, st: SeatState, kind: int, hand: list[int],
-               discard: DiscardFacts | None) -> WinClaim:
+    def _claim(
+        self, e: WinDeclared, st: SeatState, kind: int, hand: list[int], discard: DiscardFacts | None
+    ) -> WinClaim:
         self_drawn = e.source == "self_drawn"
         banker = self.order[0]
-        heavenly = (self_drawn and e.seat == banker and st.discards == 0
-                    and st.draws == self.layout.hand + 1 and not st.melds)
-        earthly = (e.source == "discard" and discard is not None and discard.first_of_banker
-                   and e.seat != banker)
+        heavenly = (
+            self_drawn
+            and e.seat == banker
+            and st.discards == 0
+            and st.draws == self.layout.hand + 1
+            and not st.melds
+        )
+        earthly = (
+            e.source == "discard" and discard is not None and discard.first_of_banker and e.seat != banker
+        )
         return WinClaim(
-            event=e, seat=e.seat, source=e.source, tile=kind, hand=tuple(hand),
-            melds=tuple(st.melds), meld_from=tuple(st.meld_from), discard=discard,
+            event=e,
+            seat=e.seat,
+            source=e.source,
+            tile=kind,
+            hand=tuple(hand),
+            melds=tuple(st.melds),
+            meld_from=tuple(st.meld_from),
+            discard=discard,
             on_replacement=self_drawn and st.last_from == "tail",
             kong_upon_kong=self_drawn and st.last_from == "tail" and st.kong_chain >= 2,
             last_tile=self_drawn and self.wall_left == 0,
-            heavenly=heavenly, earthly=earthly, barred=st.barred_win,
+            heavenly=heavenly,
+            earthly=earthly,
+            barred=st.barred_win,
             claim_error=st.claim_error_open,
-            fourth_set_from=st.fourth_set_from, draws_since_fourth=st.draws_since_fourth,
+            fourth_set_from=st.fourth_set_from,
+            draws_since_fourth=st.draws_since_fourth,
         )
 
     def _game_drawn(self, e: FeedEvent) -> None:
         assert isinstance(e, GameDrawn)
         if self.wall_left > 0:
-            self._bad("invalid_deal", e, "RULES §4.3, §8.4 M11", f"game drawn with "
-                      f"{self.wall_left} tiles still in the wall")
+            self._bad(
+                "invalid_deal",
+                e,
+                "RULES §4.3, §8.4 M11",
+                f"game drawn with {self.wall_left} tiles still in the wall",
+            )
         elif self.phase != "discarded":
-            self._bad("invalid_deal", e, TURN_RULE,
-                      f"game drawn before the turn was over ({self._expecting()})")
+            self._bad(
+                "invalid_deal", e, TURN_RULE, f"game drawn before the turn was over ({self._expecting()})"
+            )
         self.drawn_game = e
         self.phase = "ended"
         self.log.append("game drawn: the wall is exhausted")
@@ -563,9 +677,15 @@ class GameState:
     def finish(self) -> None:
         """Close the replay: a deal still in progress is reported."""
         if self.phase == "deal" and self.dealt:
-            self.findings.append(Finding(
-                "invalid_deal", self.opened.table, self.opened.round,
-                f"the deal stopped after {self.dealt} of {len(self.deal)} tiles", rule=DEAL_RULE))
+            self.findings.append(
+                Finding(
+                    "invalid_deal",
+                    self.opened.table,
+                    self.opened.round,
+                    f"the deal stopped after {self.dealt} of {len(self.deal)} tiles",
+                    rule=DEAL_RULE,
+                )
+            )
 
 
 def _tiles(hand: list[int]) -> list[int]:
@@ -610,8 +730,9 @@ _HANDLERS = {
 }
 
 
-def replay(opened: MahjongRoundOpened, events: list[FeedEvent], *,
-           allow_discard_kong: bool = True) -> GameState:
+def replay(
+    opened: MahjongRoundOpened, events: list[FeedEvent], *, allow_discard_kong: bool = True
+) -> GameState:
     """Replay a game's events (``round_opened`` first) into its final state."""
     state = GameState(opened, allow_discard_kong=allow_discard_kong)
     for e in events:

@@ -46,10 +46,12 @@ class Layout:
         return 3 * self.sets + 1
 
 
-LAYOUTS: Final[Mapping[Variant, Layout]] = MappingProxyType({
-    "conventional": Layout(136, 3, 17, 4, 3, 4, 2, 1, "MJ art. 2(a), 3(a), 4(a); RULES §4.3"),
-    "simplified": Layout(112, 2, 14, 1, 2, 2, 1, 0, "MJ art. 2(b), 3(b), 4(b); RULES §4.3"),
-})
+LAYOUTS: Final[Mapping[Variant, Layout]] = MappingProxyType(
+    {
+        "conventional": Layout(136, 3, 17, 4, 3, 4, 2, 1, "MJ art. 2(a), 3(a), 4(a); RULES §4.3"),
+        "simplified": Layout(112, 2, 14, 1, 2, 2, 1, 0, "MJ art. 2(b), 3(b), 4(b); RULES §4.3"),
+    }
+)
 
 
 def deal_order(variant: Variant, seats: Sequence[str]) -> list[str]:
@@ -68,15 +70,19 @@ UNIT_RULE: Final = "MJ art. 7, 8; RULES §4.7, §8.4 M1 (u = A × 2^fán)"
 
 def unit(single: Decimal, fan: int) -> Decimal:
     """The single share of an ``fan``-fán hand at stake ``A/B``: ``u(f) = A × 2^f`` (M1)."""
-    return single * Decimal(2 ** fan)
+    return single * Decimal(2**fan)
 
 
-COMMISSION: Final[Mapping[Variant, Mapping[str, Decimal]]] = MappingProxyType({
-    "conventional": MappingProxyType({
-        row: Decimal(row.split("/")[0]) * 4 / 10 for row in STAKE_ROWS["conventional"]}),
-    "simplified": MappingProxyType({
-        row: Decimal(row.split("/")[0]) * 2 / 10 for row in STAKE_ROWS["simplified"]}),
-})
+COMMISSION: Final[Mapping[Variant, Mapping[str, Decimal]]] = MappingProxyType(
+    {
+        "conventional": MappingProxyType(
+            {row: Decimal(row.split("/")[0]) * 4 / 10 for row in STAKE_ROWS["conventional"]}
+        ),
+        "simplified": MappingProxyType(
+            {row: Decimal(row.split("/")[0]) * 2 / 10 for row in STAKE_ROWS["simplified"]}
+        ),
+    }
+)
 """The fixed commission charged to the winner per stake row (MJ art. 8, RULES §4.10): 0.4 × A
 in MJ-C and 0.2 × A in MJ-S in every row of the table (RULES §9.4)."""
 
@@ -93,12 +99,14 @@ class Penalty:
     rule: str
 
 
-FALSE_WIN: Final[Mapping[tuple[Variant, bool], Penalty]] = MappingProxyType({
-    ("conventional", True): Penalty(2, 2, "MJ art. 10(a)(8); RULES §4.9, §8.4 M18"),
-    ("conventional", False): Penalty(2, 1, "MJ art. 10(a)(8); RULES §4.9, §8.4 M18"),
-    ("simplified", True): Penalty(1, 1, "MJ art. 10(b)(3); RULES §4.9, §8.4 M18"),
-    ("simplified", False): Penalty(1, 1, "MJ art. 10(b)(3); RULES §4.9, §8.4 M18"),
-})
+FALSE_WIN: Final[Mapping[tuple[Variant, bool], Penalty]] = MappingProxyType(
+    {
+        ("conventional", True): Penalty(2, 2, "MJ art. 10(a)(8); RULES §4.9, §8.4 M18"),
+        ("conventional", False): Penalty(2, 1, "MJ art. 10(a)(8); RULES §4.9, §8.4 M18"),
+        ("simplified", True): Penalty(1, 1, "MJ art. 10(b)(3); RULES §4.9, §8.4 M18"),
+        ("simplified", False): Penalty(1, 1, "MJ art. 10(b)(3); RULES §4.9, §8.4 M18"),
+    }
+)
 """False-win penalties by (variant, the false winner is the banker) (RULES §4.9): the banker's
 double is already built in and not applied on top (M18). ``to_banker`` is unused when the
 false winner is the banker himself."""

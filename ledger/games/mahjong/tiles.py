@@ -22,7 +22,13 @@ Variant = Literal["conventional", "simplified"]
 
 CODES: Final[tuple[str, ...]] = (
     *(f"{n}{s}" for s in "BCD" for n in range(1, 10)),
-    "EW", "SW", "WW", "NW", "RD", "GD", "WD",
+    "EW",
+    "SW",
+    "WW",
+    "NW",
+    "RD",
+    "GD",
+    "WD",
 )
 """Tile code of each kind index (FEED §1 notation)."""
 

@@ -39,8 +39,6 @@ class OutsideSpot(FeedModel):
     kind: OutsideKind
 
 
-
-
 class RouletteBetPlaced(BetPlaced):
     """``bet_placed`` on the roulette layout."""
 

@@ -52,12 +52,19 @@ def derive(rnd: Round) -> Derivation:
     out = Derivation()
     number = _spins(rnd, out)
     if rnd.is_voided:
-        out.steps.append(Step(f"round voided ({_void_reason(rnd)}): every bet void, "
-                              "stake returned", VOID_ROUND_RULE))
+        out.steps.append(
+            Step(f"round voided ({_void_reason(rnd)}): every bet void, stake returned", VOID_ROUND_RULE)
+        )
     elif number is None and rnd.is_closed:
-        out.findings.append(Finding("outcome_missing", rnd.table, rnd.round,
-                                    "the round was closed without a valid spin_result",
-                                    rule=OUTCOME_RULE))
+        out.findings.append(
+            Finding(
+                "outcome_missing",
+                rnd.table,
+                rnd.round,
+                "the round was closed without a valid spin_result",
+                rule=OUTCOME_RULE,
+            )
+        )
     for bet in rnd.bets.values():
         _settle_bet(rnd, bet, number, out)
     return out
@@ -69,15 +76,25 @@ def _spins(rnd: Round, out: Derivation) -> int | None:
     for fact in _spin_facts(rnd):
         if isinstance(fact, SpinVoided):
             number = None
-            out.steps.append(Step(f"spin voided (golpe nulo: {fact.reason}): bets stand, "
-                                  "the ball is launched again", VOID_SPIN_RULE))
+            out.steps.append(
+                Step(
+                    f"spin voided (golpe nulo: {fact.reason}): bets stand, the ball is launched again",
+                    VOID_SPIN_RULE,
+                )
+            )
         else:
             if number is not None:
-                out.steps.append(Step(f"spin_result {number} followed by another spin_result "
-                                      "without spin_voided: the last one counts", OUTCOME_RULE))
+                out.steps.append(
+                    Step(
+                        f"spin_result {number} followed by another spin_result "
+                        "without spin_voided: the last one counts",
+                        OUTCOME_RULE,
+                    )
+                )
             number = fact.number
-            out.steps.append(Step(f"spin {describe_number(number)}",
-                                  ZERO_RULE if number == 0 else PRIZE_RULE))
+            out.steps.append(
+                Step(f"spin {describe_number(number)}", ZERO_RULE if number == 0 else PRIZE_RULE)
+            )
     return number
 
 
@@ -91,18 +108,26 @@ def _settle_bet(rnd: Round, bet: BetPlaced, number: int | None, out: Derivation)
     spot = _spot(bet)
     issue = NOT_A_SPOT if spot is None else spot_issue(spot, rnd.rules)
     if issue is not None:
-        out.findings.append(Finding("invalid_bet", rnd.table, rnd.round, issue.message,
-                                    rule=issue.rule, bet=bet.bet, seq=bet.seq))
+        out.findings.append(
+            Finding(
+                "invalid_bet", rnd.table, rnd.round, issue.message, rule=issue.rule, bet=bet.bet, seq=bet.seq
+            )
+        )
     due = _due(rnd, bet, spot, issue, number)
     if due is None:
         return
     out.expected[bet.bet] = due
-    out.steps.append(Step(f"{bet.bet} ({bet.amount}): {due.reason} → {due.result}, "
-                          f"returned {due.returned}, won {due.won}", due.rule))
+    out.steps.append(
+        Step(
+            f"{bet.bet} ({bet.amount}): {due.reason} → {due.result}, returned {due.returned}, won {due.won}",
+            due.rule,
+        )
+    )
 
 
-def _due(rnd: Round, bet: BetPlaced, spot: Spot | None, issue: SpotIssue | None,
-         number: int | None) -> Settlement | None:
+def _due(
+    rnd: Round, bet: BetPlaced, spot: Spot | None, issue: SpotIssue | None, number: int | None
+) -> Settlement | None:
     """The settlement due, or ``None`` when there is no valid spin to settle it by."""
     if rnd.is_voided:
         return Settlement.void(bet.amount, VOID_ROUND_RULE, "the round was voided: stake returned")

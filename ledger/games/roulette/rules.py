@@ -107,8 +107,10 @@ def _size_issue(spot: NumbersSpot) -> SpotIssue | None:
     if len(set(spot.numbers)) != len(spot.numbers):
         return SpotIssue(PRIZE_RULE, f"{spot.kind} names a number twice: {_dashed(spot.numbers)}")
     if len(spot.numbers) != size:
-        return SpotIssue(PRIZE_RULE, f"a {spot.kind} covers {size} numbers, "
-                                     f"not {len(spot.numbers)}: {_dashed(spot.numbers)}")
+        return SpotIssue(
+            PRIZE_RULE,
+            f"a {spot.kind} covers {size} numbers, not {len(spot.numbers)}: {_dashed(spot.numbers)}",
+        )
     return None
 
 
@@ -116,25 +118,30 @@ def _sector_issue(spot: NumbersSpot, rulebook: Rulebook) -> SpotIssue | None:
     sectors = rulebook.rl.sectors.nine if spot.kind == "nine" else rulebook.rl.sectors.twelve
     if frozenset(spot.numbers) in {frozenset(s) for s in sectors}:
         return None
-    return SpotIssue(SECTOR_RULE, f"{_dashed(spot.numbers)} is not an authorised "
-                                  f"{SPOT_SIZES[spot.kind]}-number sector (rl.sectors.{spot.kind})")
+    return SpotIssue(
+        SECTOR_RULE,
+        f"{_dashed(spot.numbers)} is not an authorised "
+        f"{SPOT_SIZES[spot.kind]}-number sector (rl.sectors.{spot.kind})",
+    )
 
 
 def _layout_issue(spot: NumbersSpot, kind: LayoutKind, rulebook: Rulebook) -> SpotIssue | None:
     numbers = frozenset(spot.numbers)
     if 0 in numbers:
         if not rulebook.rl.zero_combinations:
-            return SpotIssue(ZERO_COMBINATION_RULE,
-                             f"{kind} {_dashed(spot.numbers)} includes 0: combinations with 0 "
-                             "are not offered (rl.zero_combinations is false)")
+            return SpotIssue(
+                ZERO_COMBINATION_RULE,
+                f"{kind} {_dashed(spot.numbers)} includes 0: combinations with 0 "
+                "are not offered (rl.zero_combinations is false)",
+            )
         if numbers not in ZERO_SPOTS[kind]:
-            return SpotIssue(ZERO_COMBINATION_RULE,
-                             f"{_dashed(spot.numbers)} is not a {kind} of the zero area")
+            return SpotIssue(
+                ZERO_COMBINATION_RULE, f"{_dashed(spot.numbers)} is not a {kind} of the zero area"
+            )
         return None
     if numbers in LAYOUT_SPOTS[kind]:
         return None
-    shown = " and ".join(str(n) for n in sorted(numbers)) if kind == "split" else _dashed(
-        spot.numbers)
+    shown = " and ".join(str(n) for n in sorted(numbers)) if kind == "split" else _dashed(spot.numbers)
     verb = "are" if kind in ("split", "corner") else "is"
     return SpotIssue(LAYOUT_RULE, f"{shown} {verb} {_SHAPES[kind]}")
 
@@ -152,10 +159,7 @@ def settle(spot: Spot, amount: Decimal, number: int) -> Settlement:
         return Settlement.lose(PRIZE_RULE, f"{number} is not covered by {desc}")
     odds = PAYOUTS[spot.kind]
     rule = ZERO_RULE if number == 0 else odds.rule
-    return Settlement("win", amount, odds.prize(amount), ZERO, rule,
-                      f"{desc} pays {odds.to_win} to 1")
-
-
+    return Settlement("win", amount, odds.prize(amount), ZERO, rule, f"{desc} pays {odds.to_win} to 1")
 
 
 def _is_straight_zero(spot: Spot) -> bool:

@@ -30,10 +30,19 @@ from ledger.games.roulette.rules import Spot, settle
 from ledger.games.roulette.tables import LAYOUT_SPOTS, PAYOUTS, BetKind, LayoutKind
 
 LIMITS: Final[dict[BetKind, tuple[int, int]]] = {
-    "straight": (10, 500), "split": (10, 1000), "street": (10, 1500), "corner": (10, 2000),
-    "line": (20, 3000), "column": (50, 5000), "dozen": (50, 5000),
-    "red": (50, 5000), "black": (50, 5000), "even": (50, 5000), "odd": (50, 5000),
-    "low": (50, 5000), "high": (50, 5000),
+    "straight": (10, 500),
+    "split": (10, 1000),
+    "street": (10, 1500),
+    "corner": (10, 2000),
+    "line": (20, 3000),
+    "column": (50, 5000),
+    "dozen": (50, 5000),
+    "red": (50, 5000),
+    "black": (50, 5000),
+    "even": (50, 5000),
+    "odd": (50, 5000),
+    "low": (50, 5000),
+    "high": (50, 5000),
 }
 """The simulated table's limits per spot kind, HKD (RULES §8.0 G3)."""
 
@@ -41,14 +50,33 @@ STAKES: Final[tuple[int, ...]] = (10, 20, 25, 30, 50, 80, 100, 150, 200, 300, 50
 """Stakes players like to place; each bet takes one inside its kind's limits."""
 
 KINDS: Final[tuple[BetKind, ...]] = (
-    "straight", "straight", "straight", "split", "split", "street", "corner", "corner", "line",
-    "column", "dozen", "red", "black", "even", "odd", "low", "high",
+    "straight",
+    "straight",
+    "straight",
+    "split",
+    "split",
+    "street",
+    "corner",
+    "corner",
+    "line",
+    "column",
+    "dozen",
+    "red",
+    "black",
+    "even",
+    "odd",
+    "low",
+    "high",
 )
 """The spot kinds players choose from; a repeated kind is chosen more often."""
 
 VOID_REASONS: Final[tuple[str, ...]] = (
-    "ball left the wheel", "ball launched in the wheel's direction", "too few laps",
-    "wheel head stopped before the ball", "object fell into the wheel", "ball between pockets",
+    "ball left the wheel",
+    "ball launched in the wheel's direction",
+    "too few laps",
+    "wheel head stopped before the ball",
+    "object fell into the wheel",
+    "ball between pockets",
 )
 """«Golpe nulo» reasons, RULES §5.6 [I]."""
 
@@ -56,9 +84,8 @@ VOID_SPIN_RATE: Final = 0.1
 CHIP: Final = Decimal("10")
 WRONG_COMMISSION: Final = "5"
 
-_LAYOUT_CHOICES: Final[MappingProxyType[LayoutKind, tuple[tuple[int, ...], ...]]] = (
-    MappingProxyType({k: tuple(sorted(tuple(sorted(s)) for s in v))
-                      for k, v in LAYOUT_SPOTS.items()})
+_LAYOUT_CHOICES: Final[MappingProxyType[LayoutKind, tuple[tuple[int, ...], ...]]] = MappingProxyType(
+    {k: tuple(sorted(tuple(sorted(s)) for s in v)) for k, v in LAYOUT_SPOTS.items()}
 )
 
 
@@ -101,8 +128,7 @@ def _place_bet(b: RoundBuilder, rng: random.Random, player: str) -> Bet:
     lo, hi = LIMITS[spot.kind]
     amount = Decimal(rng.choice([s for s in STAKES if lo <= s <= hi]))
     bet_id = b.next_bet()
-    b.add("bet_placed", bet=bet_id, player=player, spot=spot.model_dump(mode="json"),
-          amount=str(amount))
+    b.add("bet_placed", bet=bet_id, player=player, spot=spot.model_dump(mode="json"), amount=str(amount))
     return bet_id, spot, amount
 
 
@@ -118,8 +144,9 @@ def _random_spot(rng: random.Random, kind: BetKind) -> Spot:
     raise ValueError(f"the simulator does not place {kind} bets")  # sectors need R4 config
 
 
-def _settle_all(b: RoundBuilder, rng: random.Random, inject: str | None,
-                bets: list[Bet], number: int) -> list[Injected]:
+def _settle_all(
+    b: RoundBuilder, rng: random.Random, inject: str | None, bets: list[Bet], number: int
+) -> list[Injected]:
     """Add a ``bet_settled`` per bet, spoiling one of them when ``inject`` says so."""
     spoiler = _SPOILERS.get(inject or "")
     target = rng.randrange(len(bets)) if spoiler is not None else None
@@ -140,8 +167,7 @@ def _wrong_payout(fields: dict[str, Any], bet: Bet) -> dict[str, Any]:
     if fields["result"] == "win":
         won = Decimal(fields["won"])
         return {**fields, "won": str(won - CHIP if won > CHIP else won + CHIP)}
-    return {**fields, "result": "win", "returned": str(stake),
-            "won": str(PAYOUTS[spot.kind].prize(stake))}
+    return {**fields, "result": "win", "returned": str(stake), "won": str(PAYOUTS[spot.kind].prize(stake))}
 
 
 def _missing(fields: dict[str, Any], bet: Bet) -> None:

@@ -42,8 +42,43 @@ POCKETS: Final[tuple[int, ...]] = tuple(range(37))
 """The 37 numbered pockets, 0 to 36 (RL art. 1 [S])."""
 
 WHEEL_ORDER: Final[tuple[int, ...]] = (
-    0, 32, 15, 19, 4, 21, 2, 25, 17, 34, 6, 27, 13, 36, 11, 30, 8, 23, 10,
-    5, 24, 16, 33, 1, 20, 14, 31, 9, 22, 18, 29, 7, 28, 12, 35, 3, 26,
+    0,
+    32,
+    15,
+    19,
+    4,
+    21,
+    2,
+    25,
+    17,
+    34,
+    6,
+    27,
+    13,
+    36,
+    11,
+    30,
+    8,
+    23,
+    10,
+    5,
+    24,
+    16,
+    33,
+    1,
+    20,
+    14,
+    31,
+    9,
+    22,
+    18,
+    29,
+    7,
+    28,
+    12,
+    35,
+    3,
+    26,
 )
 """The pockets clockwise from 0, standard European order [I] (RULES §5.2, §8.5 R5)."""
 
@@ -60,31 +95,47 @@ ROWS: Final[tuple[frozenset[int], ...]] = tuple(
 )
 """The twelve rows of the layout, 1-2-3 to 34-35-36: the streets [I] (RULES §5.4)."""
 
-COLUMNS: Final[Mapping[int, frozenset[int]]] = MappingProxyType({
-    c: frozenset(range(c, 37, 3)) for c in (1, 2, 3)
-})
+COLUMNS: Final[Mapping[int, frozenset[int]]] = MappingProxyType(
+    {c: frozenset(range(c, 37, 3)) for c in (1, 2, 3)}
+)
 """«coluna» 1: 1, 4, …, 34; 2: 2, 5, …, 35; 3: 3, 6, …, 36 (RULES §5.4)."""
 
-DOZENS: Final[Mapping[int, frozenset[int]]] = MappingProxyType({
-    d: frozenset(range(12 * d - 11, 12 * d + 1)) for d in (1, 2, 3)
-})
+DOZENS: Final[Mapping[int, frozenset[int]]] = MappingProxyType(
+    {d: frozenset(range(12 * d - 11, 12 * d + 1)) for d in (1, 2, 3)}
+)
 """«pequeno» 1–12, «médio» 13–24, «grande» 25–36 (RULES §5.4)."""
 
-OUTSIDE: Final[Mapping[OutsideKind, frozenset[int]]] = MappingProxyType({
-    "red": RED_NUMBERS,
-    "black": BLACK_NUMBERS,
-    "even": frozenset(range(2, 37, 2)),
-    "odd": frozenset(range(1, 37, 2)),
-    "low": frozenset(range(1, 19)),
-    "high": frozenset(range(19, 37)),
-})
+OUTSIDE: Final[Mapping[OutsideKind, frozenset[int]]] = MappingProxyType(
+    {
+        "red": RED_NUMBERS,
+        "black": BLACK_NUMBERS,
+        "even": frozenset(range(2, 37, 2)),
+        "odd": frozenset(range(1, 37, 2)),
+        "low": frozenset(range(1, 19)),
+        "high": frozenset(range(19, 37)),
+    }
+)
 """The even-money bets: «encarnado»/«preto», «par»/«ímpar», «menor»/«maior» (RULES §5.4)."""
 
-SPOT_SIZES: Final[Mapping[BetKind, int]] = MappingProxyType({
-    "straight": 1, "split": 2, "street": 3, "corner": 4, "line": 6, "nine": 9, "twelve": 12,
-    "column": 12, "dozen": 12,
-    "red": 18, "black": 18, "even": 18, "odd": 18, "low": 18, "high": 18,
-})
+SPOT_SIZES: Final[Mapping[BetKind, int]] = MappingProxyType(
+    {
+        "straight": 1,
+        "split": 2,
+        "street": 3,
+        "corner": 4,
+        "line": 6,
+        "nine": 9,
+        "twelve": 12,
+        "column": 12,
+        "dozen": 12,
+        "red": 18,
+        "black": 18,
+        "even": 18,
+        "odd": 18,
+        "low": 18,
+        "high": 18,
+    }
+)
 """How many numbers each kind of spot covers (RL art. 7, RULES §5.4)."""
 
 
@@ -112,23 +163,25 @@ def _odds(to_win: int, name: str) -> Odds:
 
 _EVEN_MONEY = _odds(1, "«par»/«ímpar», «menor»/«maior», «encarnado»/«preto» / 雙單 小大 紅黑")
 
-PAYOUTS: Final[Mapping[BetKind, Odds]] = MappingProxyType({
-    "straight": _odds(35, "«pleno» / 孤丁"),
-    "split": _odds(17, "«cavalo» / 兩門騎綫"),
-    "street": _odds(11, "«rua» / 三門一列"),
-    "corner": _odds(8, "«quadro» / 四門騎綫"),
-    "line": _odds(5, "«linha» / 六門"),
-    "nine": _odds(3, "«sector» de nove números / 九門"),
-    "twelve": _odds(2, "«sector de doze números» / 十二門"),
-    "column": _odds(2, "«coluna» / 直綫十二門"),
-    "dozen": _odds(2, "«pequeno», «médio», «grande» / 小, 中, 大"),
-    "red": _EVEN_MONEY,
-    "black": _EVEN_MONEY,
-    "even": _EVEN_MONEY,
-    "odd": _EVEN_MONEY,
-    "low": _EVEN_MONEY,
-    "high": _EVEN_MONEY,
-})
+PAYOUTS: Final[Mapping[BetKind, Odds]] = MappingProxyType(
+    {
+        "straight": _odds(35, "«pleno» / 孤丁"),
+        "split": _odds(17, "«cavalo» / 兩門騎綫"),
+        "street": _odds(11, "«rua» / 三門一列"),
+        "corner": _odds(8, "«quadro» / 四門騎綫"),
+        "line": _odds(5, "«linha» / 六門"),
+        "nine": _odds(3, "«sector» de nove números / 九門"),
+        "twelve": _odds(2, "«sector de doze números» / 十二門"),
+        "column": _odds(2, "«coluna» / 直綫十二門"),
+        "dozen": _odds(2, "«pequeno», «médio», «grande» / 小, 中, 大"),
+        "red": _EVEN_MONEY,
+        "black": _EVEN_MONEY,
+        "even": _EVEN_MONEY,
+        "odd": _EVEN_MONEY,
+        "low": _EVEN_MONEY,
+        "high": _EVEN_MONEY,
+    }
+)
 """The prize of each spot kind, N to 1 (RL art. 7); every one is ``36/n − 1`` (RULES §9.5)."""
 
 
@@ -139,27 +192,29 @@ def _splits() -> frozenset[frozenset[int]]:
 
 
 def _corners() -> frozenset[frozenset[int]]:
-    return frozenset(
-        frozenset({n, n + 1, n + 3, n + 4}) for n in range(1, 33) if n % 3 != 0
-    )
+    return frozenset(frozenset({n, n + 1, n + 3, n + 4}) for n in range(1, 33) if n % 3 != 0)
 
 
 def _lines() -> frozenset[frozenset[int]]:
     return frozenset(ROWS[r] | ROWS[r + 1] for r in range(11))
 
 
-LAYOUT_SPOTS: Final[Mapping[LayoutKind, frozenset[frozenset[int]]]] = MappingProxyType({
-    "split": _splits(),
-    "street": frozenset(ROWS),
-    "corner": _corners(),
-    "line": _lines(),
-})
+LAYOUT_SPOTS: Final[Mapping[LayoutKind, frozenset[frozenset[int]]]] = MappingProxyType(
+    {
+        "split": _splits(),
+        "street": frozenset(ROWS),
+        "corner": _corners(),
+        "line": _lines(),
+    }
+)
 """Every split (57), street (12), corner (22) and line (11) of the layout without 0 [I]."""
 
-ZERO_SPOTS: Final[Mapping[LayoutKind, frozenset[frozenset[int]]]] = MappingProxyType({
-    "split": frozenset({frozenset({0, 1}), frozenset({0, 2}), frozenset({0, 3})}),
-    "street": frozenset({frozenset({0, 1, 2}), frozenset({0, 2, 3})}),
-    "corner": frozenset({frozenset({0, 1, 2, 3})}),
-    "line": frozenset(),
-})
+ZERO_SPOTS: Final[Mapping[LayoutKind, frozenset[frozenset[int]]]] = MappingProxyType(
+    {
+        "split": frozenset({frozenset({0, 1}), frozenset({0, 2}), frozenset({0, 3})}),
+        "street": frozenset({frozenset({0, 1, 2}), frozenset({0, 2, 3})}),
+        "corner": frozenset({frozenset({0, 1, 2, 3})}),
+        "line": frozenset(),
+    }
+)
 """The combinations with 0, offered only under ``rl.zero_combinations`` [I] (RULES §8.5 R3)."""

@@ -108,9 +108,18 @@ class JackpotCarried(CarriedBet):
     def as_bet(self) -> StudBetPlaced:
         """The carried jackpot bet as a bet of this round."""
         return StudBetPlaced.model_construct(
-            v=1, table=self.table, game=self.game, round=self.round, seq=self.seq, at=self.at,
-            type="bet_placed", bet=self.bet, spot=JackpotSpot(kind="jackpot", seat=self.seat),
-            amount=self.amount, seat=self.seat)
+            v=1,
+            table=self.table,
+            game=self.game,
+            round=self.round,
+            seq=self.seq,
+            at=self.at,
+            type="bet_placed",
+            bet=self.bet,
+            spot=JackpotSpot(kind="jackpot", seat=self.seat),
+            amount=self.amount,
+            seat=self.seat,
+        )
 
 
 EVENTS: tuple[type[FeedEvent], ...] = (

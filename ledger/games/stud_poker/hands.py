@@ -64,7 +64,8 @@ def card_index(card: Card | str) -> int:
 
 
 _CARD_INDEX: Final[dict[str, int]] = {
-    r + u: i * 4 + j for i, r in enumerate(RANK_LETTERS) for j, u in enumerate(SUIT_ORDER)}
+    r + u: i * 4 + j for i, r in enumerate(RANK_LETTERS) for j, u in enumerate(SUIT_ORDER)
+}
 """The index of each of the 52 cards by its FEED notation (anything else takes the long way)."""
 
 
@@ -191,8 +192,7 @@ class HandValue:
     @property
     def suit(self) -> str | None:
         """The suit slot as a letter, or ``None`` where the category has none."""
-        if self.category in (Category.FOUR_OF_A_KIND, Category.FULL_HOUSE,
-                             Category.THREE_OF_A_KIND):
+        if self.category in (Category.FOUR_OF_A_KIND, Category.FULL_HOUSE, Category.THREE_OF_A_KIND):
             return None
         return SUIT_ORDER[self.strength & 15]
 
@@ -245,8 +245,7 @@ _SLOT_NAMES: Final[dict[Category, tuple[str, ...]]] = {
     Category.THREE_OF_A_KIND: ("rank of the three",),
     Category.TWO_PAIRS: ("higher pair", "lower pair", "odd card"),
     Category.ONE_PAIR: ("pair", "highest odd card", "second odd card", "third odd card"),
-    Category.HIGH_CARD: ("highest card", "second card", "third card", "fourth card",
-                         "fifth card"),
+    Category.HIGH_CARD: ("highest card", "second card", "third card", "fourth card", "fifth card"),
 }
 
 _SUIT_SLOT: Final[dict[Category, str]] = {

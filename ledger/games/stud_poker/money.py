@@ -26,5 +26,6 @@ def jackpot(rnd: Round, derivation: Derivation) -> JackpotMovement | None:
     return derivation.jackpot
 
 
-MONEY = Money(charges=bet_charges, payer=seat_payer, house_result=house_result,
-              turnover=bet_turnover, jackpot=jackpot)
+MONEY = Money(
+    charges=bet_charges, payer=seat_payer, house_result=house_result, turnover=bet_turnover, jackpot=jackpot
+)

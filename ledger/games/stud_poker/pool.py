@@ -107,12 +107,16 @@ class PoolRound:
 
 def contribution(stake: Decimal, opts: JackpotOptions, rounding: Rounding) -> Decimal:
     """What one settled jackpot bet credits to the pool (P4, G1)."""
-    return round_money(stake * opts.contribution_rate, mode=rounding.mode,
-                       increment=rounding.increment)
+    return round_money(stake * opts.contribution_rate, mode=rounding.mode, increment=rounding.increment)
 
 
-def settle_pool(balance: Decimal | None, opts: JackpotOptions, rounding: Rounding,
-                stakes: Sequence[tuple[str, Decimal]], hits: Sequence[Hit]) -> PoolRound:
+def settle_pool(
+    balance: Decimal | None,
+    opts: JackpotOptions,
+    rounding: Rounding,
+    stakes: Sequence[tuple[str, Decimal]],
+    hits: Sequence[Hit],
+) -> PoolRound:
     """One round's contributions and awards on a pool whose balance was ``balance`` (``None``:
     the pool does not exist yet and opens at its seed). ``stakes`` are the round's settled
     jackpot bets; ``hits`` those of them whose hand the jackpot pays, in seating order."""
@@ -125,21 +129,27 @@ def settle_pool(balance: Decimal | None, opts: JackpotOptions, rounding: Roundin
     base = pool
     for hit in (h for h in hits if h.category == Category.STRAIGHT_FLUSH):
         j = base if opts.sf_base == "start" else pool
-        tenth = round_money(j * Decimal(SF_SHARE), mode=rounding.mode,
-                            increment=rounding.increment)
+        tenth = round_money(j * Decimal(SF_SHARE), mode=rounding.mode, increment=rounding.increment)
         amount = max(opts.fixed.straight_flush, tenth)
-        which = (f"10 % of the pool {j} = {tenth}" if tenth >= opts.fixed.straight_flush
-                 else f"the fixed {opts.fixed.straight_flush} (10 % of {j} is {tenth})")
+        which = (
+            f"10 % of the pool {j} = {tenth}"
+            if tenth >= opts.fixed.straight_flush
+            else f"the fixed {opts.fixed.straight_flush} (10 % of {j} is {tenth})"
+        )
         award, pool = _from_pool(hit, amount, pool, SF_RULE, f"straight flush: {which}")
         awards.append(award)
     royals = [h for h in hits if h.category == Category.ROYAL_FLUSH]
     if royals:
         total = max(opts.fixed.royal_flush, pool)
         share, _ = share_down(total, len(royals), increment=rounding.increment)
-        what = ("the whole pool" if pool >= opts.fixed.royal_flush
-                else f"the fixed {opts.fixed.royal_flush}") + f" {total}"
-        shared = f", shared by {len(royals)} royal flushes ({share} each, the remainder stays " \
-                 "in the pool)" if len(royals) > 1 else ""
+        what = (
+            "the whole pool" if pool >= opts.fixed.royal_flush else f"the fixed {opts.fixed.royal_flush}"
+        ) + f" {total}"
+        shared = (
+            f", shared by {len(royals)} royal flushes ({share} each, the remainder stays in the pool)"
+            if len(royals) > 1
+            else ""
+        )
         for hit in royals:
             award, pool = _from_pool(hit, share, pool, RF_RULE, f"royal flush: {what}{shared}")
             awards.append(award)
@@ -149,22 +159,31 @@ def settle_pool(balance: Decimal | None, opts: JackpotOptions, rounding: Roundin
         amount = getattr(opts.fixed, hit.category.key)
         name = hit.category.label.split(" (")[0]
         if opts.fixed_from_pool:
-            award, pool = _from_pool(hit, amount, pool, FIXED_RULE,
-                                     f"{name}: fixed {amount}, paid from the pool (fixed_from_pool)")
+            award, pool = _from_pool(
+                hit, amount, pool, FIXED_RULE, f"{name}: fixed {amount}, paid from the pool (fixed_from_pool)"
+            )
         else:
-            award = Award(hit.bet, hit.seat, hit.category, amount, ZERO, amount, FIXED_RULE,
-                          f"{name}: fixed {amount}, funded by the house")
+            award = Award(
+                hit.bet,
+                hit.seat,
+                hit.category,
+                amount,
+                ZERO,
+                amount,
+                FIXED_RULE,
+                f"{name}: fixed {amount}, funded by the house",
+            )
         awards.append(award)
     reset = ZERO
     if pool <= 0:
         reset = opts.seed - pool
         pool = opts.seed
-    return PoolRound(opts.pool, opts.seed, opened, start, credits, after_contributions,
-                     tuple(awards), reset, pool)
+    return PoolRound(
+        opts.pool, opts.seed, opened, start, credits, after_contributions, tuple(awards), reset, pool
+    )
 
 
-def _from_pool(hit: Hit, amount: Decimal, pool: Decimal, rule: str,
-               reason: str) -> tuple[Award, Decimal]:
+def _from_pool(hit: Hit, amount: Decimal, pool: Decimal, rule: str, reason: str) -> tuple[Award, Decimal]:
     """Pay ``amount`` from the pool up to its balance; the excess is house-funded (P5)."""
     funded = min(amount, max(pool, ZERO))
     house = amount - funded

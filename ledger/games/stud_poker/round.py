@@ -117,10 +117,12 @@ def analyse(rnd: Round) -> StudRound:
     closed_at = _first_card_seq(rnd)
     for place in places.values():
         jp = place.jackpot
-        if jp is not None and closed_at is not None and jp.seq > closed_at and (
-                jp.bet not in rnd.carried):
-            d.expected[jp.bet] = Settlement.void(jp.amount, "FEED §10 (betting closes); STUD art. 6(3)",
-                                      "jackpot bet placed after the first card: refused")
+        if jp is not None and closed_at is not None and jp.seq > closed_at and (jp.bet not in rnd.carried):
+            d.expected[jp.bet] = Settlement.void(
+                jp.amount,
+                "FEED §10 (betting closes); STUD art. 6(3)",
+                "jackpot bet placed after the first card: refused",
+            )
             place.jackpot = None
     if rnd.is_voided:
         _voided(rnd, places, out)
@@ -128,18 +130,25 @@ def analyse(rnd: Round) -> StudRound:
     deal_ok, dealer = _deal(rnd, places, d)
     exposed = list(rnd.of_type(StudCardExposed))
     if len(exposed) == 1:
-        d.steps.append(Step(f"one card exposed ({exposed[0].card} to {exposed[0].to}): the "
-                            "round stands", EXPOSED_RULE))
+        d.steps.append(
+            Step(f"one card exposed ({exposed[0].card} to {exposed[0].to}): the round stands", EXPOSED_RULE)
+        )
     elif len(exposed) > 1 and rnd.is_closed:
-        d.findings.append(_finding(rnd, None, "STUD art. 11(1)",
-                                   f"{len(exposed)} cards exposed by mistake: the round is void "
-                                   "(antes and raises returned, jackpot bets carried), but it "
-                                   "was closed", seq=exposed[1].seq))
+        d.findings.append(
+            _finding(
+                rnd,
+                None,
+                "STUD art. 11(1)",
+                f"{len(exposed)} cards exposed by mistake: the round is void "
+                "(antes and raises returned, jackpot bets carried), but it "
+                "was closed",
+                seq=exposed[1].seq,
+            )
+        )
         deal_ok = False
     if not deal_ok or dealer is None:
         out.derived = False
-        d.steps.append(Step("the hands cannot be judged from this deal: bets not judged",
-                            DEAL_RULE))
+        d.steps.append(Step("the hands cannot be judged from this deal: bets not judged", DEAL_RULE))
         return out
     if rnd.is_closed or rnd.first("bet_settled") is not None:
         _settle(rnd, places, dealer, out)
@@ -162,8 +171,7 @@ def _places(rnd: Round, d: Derivation) -> tuple[dict[int, Place], dict[str, tupl
         if isinstance(spot, AnteSpot):
             place = _place(places, spot.seat)
             if place.ante is not None:
-                refuse(bet, ANTE_RULE, f"a second ante at place {spot.seat}: one hand per "
-                                       "player")
+                refuse(bet, ANTE_RULE, f"a second ante at place {spot.seat}: one hand per player")
             else:
                 place.ante = bet
     for bet in bets:
@@ -174,11 +182,17 @@ def _places(rnd: Round, d: Derivation) -> tuple[dict[int, Place], dict[str, tupl
             if place.ante is None:
                 refuse(bet, JACKPOT_BET_RULE, f"jackpot bet at place {spot.seat} without an ante")
             elif jp is None:
-                refuse(bet, JACKPOT_BET_RULE, "jackpot bet at a table whose rulebook has no "
-                                              "jackpot (rulebook.jackpot)")
+                refuse(
+                    bet,
+                    JACKPOT_BET_RULE,
+                    "jackpot bet at a table whose rulebook has no jackpot (rulebook.jackpot)",
+                )
             elif bet.amount.compare(jp.bet_amount) != 0:
-                refuse(bet, JACKPOT_BET_RULE, f"jackpot bet of {bet.amount}: the table's "
-                                              f"jackpot bet is {jp.bet_amount}")
+                refuse(
+                    bet,
+                    JACKPOT_BET_RULE,
+                    f"jackpot bet of {bet.amount}: the table's jackpot bet is {jp.bet_amount}",
+                )
             elif place.jackpot is not None:
                 refuse(bet, JACKPOT_BET_RULE, f"a second jackpot bet at place {spot.seat}")
             else:
@@ -195,18 +209,23 @@ def _places(rnd: Round, d: Derivation) -> tuple[dict[int, Place], dict[str, tupl
                 place.raised = bet
                 due = place.ante.amount * 2
                 if bet.amount.compare(due) != 0:
-                    d.findings.append(_finding_bet(
-                        rnd, bet, RAISE_RULE,
-                        f"raise of {bet.amount} on an ante of {place.ante.amount}: the raise is "
-                        f"exactly 2 × ante = {due} (settled as played)",
-                        expected={"amount": str(due)}, recorded={"amount": str(bet.amount)}))
+                    d.findings.append(
+                        _finding_bet(
+                            rnd,
+                            bet,
+                            RAISE_RULE,
+                            f"raise of {bet.amount} on an ante of {place.ante.amount}: the raise is "
+                            f"exactly 2 × ante = {due} (settled as played)",
+                            expected={"amount": str(due)},
+                            recorded={"amount": str(bet.amount)},
+                        )
+                    )
     for fold in rnd.of_type(HandFolded):
         folder = places.get(fold.seat)
         if folder is None or folder.ante is None:
             continue
         if folder.raised is not None and folder.raised.seq < fold.seq:
-            d.steps.append(Step(f"place {fold.seat} folds after raising: the raise stands",
-                                RAISE_RULE))
+            d.steps.append(Step(f"place {fold.seat} folds after raising: the raise stands", RAISE_RULE))
             continue
         folder.folded = True
         if folder.raised is not None:
@@ -234,26 +253,37 @@ def _voided(rnd: Round, places: dict[int, Place], out: StudRound) -> None:
     reason = ended.reason if isinstance(ended, RoundVoided) else "no reason given"
     shuffler = any(isinstance(e, Irregularity) and "shuffler" in e.code for e in rnd.events)
     rule = "STUD art. 11(4)" if shuffler else "STUD art. 11(1)"
-    d.steps.append(Step(f"round voided ({reason}): antes and raises returned, jackpot bets "
-                        "carried to the table's next round", rule))
+    d.steps.append(
+        Step(
+            f"round voided ({reason}): antes and raises returned, jackpot bets "
+            "carried to the table's next round",
+            rule,
+        )
+    )
     for place in places.values():
         for bet in (place.ante, place.raised):
             if bet is not None:
                 d.expected[bet.bet] = Settlement.void(bet.amount, rule, "round voided: stake returned")
         if place.jackpot is not None:
             d.expected[place.jackpot.bet] = Settlement.carry(
-                rule, "round voided: the jackpot bet carries to the table's next round")
+                rule, "round voided: the jackpot bet carries to the table's next round"
+            )
 
 
-def _deal(rnd: Round, places: dict[int, Place],
-          d: Derivation) -> tuple[bool, HandValue | None]:
+def _deal(rnd: Round, places: dict[int, Place], d: Derivation) -> tuple[bool, HandValue | None]:
     """Check the deal (art. 7) and evaluate every hand; return (deal usable, dealer's hand)."""
     dealt = list(rnd.of_type(StudCardDealt))
     if not dealt:
         if rnd.is_closed:
-            d.findings.append(Finding("outcome_missing", rnd.table, rnd.round,
-                                      "the round was closed without any card dealt",
-                                      rule=DEAL_RULE))
+            d.findings.append(
+                Finding(
+                    "outcome_missing",
+                    rnd.table,
+                    rnd.round,
+                    "the round was closed without any card dealt",
+                    rule=DEAL_RULE,
+                )
+            )
         return False, None
     ok = True
     seen: Counter[str] = Counter()
@@ -261,38 +291,41 @@ def _deal(rnd: Round, places: dict[int, Place],
     for c, text in zip(dealt, texts, strict=True):
         seen[text] += 1
         if seen[text] == 2:
-            d.findings.append(_finding(rnd, None, DUPLICATE_RULE,
-                                       f"card {c.card} dealt twice from one deck", seq=c.seq))
+            d.findings.append(
+                _finding(rnd, None, DUPLICATE_RULE, f"card {c.card} dealt twice from one deck", seq=c.seq)
+            )
     dealer_cards = [text for c, text in zip(dealt, texts, strict=True) if c.to == "dealer"]
     for c, text in zip(dealt, texts, strict=True):
         if c.to != "dealer":
             _place(places, int(c.to)).cards.append(text)
     seats = sorted(p.seat for p in places.values() if p.cards)
-    counts = {f"place {p.seat}": len(p.cards) for p in places.values()
-              if p.ante is not None or p.cards}
+    counts = {f"place {p.seat}": len(p.cards) for p in places.values() if p.ante is not None or p.cards}
     counts["dealer"] = len(dealer_cards)
     wrong = {k: n for k, n in counts.items() if n != 5}
     if wrong:
         listed = ", ".join(f"{k} {n}" for k, n in wrong.items())
-        d.findings.append(_finding(rnd, None, DEAL_RULE,
-                                   f"wrong number of cards (five to each hand): {listed}"))
+        d.findings.append(
+            _finding(rnd, None, DEAL_RULE, f"wrong number of cards (five to each hand): {listed}")
+        )
         return False, None
     ok = _check_order(rnd, dealt, seats, d) and ok
     for seat in seats:
         place = places[seat]
         place.value = evaluate(place.cards)
         void_hand = place.ante is None
-        d.steps.append(Step(
-            f"place {seat}: {' '.join(place.cards)} → {place.value.describe()}"
-            + (" — no ante at this place: the hand is void" if void_hand else ""),
-            NO_BET_PLACE_RULE if void_hand else "STUD art. 8"))
+        d.steps.append(
+            Step(
+                f"place {seat}: {' '.join(place.cards)} → {place.value.describe()}"
+                + (" — no ante at this place: the hand is void" if void_hand else ""),
+                NO_BET_PLACE_RULE if void_hand else "STUD art. 8",
+            )
+        )
     dealer = evaluate(dealer_cards)
     d.steps.append(Step(f"dealer: {' '.join(dealer_cards)} → {dealer.describe()}", "STUD art. 8"))
     return ok, dealer
 
 
-def _check_order(rnd: Round, dealt: list[StudCardDealt], seats: list[int],
-                 d: Derivation) -> bool:
+def _check_order(rnd: Round, dealt: list[StudCardDealt], seats: list[int], d: Derivation) -> bool:
     """The derived dealing order and faces (art. 7); report the first deviation."""
     shuffle = next(rnd.of_type(DeckShuffled), None)
     method = shuffle.method if shuffle is not None else None
@@ -304,14 +337,21 @@ def _check_order(rnd: Round, dealt: list[StudCardDealt], seats: list[int],
         for seat in seats:
             order += [seat] * 5
         order += ["dealer"] * 5
-    how = {"hand": "shoe: one card at a time, dealer last in each pass",
-           "machine": "shuffler: five cards at a time, dealer last"}.get(
-        method or "", "no deck_shuffled: order not checked")
+    how = {
+        "hand": "shoe: one card at a time, dealer last in each pass",
+        "machine": "shuffler: five cards at a time, dealer last",
+    }.get(method or "", "no deck_shuffled: order not checked")
     for i, (card, want) in enumerate(zip(dealt, order, strict=False)):
         if card.to != want:
-            d.findings.append(_finding(rnd, None, DEAL_RULE,
-                                       f"card {i + 1} ({card.card}) went to {card.to}, the "
-                                       f"derived order gives {want} ({how})", seq=card.seq))
+            d.findings.append(
+                _finding(
+                    rnd,
+                    None,
+                    DEAL_RULE,
+                    f"card {i + 1} ({card.card}) went to {card.to}, the derived order gives {want} ({how})",
+                    seq=card.seq,
+                )
+            )
             return True  # the hands are still complete: settle them as dealt
     exposed_dealer = any(e.to == "dealer" for e in rnd.of_type(StudCardExposed))
     dealer_cards = [c for c in dealt if c.to == "dealer"]
@@ -319,16 +359,33 @@ def _check_order(rnd: Round, dealt: list[StudCardDealt], seats: list[int],
     up_dealer = [c for c in dealer_cards if c.face_up]
     if up_players:
         c = up_players[0]
-        d.findings.append(_finding(rnd, None, DEAL_RULE, f"player card {c.card} to place {c.to} "
-                                   "dealt face up: players' cards are dealt face down",
-                                   seq=c.seq))
-    elif not exposed_dealer and method == "hand" and (
-            not dealer_cards[4].face_up or len(up_dealer) != 1):
-        d.findings.append(_finding(rnd, None, DEAL_RULE, "the dealer's fifth card is dealt "
-                                   "face up and his other cards face down (shoe)"))
+        d.findings.append(
+            _finding(
+                rnd,
+                None,
+                DEAL_RULE,
+                f"player card {c.card} to place {c.to} dealt face up: players' cards are dealt face down",
+                seq=c.seq,
+            )
+        )
+    elif not exposed_dealer and method == "hand" and (not dealer_cards[4].face_up or len(up_dealer) != 1):
+        d.findings.append(
+            _finding(
+                rnd,
+                None,
+                DEAL_RULE,
+                "the dealer's fifth card is dealt face up and his other cards face down (shoe)",
+            )
+        )
     elif not exposed_dealer and method == "machine" and len(up_dealer) != 1:
-        d.findings.append(_finding(rnd, None, DEAL_RULE, f"{len(up_dealer)} dealer cards shown: "
-                                   "the shuffler deal shows exactly one"))
+        d.findings.append(
+            _finding(
+                rnd,
+                None,
+                DEAL_RULE,
+                f"{len(up_dealer)} dealer cards shown: the shuffler deal shows exactly one",
+            )
+        )
     d.steps.append(Step(f"deal: {len(seats)} hands and the dealer, {how}", DEAL_RULE))
     return True
 
@@ -345,10 +402,10 @@ def _settle(rnd: Round, places: dict[int, Place], dealer: HandValue, out: StudRo
         dec = decide(p.value, dealer)
         outcomes[p.seat] = dec.first_wins
         who = "player" if dec.first_wins else "dealer"
-        d.steps.append(Step(f"place {p.seat} against the dealer: {who} higher — {dec.text}",
-                            dec.rule))
-    prizes = cap_prizes([(_cat(p), raise_prize(_cat(p), _amount(p.raised), rnd.rules))
-                         for p in playing], rnd.rules)
+        d.steps.append(Step(f"place {p.seat} against the dealer: {who} higher — {dec.text}", dec.rule))
+    prizes = cap_prizes(
+        [(_cat(p), raise_prize(_cat(p), _amount(p.raised), rnd.rules)) for p in playing], rnd.rules
+    )
     capped = {p.seat: prize for p, prize in zip(playing, prizes, strict=True)}
     for p in seated:
         ante = p.ante
@@ -357,11 +414,21 @@ def _settle(rnd: Round, places: dict[int, Place], dealer: HandValue, out: StudRo
             assert p.raised is not None
             wins = outcomes[p.seat]
             hand = p.value.describe() if p.value else "?"
-            _due(d, ante.bet, settle_ante(ante.amount, qualified=qualified, player_wins=wins,
-                                          why=hand))
+            _due(d, ante.bet, settle_ante(ante.amount, qualified=qualified, player_wins=wins, why=hand))
             full = raise_prize(_cat(p), p.raised.amount, rnd.rules)
-            _due(d, p.raised.bet, settle_raise(p.raised.amount, capped[p.seat], full, _cat(p),
-                                               qualified=qualified, player_wins=wins, why=hand))
+            _due(
+                d,
+                p.raised.bet,
+                settle_raise(
+                    p.raised.amount,
+                    capped[p.seat],
+                    full,
+                    _cat(p),
+                    qualified=qualified,
+                    player_wins=wins,
+                    why=hand,
+                ),
+            )
         else:
             why = "folded" if p.folded else "neither raised nor folded: treated as a fold"
             _due(d, ante.bet, Settlement.lose(FOLD_RULE, f"place {p.seat} {why}: the ante is collected"))
@@ -371,22 +438,33 @@ def _settle(rnd: Round, places: dict[int, Place], dealer: HandValue, out: StudRo
         out.seats[jp.bet] = p.seat
         out.stakes.append((jp.bet, jp.amount))
         if p not in playing:
-            _due(d, jp.bet, Settlement.lose(JACKPOT_FOLD_RULE, f"place {p.seat} folded: the jackpot bet is "
-                                                    "forfeited"))
+            _due(
+                d,
+                jp.bet,
+                Settlement.lose(JACKPOT_FOLD_RULE, f"place {p.seat} folded: the jackpot bet is forfeited"),
+            )
         elif _cat(p) in JACKPOT_HANDS:
             out.hits.append(Hit(jp.bet, p.seat, _cat(p)))
-            d.steps.append(Step(f"place {p.seat} jackpot bet {jp.bet}: "
-                                f"{_cat(p).label.split(' (')[0]} wins a jackpot award",
-                                "STUD art. 10(2)"))
+            d.steps.append(
+                Step(
+                    f"place {p.seat} jackpot bet {jp.bet}: "
+                    f"{_cat(p).label.split(' (')[0]} wins a jackpot award",
+                    "STUD art. 10(2)",
+                )
+            )
         else:
-            _due(d, jp.bet, Settlement.lose(JACKPOT_LOSE_RULE,
-                                 f"{_cat(p).label.split(' (')[0]} is not a jackpot hand"))
+            _due(
+                d,
+                jp.bet,
+                Settlement.lose(JACKPOT_LOSE_RULE, f"{_cat(p).label.split(' (')[0]} is not a jackpot hand"),
+            )
 
 
 def _due(d: Derivation, bet: str, due: Settlement) -> None:
     d.expected[bet] = due
-    d.steps.append(Step(f"{bet}: {due.reason} → {due.result}, returned {due.returned}, "
-                        f"won {due.won}", due.rule))
+    d.steps.append(
+        Step(f"{bet}: {due.reason} → {due.result}, returned {due.returned}, won {due.won}", due.rule)
+    )
 
 
 def _cat(p: Place) -> Category:
@@ -405,11 +483,8 @@ def recorded_awards(rnd: Round) -> list[JackpotPaid]:
 
 
 def _finding(rnd: Round, bet: str | None, rule: str, message: str, **kw: object) -> Finding:
-    return Finding("invalid_deal", rnd.table, rnd.round, message, rule=rule, bet=bet,
-                   **kw)  # type: ignore[arg-type]
+    return Finding("invalid_deal", rnd.table, rnd.round, message, rule=rule, bet=bet, **kw)  # type: ignore[arg-type]
 
 
-def _finding_bet(rnd: Round, bet: BetPlaced, rule: str, message: str,
-                 **kw: object) -> Finding:
-    return Finding("invalid_bet", rnd.table, rnd.round, message, rule=rule, bet=bet.bet,
-                   seq=bet.seq, **kw)  # type: ignore[arg-type]
+def _finding_bet(rnd: Round, bet: BetPlaced, rule: str, message: str, **kw: object) -> Finding:
+    return Finding("invalid_bet", rnd.table, rnd.round, message, rule=rule, bet=bet.bet, seq=bet.seq, **kw)  # type: ignore[arg-type]

@@ -59,8 +59,7 @@ def dealer_qualifies(dealer: HandValue) -> tuple[bool, str]:
 
 def raise_prize(category: Category, stake: Decimal, rules: Rulebook) -> Decimal:
     """The full raise prize for a winning hand of ``category``, before any cap (art. 9(5))."""
-    to_win = rules.stud.rf_multiple if category == Category.ROYAL_FLUSH else (
-        RAISE_PAYS[category].to_win)
+    to_win = rules.stud.rf_multiple if category == Category.ROYAL_FLUSH else (RAISE_PAYS[category].to_win)
     return stake * to_win
 
 
@@ -90,21 +89,37 @@ def settle_ante(stake: Decimal, *, qualified: bool, player_wins: bool, why: str)
     """The ante of a hand that raised: paid 1 to 1 unless a qualifying dealer beats it
     (art. 9(2), (4), (5))."""
     if not qualified:
-        return Settlement("win", stake, stake, ZERO, NOT_QUALIFIED_RULE,
-                          f"dealer does not qualify: ante paid 1 to 1 ({why})")
+        return Settlement(
+            "win",
+            stake,
+            stake,
+            ZERO,
+            NOT_QUALIFIED_RULE,
+            f"dealer does not qualify: ante paid 1 to 1 ({why})",
+        )
     if player_wins:
-        return Settlement("win", stake, stake, ZERO, PLAYER_WINS_RULE,
-                          f"player's hand higher: ante paid 1 to 1 ({why})")
+        return Settlement(
+            "win", stake, stake, ZERO, PLAYER_WINS_RULE, f"player's hand higher: ante paid 1 to 1 ({why})"
+        )
     return Settlement.lose(DEALER_WINS_RULE, f"dealer's hand higher: ante collected ({why})")
 
 
-def settle_raise(stake: Decimal, prize: Decimal, full: Decimal, category: Category, *,
-                 qualified: bool, player_wins: bool, why: str) -> Settlement:
+def settle_raise(
+    stake: Decimal,
+    prize: Decimal,
+    full: Decimal,
+    category: Category,
+    *,
+    qualified: bool,
+    player_wins: bool,
+    why: str,
+) -> Settlement:
     """The raise: returned when the dealer does not qualify (art. 9(2)); paid by the player's
     category when the player's hand is higher (art. 9(5)), after the cap; else collected."""
     if not qualified:
-        return Settlement("push", stake, ZERO, ZERO, NOT_QUALIFIED_RULE,
-                          "dealer does not qualify: the raise is returned")
+        return Settlement(
+            "push", stake, ZERO, ZERO, NOT_QUALIFIED_RULE, "dealer does not qualify: the raise is returned"
+        )
     if not player_wins:
         return Settlement.lose(DEALER_WINS_RULE, f"dealer's hand higher: raise collected ({why})")
     pay = RAISE_PAYS[category]
@@ -114,6 +129,3 @@ def settle_raise(stake: Decimal, prize: Decimal, full: Decimal, category: Catego
         reason += f", {full} capped at {prize} by the house maximum per game"
         return Settlement("win", stake, prize, ZERO, CAP_RULE, reason)
     return Settlement("win", stake, prize, ZERO, pay.rule, reason)
-
-
-

@@ -67,11 +67,18 @@ class StudSession:
         text = self._settings_text(opts)
         first = self.settings.setdefault(opts.pool, (text, f"{rnd.table}/{rnd.round}"))
         if first[0] != text:
-            derivation.session_findings.append(Finding(
-                "jackpot_mismatch", rnd.table, rnd.round, rule=SETTINGS_RULE,
-                message=f"pool {opts.pool} is configured differently here than in {first[1]}, "
-                        f"the round that first named it: a linked pool has one set of settings",
-                expected={"jackpot": first[0]}, recorded={"jackpot": text}))
+            derivation.session_findings.append(
+                Finding(
+                    "jackpot_mismatch",
+                    rnd.table,
+                    rnd.round,
+                    rule=SETTINGS_RULE,
+                    message=f"pool {opts.pool} is configured differently here than in {first[1]}, "
+                    f"the round that first named it: a linked pool has one set of settings",
+                    expected={"jackpot": first[0]},
+                    recorded={"jackpot": text},
+                )
+            )
 
     def _settings_text(self, opts: JackpotOptions) -> str:
         known = self._dumped.get(id(opts))
@@ -88,8 +95,9 @@ class StudSession:
         opts = rnd.rules.jackpot
         if opts is None or not analysed.stakes:
             return None
-        pooled = settle_pool(self.balances.get(opts.pool), opts, rnd.rules.rounding,
-                             analysed.stakes, analysed.hits)
+        pooled = settle_pool(
+            self.balances.get(opts.pool), opts, rnd.rules.rounding, analysed.stakes, analysed.hits
+        )
         self.balances[opts.pool] = pooled.end
         return pooled
 
@@ -99,8 +107,10 @@ class StudSession:
 
     def to_json(self) -> dict[str, Any]:
         """Each pool's balance and first settings, as plain JSON."""
-        return {"balances": {p: str(b) for p, b in sorted(self.balances.items())},
-                "settings": {p: list(s) for p, s in sorted(self.settings.items())}}
+        return {
+            "balances": {p: str(b) for p, b in sorted(self.balances.items())},
+            "settings": {p: list(s) for p, s in sorted(self.settings.items())},
+        }
 
     def load(self, data: dict[str, Any]) -> None:
         """Restore :meth:`to_json`."""
@@ -115,60 +125,98 @@ def check_awards(rnd: Round, analysed: StudRound, pooled: PoolRound | None) -> N
     if pooled is not None:
         d.steps += pool_steps(pooled)
     for due in awards.values():
-        d.expected[due.bet] = Settlement("win", ZERO, due.amount, ZERO, due.rule,
-                                         f"jackpot award: {due.reason} (stake not returned)")
+        d.expected[due.bet] = Settlement(
+            "win", ZERO, due.amount, ZERO, due.rule, f"jackpot award: {due.reason} (stake not returned)"
+        )
     seen: set[str] = set()
     for paid in rnd.of_type(JackpotPaid):
         award = awards.get(paid.bet)
         if paid.bet in seen or award is None:
             if not analysed.derived and paid.bet not in seen:
                 continue  # the hands could not be derived: nothing to compare with
-            why = ("a second jackpot_paid for the same bet" if paid.bet in seen
-                   else "no jackpot award is due to this bet")
-            d.session_findings.append(_mismatch(rnd, paid.bet, f"unexpected jackpot_paid of "
-                                        f"{paid.amount} for {paid.hand}: {why}", seq=paid.seq,
-                                        recorded={"hand": paid.hand, "amount": str(paid.amount)}))
+            why = (
+                "a second jackpot_paid for the same bet"
+                if paid.bet in seen
+                else "no jackpot award is due to this bet"
+            )
+            d.session_findings.append(
+                _mismatch(
+                    rnd,
+                    paid.bet,
+                    f"unexpected jackpot_paid of {paid.amount} for {paid.hand}: {why}",
+                    seq=paid.seq,
+                    recorded={"hand": paid.hand, "amount": str(paid.amount)},
+                )
+            )
         elif paid.hand != award.category.key or not same_amount(paid.amount, award.amount):
-            d.session_findings.append(_mismatch(
-                rnd, paid.bet, f"jackpot award for {award.category.key} is {award.amount} "
-                f"({award.reason}); the table paid {paid.amount} for {paid.hand}", seq=paid.seq,
-                rule=award.rule, expected={"hand": award.category.key, "amount": str(award.amount)},
-                recorded={"hand": paid.hand, "amount": str(paid.amount)}))
+            d.session_findings.append(
+                _mismatch(
+                    rnd,
+                    paid.bet,
+                    f"jackpot award for {award.category.key} is {award.amount} "
+                    f"({award.reason}); the table paid {paid.amount} for {paid.hand}",
+                    seq=paid.seq,
+                    rule=award.rule,
+                    expected={"hand": award.category.key, "amount": str(award.amount)},
+                    recorded={"hand": paid.hand, "amount": str(paid.amount)},
+                )
+            )
         seen.add(paid.bet)
     for due in awards.values():
         if due.bet not in seen:
-            d.session_findings.append(_mismatch(
-                rnd, due.bet, f"no jackpot_paid for the {due.category.key} of place "
-                f"{due.seat}: {due.amount} is due ({due.reason})", rule=due.rule,
-                expected={"hand": due.category.key, "amount": str(due.amount)}))
+            d.session_findings.append(
+                _mismatch(
+                    rnd,
+                    due.bet,
+                    f"no jackpot_paid for the {due.category.key} of place "
+                    f"{due.seat}: {due.amount} is due ({due.reason})",
+                    rule=due.rule,
+                    expected={"hand": due.category.key, "amount": str(due.amount)},
+                )
+            )
 
 
 def movement(p: PoolRound) -> JackpotMovement:
     """A pool round as the generic jackpot movement the finance views book."""
     return JackpotMovement(
-        p.pool, p.seed, p.opened, p.start, p.contributed, len(p.contributions),
+        p.pool,
+        p.seed,
+        p.opened,
+        p.start,
+        p.contributed,
+        len(p.contributions),
         p.after_contributions,
-        tuple(JackpotAward(a.bet, a.seat, a.category.key, a.amount, a.from_pool, a.from_house)
-              for a in p.awards), p.reset, p.end)
+        tuple(
+            JackpotAward(a.bet, a.seat, a.category.key, a.amount, a.from_pool, a.from_house) for a in p.awards
+        ),
+        p.reset,
+        p.end,
+    )
 
 
 def pool_steps(p: PoolRound) -> list[Step]:
     """The pool before and after one round, for ``ledger replay``."""
     opened = " (opened at its seed)" if p.opened else ""
-    steps = [Step(f"jackpot pool {p.pool} before the round: {p.start}{opened}; "
-                  f"{len(p.contributions)} settled jackpot bets contribute {p.contributed} → "
-                  f"{p.after_contributions}", CONTRIBUTION_RULE)]
+    steps = [
+        Step(
+            f"jackpot pool {p.pool} before the round: {p.start}{opened}; "
+            f"{len(p.contributions)} settled jackpot bets contribute {p.contributed} → "
+            f"{p.after_contributions}",
+            CONTRIBUTION_RULE,
+        )
+    ]
     for a in p.awards:
-        steps.append(Step(f"jackpot award to {a.bet} (place {a.seat}): {a.amount} — {a.reason}",
-                          a.rule))
+        steps.append(Step(f"jackpot award to {a.bet} (place {a.seat}): {a.amount} — {a.reason}", a.rule))
     if p.reset:
-        steps.append(Step(f"nothing left in pool {p.pool}: reset to the seed {p.seed} "
-                          f"(house-funded {p.reset})", RESET_RULE))
+        steps.append(
+            Step(
+                f"nothing left in pool {p.pool}: reset to the seed {p.seed} (house-funded {p.reset})",
+                RESET_RULE,
+            )
+        )
     steps.append(Step(f"jackpot pool {p.pool} after the round: {p.end}", CONTRIBUTION_RULE))
     return steps
 
 
-def _mismatch(rnd: Round, bet: str, message: str, rule: str = AWARD_RULE,
-              **kw: object) -> Finding:
-    return Finding("jackpot_mismatch", rnd.table, rnd.round, message, rule=rule, bet=bet,
-                   **kw)  # type: ignore[arg-type]
+def _mismatch(rnd: Round, bet: str, message: str, rule: str = AWARD_RULE, **kw: object) -> Finding:
+    return Finding("jackpot_mismatch", rnd.table, rnd.round, message, rule=rule, bet=bet, **kw)  # type: ignore[arg-type]

@@ -51,12 +51,19 @@ from ledger.rulebook import complete_rulebook
 
 POOL: Final = "PJ-1"
 JACKPOT: Final[dict[str, Any]] = {
-    "pool": POOL, "bet_amount": "10", "contribution_rate": "0.25", "seed": "20000",
-    "fixed": {"flush": "250", "full_house": "500", "four_of_a_kind": "2500",
-              "straight_flush": "2000", "royal_flush": "20000"},
+    "pool": POOL,
+    "bet_amount": "10",
+    "contribution_rate": "0.25",
+    "seed": "20000",
+    "fixed": {
+        "flush": "250",
+        "full_house": "500",
+        "four_of_a_kind": "2500",
+        "straight_flush": "2000",
+        "royal_flush": "20000",
+    },
 }
-RULEBOOK: Final[dict[str, Any]] = {"jackpot": JACKPOT,
-                                   "stud": {"max_payout": "50000", "rf_multiple": 100}}
+RULEBOOK: Final[dict[str, Any]] = {"jackpot": JACKPOT, "stud": {"max_payout": "50000", "rf_multiple": 100}}
 """The simulated tables' rulebook: every table links to pool ``PJ-1`` (RULES §6.6, Appendix A)."""
 
 ANTES: Final = (50, 100, 100, 200, 200, 500, 1000)
@@ -68,8 +75,7 @@ FORCE_KEY: Final = "stud.force"
 SPOIL: Final = Decimal("100")
 
 STUD_ERRORS: Final[dict[str, str]] = {
-    **{k: ERROR_KINDS[k] for k in ("wrong_payout", "late_bet", "missing_settlement",
-                                   "wrong_commission")},
+    **{k: ERROR_KINDS[k] for k in ("wrong_payout", "late_bet", "missing_settlement", "wrong_commission")},
     "wrong_raise": "invalid_bet",
     "wrong_jackpot_bet": "invalid_bet",
     "wrong_jackpot": "jackpot_mismatch",
@@ -105,9 +111,11 @@ def force_plan(specs: list[str]) -> dict[str, Any]:
             category = Category[hand.strip().upper()]
             number = int(seat)
         except (KeyError, ValueError):
-            raise ValueError(f"--force {spec!r}: expected TABLE/ROUND:SEAT=HAND, e.g. "
-                             f"STUD-01/000010:3=royal_flush; hands: "
-                             f"{', '.join(c.name.lower() for c in Category)}") from None
+            raise ValueError(
+                f"--force {spec!r}: expected TABLE/ROUND:SEAT=HAND, e.g. "
+                f"STUD-01/000010:3=royal_flush; hands: "
+                f"{', '.join(c.name.lower() for c in Category)}"
+            ) from None
         if not table or not round_ or not 1 <= number <= 7:
             raise ValueError(f"--force {spec!r}: expected TABLE/ROUND:SEAT=HAND with seat 1-7")
         plan.setdefault((table, round_), []).append((number, category))
@@ -131,8 +139,13 @@ def simulate_round(b: RoundBuilder, rng: random.Random, inject: str | None) -> l
         b.add("jackpot_carried", bet=bet, from_round=from_round, seat=seat, amount="10")
         by_seat[seat].jackpot_id, by_seat[seat].jackpot_carried = bet, True
     for s in seats:
-        b.add("bet_placed", bet=s.ante_id, spot={"kind": "ante", "seat": s.seat},
-              amount=str(s.ante), player=f"P-{rng.randint(1, 99)}")
+        b.add(
+            "bet_placed",
+            bet=s.ante_id,
+            spot={"kind": "ante", "seat": s.seat},
+            amount=str(s.ante),
+            player=f"P-{rng.randint(1, 99)}",
+        )
     if inject == "wrong_jackpot":
         forced.setdefault(seats[0].seat, Category.FLUSH)
     for i, s in enumerate(seats):
@@ -146,8 +159,7 @@ def simulate_round(b: RoundBuilder, rng: random.Random, inject: str | None) -> l
         if wants:
             s.jackpot_id = f"j{s.seat}"
             amount = "20" if inject == "wrong_jackpot_bet" and i == 0 else "10"
-            b.add("bet_placed", bet=s.jackpot_id, spot={"kind": "jackpot", "seat": s.seat},
-                  amount=amount)
+            b.add("bet_placed", bet=s.jackpot_id, spot={"kind": "jackpot", "seat": s.seat}, amount=amount)
             if amount != "10":
                 injected.append(Injected("invalid_bet", b.table, b.round, s.jackpot_id))
     b.add("betting_closed")
@@ -156,8 +168,11 @@ def simulate_round(b: RoundBuilder, rng: random.Random, inject: str | None) -> l
     dealer = _deal_cards(rng, seats, forced, b.bias.missing if b.bias is not None else ())
     void_reason = None
     if inject is None and rng.random() < VOID_RATE:
-        void_reason = "shuffler failed during the deal" if method == "machine" else (
-            "two cards exposed during the deal")
+        void_reason = (
+            "shuffler failed during the deal"
+            if method == "machine"
+            else ("two cards exposed during the deal")
+        )
     _deal_lines(b, rng, seats, dealer, method, void_reason)
     if void_reason is not None:
         return _void(b, seats, void_reason)
@@ -165,8 +180,7 @@ def simulate_round(b: RoundBuilder, rng: random.Random, inject: str | None) -> l
     if inject == "late_bet":
         late = seats[0]
         late.jackpot_id = f"j{late.seat}"
-        b.add("bet_placed", bet=late.jackpot_id, spot={"kind": "jackpot", "seat": late.seat},
-              amount="10")
+        b.add("bet_placed", bet=late.jackpot_id, spot={"kind": "jackpot", "seat": late.seat}, amount="10")
         injected.append(Injected("bet_after_close", b.table, b.round, late.jackpot_id))
     _decide(b, rng, seats, dealer, inject, injected)
     injected += _settle(b, rng, seats, dealer, inject, late)
@@ -174,8 +188,9 @@ def simulate_round(b: RoundBuilder, rng: random.Random, inject: str | None) -> l
     return injected
 
 
-def _deal_cards(rng: random.Random, seats: list[_Seat],
-                forced: dict[int, Category], missing: Sequence[str] = ()) -> list[int]:
+def _deal_cards(
+    rng: random.Random, seats: list[_Seat], forced: dict[int, Category], missing: Sequence[str] = ()
+) -> list[int]:
     deck = [c for c in range(52) if card_text(c) not in missing]
     rng.shuffle(deck)
     for s in seats:
@@ -202,20 +217,28 @@ def _forced_hand(rng: random.Random, deck: list[int], category: Category) -> lis
         elif category == Category.FOUR_OF_A_KIND:
             hand = [r * 4 + s for s in range(4)] + [rng.choice(deck)]
         elif category == Category.FULL_HOUSE:
-            hand = [r * 4 + s for s in rng.sample(range(4), 3)] + [
-                q * 4 + s for s in rng.sample(range(4), 2)]
+            hand = [r * 4 + s for s in rng.sample(range(4), 3)] + [q * 4 + s for s in rng.sample(range(4), 2)]
         elif category == Category.FLUSH:
             hand = [x * 4 + suit for x in rng.sample(range(13), 5)]
         else:
             hand = rng.sample(deck, 5)
-        if len(set(hand)) == 5 and all(c in deck for c in hand) and evaluate(
-                [card_text(c) for c in hand]).category == category:
+        if (
+            len(set(hand)) == 5
+            and all(c in deck for c in hand)
+            and evaluate([card_text(c) for c in hand]).category == category
+        ):
             return hand
     raise ValueError(f"cannot deal a {category.key} from this deck")
 
 
-def _deal_lines(b: RoundBuilder, rng: random.Random, seats: list[_Seat], dealer: list[int],
-                method: str, void_reason: str | None) -> None:
+def _deal_lines(
+    b: RoundBuilder,
+    rng: random.Random,
+    seats: list[_Seat],
+    dealer: list[int],
+    method: str,
+    void_reason: str | None,
+) -> None:
     order: list[tuple[int | str, int, bool]] = []
     if method == "hand":
         for i in range(5):
@@ -225,8 +248,11 @@ def _deal_lines(b: RoundBuilder, rng: random.Random, seats: list[_Seat], dealer:
         for s in seats:
             order += [(s.seat, c, False) for c in s.cards]
         order += [("dealer", c, i == 4) for i, c in enumerate(dealer)]
-    exposed = 2 if void_reason and method == "hand" else (
-        1 if not void_reason and rng.random() < ONE_EXPOSED_RATE else 0)
+    exposed = (
+        2
+        if void_reason and method == "hand"
+        else (1 if not void_reason and rng.random() < ONE_EXPOSED_RATE else 0)
+    )
     stop = len(order) // 2 if void_reason else len(order)
     for n, (to, card, up) in enumerate(order[:stop]):
         b.add("card_dealt", to=to, card=card_text(card), face_up=up)
@@ -240,43 +266,62 @@ def _deal_lines(b: RoundBuilder, rng: random.Random, seats: list[_Seat], dealer:
 def _void(b: RoundBuilder, seats: list[_Seat], reason: str) -> list[Injected]:
     carried = []
     for s in seats:
-        b.add("bet_settled", bet=s.ante_id, result="void", returned=str(s.ante), won="0",
-              commission="0")
+        b.add("bet_settled", bet=s.ante_id, result="void", returned=str(s.ante), won="0", commission="0")
         if s.jackpot_id is not None:
-            b.add("bet_settled", bet=s.jackpot_id, result="carry", returned="0", won="0",
-                  commission="0")
+            b.add("bet_settled", bet=s.jackpot_id, result="carry", returned="0", won="0", commission="0")
             carried.append((s.jackpot_id, b.round, s.seat))
     b.add("round_voided", reason=reason)
     b.table_state["carried"] = carried
     return []
 
 
-def _decide(b: RoundBuilder, rng: random.Random, seats: list[_Seat], dealer: list[int],
-            inject: str | None, injected: list[Injected]) -> None:
+def _decide(
+    b: RoundBuilder,
+    rng: random.Random,
+    seats: list[_Seat],
+    dealer: list[int],
+    inject: str | None,
+    injected: list[Injected],
+) -> None:
     for i, s in enumerate(seats):
         assert s.value is not None
         ranks = {RANK_LETTERS[c >> 2] for c in s.cards}
         strong = s.value.category >= Category.ONE_PAIR
         ace_king = {"A", "K"} <= ranks and rng.random() < 0.5
-        if strong or ace_king or rng.random() < GAMBLER_RATE or (
-                inject in ("wrong_raise", "wrong_payout") and i == 0):
+        if (
+            strong
+            or ace_king
+            or rng.random() < GAMBLER_RATE
+            or (inject in ("wrong_raise", "wrong_payout") and i == 0)
+        ):
             times = 3 if inject == "wrong_raise" and i == 0 else 2
             s.raise_amount = s.ante * times
-            b.add("bet_placed", bet=f"r{s.seat}", spot={"kind": "raise", "seat": s.seat},
-                  amount=str(s.raise_amount))
+            b.add(
+                "bet_placed",
+                bet=f"r{s.seat}",
+                spot={"kind": "raise", "seat": s.seat},
+                amount=str(s.raise_amount),
+            )
             if times != 2:
                 injected.append(Injected("invalid_bet", b.table, b.round, f"r{s.seat}"))
         else:
             b.add("hand_folded", seat=s.seat)
 
 
-def _settle(b: RoundBuilder, rng: random.Random, seats: list[_Seat], dealer: list[int],
-            inject: str | None, late: _Seat | None) -> list[Injected]:
+def _settle(
+    b: RoundBuilder,
+    rng: random.Random,
+    seats: list[_Seat],
+    dealer: list[int],
+    inject: str | None,
+    late: _Seat | None,
+) -> list[Injected]:
     dealer_value = evaluate([card_text(c) for c in dealer])
     qualified, _ = dealer_qualifies(dealer_value)
     playing = [s for s in seats if s.raise_amount is not None]
-    prizes = cap_prizes([(_cat(s), raise_prize(_cat(s), _amt(s.raise_amount), _RULES))
-                         for s in playing], _RULES)
+    prizes = cap_prizes(
+        [(_cat(s), raise_prize(_cat(s), _amt(s.raise_amount), _RULES)) for s in playing], _RULES
+    )
     capped = {s.seat: p for s, p in zip(playing, prizes, strict=True)}
     lines: list[dict[str, Any]] = []
     jackpot_lines: list[dict[str, Any]] = []
@@ -286,28 +331,32 @@ def _settle(b: RoundBuilder, rng: random.Random, seats: list[_Seat], dealer: lis
             wins = decide(s.value, dealer_value).first_wins
             ante = settle_ante(s.ante, qualified=qualified, player_wins=wins, why="")
             full = raise_prize(_cat(s), s.raise_amount, _RULES)
-            rse = settle_raise(s.raise_amount, capped[s.seat], full, _cat(s),
-                               qualified=qualified, player_wins=wins, why="")
+            rse = settle_raise(
+                s.raise_amount, capped[s.seat], full, _cat(s), qualified=qualified, player_wins=wins, why=""
+            )
             lines.append({"bet": s.ante_id, **ante.as_dict()})
             lines.append({"bet": f"r{s.seat}", **rse.as_dict()})
         else:
-            lines.append({"bet": s.ante_id, "result": "lose", "returned": "0", "won": "0",
-                          "commission": "0"})
+            lines.append({"bet": s.ante_id, "result": "lose", "returned": "0", "won": "0", "commission": "0"})
         if s.jackpot_id is None:
             continue
         if s is late:
-            lines.append({"bet": s.jackpot_id, "result": "void", "returned": "10", "won": "0",
-                          "commission": "0"})
+            lines.append(
+                {"bet": s.jackpot_id, "result": "void", "returned": "10", "won": "0", "commission": "0"}
+            )
         elif inject == "wrong_jackpot_bet" and s is seats[0] and not s.jackpot_carried:
-            lines.append({"bet": s.jackpot_id, "result": "void", "returned": "20", "won": "0",
-                          "commission": "0"})
+            lines.append(
+                {"bet": s.jackpot_id, "result": "void", "returned": "20", "won": "0", "commission": "0"}
+            )
         elif s.raise_amount is not None and _cat(s) in JACKPOT_HANDS:
             jackpot_lines.append({"bet": s.jackpot_id, "hand": _cat(s).key, "amount": "0"})
-            lines.append({"bet": s.jackpot_id, "result": "win", "returned": "0", "won": "0",
-                          "commission": "0"})
+            lines.append(
+                {"bet": s.jackpot_id, "result": "win", "returned": "0", "won": "0", "commission": "0"}
+            )
         else:
-            lines.append({"bet": s.jackpot_id, "result": "lose", "returned": "0", "won": "0",
-                          "commission": "0"})
+            lines.append(
+                {"bet": s.jackpot_id, "result": "lose", "returned": "0", "won": "0", "commission": "0"}
+            )
     injected = _spoil(b, rng, lines, inject)
     for j in jackpot_lines:
         b.add("jackpot_paid", **j)
@@ -319,8 +368,9 @@ def _settle(b: RoundBuilder, rng: random.Random, seats: list[_Seat], dealer: lis
     return injected
 
 
-def _spoil(b: RoundBuilder, rng: random.Random, lines: list[dict[str, Any]],
-           inject: str | None) -> list[Injected]:
+def _spoil(
+    b: RoundBuilder, rng: random.Random, lines: list[dict[str, Any]], inject: str | None
+) -> list[Injected]:
     """Spoil one ante or raise settlement for ``wrong_payout``, ``missing_settlement``,
     ``wrong_commission``."""
     if inject not in ("wrong_payout", "missing_settlement", "wrong_commission"):

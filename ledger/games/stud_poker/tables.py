@@ -50,10 +50,15 @@ class Category(IntEnum):
 
 
 _KEYS: Final[dict[Category, str]] = {
-    Category.HIGH_CARD: "high_card", Category.ONE_PAIR: "one_pair",
-    Category.TWO_PAIRS: "two_pairs", Category.THREE_OF_A_KIND: "three_of_a_kind",
-    Category.STRAIGHT: "straight", Category.FLUSH: "flush", Category.FULL_HOUSE: "full_house",
-    Category.FOUR_OF_A_KIND: "four_of_a_kind", Category.STRAIGHT_FLUSH: "straight_flush",
+    Category.HIGH_CARD: "high_card",
+    Category.ONE_PAIR: "one_pair",
+    Category.TWO_PAIRS: "two_pairs",
+    Category.THREE_OF_A_KIND: "three_of_a_kind",
+    Category.STRAIGHT: "straight",
+    Category.FLUSH: "flush",
+    Category.FULL_HOUSE: "full_house",
+    Category.FOUR_OF_A_KIND: "four_of_a_kind",
+    Category.STRAIGHT_FLUSH: "straight_flush",
     Category.ROYAL_FLUSH: "royal_flush",
 }
 
@@ -80,21 +85,22 @@ in the straight 5-4-3-2-A, the lowest straight (art. 4(3))."""
 SUIT_ORDER: Final[tuple[str, ...]] = ("D", "C", "H", "S")
 """Suits low to high: diamonds < clubs < hearts < spades (STUD art. 4(1))."""
 
-SUIT_NAMES: Final[Mapping[str, str]] = MappingProxyType(
-    {"S": "♠", "H": "♥", "C": "♣", "D": "♦"})
+SUIT_NAMES: Final[Mapping[str, str]] = MappingProxyType({"S": "♠", "H": "♥", "C": "♣", "D": "♦"})
 
-CATEGORY_COUNTS: Final[Mapping[Category, int]] = MappingProxyType({
-    Category.ROYAL_FLUSH: 4,
-    Category.STRAIGHT_FLUSH: 36,
-    Category.FOUR_OF_A_KIND: 624,
-    Category.FULL_HOUSE: 3_744,
-    Category.FLUSH: 5_108,
-    Category.STRAIGHT: 10_200,
-    Category.THREE_OF_A_KIND: 54_912,
-    Category.TWO_PAIRS: 123_552,
-    Category.ONE_PAIR: 1_098_240,
-    Category.HIGH_CARD: 1_302_540,
-})
+CATEGORY_COUNTS: Final[Mapping[Category, int]] = MappingProxyType(
+    {
+        Category.ROYAL_FLUSH: 4,
+        Category.STRAIGHT_FLUSH: 36,
+        Category.FOUR_OF_A_KIND: 624,
+        Category.FULL_HOUSE: 3_744,
+        Category.FLUSH: 5_108,
+        Category.STRAIGHT: 10_200,
+        Category.THREE_OF_A_KIND: 54_912,
+        Category.TWO_PAIRS: 123_552,
+        Category.ONE_PAIR: 1_098_240,
+        Category.HIGH_CARD: 1_302_540,
+    }
+)
 """How many of the C(52,5) = 2,598,960 five-card hands fall in each category (RULES §9.6)."""
 
 NON_QUALIFYING_HANDS: Final = 1_135_260
@@ -114,29 +120,37 @@ class RaisePay:
     rule: str = "STUD art. 9(5)"
 
 
-RAISE_PAYS: Final[Mapping[Category, RaisePay]] = MappingProxyType({
-    Category.HIGH_CARD: RaisePay(1),
-    Category.ONE_PAIR: RaisePay(1),
-    Category.TWO_PAIRS: RaisePay(2),
-    Category.THREE_OF_A_KIND: RaisePay(3),
-    Category.STRAIGHT: RaisePay(4),
-    Category.FLUSH: RaisePay(5),
-    Category.FULL_HOUSE: RaisePay(7),
-    Category.FOUR_OF_A_KIND: RaisePay(20, capped=True),
-    Category.STRAIGHT_FLUSH: RaisePay(50, capped=True),
-    Category.ROYAL_FLUSH: RaisePay(50, capped=True, rule="STUD art. 9(5), art. 13; RULES §8.6 P3"),
-})
+RAISE_PAYS: Final[Mapping[Category, RaisePay]] = MappingProxyType(
+    {
+        Category.HIGH_CARD: RaisePay(1),
+        Category.ONE_PAIR: RaisePay(1),
+        Category.TWO_PAIRS: RaisePay(2),
+        Category.THREE_OF_A_KIND: RaisePay(3),
+        Category.STRAIGHT: RaisePay(4),
+        Category.FLUSH: RaisePay(5),
+        Category.FULL_HOUSE: RaisePay(7),
+        Category.FOUR_OF_A_KIND: RaisePay(20, capped=True),
+        Category.STRAIGHT_FLUSH: RaisePay(50, capped=True),
+        Category.ROYAL_FLUSH: RaisePay(50, capped=True, rule="STUD art. 9(5), art. 13; RULES §8.6 P3"),
+    }
+)
 """The raise prize by the player's category (STUD art. 9(5)). The royal-flush multiple is the
 rulebook's ``stud.rf_multiple`` (50–100, P3); the table's 50 is its default."""
 
 JACKPOT_HANDS: Final[tuple[Category, ...]] = (
-    Category.FLUSH, Category.FULL_HOUSE, Category.FOUR_OF_A_KIND, Category.STRAIGHT_FLUSH,
+    Category.FLUSH,
+    Category.FULL_HOUSE,
+    Category.FOUR_OF_A_KIND,
+    Category.STRAIGHT_FLUSH,
     Category.ROYAL_FLUSH,
 )
 """The hands the progressive jackpot pays (STUD art. 10(2))."""
 
 FIXED_FUNDED_BY_HOUSE: Final[tuple[Category, ...]] = (
-    Category.FLUSH, Category.FULL_HOUSE, Category.FOUR_OF_A_KIND)
+    Category.FLUSH,
+    Category.FULL_HOUSE,
+    Category.FOUR_OF_A_KIND,
+)
 """Fixed-sum awards paid by the house unless ``jackpot.fixed_from_pool`` (RULES §8.6 P5)."""
 
 SF_SHARE: Final = "0.10"

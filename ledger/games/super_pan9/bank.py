@@ -85,8 +85,9 @@ def _line(play: Play, settled: Decimal, balance: Decimal) -> Line:
     return Line(play, settled, ZERO, play.amount - settled, balance)
 
 
-def settle_plays(plays: Sequence[Play], capacity: Decimal,
-                 mode: CapMode = "sequential", increment: Decimal = CENT) -> list[Line]:
+def settle_plays(
+    plays: Sequence[Play], capacity: Decimal, mode: CapMode = "sequential", increment: Decimal = CENT
+) -> list[Line]:
     """Settle ``plays`` (in settlement order) against a bank of ``capacity`` (see module doc).
 
     Lines come back in the order the bank settled them.
@@ -114,11 +115,11 @@ def _prorata(plays: Sequence[Play], capacity: Decimal, increment: Decimal) -> li
     winning = sum((p.amount for p in plays if p.wins), ZERO)
     scaled: dict[int, Decimal] = {}
     if losing - winning > capacity:
-        scaled = _shares([(i, p.amount) for i, p in enumerate(plays) if not p.wins],
-                         winning + capacity, increment)
+        scaled = _shares(
+            [(i, p.amount) for i, p in enumerate(plays) if not p.wins], winning + capacity, increment
+        )
     elif winning - losing > capacity:
-        scaled = _shares([(i, p.amount) for i, p in enumerate(plays) if p.wins],
-                         losing + capacity, increment)
+        scaled = _shares([(i, p.amount) for i, p in enumerate(plays) if p.wins], losing + capacity, increment)
     balance = ZERO
     lines = []
     for i, play in enumerate(plays):
@@ -128,8 +129,7 @@ def _prorata(plays: Sequence[Play], capacity: Decimal, increment: Decimal) -> li
     return lines
 
 
-def _shares(parts: list[tuple[int, Decimal]], total: Decimal,
-            increment: Decimal) -> dict[int, Decimal]:
+def _shares(parts: list[tuple[int, Decimal]], total: Decimal, increment: Decimal) -> dict[int, Decimal]:
     """``total`` shared pro rata to the amounts, each rounded down and never above its amount;
     the remainder goes increment by increment to the first in order (RULES §8 G1)."""
     whole = sum((a for _, a in parts), ZERO)
@@ -147,8 +147,9 @@ def _shares(parts: list[tuple[int, Decimal]], total: Decimal,
     return out
 
 
-def split_result(result: Decimal, layers: Sequence[Layer],
-                 mode: SplitMode = "waterfall", increment: Decimal = CENT) -> list[Decimal]:
+def split_result(
+    result: Decimal, layers: Sequence[Layer], mode: SplitMode = "waterfall", increment: Decimal = CENT
+) -> list[Decimal]:
     """Each layer's share of the bank's result ``W`` (SP9 art. 5(5), RULES §8.1 S7)."""
     if not layers:
         return []
@@ -165,8 +166,7 @@ def split_result(result: Decimal, layers: Sequence[Layer],
     capacity = sum((x.capital for x in layers), ZERO)
     if capacity == 0:
         return [result] + [ZERO] * (len(layers) - 1)
-    parts = [round_money(left * x.capital / capacity, mode="down", increment=increment)
-             for x in layers]
+    parts = [round_money(left * x.capital / capacity, mode="down", increment=increment) for x in layers]
     rest = left - sum(parts, ZERO)
     for i, layer in enumerate(layers):  # the remainder to the first in order, within capital
         extra = min(rest, layer.capital - parts[i])
@@ -175,16 +175,20 @@ def split_result(result: Decimal, layers: Sequence[Layer],
     return [sign * p + 0 for p in parts]
 
 
-def commission_on(amount: Decimal, *, mode: RoundingMode = "half_up",
-                  increment: Decimal = CENT) -> Decimal:
+def commission_on(amount: Decimal, *, mode: RoundingMode = "half_up", increment: Decimal = CENT) -> Decimal:
     """5% of ``amount``, rounded by the round's policy (SP9 art. 9, RULES §8 G1)."""
     return round_money(amount * COMMISSION_RATE, mode=mode, increment=increment)
 
 
-def layer_commissions(shares: Sequence[Decimal], layers: Sequence[Layer], collections: Decimal,
-                      mode: BankCommissionMode = "positive_net", *,
-                      rounding: RoundingMode = "half_up",
-                      increment: Decimal = CENT) -> list[Decimal]:
+def layer_commissions(
+    shares: Sequence[Decimal],
+    layers: Sequence[Layer],
+    collections: Decimal,
+    mode: BankCommissionMode = "positive_net",
+    *,
+    rounding: RoundingMode = "half_up",
+    increment: Decimal = CENT,
+) -> list[Decimal]:
     """The commission each bank layer pays (SP9 art. 9, RULES §8.1 S8); the casino pays none."""
     if mode == "none":
         return [ZERO for _ in layers]
@@ -199,6 +203,9 @@ def layer_commissions(shares: Sequence[Decimal], layers: Sequence[Layer], collec
             part = collections * layer.capital / capital
             out.append(commission_on(part, mode=rounding, increment=increment))
         return out
-    return [commission_on(share, mode=rounding, increment=increment)
-            if share > 0 and layer.party != "casino" else ZERO
-            for share, layer in zip(shares, layers, strict=True)]
+    return [
+        commission_on(share, mode=rounding, increment=increment)
+        if share > 0 and layer.party != "casino"
+        else ZERO
+        for share, layer in zip(shares, layers, strict=True)
+    ]

@@ -22,14 +22,26 @@ def bank_round(rnd: Round, derivation: Derivation) -> BankRound:
     layers = []
     for i, layer in enumerate(bank.layers):
         rec = recorded.get(layer.party)
-        layers.append(BankLayerRound(
-            layer.party, layer.capital,
-            bank.shares[i] if bank.shares else None,
-            bank.commissions[i] if bank.commissions else None,
-            rec.result if rec else None, rec.commission if rec else None))
+        layers.append(
+            BankLayerRound(
+                layer.party,
+                layer.capital,
+                bank.shares[i] if bank.shares else None,
+                bank.commissions[i] if bank.commissions else None,
+                rec.result if rec else None,
+                rec.commission if rec else None,
+            )
+        )
     after = context.after
     return BankRound(
-        bank.banker, bank.capital, bank.capacity, bank.result, tuple(layers),
-        sum(bank.commissions, ZERO), context.run if after is not None else 0,
-        None if after is None else BankHolder(after.banker, after.run, after.capital,
-                                              after.carry, after.to_json()))
+        bank.banker,
+        bank.capital,
+        bank.capacity,
+        bank.result,
+        tuple(layers),
+        sum(bank.commissions, ZERO),
+        context.run if after is not None else 0,
+        None
+        if after is None
+        else BankHolder(after.banker, after.run, after.capital, after.carry, after.to_json()),
+    )

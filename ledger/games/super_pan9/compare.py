@@ -39,33 +39,67 @@ def compare_bank(rnd: Round, due: BankDue | None) -> Iterator[Finding]:
         rec = recorded.get(layer.party)
         if rec is None:
             if rnd.is_closed:
-                yield _finding("missing_settlement", rnd, None, SPLIT_RULE,
-                               f"bank layer {layer.party} has no bank_settled", expected=want,
-                               extra=who)
+                yield _finding(
+                    "missing_settlement",
+                    rnd,
+                    None,
+                    SPLIT_RULE,
+                    f"bank layer {layer.party} has no bank_settled",
+                    expected=want,
+                    extra=who,
+                )
             continue
         got = {"result": str(rec.result), "commission": str(rec.commission)}
         if not same_amount(rec.result, layer.share):
-            yield _finding("settlement_mismatch", rnd, None, SPLIT_RULE,
-                           f"bank layer {layer.party}'s share of W = {due.result} is "
-                           f"{layer.share}, the table recorded {rec.result}", expected=want,
-                           recorded=got, seq=rec.seq, extra=who)
+            yield _finding(
+                "settlement_mismatch",
+                rnd,
+                None,
+                SPLIT_RULE,
+                f"bank layer {layer.party}'s share of W = {due.result} is "
+                f"{layer.share}, the table recorded {rec.result}",
+                expected=want,
+                recorded=got,
+                seq=rec.seq,
+                extra=who,
+            )
         if not same_amount(rec.commission, layer.commission):
-            yield _finding("commission_mismatch", rnd, None, BANK_COMMISSION_RULE,
-                           f"bank layer {layer.party} owes commission {layer.commission} on its "
-                           f"share {layer.share}, the table took {rec.commission}",
-                           expected=want, recorded=got, seq=rec.seq, extra=who)
+            yield _finding(
+                "commission_mismatch",
+                rnd,
+                None,
+                BANK_COMMISSION_RULE,
+                f"bank layer {layer.party} owes commission {layer.commission} on its "
+                f"share {layer.share}, the table took {rec.commission}",
+                expected=want,
+                recorded=got,
+                seq=rec.seq,
+                extra=who,
+            )
         if abs(rec.result) > layer.capital:
-            yield _finding("bank_capital_exceeded", rnd, None, CAP_RULE,
-                           f"bank layer {layer.party} recorded {rec.result}, more than its "
-                           f"capital {layer.capital}", recorded=got, seq=rec.seq, extra=who)
+            yield _finding(
+                "bank_capital_exceeded",
+                rnd,
+                None,
+                CAP_RULE,
+                f"bank layer {layer.party} recorded {rec.result}, more than its capital {layer.capital}",
+                recorded=got,
+                seq=rec.seq,
+                extra=who,
+            )
     parties = {layer.party for layer in due.layers}
     for party, rec in recorded.items():
         if party not in parties:
-            yield _finding("settlement_mismatch", rnd, None, SPLIT_RULE,
-                           f"bank_settled for {party}, which is not a bank layer this round",
-                           recorded={"result": str(rec.result),
-                                     "commission": str(rec.commission)},
-                           seq=rec.seq, extra={"party": party})
+            yield _finding(
+                "settlement_mismatch",
+                rnd,
+                None,
+                SPLIT_RULE,
+                f"bank_settled for {party}, which is not a bank layer this round",
+                recorded={"result": str(rec.result), "commission": str(rec.commission)},
+                seq=rec.seq,
+                extra={"party": party},
+            )
     yield from _recorded_bank_result(rnd, due.capacity)
 
 
@@ -78,10 +112,16 @@ def _recorded_bank_result(rnd: Round, capacity: Decimal) -> Iterator[Finding]:
     for bet_id in rnd.bets:
         moved += _bank_side(rnd.settlements[bet_id][0], rnd.stake(bet_id))
     if abs(moved) > capacity:
-        yield _finding("bank_capital_exceeded", rnd, None, CAP_RULE,
-                       f"as recorded, the bank {'won' if moved > 0 else 'lost'} {abs(moved)} "
-                       f"this round, more than its capital {capacity}",
-                       recorded={"bank_result": str(moved)}, expected={"capacity": str(capacity)})
+        yield _finding(
+            "bank_capital_exceeded",
+            rnd,
+            None,
+            CAP_RULE,
+            f"as recorded, the bank {'won' if moved > 0 else 'lost'} {abs(moved)} "
+            f"this round, more than its capital {capacity}",
+            recorded={"bank_result": str(moved)},
+            expected={"capacity": str(capacity)},
+        )
 
 
 def _bank_side(settled: BetSettled, stake: Decimal) -> Decimal:
@@ -93,6 +133,5 @@ def _bank_side(settled: BetSettled, stake: Decimal) -> Decimal:
     return ZERO
 
 
-def _finding(code: str, rnd: Round, bet: str | None, rule: str, message: str,
-             **kw: object) -> Finding:
+def _finding(code: str, rnd: Round, bet: str | None, rule: str, message: str, **kw: object) -> Finding:
     return Finding(code, rnd.table, rnd.round, message, rule=rule, bet=bet, **kw)  # type: ignore[arg-type]

@@ -29,21 +29,22 @@ _LAYER_PARTY = re.compile(rf"banker|casino|{_SEAT}")
 def _party_check(pattern: re.Pattern[str], expected: str) -> AfterValidator:
     def check(value: str) -> str:
         if not pattern.fullmatch(value):
-            raise PydanticCustomError("invalid_value", "expected {expected}, got {value}",
-                                      {"expected": expected, "value": repr(value)})
+            raise PydanticCustomError(
+                "invalid_value",
+                "expected {expected}, got {value}",
+                {"expected": expected, "value": repr(value)},
+            )
         return value
 
     return AfterValidator(check)
 
 
-JoiningParty = Annotated[
-    StrictStr, _party_check(_JOINING_PARTY, "\"casino\" or \"seat:N\" with N from 1 to 26")
-]
+JoiningParty = Annotated[StrictStr, _party_check(_JOINING_PARTY, '"casino" or "seat:N" with N from 1 to 26')]
 """Who joins the bank (FEED §6 ``bank_joined``): ``"casino"`` or ``"seat:N"``."""
 
 LayerParty = Annotated[
     StrictStr,
-    _party_check(_LAYER_PARTY, "\"banker\", \"casino\" or \"seat:N\" with N from 1 to 26"),
+    _party_check(_LAYER_PARTY, '"banker", "casino" or "seat:N" with N from 1 to 26'),
 ]
 """A bank layer (FEED §6 ``bank_settled``): ``"banker"``, ``"casino"`` or ``"seat:N"``."""
 
@@ -101,9 +102,11 @@ class BankExtended(FeedEvent):
     @classmethod
     def _distinct(cls, consents: tuple[int, ...]) -> tuple[int, ...]:
         if len(set(consents)) != len(consents):
-            raise PydanticCustomError("invalid_value",
-                                      "each consenting seat is listed once, got {consents}",
-                                      {"consents": list(consents)})
+            raise PydanticCustomError(
+                "invalid_value",
+                "each consenting seat is listed once, got {consents}",
+                {"consents": list(consents)},
+            )
         return consents
 
 

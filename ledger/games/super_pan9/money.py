@@ -21,8 +21,9 @@ def payer(rnd: Round, party: str) -> str:
 
 def charges(rnd: Round) -> list[Charge]:
     """Bet commissions, then each bank layer's, in the order recorded."""
-    return bet_charges(rnd) + [Charge(payer(rnd, b.party), b.party, b.commission, "bank")
-                               for b in rnd.of_type(BankSettled)]
+    return bet_charges(rnd) + [
+        Charge(payer(rnd, b.party), b.party, b.commission, "bank") for b in rnd.of_type(BankSettled)
+    ]
 
 
 def house_result(rnd: Round) -> Decimal:
@@ -30,5 +31,11 @@ def house_result(rnd: Round) -> Decimal:
     return sum((b.result for b in rnd.of_type(BankSettled) if b.party == CASINO), ZERO)
 
 
-MONEY = Money(charges=charges, payer=payer, house_result=house_result, turnover=bet_turnover,
-              jackpot=no_jackpot, banks_bets=False)
+MONEY = Money(
+    charges=charges,
+    payer=payer,
+    house_result=house_result,
+    turnover=bet_turnover,
+    jackpot=no_jackpot,
+    banks_bets=False,
+)

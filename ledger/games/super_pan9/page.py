@@ -26,8 +26,12 @@ def money_tables(rnd: Round, derivation: Derivation) -> list[MoneyTable]:
 
 
 def _bank_layers(rnd: Round, bank: BankFacts) -> MoneyTable:
-    table = MoneyTable("Bank layers: derived against recorded", ["layer", "capital"],
-                       ["share of W", "commission"], SPLIT_RULE)
+    table = MoneyTable(
+        "Bank layers: derived against recorded",
+        ["layer", "capital"],
+        ["share of W", "commission"],
+        SPLIT_RULE,
+    )
     recorded: dict[str, object] = {}
     for e in rnd.events:
         if e.type == "bank_settled":
@@ -37,11 +41,23 @@ def _bank_layers(rnd: Round, bank: BankFacts) -> MoneyTable:
     commissions: list[Decimal | None] = list(bank.commissions) or none
     for layer, share, commission in zip(bank.layers, shares, commissions, strict=True):
         rec = recorded.pop(layer.party, None)
-        table.rows.append(MoneyRow([layer.party, layer.capital], [
-            ComparedField(share, getattr(rec, "result", None)),
-            ComparedField(commission, getattr(rec, "commission", None))]))
+        table.rows.append(
+            MoneyRow(
+                [layer.party, layer.capital],
+                [
+                    ComparedField(share, getattr(rec, "result", None)),
+                    ComparedField(commission, getattr(rec, "commission", None)),
+                ],
+            )
+        )
     for party, rec in recorded.items():  # a layer the round does not have
-        table.rows.append(MoneyRow([party, "—"], [
-            ComparedField(None, getattr(rec, "result", None)),
-            ComparedField(None, getattr(rec, "commission", None))]))
+        table.rows.append(
+            MoneyRow(
+                [party, "—"],
+                [
+                    ComparedField(None, getattr(rec, "result", None)),
+                    ComparedField(None, getattr(rec, "commission", None)),
+                ],
+            )
+        )
     return table

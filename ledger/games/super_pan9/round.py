@@ -158,10 +158,19 @@ class _Analyser:
         self.bank = BankFacts()
         self.first_throw = next((e.seq for e in rnd.of_type(SuperPan9DiceThrown)), None)
 
-    def find(self, code: str, rule: str, message: str, *, bet: str | None = None,
-             seq: int | None = None, **kw: object) -> None:
-        self.out.findings.append(Finding(code, self.rnd.table, self.rnd.round, message,
-                                         rule=rule, bet=bet, seq=seq, **kw))  # type: ignore[arg-type]
+    def find(
+        self,
+        code: str,
+        rule: str,
+        message: str,
+        *,
+        bet: str | None = None,
+        seq: int | None = None,
+        **kw: object,
+    ) -> None:
+        self.out.findings.append(
+            Finding(code, self.rnd.table, self.rnd.round, message, rule=rule, bet=bet, seq=seq, **kw)  # type: ignore[arg-type]
+        )
 
     def step(self, text: str, rule: str | None = None) -> None:
         self.out.steps.append(Step(text, rule))
@@ -175,11 +184,13 @@ class _Analyser:
         deck = [e for e in rnd.events if e.type == "deck_shuffled"]
         self.bank.deck = getattr(deck[-1], "deck", None) if deck else None
         if rnd.is_voided:
-            self.step("round voided: every bet void, stake returned; the bank moves no money",
-                      VOID_ROUND_RULE)
+            self.step(
+                "round voided: every bet void, stake returned; the bank moves no money", VOID_ROUND_RULE
+            )
             for bet in rnd.bets.values():
-                self.out.expected[bet.bet] = Settlement.void(bet.amount, VOID_ROUND_RULE,
-                                                   "the round was voided: stake returned")
+                self.out.expected[bet.bet] = Settlement.void(
+                    bet.amount, VOID_ROUND_RULE, "the round was voided: stake returned"
+                )
             return RoundAnalysis(self.out, self.bank)
         if self.bank.banker is None:
             return RoundAnalysis(self.out, self.bank)
@@ -200,34 +211,50 @@ class _Analyser:
         taken = list(rnd.of_type(BankTaken))
         self.bank.refused = [e.seat for e in rnd.of_type(BankRefused)]
         for refusal in rnd.of_type(BankRefused):
-            self.step(f"seat {refusal.seat} refuses the bank: it passes counter-clockwise",
-                      "SP9 art. 5(2)")
+            self.step(f"seat {refusal.seat} refuses the bank: it passes counter-clockwise", "SP9 art. 5(2)")
         extended = list(rnd.of_type(BankExtended))
         if extended:
             self.bank.extension = extended[-1].consents
         if not taken:
             if rnd.is_closed:
-                self.find("bank_rule_broken", BANK_RULE,
-                          "no bank_taken: no seat holds the bank, the round cannot be settled")
+                self.find(
+                    "bank_rule_broken",
+                    BANK_RULE,
+                    "no bank_taken: no seat holds the bank, the round cannot be settled",
+                )
             return
         if len(taken) > 1:
-            self.find("bank_rule_broken", BANK_RULE,
-                      f"the bank is taken {len(taken)} times in one round (seq "
-                      f"{', '.join(str(t.seq) for t in taken)}); the last counts",
-                      seq=taken[1].seq)
+            self.find(
+                "bank_rule_broken",
+                BANK_RULE,
+                f"the bank is taken {len(taken)} times in one round (seq "
+                f"{', '.join(str(t.seq) for t in taken)}); the last counts",
+                seq=taken[1].seq,
+            )
         held = taken[-1]
         self.bank.banker, self.bank.capital = held.seat, held.capital
         if held.seat in self.bank.refused:
-            self.find("bank_rule_broken", "SP9 art. 5(2)",
-                      f"seat {held.seat} refused the bank and then took it", seq=held.seq)
+            self.find(
+                "bank_rule_broken",
+                "SP9 art. 5(2)",
+                f"seat {held.seat} refused the bank and then took it",
+                seq=held.seq,
+            )
         if held.capital < self.opts.min_bank:
-            self.find("bank_rule_broken", MIN_BANK_RULE,
-                      f"the bank's capital {held.capital} is below the table's minimum bank "
-                      f"{self.opts.min_bank}", seq=held.seq)
+            self.find(
+                "bank_rule_broken",
+                MIN_BANK_RULE,
+                f"the bank's capital {held.capital} is below the table's minimum bank {self.opts.min_bank}",
+                seq=held.seq,
+            )
         if self._after_throw(held.seq):
-            self.find("bank_rule_broken", CAPITAL_BEFORE_DICE_RULE,
-                      f"the bank's capital was posted at seq {held.seq}, after the dice were "
-                      f"thrown at seq {self.first_throw}", seq=held.seq)
+            self.find(
+                "bank_rule_broken",
+                CAPITAL_BEFORE_DICE_RULE,
+                f"the bank's capital was posted at seq {held.seq}, after the dice were "
+                f"thrown at seq {self.first_throw}",
+                seq=held.seq,
+            )
         self.step(f"seat {held.seat} holds the bank with {held.capital}", "SP9 art. 5(1), 5(3)")
         players: list[Layer] = []
         casino: Layer | None = None
@@ -239,8 +266,10 @@ class _Analyser:
             elif party_seat(joined.party) == held.seat:
                 problem = f"{joined.party} is the banker's own seat: it cannot co-bank itself"
             elif self._after_throw(joined.seq):
-                problem = (f"{joined.party} joins the bank at seq {joined.seq}, after the dice "
-                           f"were thrown at seq {self.first_throw}")
+                problem = (
+                    f"{joined.party} joins the bank at seq {joined.seq}, after the dice "
+                    f"were thrown at seq {self.first_throw}"
+                )
             if problem is not None:
                 self.find("bank_rule_broken", "SP9 art. 5(3), 5(5)", problem, seq=joined.seq)
                 if joined.party in seen or party_seat(joined.party) == held.seat:
@@ -251,14 +280,19 @@ class _Analyser:
                 casino = layer
             else:
                 players.append(layer)
-            self.step(f"{joined.party} co-banks with {joined.capital}"
-                      + (" (settled last)" if joined.party == "casino" else ""), SPLIT_RULE)
-        self.bank.layers = [Layer("banker", held.capital), *players,
-                            *([casino] if casino else [])]
+            self.step(
+                f"{joined.party} co-banks with {joined.capital}"
+                + (" (settled last)" if joined.party == "casino" else ""),
+                SPLIT_RULE,
+            )
+        self.bank.layers = [Layer("banker", held.capital), *players, *([casino] if casino else [])]
         if len(self.bank.layers) > 1:
-            self.step(f"bank capacity K = {self.bank.capacity} ("
-                      + " + ".join(f"{x.party} {x.capital}" for x in self.bank.layers) + ")",
-                      "SP9 art. 5(3), 5(5)")
+            self.step(
+                f"bank capacity K = {self.bank.capacity} ("
+                + " + ".join(f"{x.party} {x.capital}" for x in self.bank.layers)
+                + ")",
+                "SP9 art. 5(3), 5(5)",
+            )
 
     def _bettors(self) -> None:
         seats: set[int] = set()
@@ -275,27 +309,41 @@ class _Analyser:
         throws = list(rnd.of_type(SuperPan9DiceThrown))
         for throw in throws:
             if not throw.valid:
-                self.step(f"dice {'-'.join(map(str, throw.dice))} at seq {throw.seq} not valid "
-                          "(cocked or out of the cup): the banker throws again, bets stand",
-                          RETHROW_RULE)
+                self.step(
+                    f"dice {'-'.join(map(str, throw.dice))} at seq {throw.seq} not valid "
+                    "(cocked or out of the cup): the banker throws again, bets stand",
+                    RETHROW_RULE,
+                )
         counted = throws[-1] if throws and throws[-1].valid else None
         k = 0
         for adj in rnd.of_type(DiceAdjustmentDeclared):
             if self.first_throw is not None and adj.seq > self.first_throw:
-                self.step(f"adjustment {adj.points:+d} declared at seq {adj.seq}, after the "
-                          "throw: not counted", "SP9 art. 2(3)")
+                self.step(
+                    f"adjustment {adj.points:+d} declared at seq {adj.seq}, after the throw: not counted",
+                    "SP9 art. 2(3)",
+                )
             else:
                 k = adj.points
         if counted is None:
             if rnd.is_closed:
-                self.out.findings.append(Finding(
-                    "outcome_missing", rnd.table, rnd.round,
-                    "the round was closed without a valid dice_thrown: the dealing order and "
-                    "the settlement order cannot be derived", rule=DICE_RULE))
+                self.out.findings.append(
+                    Finding(
+                        "outcome_missing",
+                        rnd.table,
+                        rnd.round,
+                        "the round was closed without a valid dice_thrown: the dealing order and "
+                        "the settlement order cannot be derived",
+                        rule=DICE_RULE,
+                    )
+                )
             return None
         total = sum(counted.dice) + k
-        self.step(f"dice {'-'.join(map(str, counted.dice))}"
-                  + (f" with adjustment {k:+d}" if k else "") + f": T = {total}", DICE_RULE)
+        self.step(
+            f"dice {'-'.join(map(str, counted.dice))}"
+            + (f" with adjustment {k:+d}" if k else "")
+            + f": T = {total}",
+            DICE_RULE,
+        )
         return total, k
 
     def _deal(self) -> tuple[int, dict[int, list[Card]]] | None:
@@ -307,65 +355,105 @@ class _Analyser:
         for c in cards:
             dealt.setdefault(c.to, []).append(c.card)
         seats = sorted(set(dealt) | {banker})
-        self.bank.others = sorted((set(dealt) - {banker})
-                                  | {s for x in self.bank.layers
-                                     if (s := party_seat(x.party)) is not None})
+        self.bank.others = sorted(
+            (set(dealt) - {banker}) | {s for x in self.bank.layers if (s := party_seat(x.party)) is not None}
+        )
         counted = self._total()
         if counted is None:
             return None
         first = first_seat(counted[0], banker=banker, seats=seats)
-        self.step(f"{len(seats)} hands in play; counting counter-clockwise from the banker "
-                  f"(seat {banker}) as 1, position (({counted[0]} - 1) mod {len(seats)}) + 1 is "
-                  f"seat {first}: it is dealt first", DICE_RULE)
+        self.step(
+            f"{len(seats)} hands in play; counting counter-clockwise from the banker "
+            f"(seat {banker}) as 1, position (({counted[0]} - 1) mod {len(seats)}) + 1 is "
+            f"seat {first}: it is dealt first",
+            DICE_RULE,
+        )
         if not cards:
             if rnd.is_closed:
-                self.out.findings.append(Finding(
-                    "outcome_missing", rnd.table, rnd.round,
-                    "the round was closed without any card_dealt: no hand can be judged",
-                    rule=DEAL_RULE))
+                self.out.findings.append(
+                    Finding(
+                        "outcome_missing",
+                        rnd.table,
+                        rnd.round,
+                        "the round was closed without any card_dealt: no hand can be judged",
+                        rule=DEAL_RULE,
+                    )
+                )
             return None
         self._check_deal(cards, dealt, seats, first)
         return first, dealt
 
-    def _check_deal(self, cards: list[SuperPan9CardDealt], dealt: dict[int, list[Card]],
-                    seats: list[int], first: int) -> None:
+    def _check_deal(
+        self, cards: list[SuperPan9CardDealt], dealt: dict[int, list[Card]], seats: list[int], first: int
+    ) -> None:
         banker = self.bank.banker
         assert banker is not None
         problems: list[tuple[str, str]] = []  # (rule, what is wrong)
         decks = [e for e in self.rnd.events if e.type == "deck_shuffled"]
         if any(getattr(d, "decks", 1) != 1 for d in decks):
-            problems.append((DECK_RULE, "SP9 deals from one 52-card deck per round (art. 1(1)), "
-                            f"the round shuffled {max(getattr(d, 'decks', 1) for d in decks)}"))
+            problems.append(
+                (
+                    DECK_RULE,
+                    "SP9 deals from one 52-card deck per round (art. 1(1)), "
+                    f"the round shuffled {max(getattr(d, 'decks', 1) for d in decks)}",
+                )
+            )
         if len(seats) > self.opts.max_hands:
-            problems.append((DECK_RULE, f"{len(seats)} hands in play, the table allows "
-                            f"{self.opts.max_hands} (RULES §8.1 S14)"))
+            problems.append(
+                (
+                    DECK_RULE,
+                    f"{len(seats)} hands in play, the table allows {self.opts.max_hands} (RULES §8.1 S14)",
+                )
+            )
         dupes = [str(c) for c, n in Counter(c.card for c in cards).items() if n > 1]
         if dupes:
-            problems.append((DECK_RULE, f"card{'s' if len(dupes) > 1 else ''} {', '.join(dupes)} dealt "
-                            "twice from one deck"))
+            problems.append(
+                (
+                    DECK_RULE,
+                    f"card{'s' if len(dupes) > 1 else ''} {', '.join(dupes)} dealt twice from one deck",
+                )
+            )
         if banker not in dealt:
             problems.append((DECK_RULE, f"the banker's seat {banker} was dealt no cards"))
         wrong = {s: len(h) for s, h in dealt.items() if len(h) != 2}
         if wrong:
-            problems.append((DECK_RULE, "a hand has two cards; " + ", ".join(
-                f"seat {s} got {n}" for s, n in sorted(wrong.items()))))
+            problems.append(
+                (
+                    DECK_RULE,
+                    "a hand has two cards; "
+                    + ", ".join(f"seat {s} got {n}" for s, n in sorted(wrong.items())),
+                )
+            )
         empty = sorted({_target(b) for b in self.rnd.bets.values()} - set(dealt) - {banker})
         if empty:
-            problems.append((DECK_RULE, "bets stand on seat" + ("s " if len(empty) > 1 else " ")
-                            + ", ".join(map(str, empty)) + " but no cards were dealt there"))
+            problems.append(
+                (
+                    DECK_RULE,
+                    "bets stand on seat"
+                    + ("s " if len(empty) > 1 else " ")
+                    + ", ".join(map(str, empty))
+                    + " but no cards were dealt there",
+                )
+            )
         expected = dealing_order(first, banker=banker, seats=seats)
         actual = [c.to for c in cards]
         if not problems and actual != expected:
-            at = next((i for i, (a, e) in enumerate(zip(actual, expected, strict=False))
-                       if a != e), min(len(actual), len(expected)))
-            problems.append((DEAL_RULE, f"the dealing order should be {_seq(expected)} (two consecutive "
-                            f"cards per seat counter-clockwise from seat {first}), the table "
-                            f"dealt {_seq(actual)}; card {at + 1} differs"))
+            at = next(
+                (i for i, (a, e) in enumerate(zip(actual, expected, strict=False)) if a != e),
+                min(len(actual), len(expected)),
+            )
+            problems.append(
+                (
+                    DEAL_RULE,
+                    f"the dealing order should be {_seq(expected)} (two consecutive "
+                    f"cards per seat counter-clockwise from seat {first}), the table "
+                    f"dealt {_seq(actual)}; card {at + 1} differs",
+                )
+            )
         for rule, problem in problems:
             self.find("invalid_deal", rule, problem)
         if not problems:
-            self.step(f"dealt {_seq(actual)}: two consecutive cards per seat, "
-                      "counter-clockwise", DEAL_RULE)
+            self.step(f"dealt {_seq(actual)}: two consecutive cards per seat, counter-clockwise", DEAL_RULE)
 
     # -- hands and money -------------------------------------------------------------------
 
@@ -388,24 +476,36 @@ class _Analyser:
                 continue
             verdict = compare(hand, banker_hand, self.opts.tiebreak)
             verdicts[seat] = verdict
-            self.step(f"seat {seat}: {describe(hand)}: "
-                      f"{'wins' if verdict.decision else 'loses'} ({verdict.reason})",
-                      verdict.rule)
+            self.step(
+                f"seat {seat}: {describe(hand)}: "
+                f"{'wins' if verdict.decision else 'loses'} ({verdict.reason})",
+                verdict.rule,
+            )
         for bet in rnd.bets.values():
             target = _target(bet)
             own = bet.seat if isinstance(bet.seat, int) else None
             if target == banker:
-                self.find("invalid_bet", BANKER_SEAT_BET_RULE,
-                          f"bet {bet.bet} stands on the banker's seat {banker}: only co-banking "
-                          "sides with the bank; the bet is void", bet=bet.bet, seq=bet.seq)
-                self.out.expected[bet.bet] = Settlement.void(bet.amount, BANKER_SEAT_BET_RULE,
-                                                   "a bet on the banker's seat is void")
+                self.find(
+                    "invalid_bet",
+                    BANKER_SEAT_BET_RULE,
+                    f"bet {bet.bet} stands on the banker's seat {banker}: only co-banking "
+                    "sides with the bank; the bet is void",
+                    bet=bet.bet,
+                    seq=bet.seq,
+                )
+                self.out.expected[bet.bet] = Settlement.void(
+                    bet.amount, BANKER_SEAT_BET_RULE, "a bet on the banker's seat is void"
+                )
                 continue
             if own is not None and (own in cobankers or own == banker):
                 who = "the banker" if own == banker else f"co-banker seat:{own}"
-                self.find("invalid_bet", COBANKER_BET_RULE,
-                          f"bet {bet.bet} is placed by {who}, who may not bet on a player seat "
-                          "this round", bet=bet.bet, seq=bet.seq)
+                self.find(
+                    "invalid_bet",
+                    COBANKER_BET_RULE,
+                    f"bet {bet.bet} is placed by {who}, who may not bet on a player seat this round",
+                    bet=bet.bet,
+                    seq=bet.seq,
+                )
         standing: dict[int, list[BetPlaced]] = {}  # the bets on each seat, in the order of rnd.bets
         for bet in rnd.bets.values():
             standing.setdefault(_target(bet), []).append(bet)
@@ -416,10 +516,13 @@ class _Analyser:
                 plays.append(Play(bet.bet, seat, rnd.stake(bet.bet), verdicts[seat].decision))
         capacity = bank.capacity
         lines = settle_plays(plays, capacity, self.opts.cap_mode, rnd.rules.rounding.increment)
-        self.step(f"settlement order: seats {', '.join(map(str, order))} counter-clockwise "
-                  f"from the first-dealt player seat, bets in placement order; the bank's "
-                  f"result W starts at 0 and stays within ±{capacity} "
-                  f"(cap mode {self.opts.cap_mode})", ORDER_RULE)
+        self.step(
+            f"settlement order: seats {', '.join(map(str, order))} counter-clockwise "
+            f"from the first-dealt player seat, bets in placement order; the bank's "
+            f"result W starts at 0 and stays within ±{capacity} "
+            f"(cap mode {self.opts.cap_mode})",
+            ORDER_RULE,
+        )
         for line in lines:
             self._bet(line, verdicts[line.play.seat].rule)
         result = sum((x.collected - x.paid for x in lines), ZERO)
@@ -432,45 +535,61 @@ class _Analyser:
         rule = CAP_RULE if line.capped else (PAYOUT_RULE if play.wins else hand_rule)
         if play.wins:
             commission = commission_on(line.paid, mode=rounding.mode, increment=rounding.increment)
-            reason = (f"seat {play.seat} beats the banker: stake {play.amount} returned, paid "
-                      f"{line.paid}" + (f" of {play.amount} (the bank's capital is exhausted)"
-                                        if line.capped else " (1 to 1)")
-                      + f", commission 5% = {commission}")
-            due = Settlement("win", play.amount, line.paid, commission,
-                             f"{rule}; {COMMISSION_RULE}", reason)
+            reason = (
+                f"seat {play.seat} beats the banker: stake {play.amount} returned, paid "
+                f"{line.paid}"
+                + (f" of {play.amount} (the bank's capital is exhausted)" if line.capped else " (1 to 1)")
+                + f", commission 5% = {commission}"
+            )
+            due = Settlement("win", play.amount, line.paid, commission, f"{rule}; {COMMISSION_RULE}", reason)
         else:
-            reason = (f"seat {play.seat} loses to the banker: {line.collected} collected"
-                      + (f", {line.returned} returned (the bank's win is capped at its capital)"
-                         if line.capped else ""))
+            reason = f"seat {play.seat} loses to the banker: {line.collected} collected" + (
+                f", {line.returned} returned (the bank's win is capped at its capital)" if line.capped else ""
+            )
             due = Settlement("lose", line.returned, ZERO, ZERO, rule, reason)
         self.out.expected[play.bet] = due
-        self.step(f"{play.bet} on seat {play.seat} ({play.amount}): {due.result}, "
-                  + (f"paid {line.paid}" if play.wins else f"collected {line.collected}")
-                  + (f", returned {line.returned}" if not play.wins and line.returned else "")
-                  + f"; W = {line.balance}", due.rule)
+        self.step(
+            f"{play.bet} on seat {play.seat} ({play.amount}): {due.result}, "
+            + (f"paid {line.paid}" if play.wins else f"collected {line.collected}")
+            + (f", returned {line.returned}" if not play.wins and line.returned else "")
+            + f"; W = {line.balance}",
+            due.rule,
+        )
 
     def _layers(self, result: Decimal, collections: Decimal) -> None:
         bank, opts = self.bank, self.opts
         rounding = self.rnd.rules.rounding
         shares = split_result(result, bank.layers, opts.bank_split, rounding.increment)
-        commissions = layer_commissions(shares, bank.layers, collections, opts.bank_commission,
-                                        rounding=rounding.mode, increment=rounding.increment)
+        commissions = layer_commissions(
+            shares,
+            bank.layers,
+            collections,
+            opts.bank_commission,
+            rounding=rounding.mode,
+            increment=rounding.increment,
+        )
         bank.result, bank.shares, bank.commissions = result, shares, commissions
-        self.step(f"bank result W = {result}, split {opts.bank_split} between the layers",
-                  SPLIT_RULE)
+        self.step(f"bank result W = {result}, split {opts.bank_split} between the layers", SPLIT_RULE)
         recorded: dict[str, BankSettled] = {}
         for line in self.rnd.of_type(BankSettled):
             recorded.setdefault(line.party, line)
         for layer, share, commission in zip(bank.layers, shares, commissions, strict=True):
-            self.step(f"{layer.party} (capital {layer.capital}): share {share}, commission "
-                      f"{commission}", BANK_COMMISSION_RULE)
+            self.step(
+                f"{layer.party} (capital {layer.capital}): share {share}, commission {commission}",
+                BANK_COMMISSION_RULE,
+            )
             rec = recorded.get(layer.party)
-            self.out.commissions.append(Commission(layer.party, commission,
-                                                   rec.commission if rec else None,
-                                                   BANK_COMMISSION_RULE))
-        self.out.bank = BankDue(result, bank.capacity, tuple(
-            LayerDue(layer.party, layer.capital, share, commission)
-            for layer, share, commission in zip(bank.layers, shares, commissions, strict=True)))
+            self.out.commissions.append(
+                Commission(layer.party, commission, rec.commission if rec else None, BANK_COMMISSION_RULE)
+            )
+        self.out.bank = BankDue(
+            result,
+            bank.capacity,
+            tuple(
+                LayerDue(layer.party, layer.capital, share, commission)
+                for layer, share, commission in zip(bank.layers, shares, commissions, strict=True)
+            ),
+        )
 
 
 def _target(bet: BetPlaced) -> int:
@@ -478,7 +597,6 @@ def _target(bet: BetPlaced) -> int:
     if not isinstance(bet, SuperPan9BetPlaced):
         raise TypeError(f"bet {bet.bet} is not an SP9 bet: {type(bet).__name__}")
     return bet.spot.seat
-
 
 
 def _seq(seats: list[int]) -> str:

@@ -57,25 +57,32 @@ SeatVerdict = Verdict[bool]
 """A player seat against the banker: whether the seat wins, under which article, and why."""
 
 
-def compare(player: Sequence[Card], banker: Sequence[Card],
-            tiebreak: Tiebreak = "highest_card") -> SeatVerdict:
+def compare(
+    player: Sequence[Card], banker: Sequence[Card], tiebreak: Tiebreak = "highest_card"
+) -> SeatVerdict:
     """Compare a player seat's hand with the banker's (SP9 arts. 7–8, RULES §8.1 S2)."""
     p, b = hand_points(player), hand_points(banker)
     if p != b:
-        return Verdict(p > b, COMPARE_RULE,
-                       f"{p} against the banker's {b}: the {'player' if p > b else 'banker'} "
-                       "has more points")
+        return Verdict(
+            p > b,
+            COMPARE_RULE,
+            f"{p} against the banker's {b}: the {'player' if p > b else 'banker'} has more points",
+        )
     pr, br = ranks_high_first(player), ranks_high_first(banker)
     if pr[0] != br[0]:
-        return Verdict(pr[0] > br[0], COMPARE_RULE + "(2)",
-                       f"{p} points each: the {'player' if pr[0] > br[0] else 'banker'} holds "
-                       "the higher single card")
+        return Verdict(
+            pr[0] > br[0],
+            COMPARE_RULE + "(2)",
+            f"{p} points each: the {'player' if pr[0] > br[0] else 'banker'} holds the higher single card",
+        )
     if tiebreak == "both_cards" and pr[1] != br[1]:
-        return Verdict(pr[1] > br[1], BOTH_CARDS_RULE,
-                       f"{p} points each and the same highest card: the "
-                       f"{'player' if pr[1] > br[1] else 'banker'} holds the higher second card")
-    return Verdict(False, TIE_RULE,
-                   f"{p} points each and the same highest card: the banker wins the tie")
+        return Verdict(
+            pr[1] > br[1],
+            BOTH_CARDS_RULE,
+            f"{p} points each and the same highest card: the "
+            f"{'player' if pr[1] > br[1] else 'banker'} holds the higher second card",
+        )
+    return Verdict(False, TIE_RULE, f"{p} points each and the same highest card: the banker wins the tie")
 
 
 def ccw_from(banker: int, seats: Iterable[int]) -> list[int]:

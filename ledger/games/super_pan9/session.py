@@ -50,17 +50,28 @@ class TableBank:
 
     def to_json(self) -> dict[str, Any]:
         """JSON form (decimals as strings), for projection rows."""
-        return {"round": self.round, "banker": self.banker, "run": self.run,
-                "capital": str(self.capital),
-                "carry": None if self.carry is None else str(self.carry),
-                "bettors": list(self.bettors), "deck": self.deck}
+        return {
+            "round": self.round,
+            "banker": self.banker,
+            "run": self.run,
+            "capital": str(self.capital),
+            "carry": None if self.carry is None else str(self.carry),
+            "bettors": list(self.bettors),
+            "deck": self.deck,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TableBank:
         """Inverse of :meth:`to_json`."""
-        return cls(data["round"], data["banker"], int(data["run"]), Decimal(data["capital"]),
-                   None if data["carry"] is None else Decimal(data["carry"]),
-                   tuple(data["bettors"]), data["deck"])
+        return cls(
+            data["round"],
+            data["banker"],
+            int(data["run"]),
+            Decimal(data["capital"]),
+            None if data["carry"] is None else Decimal(data["carry"]),
+            tuple(data["bettors"]),
+            data["deck"],
+        )
 
 
 @dataclass
@@ -101,37 +112,54 @@ def advance(before: TableBank | None, rnd: Round) -> BankAdvance:
     limit = rnd.rules.sp9.max_bank_rounds
     if run > limit:
         if bank.extension is None:
-            find("bank_rule_broken", RUN_RULE,
-                 f"seat {bank.banker} holds the bank for a {_nth(run)} consecutive round "
-                 f"without a bank_extended (the limit is {limit})")
+            find(
+                "bank_rule_broken",
+                RUN_RULE,
+                f"seat {bank.banker} holds the bank for a {_nth(run)} consecutive round "
+                f"without a bank_extended (the limit is {limit})",
+            )
         else:
             missing = sorted(set(bank.others) - set(bank.extension))
             if missing:
-                find("bank_rule_broken", RUN_RULE,
-                     f"seat {bank.banker} holds the bank for a {_nth(run)} consecutive round; "
-                     "the extension lacks the consent of seat"
-                     + ("s " if len(missing) > 1 else " ") + ", ".join(map(str, missing)))
+                find(
+                    "bank_rule_broken",
+                    RUN_RULE,
+                    f"seat {bank.banker} holds the bank for a {_nth(run)} consecutive round; "
+                    "the extension lacks the consent of seat"
+                    + ("s " if len(missing) > 1 else " ")
+                    + ", ".join(map(str, missing)),
+                )
         derivation.steps.append(Step(f"round {run} of seat {bank.banker}'s bank", RUN_RULE))
-    if continues and before is not None and before.carry is not None \
-            and bank.capital < before.carry:
-        find("bank_rule_broken", CARRY_RULE,
-             f"seat {bank.banker} keeps the bank after winning round {before.round}: its "
-             f"capital must be at least {before.carry} (the previous {before.capital} plus the "
-             f"winnings net of commission), it posted {bank.capital}")
+    if continues and before is not None and before.carry is not None and bank.capital < before.carry:
+        find(
+            "bank_rule_broken",
+            CARRY_RULE,
+            f"seat {bank.banker} keeps the bank after winning round {before.round}: its "
+            f"capital must be at least {before.carry} (the previous {before.capital} plus the "
+            f"winnings net of commission), it posted {bank.capital}",
+        )
     if bank.refused and before is not None and bank.banker not in before.bettors:
-        find("bank_rule_broken", REFUSAL_RULE,
-             f"the bank was refused and passed to seat {bank.banker}, which placed no bet in "
-             f"round {before.round}")
+        find(
+            "bank_rule_broken",
+            REFUSAL_RULE,
+            f"the bank was refused and passed to seat {bank.banker}, which placed no bet in "
+            f"round {before.round}",
+        )
     if before is not None and bank.deck is not None and bank.deck == before.deck:
-        found.append(Finding("invalid_deal", rnd.table, rnd.round,
-                             f"deck {bank.deck} was also used in round {before.round}: the two "
-                             "decks alternate", rule=DECK_RULE))
+        found.append(
+            Finding(
+                "invalid_deal",
+                rnd.table,
+                rnd.round,
+                f"deck {bank.deck} was also used in round {before.round}: the two decks alternate",
+                rule=DECK_RULE,
+            )
+        )
     if not rnd.is_closed:
         return BankAdvance(derivation, bank, run, before)
     net = bank.banker_net
     carry = bank.capital + net if net is not None and net > 0 else None
-    after = TableBank(rnd.round, bank.banker, run, bank.capital, carry,
-                      tuple(bank.bettors), bank.deck)
+    after = TableBank(rnd.round, bank.banker, run, bank.capital, carry, tuple(bank.bettors), bank.deck)
     return BankAdvance(derivation, bank, run, after)
 
 
@@ -149,8 +177,9 @@ class BankSession:
         if advanced.after is not None:
             self.tables[rnd.table] = advanced.after
         moved = advanced.after is not None and advanced.after is not before
-        advanced.derivation.context = BankContext(advanced.bank, advanced.run,
-                                                  advanced.after if moved else None)
+        advanced.derivation.context = BankContext(
+            advanced.bank, advanced.run, advanced.after if moved else None
+        )
         return advanced
 
     def derive(self, rnd: Round) -> Derivation:
@@ -172,4 +201,3 @@ class BankSession:
 
 def _nth(n: int) -> str:
     return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
-

@@ -66,16 +66,16 @@ class _Bet:
 
 def _kind_ok(inject: str | None) -> None:
     if inject is not None and inject not in INJECTABLE and inject not in EXTRA_KINDS:
-        raise ValueError(f"SP9 cannot inject {inject!r}; it injects "
-                         f"{', '.join((*INJECTABLE, *EXTRA_KINDS))}")
+        raise ValueError(f"SP9 cannot inject {inject!r}; it injects {', '.join((*INJECTABLE, *EXTRA_KINDS))}")
 
 
 def _next_seat(seat: int, places: int) -> int:
     return seat % places + 1
 
 
-def _choose_bank(state: dict[str, Any], rng: random.Random, inject: str | None
-                 ) -> tuple[int, int, list[int], bool, bool]:
+def _choose_bank(
+    state: dict[str, Any], rng: random.Random, inject: str | None
+) -> tuple[int, int, list[int], bool, bool]:
     """``(banker, run, refused seats, extended, overstay injected)`` for this round."""
     places: int = state["places"]
     banker: int | None = state.get("banker")
@@ -150,17 +150,22 @@ def simulate_round(b: RoundBuilder, rng: random.Random, inject: str | None) -> l
     settled, lines = _settle_bets(b, bets, deal, bank.banker, table)
     shares, commissions, layer_lines = _settle_layers(b, table.layers, lines)
     b.add("round_closed")
-    injected = _inject(b, rng, inject, settled, layer_lines, table.layers, lines, victim,
-                       bank.overstay, bank.reduced)
+    injected = _inject(
+        b, rng, inject, settled, layer_lines, table.layers, lines, victim, bank.overstay, bank.reduced
+    )
     net = shares[0] - commissions[0]
-    state.update(banker=bank.banker, run=bank.run, capital=str(bank.capital), deck=deal.deck,
-                 carry=bank.capital + net if net > 0 else None,
-                 bettors=sorted({bet.bettor for bet in bets}))
+    state.update(
+        banker=bank.banker,
+        run=bank.run,
+        capital=str(bank.capital),
+        deck=deal.deck,
+        carry=bank.capital + net if net > 0 else None,
+        bettors=sorted({bet.bettor for bet in bets}),
+    )
     return injected
 
 
-def _take_bank(b: RoundBuilder, state: dict[str, Any], rng: random.Random, inject: str | None
-               ) -> _Bank:
+def _take_bank(b: RoundBuilder, state: dict[str, Any], rng: random.Random, inject: str | None) -> _Bank:
     """Choose the banker, record refusals and the capital posted (reduced if injected)."""
     banker, run, refused, extended, overstay = _choose_bank(state, rng, inject)
     for seat in refused:
@@ -180,15 +185,14 @@ def _take_bank(b: RoundBuilder, state: dict[str, Any], rng: random.Random, injec
     return _Bank(banker, run, capital, extended, overstay, reduced)
 
 
-def _join_table(b: RoundBuilder, rng: random.Random, inject: str | None, places: int,
-                bank: _Bank) -> _Table:
+def _join_table(b: RoundBuilder, rng: random.Random, inject: str | None, places: int, bank: _Bank) -> _Table:
     """Seat the co-bankers, the casino's layer and the players; record the joins and consents."""
     free = [s for s in range(1, places + 1) if s != bank.banker]
     rng.shuffle(free)
     cobankers: list[int] = []
     if rng.random() < 0.3 or inject == "cobanker_bet":
-        cobankers = free[:rng.randint(1, 2)]
-    players = sorted(free[len(cobankers):len(cobankers) + rng.randint(3, 6)])
+        cobankers = free[: rng.randint(1, 2)]
+    players = sorted(free[len(cobankers) : len(cobankers) + rng.randint(3, 6)])
     layers = [Layer("banker", bank.capital)]
     for seat in cobankers:
         layer = Layer(f"seat:{seat}", Decimal(rng.choice((200, 500, 1000))))
@@ -203,8 +207,9 @@ def _join_table(b: RoundBuilder, rng: random.Random, inject: str | None, places:
     return _Table(layers, cobankers, players)
 
 
-def _place_bets(b: RoundBuilder, rng: random.Random, inject: str | None, table: _Table
-                ) -> tuple[list[_Bet], _Bet | None]:
+def _place_bets(
+    b: RoundBuilder, rng: random.Random, inject: str | None, table: _Table
+) -> tuple[list[_Bet], _Bet | None]:
     """The players' bets (and a co-banker's, if injected), recorded before the dice."""
     players = table.players
     bets: list[_Bet] = []
@@ -214,12 +219,16 @@ def _place_bets(b: RoundBuilder, rng: random.Random, inject: str | None, table: 
             bets.append(_Bet(b.next_bet(), seat, bettor, Decimal(rng.choice(CHIPS))))
     victim: _Bet | None = None
     if inject == "cobanker_bet":
-        victim = _Bet(b.next_bet(), rng.choice(players), table.cobankers[0],
-                      Decimal(rng.choice(CHIPS)))
+        victim = _Bet(b.next_bet(), rng.choice(players), table.cobankers[0], Decimal(rng.choice(CHIPS)))
         bets.insert(rng.randrange(len(bets) + 1), victim)
     for bet in bets:
-        b.add("bet_placed", bet=bet.id, seat=bet.bettor,
-              spot={"kind": "hand", "seat": bet.seat}, amount=str(bet.amount))
+        b.add(
+            "bet_placed",
+            bet=bet.id,
+            seat=bet.bettor,
+            spot={"kind": "hand", "seat": bet.seat},
+            amount=str(bet.amount),
+        )
     return bets, victim
 
 
@@ -230,23 +239,37 @@ def _throw_dice(b: RoundBuilder, rng: random.Random) -> tuple[list[int], int]:
         b.add("dice_adjustment_declared", points=k)
     if rng.random() < 0.08:
         b.add("dice_thrown", dice=[rng.randint(1, 6) for _ in range(4)], valid=False)
-    dice = ([b.bias.die(rng, i) for i in range(1, 5)] if b.bias is not None
-            else [rng.randint(1, 6) for _ in range(4)])
+    dice = (
+        [b.bias.die(rng, i) for i in range(1, 5)]
+        if b.bias is not None
+        else [rng.randint(1, 6) for _ in range(4)]
+    )
     b.add("dice_thrown", dice=dice, valid=True)
     return dice, k
 
 
 def _late_bet(b: RoundBuilder, rng: random.Random, players: list[int]) -> _Bet:
     """A bet placed after the valid throw (the injected ``late_bet``)."""
-    late = _Bet(b.next_bet(), rng.choice(players), rng.choice(players),
-                Decimal(rng.choice(CHIPS)))
-    b.add("bet_placed", bet=late.id, seat=late.bettor,
-          spot={"kind": "hand", "seat": late.seat}, amount=str(late.amount))
+    late = _Bet(b.next_bet(), rng.choice(players), rng.choice(players), Decimal(rng.choice(CHIPS)))
+    b.add(
+        "bet_placed",
+        bet=late.id,
+        seat=late.bettor,
+        spot={"kind": "hand", "seat": late.seat},
+        amount=str(late.amount),
+    )
     return late
 
 
-def _deal(b: RoundBuilder, rng: random.Random, inject: str | None, state: dict[str, Any],
-          banker: int, players: list[int], points: int) -> _Deal:
+def _deal(
+    b: RoundBuilder,
+    rng: random.Random,
+    inject: str | None,
+    state: dict[str, Any],
+    banker: int,
+    players: list[int],
+    points: int,
+) -> _Deal:
     """Shuffle the other deck and deal two cards a seat from the seat the dice point at."""
     deck = "B" if state.get("deck") == "A" else "A"
     b.add("deck_shuffled", decks=1, method="machine", deck=deck)
@@ -258,7 +281,7 @@ def _deal(b: RoundBuilder, rng: random.Random, inject: str | None, state: dict[s
     hands: dict[int, list[Card]] = {}
     dealt_to = list(order)
     if inject == "misdeal":  # one seat's pair dealt out of turn: same hands, wrong order
-        pairs = [order[i:i + 2] for i in range(0, len(order), 2)]
+        pairs = [order[i : i + 2] for i in range(0, len(order), 2)]
         i = rng.randrange(len(pairs) - 1)
         pairs[i], pairs[i + 1] = pairs[i + 1], pairs[i]
         dealt_to = [s for p in pairs for s in p]
@@ -268,49 +291,71 @@ def _deal(b: RoundBuilder, rng: random.Random, inject: str | None, state: dict[s
     return _Deal(deck, first, seats, hands)
 
 
-def _settle_bets(b: RoundBuilder, bets: list[_Bet], deal: _Deal, banker: int, table: _Table
-                 ) -> tuple[list[dict[str, Any]], list[Line]]:
+def _settle_bets(
+    b: RoundBuilder, bets: list[_Bet], deal: _Deal, banker: int, table: _Table
+) -> tuple[list[dict[str, Any]], list[Line]]:
     """Settle every bet in settlement order against the bank; the lines recorded and settled."""
     hands = deal.hands
     wins = {s: compare(hands[s], hands[banker]).decision for s in table.players}
-    plays = [Play(bet.id, seat, bet.amount, wins[seat])
-             for seat in settlement_seats(deal.first, banker=banker, seats=deal.seats)
-             for bet in bets if bet.seat == seat]
+    plays = [
+        Play(bet.id, seat, bet.amount, wins[seat])
+        for seat in settlement_seats(deal.first, banker=banker, seats=deal.seats)
+        for bet in bets
+        if bet.seat == seat
+    ]
     lines = settle_plays(plays, sum((x.capital for x in table.layers), ZERO))
     settled: list[dict[str, Any]] = []
     for line in lines:
         play = line.play
         if play.wins:
-            fields = {"result": "win", "returned": str(play.amount), "won": str(line.paid),
-                      "commission": str(commission_on(line.paid))}
+            fields = {
+                "result": "win",
+                "returned": str(play.amount),
+                "won": str(line.paid),
+                "commission": str(commission_on(line.paid)),
+            }
         else:
-            fields = {"result": "lose", "returned": str(line.returned), "won": "0",
-                      "commission": "0"}
+            fields = {"result": "lose", "returned": str(line.returned), "won": "0", "commission": "0"}
         settled.append(b.add("bet_settled", bet=play.bet, **fields))
     return settled, lines
 
 
-def _settle_layers(b: RoundBuilder, layers: list[Layer], lines: list[Line]
-                   ) -> tuple[list[Decimal], list[Decimal], list[dict[str, Any]]]:
+def _settle_layers(
+    b: RoundBuilder, layers: list[Layer], lines: list[Line]
+) -> tuple[list[Decimal], list[Decimal], list[dict[str, Any]]]:
     """Split the bank's result over its layers: shares, commissions and the lines recorded."""
     result = sum((x.collected - x.paid for x in lines), ZERO)
     collections = sum((x.collected for x in lines), ZERO)
     shares = split_result(result, layers)
     commissions = layer_commissions(shares, layers, collections)
-    layer_lines = [b.add("bank_settled", party=x.party, result=str(s), commission=str(c))
-                   for x, s, c in zip(layers, shares, commissions, strict=True)]
+    layer_lines = [
+        b.add("bank_settled", party=x.party, result=str(s), commission=str(c))
+        for x, s, c in zip(layers, shares, commissions, strict=True)
+    ]
     return shares, commissions, layer_lines
 
 
-def _inject(b: RoundBuilder, rng: random.Random, inject: str | None,
-            settled: list[dict[str, Any]], layer_lines: list[dict[str, Any]],
-            layers: list[Layer], lines: list[Any], victim: _Bet | None,
-            overstay: bool, reduced: bool) -> list[Injected]:
+def _inject(
+    b: RoundBuilder,
+    rng: random.Random,
+    inject: str | None,
+    settled: list[dict[str, Any]],
+    layer_lines: list[dict[str, Any]],
+    layers: list[Layer],
+    lines: list[Any],
+    victim: _Bet | None,
+    overstay: bool,
+    reduced: bool,
+) -> list[Injected]:
     if inject is None:
         return []
     if inject in EXTRA_KINDS:
-        happened = {"misdeal": True, "bank_overstay": overstay, "capital_reduced": reduced,
-                    "cobanker_bet": victim is not None}[inject]
+        happened = {
+            "misdeal": True,
+            "bank_overstay": overstay,
+            "capital_reduced": reduced,
+            "cobanker_bet": victim is not None,
+        }[inject]
         bet = victim.id if inject == "cobanker_bet" and victim is not None else None
         return [Injected(EXTRA_KINDS[inject], b.table, b.round, bet)] if happened else []
     if inject == "late_bet":
@@ -333,8 +378,9 @@ def _inject(b: RoundBuilder, rng: random.Random, inject: str | None,
     # else a bank layer's share moved one dollar towards zero (never past its capital).
     result = sum((x.collected - x.paid for x in lines), ZERO)
     room = result + 1 <= sum((x.capital for x in layers), ZERO)
-    shortable = [(ln, x) for ln, x in zip(settled, lines, strict=True)
-                 if ln["result"] == "win" and x.paid > 0 and room]
+    shortable = [
+        (ln, x) for ln, x in zip(settled, lines, strict=True) if ln["result"] == "win" and x.paid > 0 and room
+    ]
     if shortable and rng.random() < 0.6:
         line, _ = rng.choice(shortable)
         line["won"] = str(Decimal(line["won"]) - 1)

@@ -19,8 +19,19 @@ from typing import Final
 from ledger.equipment import Rank
 
 RANKS_HIGH_TO_LOW: Final[tuple[Rank, ...]] = (
-    Rank.KING, Rank.QUEEN, Rank.JACK, Rank.TEN, Rank.NINE, Rank.EIGHT, Rank.SEVEN, Rank.SIX,
-    Rank.FIVE, Rank.FOUR, Rank.THREE, Rank.TWO, Rank.ACE,
+    Rank.KING,
+    Rank.QUEEN,
+    Rank.JACK,
+    Rank.TEN,
+    Rank.NINE,
+    Rank.EIGHT,
+    Rank.SEVEN,
+    Rank.SIX,
+    Rank.FIVE,
+    Rank.FOUR,
+    Rank.THREE,
+    Rank.TWO,
+    Rank.ACE,
 )
 """Card rank for tie-breaks, high to low; suits have no rank (SP9 art. 6(1))."""
 
@@ -29,10 +40,9 @@ RANK_HIGH: Final[Mapping[Rank, int]] = MappingProxyType(
 )
 """A rank's tie-break strength: K = 13 down to A = 1 (SP9 art. 6(1))."""
 
-POINTS: Final[Mapping[Rank, int]] = MappingProxyType({
-    rank: (0 if rank in (Rank.TEN, Rank.JACK, Rank.QUEEN, Rank.KING) else rank.number)
-    for rank in Rank
-})
+POINTS: Final[Mapping[Rank, int]] = MappingProxyType(
+    {rank: (0 if rank in (Rank.TEN, Rank.JACK, Rank.QUEEN, Rank.KING) else rank.number) for rank in Rank}
+)
 """Card points: 10, J, Q, K are 0; A is 1; 2–9 their face value (SP9 art. 6(1))."""
 
 COMMISSION_RATE: Final = Decimal("0.05")

@@ -82,20 +82,30 @@ class Shoe:
 
 def shoe_to_json(shoe: Shoe) -> dict[str, Any]:
     """A shoe as plain JSON (cards in FEED notation), for projection rows."""
-    return {"decks": shoe.decks, "opened_in": shoe.opened_in,
-            "marker_from_end": shoe.marker_from_end,
-            "seen": dict(sorted((str(card), n) for card, n in shoe.seen.items())),
-            "drawn": shoe.drawn, "rounds": shoe.rounds, "last_round": shoe.last_round,
-            "closed_in": shoe.closed_in}
+    return {
+        "decks": shoe.decks,
+        "opened_in": shoe.opened_in,
+        "marker_from_end": shoe.marker_from_end,
+        "seen": dict(sorted((str(card), n) for card, n in shoe.seen.items())),
+        "drawn": shoe.drawn,
+        "rounds": shoe.rounds,
+        "last_round": shoe.last_round,
+        "closed_in": shoe.closed_in,
+    }
 
 
 def shoe_from_json(data: dict[str, Any]) -> Shoe:
     """Inverse of :func:`shoe_to_json`."""
-    return Shoe(decks=int(data["decks"]), opened_in=data["opened_in"],
-                marker_from_end=data["marker_from_end"],
-                seen=Counter({Card.parse(c): int(n) for c, n in data["seen"].items()}),
-                drawn=int(data["drawn"]), rounds=int(data["rounds"]),
-                last_round=data["last_round"], closed_in=data["closed_in"])
+    return Shoe(
+        decks=int(data["decks"]),
+        opened_in=data["opened_in"],
+        marker_from_end=data["marker_from_end"],
+        seen=Counter({Card.parse(c): int(n) for c, n in data["seen"].items()}),
+        drawn=int(data["drawn"]),
+        rounds=int(data["rounds"]),
+        last_round=data["last_round"],
+        closed_in=data["closed_in"],
+    )
 
 
 @dataclass
@@ -178,27 +188,36 @@ class _Reader:
 
     def shuffled(self, fact: DeckShuffled) -> None:
         if self.dealing:
-            self.problem(SHOE_END_RULE, f"the shoe was changed at seq {fact.seq}, during the "
-                                        "deal", fact.seq)
-        self.shoe = Shoe(decks=fact.decks, opened_in=self.rnd.round,
-                         marker_from_end=fact.marker_from_end)
+            self.problem(SHOE_END_RULE, f"the shoe was changed at seq {fact.seq}, during the deal", fact.seq)
+        self.shoe = Shoe(decks=fact.decks, opened_in=self.rnd.round, marker_from_end=fact.marker_from_end)
         self.deal.opened_shoe = True
         self.drew = self.burns_checked = False
         marker = fact.marker_from_end
         lo, hi = MARKER_FROM_END
         if fact.decks > 1 and marker is None:
-            self.problem(CUT_RULE, f"a shoe of {fact.decks} decks needs a last-round blank card "
-                                   "(marker_from_end)", fact.seq)
+            self.problem(
+                CUT_RULE,
+                f"a shoe of {fact.decks} decks needs a last-round blank card (marker_from_end)",
+                fact.seq,
+            )
         elif fact.decks > 1 and marker is not None and not lo <= marker <= hi:
-            self.problem(CUT_RULE, f"the last-round blank card is {marker} cards from the end; "
-                                   f"it must be among the last {lo} to {hi}", fact.seq)
+            self.problem(
+                CUT_RULE,
+                f"the last-round blank card is {marker} cards from the end; "
+                f"it must be among the last {lo} to {hi}",
+                fact.seq,
+            )
         elif fact.decks == 1 and marker is not None:
-            self.problem(EQUIPMENT_RULE, "a single-deck box holds one blank card only: it has "
-                                         "no last-round card", fact.seq)
+            self.problem(
+                EQUIPMENT_RULE,
+                "a single-deck box holds one blank card only: it has no last-round card",
+                fact.seq,
+            )
         box = "single-deck box" if fact.decks == 1 else f"shoe of {fact.decks} decks"
         marked = f", last-round card {marker} from the end" if marker is not None else ""
-        self.deal.steps.append(Step(f"new {box} ({fact.method} shuffle{marked}): "
-                                    f"{fact.decks} card(s) to burn", BURN_RULE))
+        self.deal.steps.append(
+            Step(f"new {box} ({fact.method} shuffle{marked}): {fact.decks} card(s) to burn", BURN_RULE)
+        )
 
     def draw(self, seq: int, card: Card | None) -> None:
         """One card leaves the shoe."""
@@ -210,43 +229,60 @@ class _Reader:
             return
         shoe.drawn += 1
         if shoe.drawn == shoe.size + 1:
-            self.problem(EQUIPMENT_RULE, f"card {shoe.drawn} drawn from a shoe of "
-                                         f"{shoe.size} cards", seq)
+            self.problem(EQUIPMENT_RULE, f"card {shoe.drawn} drawn from a shoe of {shoe.size} cards", seq)
         if card is None:
             return
         shoe.seen[card] += 1
         if shoe.seen[card] > shoe.decks:
-            self.problem(DUPLICATE_RULE, f"{card} seen {shoe.seen[card]} times in a shoe of "
-                                         f"{shoe.decks} deck(s) (since round {shoe.opened_in})",
-                         seq)
+            self.problem(
+                DUPLICATE_RULE,
+                f"{card} seen {shoe.seen[card]} times in a shoe of "
+                f"{shoe.decks} deck(s) (since round {shoe.opened_in})",
+                seq,
+            )
 
     def continues(self, seq: int) -> None:
         """The round's first card: may it come from the shoe in play?"""
         shoe = self.shoe
         if shoe is None:
-            self.deal.steps.append(Step("the round continues a shoe shuffled before the "
-                                        "ledger's first record of this table: cards are not "
-                                        "counted against a shoe", SHOE_END_RULE))
+            self.deal.steps.append(
+                Step(
+                    "the round continues a shoe shuffled before the "
+                    "ledger's first record of this table: cards are not "
+                    "counted against a shoe",
+                    SHOE_END_RULE,
+                )
+            )
             return
         if not self.deal.opened_shoe:
             if shoe.closed_in is not None:
-                self.problem(SHOE_END_RULE, f"cards drawn from the shoe closed in round "
-                                            f"{shoe.closed_in}, with no new deck_shuffled", seq)
+                self.problem(
+                    SHOE_END_RULE,
+                    f"cards drawn from the shoe closed in round {shoe.closed_in}, with no new deck_shuffled",
+                    seq,
+                )
             elif shoe.decks == 1 and shoe.rounds >= 1:
-                self.problem(SHOE_END_RULE, "a single-deck box deals exactly one round: round "
-                                            f"{shoe.opened_in} used this deck, no reshuffle "
-                                            "followed", seq)
+                self.problem(
+                    SHOE_END_RULE,
+                    "a single-deck box deals exactly one round: round "
+                    f"{shoe.opened_in} used this deck, no reshuffle "
+                    "followed",
+                    seq,
+                )
             elif shoe.last_round is not None:
-                self.problem(SHOE_END_RULE, "the last-round card came out in round "
-                                            f"{shoe.last_round}: that was the shoe's last "
-                                            "round, a reshuffle was due", seq)
+                self.problem(
+                    SHOE_END_RULE,
+                    "the last-round card came out in round "
+                    f"{shoe.last_round}: that was the shoe's last "
+                    "round, a reshuffle was due",
+                    seq,
+                )
         shoe.rounds += 1
 
     def burned(self, fact: CardBurned) -> None:
         self.draw(fact.seq, fact.card)
         if self.dealing:
-            self.problem(BURN_RULE, f"a card burned at seq {fact.seq}, after the deal began",
-                         fact.seq)
+            self.problem(BURN_RULE, f"a card burned at seq {fact.seq}, after the deal began", fact.seq)
         else:
             self.deal.burned += 1
 
@@ -263,24 +299,34 @@ class _Reader:
         first = "the first round of a shoe" if self.deal.opened_shoe else "a later round"
         burned = self.deal.burned
         if burned != due:
-            self.problem(BURN_RULE, f"{burned} card(s) burned before the deal; {first} burns "
-                                    f"{due}", seq)
+            self.problem(BURN_RULE, f"{burned} card(s) burned before the deal; {first} burns {due}", seq)
         else:
             self.deal.steps.append(Step(f"{burned} card(s) burned ({first})", BURN_RULE))
 
     def corrected(self, fact: DealCorrected) -> None:
         dealt = next((d for d in reversed(self.deal.cards) if d.card == fact.card), None)
         if dealt is None:
-            self.problem(MISDEAL_RULE, f"deal_corrected gives {fact.card} to {_place(fact.to)}, "
-                                       "but that card is not in the deal", fact.seq)
+            self.problem(
+                MISDEAL_RULE,
+                f"deal_corrected gives {fact.card} to {_place(fact.to)}, but that card is not in the deal",
+                fact.seq,
+            )
             return
-        self.deal.steps.append(Step(f"misdeal corrected: {fact.card} moved from "
-                                    f"{_place(dealt.to)} to {_place(fact.to)}", MISDEAL_RULE))
+        self.deal.steps.append(
+            Step(
+                f"misdeal corrected: {fact.card} moved from {_place(dealt.to)} to {_place(fact.to)}",
+                MISDEAL_RULE,
+            )
+        )
         dealt.to = fact.to
 
     def cancelled(self, fact: CardsCancelled) -> None:
-        self.deal.steps.append(Step(f"misdeal: the {len(self.deal.cards)} card(s) dealt are "
-                                    "cancelled, a new deal follows", MISDEAL_RULE))
+        self.deal.steps.append(
+            Step(
+                f"misdeal: the {len(self.deal.cards)} card(s) dealt are cancelled, a new deal follows",
+                MISDEAL_RULE,
+            )
+        )
         self.deal.cards.clear()
         self.deal.cancellations += 1
         self.dealing = False
@@ -291,8 +337,9 @@ class _Reader:
             return
         if shoe.last_round is None and shoe.drawn > shoe.size - shoe.marker_from_end:
             shoe.last_round = self.rnd.round
-            self.deal.steps.append(Step("the last-round card came out: this is the shoe's "
-                                        "last round", SHOE_END_RULE))
+            self.deal.steps.append(
+                Step("the last-round card came out: this is the shoe's last round", SHOE_END_RULE)
+            )
 
 
 def read_deal(rnd: Round, shoe: Shoe | None) -> tuple[Deal, Shoe | None]:
@@ -323,16 +370,23 @@ def check_order(deal: Deal) -> None:
     for place, cards in hands.items():
         if len(cards) != CARDS_PER_HAND:
             counts_ok = False
-            deal.problems.append(DealProblem(DEAL_ORDER_RULE, f"wrong number of cards: "
-                                             f"{_place(place)} got {len(cards)}, not 3"))
+            deal.problems.append(
+                DealProblem(
+                    DEAL_ORDER_RULE, f"wrong number of cards: {_place(place)} got {len(cards)}, not 3"
+                )
+            )
     if counts_ok:
         expected = dealing_order(deal.seats)
         for n, (dealt, due) in enumerate(zip(deal.cards, expected, strict=True), start=1):
             if dealt.to != due:
-                deal.problems.append(DealProblem(
-                    DEAL_ORDER_RULE, f"out of order: card {n} of the deal ({dealt.card}, seq "
-                    f"{dealt.seq}) went to {_place(dealt.to)}; the order gives {_place(due)}",
-                    dealt.seq))
+                deal.problems.append(
+                    DealProblem(
+                        DEAL_ORDER_RULE,
+                        f"out of order: card {n} of the deal ({dealt.card}, seq "
+                        f"{dealt.seq}) went to {_place(dealt.to)}; the order gives {_place(due)}",
+                        dealt.seq,
+                    )
+                )
                 break
     _check_faces(deal)
 
@@ -347,9 +401,14 @@ def _check_faces(deal: Deal) -> None:
         face_up = dealt.to == BANKER or n < CARDS_PER_HAND
         if dealt.face_up != face_up:
             side = "up" if face_up else "down"
-            deal.problems.append(DealProblem(
-                DEAL_ORDER_RULE, f"{_place(dealt.to)}'s card {n} ({dealt.card}, seq "
-                f"{dealt.seq}) must be dealt face {side}", dealt.seq))
+            deal.problems.append(
+                DealProblem(
+                    DEAL_ORDER_RULE,
+                    f"{_place(dealt.to)}'s card {n} ({dealt.card}, seq "
+                    f"{dealt.seq}) must be dealt face {side}",
+                    dealt.seq,
+                )
+            )
 
 
 def _place(place: Place) -> str:

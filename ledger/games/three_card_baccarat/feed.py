@@ -125,9 +125,17 @@ class BetCarried(CarriedBet):
     def as_bet(self) -> ThreeCardBetPlaced:
         """The carried bet as a bet of this round."""
         return ThreeCardBetPlaced.model_construct(
-            v=1, table=self.table, game=self.game, round=self.round, seq=self.seq, at=self.at,
-            type="bet_placed", bet=self.bet, spot=self.spot, amount=self.amount)
-
+            v=1,
+            table=self.table,
+            game=self.game,
+            round=self.round,
+            seq=self.seq,
+            at=self.at,
+            type="bet_placed",
+            bet=self.bet,
+            spot=self.spot,
+            amount=self.amount,
+        )
 
 
 EVENTS: tuple[type[FeedEvent], ...] = (

@@ -79,22 +79,34 @@ def derive(rnd: Round) -> Derivation:
 def derive_dealt(rnd: Round, deal: Deal) -> Derivation:
     """The steps, the due settlements and the findings of a round whose deal has been read."""
     out = Derivation(steps=list(deal.steps))
-    out.findings += [Finding("invalid_deal", rnd.table, rnd.round, p.message, rule=p.rule,
-                             seq=p.seq) for p in deal.problems]
+    out.findings += [
+        Finding("invalid_deal", rnd.table, rnd.round, p.message, rule=p.rule, seq=p.seq)
+        for p in deal.problems
+    ]
     _carried_steps(rnd, out)
     _raises(rnd, out)
     if rnd.is_voided:
         _return_all(rnd, out, VOID_ROUND_RULE, "the round was voided")
         return out
     if deal.cancellations and rnd.rules.tcb.misdeal_bets == "return":
-        _return_all(rnd, out, MISDEAL_BETS_RULE,
-                    "the round's cards were cancelled and the bets are returned "
-                    "(tcb.misdeal_bets = return)")
+        _return_all(
+            rnd,
+            out,
+            MISDEAL_BETS_RULE,
+            "the round's cards were cancelled and the bets are returned (tcb.misdeal_bets = return)",
+        )
         return out
     if not deal.cards:
         if rnd.is_closed:
-            out.findings.append(Finding("outcome_missing", rnd.table, rnd.round,
-                                        "the round was closed without a deal", rule=OUTCOME_RULE))
+            out.findings.append(
+                Finding(
+                    "outcome_missing",
+                    rnd.table,
+                    rnd.round,
+                    "the round was closed without a deal",
+                    rule=OUTCOME_RULE,
+                )
+            )
         return out
     values = _hands(rnd, deal, out)
     _undealt_places(rnd, deal, out)
@@ -118,8 +130,11 @@ def _hands(rnd: Round, deal: Deal, out: Derivation) -> dict[Place, HandValue]:
         value = values[place] = evaluate(cards, option)
         extra = ""
         if place == BANKER:
-            extra = ("; odd/even carried, three figures pays" if value.three_figures else
-                     f"; {value.points} points, {'odd' if value.points % 2 else 'even'}")
+            extra = (
+                "; odd/even carried, three figures pays"
+                if value.three_figures
+                else f"; {value.points} points, {'odd' if value.points % 2 else 'even'}"
+            )
         out.steps.append(Step(f"{name}: {value.describe()}{extra}", RANKING_RULE))
     return values
 
@@ -132,38 +147,45 @@ def _undealt_places(rnd: Round, deal: Deal, out: Derivation) -> None:
         spot = bet.spot
         if isinstance(spot, HandSpot | TieSpot) and spot.seat not in dealt | flagged:
             flagged.add(spot.seat)
-            out.findings.append(Finding(
-                "invalid_deal", rnd.table, rnd.round, rule=PLACES_RULE,
-                message=f"seat {spot.seat} carries bet {bet.bet} but was dealt no cards: "
-                        "every place in use is dealt", extra={"seat": spot.seat}))
+            out.findings.append(
+                Finding(
+                    "invalid_deal",
+                    rnd.table,
+                    rnd.round,
+                    rule=PLACES_RULE,
+                    message=f"seat {spot.seat} carries bet {bet.bet} but was dealt no cards: "
+                    "every place in use is dealt",
+                    extra={"seat": spot.seat},
+                )
+            )
 
 
-def _settle_bet(rnd: Round, bet: BetPlaced, values: dict[Place, HandValue],
-               out: Derivation) -> None:
+def _settle_bet(rnd: Round, bet: BetPlaced, values: dict[Place, HandValue], out: Derivation) -> None:
     spot: Spot = bet.spot  # type: ignore[assignment]
     stake = rnd.stake(bet.bet)
     label = f"{bet.bet} {describe_spot(spot)} ({stake})"
     if isinstance(spot, TieSpot) and not _has_main_bet(rnd, spot.seat):
-        message = (f"tie bet {bet.bet} on seat {spot.seat}, which carries no main bet "
-                   "against the banker")
-        out.findings.append(Finding("invalid_bet", rnd.table, rnd.round, message,
-                                    rule=TIE_BET_RULE, bet=bet.bet, seq=bet.seq))
-        _expect(out, bet, Settlement.void(stake, TIE_BET_RULE, f"{message}: refused, stake returned"),
-                label)
+        message = f"tie bet {bet.bet} on seat {spot.seat}, which carries no main bet against the banker"
+        out.findings.append(
+            Finding("invalid_bet", rnd.table, rnd.round, message, rule=TIE_BET_RULE, bet=bet.bet, seq=bet.seq)
+        )
+        _expect(out, bet, Settlement.void(stake, TIE_BET_RULE, f"{message}: refused, stake returned"), label)
         return
     banker = values.get(BANKER)
     place = values.get(spot.seat) if isinstance(spot, HandSpot | TieSpot) else None
     if banker is None or (isinstance(spot, HandSpot | TieSpot) and place is None):
-        out.steps.append(Step(f"{label}: not judged, its hands were not dealt three cards",
-                              OUTCOME_RULE))
+        out.steps.append(Step(f"{label}: not judged, its hands were not dealt three cards", OUTCOME_RULE))
         return
     _expect(out, bet, settle(spot, stake, banker, place, rnd.rules), label)
 
 
 def _expect(out: Derivation, bet: BetPlaced, due: Settlement, label: str) -> None:
     out.expected[bet.bet] = due
-    money = (f"returned {due.returned}, won {due.won}, commission {due.commission}"
-             if due.result not in ("lose", "carry") else "all 0")
+    money = (
+        f"returned {due.returned}, won {due.won}, commission {due.commission}"
+        if due.result not in ("lose", "carry")
+        else "all 0"
+    )
     out.steps.append(Step(f"{label}: {due.reason} → {due.result}, {money}", due.rule))
 
 
@@ -176,8 +198,9 @@ def _return_all(rnd: Round, out: Derivation, rule: str, why: str) -> None:
     for bet in rnd.bets.values():
         label = f"{bet.bet} {describe_spot(bet.spot)} ({rnd.stake(bet.bet)})"  # type: ignore[arg-type]
         if bet.bet in rnd.carried:
-            due = Settlement.carry(CARRY_RULE, f"{why}; a carried bet is closed only by a win or a loss: "
-                                    "carried again")
+            due = Settlement.carry(
+                CARRY_RULE, f"{why}; a carried bet is closed only by a win or a loss: carried again"
+            )
         else:
             due = Settlement.void(rnd.stake(bet.bet), rule, f"{why}: stake returned")
         _expect(out, bet, due, label)
@@ -187,9 +210,13 @@ def _carried_steps(rnd: Round, out: Derivation) -> None:
     for bet_id, carried in rnd.carried.items():
         stake = rnd.stake(bet_id)
         raised = f", raised to {stake}" if stake != carried.amount else ""
-        out.steps.append(Step(f"{bet_id} {describe_spot(carried.spot)} carried from round "  # type: ignore[attr-defined]
-                              f"{carried.from_round}: stake {carried.amount}{raised}",
-                              CARRY_RULE))
+        out.steps.append(
+            Step(
+                f"{bet_id} {describe_spot(carried.spot)} carried from round "  # type: ignore[attr-defined]
+                f"{carried.from_round}: stake {carried.amount}{raised}",
+                CARRY_RULE,
+            )
+        )
 
 
 def _raises(rnd: Round, out: Derivation) -> None:
@@ -197,11 +224,18 @@ def _raises(rnd: Round, out: Derivation) -> None:
     closed_at = next((e.seq for e in rnd.events if e.type in CLOSERS), None)
     for raised in rnd.of_type(BetIncreased):
         if closed_at is not None and raised.seq > closed_at:
-            out.findings.append(Finding(
-                "bet_after_close", rnd.table, rnd.round, rule=BETTING_CLOSED_RULE,
-                bet=raised.bet, seq=raised.seq,
-                message=f"bet {raised.bet} raised at seq {raised.seq}, after betting closed "
-                        f"at seq {closed_at}"))
+            out.findings.append(
+                Finding(
+                    "bet_after_close",
+                    rnd.table,
+                    rnd.round,
+                    rule=BETTING_CLOSED_RULE,
+                    bet=raised.bet,
+                    seq=raised.seq,
+                    message=f"bet {raised.bet} raised at seq {raised.seq}, after betting closed "
+                    f"at seq {closed_at}",
+                )
+            )
     for bet_id in rnd.increases:
         bet = rnd.bets.get(bet_id)
         if bet is None:
@@ -209,8 +243,13 @@ def _raises(rnd: Round, out: Derivation) -> None:
         limit = rnd.rules.limits.get(getattr(bet.spot, "kind", ""))
         stake = rnd.stake(bet_id)
         if limit is not None and limit.max is not None and stake > limit.max:
-            out.findings.append(Finding(
-                "invalid_bet", rnd.table, rnd.round, rule=LIMIT_RULE, bet=bet_id,
-                message=f"carried bet {bet_id} raised to {stake}, above the table maximum "
-                        f"{limit.max}"))
-
+            out.findings.append(
+                Finding(
+                    "invalid_bet",
+                    rnd.table,
+                    rnd.round,
+                    rule=LIMIT_RULE,
+                    bet=bet_id,
+                    message=f"carried bet {bet_id} raised to {stake}, above the table maximum {limit.max}",
+                )
+            )

@@ -143,8 +143,9 @@ def compare(place: HandValue, banker: HandValue) -> Comparison:
     return "tie"
 
 
-def settle(spot: Spot, stake: Decimal, banker: HandValue, place: HandValue | None,
-           rules: Rulebook = DEFAULT_RULEBOOK) -> Settlement:
+def settle(
+    spot: Spot, stake: Decimal, banker: HandValue, place: HandValue | None, rules: Rulebook = DEFAULT_RULEBOOK
+) -> Settlement:
     """The settlement a bet of ``stake`` on ``spot`` is due (3CB arts. 6–10, RULES §3.6–§3.7).
 
     ``place`` is the hand of the bet's seat for ``hand`` and ``tie`` spots (ignored otherwise).
@@ -158,16 +159,17 @@ def settle(spot: Spot, stake: Decimal, banker: HandValue, place: HandValue | Non
     if isinstance(spot, ThreeFiguresSpot):
         if banker.three_figures:
             return win("three_figures", stake, rules, "the banker holds three figures")
-        return Settlement.lose(PRIZES["three_figures"].rule,
-                    f"the banker holds {banker.level.name}, not three figures")
+        return Settlement.lose(
+            PRIZES["three_figures"].rule, f"the banker holds {banker.level.name}, not three figures"
+        )
     return _settle_points(spot, stake, banker, rules)
 
 
-def _settle_against(spot: HandSpot | TieSpot, stake: Decimal, banker: HandValue,
-                    place: HandValue, rules: Rulebook) -> Settlement:
+def _settle_against(
+    spot: HandSpot | TieSpot, stake: Decimal, banker: HandValue, place: HandValue, rules: Rulebook
+) -> Settlement:
     outcome = compare(place, banker)
-    versus = (f"seat {spot.seat} level {place.level.level} vs banker level "
-              f"{banker.level.level}")
+    versus = f"seat {spot.seat} level {place.level.level} vs banker level {banker.level.level}"
     if spot.kind == "tie":
         if outcome == "tie":
             return win("tie", stake, rules, f"{versus}: a tie pays 20 to 1")
@@ -175,62 +177,66 @@ def _settle_against(spot: HandSpot | TieSpot, stake: Decimal, banker: HandValue,
     if outcome == "win":
         return win("hand", stake, rules, f"{versus}: the place wins 1 to 1 less 5%")
     if outcome == "tie":
-        return Settlement.carry(CARRY_RULE, f"{versus}: a tie, the main bet is carried over to the "
-                                 "table's next round")
+        return Settlement.carry(
+            CARRY_RULE, f"{versus}: a tie, the main bet is carried over to the table's next round"
+        )
     return Settlement.lose(PRIZES["hand"].rule, f"{versus}: the banker wins")
 
 
-def _settle_parity(spot: ParitySpot, stake: Decimal, banker: HandValue,
-                   rules: Rulebook) -> Settlement:
+def _settle_parity(spot: ParitySpot, stake: Decimal, banker: HandValue, rules: Rulebook) -> Settlement:
     if banker.three_figures:
-        return Settlement.carry(PARITY_CARRY_RULE, f"the banker holds three figures: {spot.kind} is "
-                                        "carried over to the table's next round")
+        return Settlement.carry(
+            PARITY_CARRY_RULE,
+            f"the banker holds three figures: {spot.kind} is carried over to the table's next round",
+        )
     parity = "odd" if banker.points % 2 else "even"
     if parity == spot.kind:
-        return win(spot.kind, stake, rules, f"the banker's {banker.points} is {parity}: "
-                                            "1 to 1 less 5%")
+        return win(spot.kind, stake, rules, f"the banker's {banker.points} is {parity}: 1 to 1 less 5%")
     return Settlement.lose(PRIZES[spot.kind].rule, f"the banker's {banker.points} is {parity}")
 
 
-def _settle_points(spot: PointsSpot, stake: Decimal, banker: HandValue,
-                   rules: Rulebook) -> Settlement:
+def _settle_points(spot: PointsSpot, stake: Decimal, banker: HandValue, rules: Rulebook) -> Settlement:
     if banker.three_figures and spot.points == 0:
         option = rules.tcb.points0_on_three_figures
         why = f"points 0 on three figures (tcb.points0_on_three_figures = {option})"
         if option == "win":
-            return Settlement("win", stake, PRIZES["points"].prize(stake), ZERO,
-                              POINTS_ON_THREE_FIGURES_RULE, f"{why}: pays 8 to 1")
+            return Settlement(
+                "win",
+                stake,
+                PRIZES["points"].prize(stake),
+                ZERO,
+                POINTS_ON_THREE_FIGURES_RULE,
+                f"{why}: pays 8 to 1",
+            )
         if option == "push":
-            return Settlement("push", stake, ZERO, ZERO, POINTS_ON_THREE_FIGURES_RULE,
-                              f"{why}: stake returned")
+            return Settlement(
+                "push", stake, ZERO, ZERO, POINTS_ON_THREE_FIGURES_RULE, f"{why}: stake returned"
+            )
         return Settlement.lose(POINTS_ON_THREE_FIGURES_RULE, f"{why}: three figures is its own category")
     if banker.three_figures:
         return Settlement.lose(PRIZES["points"].rule, f"the banker holds three figures, not {spot.points}")
     if banker.points == spot.points:
-        return win("points", stake, rules, f"the banker has {banker.points} points: "
-                                           "pays 8 to 1")
-    return Settlement.lose(PRIZES["points"].rule, f"the banker has {banker.points} points, "
-                                       f"not {spot.points}")
+        return win("points", stake, rules, f"the banker has {banker.points} points: pays 8 to 1")
+    return Settlement.lose(PRIZES["points"].rule, f"the banker has {banker.points} points, not {spot.points}")
 
 
 def commission(prize: Decimal, rate: Decimal, rules: Rulebook = DEFAULT_RULEBOOK) -> Decimal:
     """``rate`` of the prize, rounded by the rulebook's policy (3CB art. 10, RULES §8 G1)."""
     if rate == 0:
         return ZERO
-    return round_money(prize * rate, mode=rules.rounding.mode,
-                       increment=rules.rounding.increment)
+    return round_money(prize * rate, mode=rules.rounding.mode, increment=rules.rounding.increment)
 
 
-def win(kind: Literal["hand", "tie", "odd", "even", "three_figures", "points"], stake: Decimal,
-        rules: Rulebook, reason: str) -> Settlement:
+def win(
+    kind: Literal["hand", "tie", "odd", "even", "three_figures", "points"],
+    stake: Decimal,
+    rules: Rulebook,
+    reason: str,
+) -> Settlement:
     """A won bet: the stake back, the prize on top, and the commission on the prize."""
     odds = PRIZES[kind]
     prize = odds.prize(stake)
-    return Settlement("win", stake, prize, commission(prize, odds.commission_rate, rules),
-                      odds.rule, reason)
-
-
-
+    return Settlement("win", stake, prize, commission(prize, odds.commission_rate, rules), odds.rule, reason)
 
 
 def describe_spot(spot: Spot) -> str:
@@ -243,7 +249,18 @@ def describe_spot(spot: Spot) -> str:
 
 
 __all__ = [
-    "RANKING_RULE", "HandValue", "Spot", "card_points", "commission", "compare",
-    "describe_spot", "evaluate", "is_figure", "is_three_figures", "level_number", "level_of",
-    "settle", "win",
+    "RANKING_RULE",
+    "HandValue",
+    "Spot",
+    "card_points",
+    "commission",
+    "compare",
+    "describe_spot",
+    "evaluate",
+    "is_figure",
+    "is_three_figures",
+    "level_number",
+    "level_of",
+    "settle",
+    "win",
 ]

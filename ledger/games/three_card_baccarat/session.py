@@ -43,6 +43,5 @@ class ThreeCardSession:
 
     def load(self, data: dict[str, Any]) -> None:
         """Restore :meth:`to_json`."""
-        self._shoes = {table: None if shoe is None else shoe_from_json(shoe)
-                       for table, shoe in data.items()}
+        self._shoes = {table: None if shoe is None else shoe_from_json(shoe) for table, shoe in data.items()}
         self._json = dict(data)

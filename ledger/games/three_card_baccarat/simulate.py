@@ -49,13 +49,20 @@ from ledger.games.three_card_baccarat.rules import HandValue, Spot, evaluate, se
 from ledger.games.three_card_baccarat.tables import CARDS_PER_DECK, FIGURES, PRIZES, SpotKind
 
 INJECTABLE: Final[tuple[str, ...]] = (
-    "wrong_payout", "late_bet", "missing_settlement", "wrong_commission",
+    "wrong_payout",
+    "late_bet",
+    "missing_settlement",
+    "wrong_commission",
 )
 """The error kinds this simulator injects (all of ``ledger.simulate.ERROR_KINDS``)."""
 
 LIMITS: Final[dict[SpotKind, tuple[int, int]]] = {
-    "hand": (50, 20000), "tie": (10, 1000), "odd": (50, 20000), "even": (50, 20000),
-    "three_figures": (10, 500), "points": (10, 2000),
+    "hand": (50, 20000),
+    "tie": (10, 1000),
+    "odd": (50, 20000),
+    "even": (50, 20000),
+    "three_figures": (10, 500),
+    "points": (10, 2000),
 }
 """The simulated table's limits per spot kind, HKD (RULES §8 G3)."""
 
@@ -132,8 +139,10 @@ def simulate_round(b: RoundBuilder, rng: random.Random, inject: str | None) -> l
     dues = {bet.id: _due(bet, values) for bet in bets}
     injected += _settle_all(b, rng, inject, bets, dues)
     if shoe.finished:
-        b.add("shoe_closed", reason="single deck: one round per deck" if shoe.decks == 1
-              else "last-round card out")
+        b.add(
+            "shoe_closed",
+            reason="single deck: one round per deck" if shoe.decks == 1 else "last-round card out",
+        )
         state.shoe = None
     b.add("round_closed")
     state.carried = [_carried(bet, b.round) for bet in bets if dues[bet.id].result == "carry"]
@@ -165,8 +174,13 @@ def _restate_carried(b: RoundBuilder, rng: random.Random, state: TableState) -> 
     """``bet_carried`` for each bet the table's previous round carried; some are raised."""
     bets: list[Bet] = []
     for bet in state.carried:
-        b.add("bet_carried", bet=bet.id, from_round=bet.carried_from,
-              spot=bet.spot.model_dump(mode="json"), amount=str(bet.stake))
+        b.add(
+            "bet_carried",
+            bet=bet.id,
+            from_round=bet.carried_from,
+            spot=bet.spot.model_dump(mode="json"),
+            amount=str(bet.stake),
+        )
         bets.append(bet)
     for bet in bets:
         hi = Decimal(LIMITS[bet.spot.kind][1])
@@ -185,8 +199,7 @@ def _places(rng: random.Random, state: TableState) -> list[int]:
     return sorted(places)
 
 
-def _place_bets(b: RoundBuilder, rng: random.Random, state: TableState,
-                carried: list[Bet]) -> list[Bet]:
+def _place_bets(b: RoundBuilder, rng: random.Random, state: TableState, carried: list[Bet]) -> list[Bet]:
     bets: list[Bet] = []
     mains = {bet.spot.seat for bet in carried if isinstance(bet.spot, HandSpot)}
     for seat in state.places:
@@ -208,8 +221,12 @@ def _place_bets(b: RoundBuilder, rng: random.Random, state: TableState,
 
 def _bet(b: RoundBuilder, rng: random.Random, spot: Spot, seat: int | None) -> Bet:
     bet = Bet(f"{b.round}-{b.next_bet()}", spot, _stake(rng, spot.kind), _player(rng))
-    fields: dict[str, Any] = {"bet": bet.id, "player": bet.player,
-                              "spot": spot.model_dump(mode="json"), "amount": str(bet.stake)}
+    fields: dict[str, Any] = {
+        "bet": bet.id,
+        "player": bet.player,
+        "spot": spot.model_dump(mode="json"),
+        "amount": str(bet.stake),
+    }
     if seat is not None:
         fields["seat"] = seat
     b.add("bet_placed", **fields)
@@ -230,10 +247,12 @@ def _shoe_for_round(b: RoundBuilder, rng: random.Random, state: TableState) -> S
         rng.shuffle(cards)
         marker = rng.randint(30, 40) if state.decks > 1 else None
         shoe = state.shoe = SimShoe(state.decks, cards, marker)
-        fields: dict[str, Any] = {"decks": state.decks,
-                                  "method": "machine" if state.decks > 1 else "hand",
-                                  "cut": rng.randint(10, CARDS_PER_DECK * state.decks - 10),
-                                  "cut_by": _player(rng) if rng.random() < 0.7 else "banker"}
+        fields: dict[str, Any] = {
+            "decks": state.decks,
+            "method": "machine" if state.decks > 1 else "hand",
+            "cut": rng.randint(10, CARDS_PER_DECK * state.decks - 10),
+            "cut_by": _player(rng) if rng.random() < 0.7 else "banker",
+        }
         if marker is not None:
             fields["marker_from_end"] = marker
         b.add("deck_shuffled", **fields)
@@ -278,8 +297,9 @@ def _carried(bet: Bet, round_id: str) -> Bet:
     return Bet(bet.id, bet.spot, bet.stake, bet.player, carried_from=round_id)
 
 
-def _settle_all(b: RoundBuilder, rng: random.Random, inject: str | None, bets: list[Bet],
-                dues: dict[str, Settlement]) -> list[Injected]:
+def _settle_all(
+    b: RoundBuilder, rng: random.Random, inject: str | None, bets: list[Bet], dues: dict[str, Settlement]
+) -> list[Injected]:
     """A ``bet_settled`` per bet, spoiling one bet not due ``carry`` when ``inject`` says so."""
     spoiler = _SPOILERS.get(inject or "")
     targets = [bet.id for bet in bets if dues[bet.id].result != "carry"]
@@ -300,8 +320,12 @@ def _wrong_payout(fields: dict[str, Any], bet: Bet) -> dict[str, Any]:
     if fields["result"] == "win":
         won = Decimal(fields["won"])
         return {**fields, "won": str(won - CHIP if won > CHIP else won + CHIP)}
-    return {**fields, "result": "win", "returned": str(bet.stake),
-            "won": str(PRIZES[bet.spot.kind].prize(bet.stake))}
+    return {
+        **fields,
+        "result": "win",
+        "returned": str(bet.stake),
+        "won": str(PRIZES[bet.spot.kind].prize(bet.stake)),
+    }
 
 
 def _missing(fields: dict[str, Any], bet: Bet) -> None:

@@ -48,11 +48,23 @@ DUPLICATE_RULE: Final = "3CB art. 1; FEED §5"
 SpotKind = Literal["hand", "tie", "odd", "even", "three_figures", "points"]
 """Every 3CB spot kind of the feed (FEED §5)."""
 
-CARD_POINTS: Final[Mapping[Rank, int]] = MappingProxyType({
-    Rank.ACE: 1, Rank.TWO: 2, Rank.THREE: 3, Rank.FOUR: 4, Rank.FIVE: 5, Rank.SIX: 6,
-    Rank.SEVEN: 7, Rank.EIGHT: 8, Rank.NINE: 9,
-    Rank.TEN: 0, Rank.JACK: 0, Rank.QUEEN: 0, Rank.KING: 0,
-})
+CARD_POINTS: Final[Mapping[Rank, int]] = MappingProxyType(
+    {
+        Rank.ACE: 1,
+        Rank.TWO: 2,
+        Rank.THREE: 3,
+        Rank.FOUR: 4,
+        Rank.FIVE: 5,
+        Rank.SIX: 6,
+        Rank.SEVEN: 7,
+        Rank.EIGHT: 8,
+        Rank.NINE: 9,
+        Rank.TEN: 0,
+        Rank.JACK: 0,
+        Rank.QUEEN: 0,
+        Rank.KING: 0,
+    }
+)
 """Card points: A = 1, 2–9 face value, 10 and the figures 0 (3CB art. 5(1), RULES §3.5)."""
 
 FIGURES: Final[frozenset[Rank]] = frozenset({Rank.JACK, Rank.QUEEN, Rank.KING})
@@ -116,9 +128,9 @@ RANKING: Final[tuple[Level, ...]] = (
 """The annex's 31 levels, best first (RULES §3.5). Same level is a tie: there is no further
 tie-break, suits and single card ranks never count (3CB art. 7(1))."""
 
-LEVELS: Final[Mapping[tuple[int, int], Level]] = MappingProxyType({
-    (lv.points, lv.figures): lv for lv in RANKING if lv.points is not None
-})
+LEVELS: Final[Mapping[tuple[int, int], Level]] = MappingProxyType(
+    {(lv.points, lv.figures): lv for lv in RANKING if lv.points is not None}
+)
 """The level of a hand that is not three figures, by ``(points, figures)``."""
 
 THREE_FIGURES: Final[Level] = RANKING[0]
@@ -145,12 +157,14 @@ class Odds:
 COMMISSION_RATE: Final = Decimal("0.05")
 """5% of the prize of the main and odd/even bets (3CB art. 10)."""
 
-PRIZES: Final[Mapping[SpotKind, Odds]] = MappingProxyType({
-    "hand": Odds(1, COMMISSION_RATE, MAIN_RULE),
-    "odd": Odds(1, COMMISSION_RATE, PARITY_RULE),
-    "even": Odds(1, COMMISSION_RATE, PARITY_RULE),
-    "three_figures": Odds(16, Decimal(0), THREE_FIGURES_RULE),
-    "points": Odds(8, Decimal(0), POINTS_RULE),
-    "tie": Odds(20, Decimal(0), TIE_BET_RULE),
-})
+PRIZES: Final[Mapping[SpotKind, Odds]] = MappingProxyType(
+    {
+        "hand": Odds(1, COMMISSION_RATE, MAIN_RULE),
+        "odd": Odds(1, COMMISSION_RATE, PARITY_RULE),
+        "even": Odds(1, COMMISSION_RATE, PARITY_RULE),
+        "three_figures": Odds(16, Decimal(0), THREE_FIGURES_RULE),
+        "points": Odds(8, Decimal(0), POINTS_RULE),
+        "tie": Odds(20, Decimal(0), TIE_BET_RULE),
+    }
+)
 """The prize and commission of every spot kind (3CB arts. 8–10, RULES §3.6)."""

@@ -19,22 +19,92 @@ from ledger.stream import KINDS
 NAMES = ("rl", "fpc", "3cb", "sp9", "mj", "stud")
 
 HOSTILE: list[Any] = [
-    None, True, False, 0, 1, 7, 8, -1, 1.5, 3.0, 10**30, "", " ", "a", "a" * 40, "a" * 41,
-    "ab c", "b1\n", "\nb1", "é", "b\u00e91", "１", "P-96", "x.y_z-1", "0", "00", "01", "1.",
-    ".5", "1.5", "1.50", "1.505", "-1", "-0", "+1", "1e3", "NaN", "Infinity", " 100",
-    "100 ", "100\n", "999999999999999", "1000000000000000", "0.00", "dealer", "banker",
-    "2026-11-20T10:01:32+08:00", "2026-11-20T10:01:32Z", "2026-11-20T10:01:32.123456789+08:00",
-    "2026-13-20T10:01:32+08:00", "2026-02-30T10:01:32+08:00", "2026-11-20T10:01:32",
-    "2026-11-20 10:01:32+08:00", "2026-11-20T10:01:32+08:00\n", "2026-11-20T24:00:00+08:00",
-    "AS", "TD", "1S", "AX", "as", "AS ", "10S", "A", "5B", "9D", "0B", "EW", "ew", "RD", "RD\n",
-    [], ["AS"], {}, {"kind": "x"},
-    *list(_CARDS)[:8], *list(_TILES)[:8],
+    None,
+    True,
+    False,
+    0,
+    1,
+    7,
+    8,
+    -1,
+    1.5,
+    3.0,
+    10**30,
+    "",
+    " ",
+    "a",
+    "a" * 40,
+    "a" * 41,
+    "ab c",
+    "b1\n",
+    "\nb1",
+    "é",
+    "b\u00e91",
+    "１",
+    "P-96",
+    "x.y_z-1",
+    "0",
+    "00",
+    "01",
+    "1.",
+    ".5",
+    "1.5",
+    "1.50",
+    "1.505",
+    "-1",
+    "-0",
+    "+1",
+    "1e3",
+    "NaN",
+    "Infinity",
+    " 100",
+    "100 ",
+    "100\n",
+    "999999999999999",
+    "1000000000000000",
+    "0.00",
+    "dealer",
+    "banker",
+    "2026-11-20T10:01:32+08:00",
+    "2026-11-20T10:01:32Z",
+    "2026-11-20T10:01:32.123456789+08:00",
+    "2026-13-20T10:01:32+08:00",
+    "2026-02-30T10:01:32+08:00",
+    "2026-11-20T10:01:32",
+    "2026-11-20 10:01:32+08:00",
+    "2026-11-20T10:01:32+08:00\n",
+    "2026-11-20T24:00:00+08:00",
+    "AS",
+    "TD",
+    "1S",
+    "AX",
+    "as",
+    "AS ",
+    "10S",
+    "A",
+    "5B",
+    "9D",
+    "0B",
+    "EW",
+    "ew",
+    "RD",
+    "RD\n",
+    [],
+    ["AS"],
+    {},
+    {"kind": "x"},
+    *list(_CARDS)[:8],
+    *list(_TILES)[:8],
 ]
 
 
 def _lines(examples: Path) -> list[bytes]:
-    return [line.encode() for name in NAMES
-            for line in (examples / f"{name}.jsonl").read_text().splitlines() if line.strip()]
+    return [
+        line.encode()
+        for name in NAMES
+        for line in (examples / f"{name}.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
 
 
 def _class(obj: dict[str, Any]) -> Any:
@@ -75,8 +145,7 @@ def test_every_example_line_decodes_as_its_model_does(examples: Path) -> None:
         _same(_class(obj), json.dumps(obj).encode())
 
 
-def test_hostile_values_are_refused_exactly_when_the_model_refuses_them(
-        examples: Path) -> None:
+def test_hostile_values_are_refused_exactly_when_the_model_refuses_them(examples: Path) -> None:
     seen: set[tuple[Any, str]] = set()
     for line in _lines(examples):
         obj = json.loads(line)

@@ -47,44 +47,50 @@ CASES: list[tuple[str, Spot, tuple[int, int, int], str, str]] = [
     ("1-5-5 big wins 1 to 1 (total 11)", EvenSpot(kind="big"), (1, 5, 5), "win", "10"),
     ("4-3-3 small wins (total 10)", EvenSpot(kind="small"), (4, 3, 3), "win", "10"),
     ("4-3-3 big loses (total 10)", EvenSpot(kind="big"), (4, 3, 3), "lose", "0"),
-    ("three reds pay three of red", ColourSpot(kind="three_colours", colour=RED), (1, 6, 6),
-     "win", "200"),
+    ("three reds pay three of red", ColourSpot(kind="three_colours", colour=RED), (1, 6, 6), "win", "200"),
     ("three reds pay any same colour", AnySpot(kind="any_three_colour"), (1, 6, 6), "win", "70"),
-    ("three reds lose one of red (exactly)", ColourSpot(kind="one_colour", colour=RED),
-     (1, 6, 6), "lose", "0"),
-    ("three reds lose two of red (exactly)", ColourSpot(kind="two_colours", colour=RED),
-     (1, 6, 6), "lose", "0"),
-    ("one green pays 1 to 1", ColourSpot(kind="one_colour", colour=GREEN), (2, 3, 4), "win",
-     "10"),
-    ("two blues pay 3 to 1", ColourSpot(kind="two_colours", colour=BLUE), (3, 4, 1), "win",
-     "30"),
-    ("two blues lose one of blue", ColourSpot(kind="one_colour", colour=BLUE), (3, 4, 1),
-     "lose", "0"),
+    (
+        "three reds lose one of red (exactly)",
+        ColourSpot(kind="one_colour", colour=RED),
+        (1, 6, 6),
+        "lose",
+        "0",
+    ),
+    (
+        "three reds lose two of red (exactly)",
+        ColourSpot(kind="two_colours", colour=RED),
+        (1, 6, 6),
+        "lose",
+        "0",
+    ),
+    ("one green pays 1 to 1", ColourSpot(kind="one_colour", colour=GREEN), (2, 3, 4), "win", "10"),
+    ("two blues pay 3 to 1", ColourSpot(kind="two_colours", colour=BLUE), (3, 4, 1), "win", "30"),
+    ("two blues lose one of blue", ColourSpot(kind="one_colour", colour=BLUE), (3, 4, 1), "lose", "0"),
     ("figure once pays 1 to 1", FigureSpot(kind="figure", face=5), (5, 1, 2), "win", "10"),
     ("figure twice pays 2 to 1", FigureSpot(kind="figure", face=5), (1, 5, 5), "win", "20"),
     ("figure thrice pays 3 to 1", FigureSpot(kind="figure", face=5), (5, 5, 5), "win", "30"),
     ("figure absent loses", FigureSpot(kind="figure", face=5), (1, 2, 3), "lose", "0"),
-    ("specific triple pays 150 to 1", FigureSpot(kind="specific_triple", face=3), (3, 3, 3),
-     "win", "1500"),
-    ("specific triple of another face loses", FigureSpot(kind="specific_triple", face=3),
-     (4, 4, 4), "lose", "0"),
+    ("specific triple pays 150 to 1", FigureSpot(kind="specific_triple", face=3), (3, 3, 3), "win", "1500"),
+    (
+        "specific triple of another face loses",
+        FigureSpot(kind="specific_triple", face=3),
+        (4, 4, 4),
+        "lose",
+        "0",
+    ),
     ("any triple pays 24 to 1", AnySpot(kind="any_triple"), (4, 4, 4), "win", "240"),
     ("a pair is no triple", AnySpot(kind="any_triple"), (4, 4, 3), "lose", "0"),
-    ("two colours are not any same colour", AnySpot(kind="any_three_colour"), (3, 4, 2),
-     "lose", "0"),
+    ("two colours are not any same colour", AnySpot(kind="any_three_colour"), (3, 4, 2), "lose", "0"),
     ("total 4 pays 50 to 1", TotalSpot(kind="total", total=4), (1, 1, 2), "win", "500"),
     ("total 17 pays 50 to 1", TotalSpot(kind="total", total=17), (6, 5, 6), "win", "500"),
     ("total 11 pays 6 to 1", TotalSpot(kind="total", total=11), (1, 5, 5), "win", "60"),
     ("total 7 pays 12 to 1", TotalSpot(kind="total", total=7), (1, 2, 4), "win", "120"),
-    ("total 18 (6-6-6) loses every total", TotalSpot(kind="total", total=17), (6, 6, 6), "lose",
-     "0"),
+    ("total 18 (6-6-6) loses every total", TotalSpot(kind="total", total=17), (6, 6, 6), "lose", "0"),
 ]
 
 
-@pytest.mark.parametrize(("spot", "dice", "result", "won"), [c[1:] for c in CASES],
-                         ids=[c[0] for c in CASES])
-def test_settlement_of_one_spot(spot: Spot, dice: tuple[int, int, int], result: str,
-                                won: str) -> None:
+@pytest.mark.parametrize(("spot", "dice", "result", "won"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_settlement_of_one_spot(spot: Spot, dice: tuple[int, int, int], result: str, won: str) -> None:
     due = settle(spot, Decimal("10"), dice)
     assert (due.result, due.won) == (result, Decimal(won))
     assert due.returned == (Decimal("10") if result == "win" else 0)
@@ -200,18 +206,21 @@ def edit(feed: str, old: str, new: str) -> str:
     return feed.replace(old, new)
 
 
-@pytest.mark.parametrize("feed", [CLEAN, RESHAKE, VOID_COCKED],
-                         ids=["clean", "cocked-reshake", "cocked-void"])
+@pytest.mark.parametrize(
+    "feed", [CLEAN, RESHAKE, VOID_COCKED], ids=["clean", "cocked-reshake", "cocked-void"]
+)
 def test_a_correctly_settled_round_has_no_findings(feed: str) -> None:
     assert findings(feed) == []
 
 
 def test_a_wrong_payout_is_one_settlement_mismatch_with_expected_and_recorded() -> None:
-    feed = edit(CLEAN, '"bet":"b2","result":"win","returned":"50","won":"100"',
-                '"bet":"b2","result":"win","returned":"50","won":"150"')
+    feed = edit(
+        CLEAN,
+        '"bet":"b2","result":"win","returned":"50","won":"100"',
+        '"bet":"b2","result":"win","returned":"50","won":"150"',
+    )
     [found] = findings(feed)
-    assert (found.code, found.bet, found.table, found.round) == (
-        "settlement_mismatch", "b2", "FPC-T", "r1")
+    assert (found.code, found.bet, found.table, found.round) == ("settlement_mismatch", "b2", "FPC-T", "r1")
     assert found.expected == {"result": "win", "returned": "50", "won": "100", "commission": "0"}
     assert found.recorded == {"result": "win", "returned": "50", "won": "150", "commission": "0"}
     assert found.rule == "FPC art. 5 c) [R], art. 6"
@@ -236,15 +245,20 @@ def test_dice_shown_closes_betting_but_dice_pressed_does_not() -> None:
 def test_reshake_settles_on_the_dice_shown_after_the_cocked_die() -> None:
     derivation = derive(replay(RESHAKE))
     assert {b: s.as_dict()["result"] for b, s in derivation.expected.items()} == {
-        "b1": "win", "b2": "lose"}  # 2-2-3: prawn twice, total 7 (6-6-5 would pay big)
+        "b1": "win",
+        "b2": "lose",
+    }  # 2-2-3: prawn twice, total 7 (6-6-5 would pay big)
     assert derivation.expected["b1"].won == 20
     assert any("cocked" in s.text and "F2" in (s.rule or "") for s in derivation.steps)
     assert any(s.text.startswith("dice 2-2-3: prawn green ×2") for s in derivation.steps)
 
 
 def test_reshake_settled_on_the_unread_throw_is_a_mismatch() -> None:
-    feed = edit(RESHAKE, '"bet":"b2","result":"lose","returned":"0","won":"0"',
-                '"bet":"b2","result":"win","returned":"100","won":"100"')
+    feed = edit(
+        RESHAKE,
+        '"bet":"b2","result":"lose","returned":"0","won":"0"',
+        '"bet":"b2","result":"win","returned":"100","won":"100"',
+    )
     assert [(f.code, f.bet) for f in findings(feed)] == [("settlement_mismatch", "b2")]
 
 
@@ -264,8 +278,11 @@ def test_void_mode_returns_every_stake() -> None:
 
 def test_void_mode_voids_even_if_the_table_closed_the_round_and_paid() -> None:
     feed = edit(VOID_COCKED, '"type":"round_voided","reason":"die_cocked"', '"type":"round_closed"')
-    feed = edit(feed, '"bet":"b1","result":"void","returned":"10","won":"0"',
-                '"bet":"b1","result":"win","returned":"10","won":"20"')
+    feed = edit(
+        feed,
+        '"bet":"b1","result":"void","returned":"10","won":"0"',
+        '"bet":"b1","result":"win","returned":"10","won":"20"',
+    )
     assert [(f.code, f.bet) for f in findings(feed)] == [("settlement_mismatch", "b1")]
 
 
@@ -280,11 +297,14 @@ def test_the_same_cocked_die_under_reshake_needs_a_new_throw() -> None:
 def test_a_voided_round_returns_every_stake() -> None:
     feed = edit(CLEAN, '"type":"round_closed"', '"type":"round_voided","reason":"shaker opened"')
     rnd = replay(feed)
-    assert all(s.result == "void" and s.returned == rnd.bets[b].amount and s.won == 0
-               for b, s in derive(rnd).expected.items())
+    assert all(
+        s.result == "void" and s.returned == rnd.bets[b].amount and s.won == 0
+        for b, s in derive(rnd).expected.items()
+    )
     # The table settled the bets as if the round had stood: every one is a mismatch.
     assert sorted((f.code, f.bet) for f in check_round(rnd, GAME)) == [
-        ("settlement_mismatch", b) for b in ("b1", "b2", "b3", "b4")]
+        ("settlement_mismatch", b) for b in ("b1", "b2", "b3", "b4")
+    ]
 
 
 def test_a_closed_round_without_dice_is_outcome_missing_and_judges_no_bet() -> None:
@@ -302,67 +322,110 @@ def test_replay_steps_cite_articles() -> None:
     steps = derive(replay(CLEAN)).steps
     assert steps[0].text == "dice 1-5-5: fish red, crab green ×2; total 11"
     assert [s.rule for s in steps[1:]] == [
-        "FPC art. 5 a) [R], art. 6", "FPC art. 5 c) [R], art. 6", "FPC art. 5 j), art. 6",
-        "FPC art. 5 e) [R], art. 6"]
+        "FPC art. 5 a) [R], art. 6",
+        "FPC art. 5 c) [R], art. 6",
+        "FPC art. 5 j), art. 6",
+        "FPC art. 5 e) [R], art. 6",
+    ]
     assert steps[2].text.startswith("b2: figure crab (5) for 50: win")
 
 
 # ---------------------------------------------------------------------------------------------
 # Malformed lines are rejected at ingest, naming the field.
 
+
 def bad_line(fields: str) -> Rejection:
-    text = ('{"v":1,"table":"FPC-T","game":"FPC","round":"r9","seq":4,'
-            '"at":"2026-11-21T20:00:00+08:00",' + fields + "}")
+    text = (
+        '{"v":1,"table":"FPC-T","game":"FPC","round":"r9","seq":4,'
+        '"at":"2026-11-21T20:00:00+08:00",' + fields + "}"
+    )
     rejection = parse_line(text, 7)
     assert isinstance(rejection, Rejection)
     assert rejection.line == 7
     return rejection
 
 
-@pytest.mark.parametrize(("fields", "field", "code"), [
-    ('"type":"dice_shown","dice":[1,2,7]', "dice.2", "invalid_value"),
-    ('"type":"dice_shown","dice":[0,2,3]', "dice.0", "invalid_value"),
-    ('"type":"dice_shown","dice":[1,2]', "dice.2", "missing_field"),
-    ('"type":"dice_shown","dice":[1,2,3,4]', "dice", "invalid_value"),
-    ('"type":"dice_shown","dice":[1,"2",3]', "dice.1", "invalid_value"),
-    ('"type":"die_cocked","die":2', "die", "unknown_key"),
-    ('"type":"bet_placed","bet":"b1","spot":{"kind":"figure","face":7},"amount":"10"',
-     "spot.face", "invalid_value"),
-    ('"type":"bet_placed","bet":"b1","spot":{"kind":"one_colour","colour":"gold"},'
-     '"amount":"10"', "spot.colour", "invalid_value"),
-    ('"type":"bet_placed","bet":"b1","spot":{"kind":"small","face":1},"amount":"10"',
-     "spot.face", "unknown_key"),
-    ('"type":"bet_placed","bet":"b1","spot":{"kind":"lucky"},"amount":"10"', "spot",
-     "invalid_value"),
-    ('"type":"bet_placed","bet":"b1","spot":{"kind":"total","total":10},"amount":10',
-     "amount", "bad_money"),
-    ('"type":"spin_result","number":3', "type", "unknown_type"),
-], ids=["die-7", "die-0", "two-dice", "four-dice", "die-as-string", "cocked-with-key",
-        "face-7", "colour-gold", "small-with-face", "unknown-kind", "money-as-number",
-        "roulette-event"])
-def test_a_malformed_line_is_rejected_naming_the_field(fields: str, field: str,
-                                                       code: str) -> None:
+@pytest.mark.parametrize(
+    ("fields", "field", "code"),
+    [
+        ('"type":"dice_shown","dice":[1,2,7]', "dice.2", "invalid_value"),
+        ('"type":"dice_shown","dice":[0,2,3]', "dice.0", "invalid_value"),
+        ('"type":"dice_shown","dice":[1,2]', "dice.2", "missing_field"),
+        ('"type":"dice_shown","dice":[1,2,3,4]', "dice", "invalid_value"),
+        ('"type":"dice_shown","dice":[1,"2",3]', "dice.1", "invalid_value"),
+        ('"type":"die_cocked","die":2', "die", "unknown_key"),
+        (
+            '"type":"bet_placed","bet":"b1","spot":{"kind":"figure","face":7},"amount":"10"',
+            "spot.face",
+            "invalid_value",
+        ),
+        (
+            '"type":"bet_placed","bet":"b1","spot":{"kind":"one_colour","colour":"gold"},"amount":"10"',
+            "spot.colour",
+            "invalid_value",
+        ),
+        (
+            '"type":"bet_placed","bet":"b1","spot":{"kind":"small","face":1},"amount":"10"',
+            "spot.face",
+            "unknown_key",
+        ),
+        ('"type":"bet_placed","bet":"b1","spot":{"kind":"lucky"},"amount":"10"', "spot", "invalid_value"),
+        (
+            '"type":"bet_placed","bet":"b1","spot":{"kind":"total","total":10},"amount":10',
+            "amount",
+            "bad_money",
+        ),
+        ('"type":"spin_result","number":3', "type", "unknown_type"),
+    ],
+    ids=[
+        "die-7",
+        "die-0",
+        "two-dice",
+        "four-dice",
+        "die-as-string",
+        "cocked-with-key",
+        "face-7",
+        "colour-gold",
+        "small-with-face",
+        "unknown-kind",
+        "money-as-number",
+        "roulette-event",
+    ],
+)
+def test_a_malformed_line_is_rejected_naming_the_field(fields: str, field: str, code: str) -> None:
     rejection = bad_line(fields)
     assert (rejection.field, rejection.code) == (field, code)
 
 
 @pytest.mark.parametrize("total", [3, 18])
 def test_a_total_off_the_layout_is_rejected_naming_spot_total(total: int) -> None:
-    rejection = bad_line(f'"type":"bet_placed","bet":"b1","spot":{{"kind":"total","total":'
-                         f'{total}}},"amount":"10"')
+    rejection = bad_line(
+        f'"type":"bet_placed","bet":"b1","spot":{{"kind":"total","total":{total}}},"amount":"10"'
+    )
     assert (rejection.field, rejection.code) == ("spot.total", "invalid_value")
 
 
 def test_every_spot_kind_round_trips_through_the_feed() -> None:
-    spots = ['{"kind":"small"}', '{"kind":"big"}', '{"kind":"figure","face":1}',
-             '{"kind":"one_colour","colour":"red"}', '{"kind":"two_colours","colour":"green"}',
-             '{"kind":"three_colours","colour":"blue"}', '{"kind":"any_three_colour"}',
-             '{"kind":"specific_triple","face":6}', '{"kind":"any_triple"}',
-             '{"kind":"total","total":4}', '{"kind":"total","total":17}']
+    spots = [
+        '{"kind":"small"}',
+        '{"kind":"big"}',
+        '{"kind":"figure","face":1}',
+        '{"kind":"one_colour","colour":"red"}',
+        '{"kind":"two_colours","colour":"green"}',
+        '{"kind":"three_colours","colour":"blue"}',
+        '{"kind":"any_three_colour"}',
+        '{"kind":"specific_triple","face":6}',
+        '{"kind":"any_triple"}',
+        '{"kind":"total","total":4}',
+        '{"kind":"total","total":17}',
+    ]
     for n, spot in enumerate(spots, start=1):
-        text = ('{"v":1,"table":"FPC-T","game":"FPC","round":"r9","seq":3,'
-                '"at":"2026-11-21T20:00:00+08:00","type":"bet_placed","bet":"b1","spot":'
-                + spot + ',"amount":"10"}')
+        text = (
+            '{"v":1,"table":"FPC-T","game":"FPC","round":"r9","seq":3,'
+            '"at":"2026-11-21T20:00:00+08:00","type":"bet_placed","bet":"b1","spot":'
+            + spot
+            + ',"amount":"10"}'
+        )
         event = parse_line(text, n)
         assert not isinstance(event, Rejection), event
         assert event.model_dump(mode="json")["spot"] == json.loads(spot)
@@ -370,6 +433,7 @@ def test_every_spot_kind_round_trips_through_the_feed() -> None:
 
 # ---------------------------------------------------------------------------------------------
 # The shared example feed (FEED: every example verifies with no finding).
+
 
 def example_rounds() -> list[list[FeedEvent]]:
     found = [d / "fpc.jsonl" for d in EXAMPLE_DIRS if (d / "fpc.jsonl").is_file()]

@@ -54,8 +54,9 @@ def test_the_same_seed_gives_the_same_lines() -> None:
 
 
 def test_different_seeds_give_different_rounds() -> None:
-    dice = {tuple(line["dice"]) for s in SEEDS for line in play(s, None)[0].lines
-            if line["type"] == "dice_shown"}
+    dice = {
+        tuple(line["dice"]) for s in SEEDS for line in play(s, None)[0].lines if line["type"] == "dice_shown"
+    }
     assert len(dice) > 30
 
 
@@ -95,15 +96,16 @@ def test_a_round_follows_rules_2_3() -> None:
 
 def test_rounds_mix_bet_kinds_and_sometimes_reshake_a_cocked_die() -> None:
     rounds = [play(seed, None)[0].lines for seed in range(200)]
-    kinds = Counter(line["spot"]["kind"] for lines in rounds for line in lines
-                    if line["type"] == "bet_placed")
+    kinds = Counter(
+        line["spot"]["kind"] for lines in rounds for line in lines if line["type"] == "bet_placed"
+    )
     assert set(kinds) == set(LIMITS)
     reshaken = [lines for lines in rounds if any(line["type"] == "die_cocked" for line in lines)]
     assert 0 < len(reshaken) < 50
     for lines in reshaken:
         types = [line["type"] for line in lines]
         at = types.index("die_cocked")
-        assert types[at:at + 3] == ["die_cocked", "dice_pressed", "dice_shown"]
+        assert types[at : at + 3] == ["die_cocked", "dice_pressed", "dice_shown"]
         assert verify(lines) == []
 
 
@@ -120,8 +122,7 @@ def test_the_simulate_driver_reports_exactly_what_verify_finds() -> None:
     for line in sim.lines:
         by_round.setdefault((line["table"], line["round"]), []).append(line)
     assert len(by_round) == sim.rounds == 120
-    found = Counter((t, r, code, bet) for (t, r), lines in by_round.items()
-                    for code, bet in verify(lines))
+    found = Counter((t, r, code, bet) for (t, r), lines in by_round.items() for code, bet in verify(lines))
     expected = Counter((i.table, i.round, i.code, i.bet) for i in sim.injected)
     assert found == expected
     assert 30 < len(expected) < 90

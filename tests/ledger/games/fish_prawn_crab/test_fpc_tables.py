@@ -43,8 +43,11 @@ ALL_SPOTS: list[Spot] = [
     EvenSpot(kind="small"),
     EvenSpot(kind="big"),
     *(FigureSpot(kind="figure", face=f) for f in range(1, 7)),
-    *(ColourSpot(kind=k, colour=c)
-      for k in ("one_colour", "two_colours", "three_colours") for c in ("red", "green", "blue")),
+    *(
+        ColourSpot(kind=k, colour=c)
+        for k in ("one_colour", "two_colours", "three_colours")
+        for c in ("red", "green", "blue")
+    ),
     AnySpot(kind="any_three_colour"),
     *(FigureSpot(kind="specific_triple", face=f) for f in range(1, 7)),
     AnySpot(kind="any_triple"),
@@ -52,18 +55,46 @@ ALL_SPOTS: list[Spot] = [
 ]
 """Every spot of the FPC layout (FEED §4): 39 of them."""
 
-TOTALS_TABLE = {3: 1, 4: 3, 5: 6, 6: 10, 7: 15, 8: 21, 9: 25, 10: 27, 11: 27, 12: 25, 13: 21,
-                14: 15, 15: 10, 16: 6, 17: 3, 18: 1}
+TOTALS_TABLE = {
+    3: 1,
+    4: 3,
+    5: 6,
+    6: 10,
+    7: 15,
+    8: 21,
+    9: 25,
+    10: 27,
+    11: 27,
+    12: 25,
+    13: 21,
+    14: 15,
+    15: 10,
+    16: 6,
+    17: 3,
+    18: 1,
+}
 """RULES §9.2: how many of the 216 throws give each total."""
 
-TOTAL_EDGES = {4: Fraction(7, 24), 5: Fraction(17, 36), 6: Fraction(11, 36), 7: Fraction(7, 72),
-               8: Fraction(1, 8), 9: Fraction(41, 216), 10: Fraction(1, 8)}
+TOTAL_EDGES = {
+    4: Fraction(7, 24),
+    5: Fraction(17, 36),
+    6: Fraction(11, 36),
+    7: Fraction(7, 72),
+    8: Fraction(1, 8),
+    9: Fraction(41, 216),
+    10: Fraction(1, 8),
+}
 """RULES §9.2: house edge on the totals (symmetric: 17 as 4, 16 as 5, …)."""
 
 KIND_EDGES = {
-    "small": Fraction(1, 36), "big": Fraction(1, 36), "figure": Fraction(17, 216),
-    "one_colour": Fraction(1, 9), "two_colours": Fraction(1, 9), "three_colours": Fraction(2, 9),
-    "any_three_colour": Fraction(1, 9), "specific_triple": Fraction(65, 216),
+    "small": Fraction(1, 36),
+    "big": Fraction(1, 36),
+    "figure": Fraction(17, 216),
+    "one_colour": Fraction(1, 9),
+    "two_colours": Fraction(1, 9),
+    "three_colours": Fraction(2, 9),
+    "any_three_colour": Fraction(1, 9),
+    "specific_triple": Fraction(65, 216),
     "any_triple": Fraction(11, 36),
 }
 """RULES §9.2: house edge per bet kind."""
@@ -113,7 +144,11 @@ def test_a_chosen_figure_shows_0_1_2_3_times_in_125_75_15_1_throws() -> None:
 def test_a_chosen_colour_shows_0_1_2_3_times_in_8_12_6_1_of_27(colour: str) -> None:
     counts = Counter(colour_count(o, colour) for o in OUTCOMES)
     assert {n: Fraction(c, 216) for n, c in counts.items()} == {
-        0: Fraction(8, 27), 1: Fraction(12, 27), 2: Fraction(6, 27), 3: Fraction(1, 27)}
+        0: Fraction(8, 27),
+        1: Fraction(12, 27),
+        2: Fraction(6, 27),
+        3: Fraction(1, 27),
+    }
 
 
 def test_at_least_one_colour_would_give_the_player_an_edge() -> None:
@@ -143,8 +178,13 @@ def test_golden_digest_of_every_payout_on_every_throw() -> None:
 
 def test_faces_have_figure_and_colour_and_opposites_share_a_colour() -> None:
     assert [(f.figure, f.colour) for f in FACES.values()] == [
-        ("fish", "red"), ("prawn", "green"), ("calabash", "blue"),
-        ("coin", "blue"), ("crab", "green"), ("rooster", "red")]
+        ("fish", "red"),
+        ("prawn", "green"),
+        ("calabash", "blue"),
+        ("coin", "blue"),
+        ("crab", "green"),
+        ("rooster", "red"),
+    ]
     for n, face in FACES.items():
         assert face.number == n
         assert FACES[7 - n].colour == face.colour
@@ -152,12 +192,32 @@ def test_faces_have_figure_and_colour_and_opposites_share_a_colour() -> None:
 
 def test_prizes_are_the_art_6_odds() -> None:
     assert {k: p.odds for k, p in PRIZES.items()} == {
-        "small": 1, "big": 1, "one_colour": 1, "two_colours": 3, "three_colours": 20,
-        "any_three_colour": 7, "specific_triple": 150, "any_triple": 24}
+        "small": 1,
+        "big": 1,
+        "one_colour": 1,
+        "two_colours": 3,
+        "three_colours": 20,
+        "any_three_colour": 7,
+        "specific_triple": 150,
+        "any_triple": 24,
+    }
     assert {n: p.odds for n, p in FIGURE_PRIZES.items()} == {1: 1, 2: 2, 3: 3}
     assert {t: p.odds for t, p in TOTAL_PRIZES.items()} == {
-        4: 50, 17: 50, 5: 18, 16: 18, 6: 14, 15: 14, 7: 12, 14: 12, 8: 8, 13: 8,
-        9: 6, 10: 6, 11: 6, 12: 6}
+        4: 50,
+        17: 50,
+        5: 18,
+        16: 18,
+        6: 14,
+        15: 14,
+        7: 12,
+        14: 12,
+        8: 8,
+        13: 8,
+        9: 6,
+        10: 6,
+        11: 6,
+        12: 6,
+    }
     assert list(SMALL_TOTALS) == list(range(4, 11))
     assert list(BIG_TOTALS) == list(range(11, 18))
 
@@ -165,8 +225,7 @@ def test_prizes_are_the_art_6_odds() -> None:
 def test_every_prize_cites_its_article() -> None:
     prizes = [*PRIZES.values(), *FIGURE_PRIZES.values(), *TOTAL_PRIZES.values()]
     assert all(p.rule.startswith("FPC art. 5 ") and "art. 6" in p.rule for p in prizes)
-    reconstructed = {"small", "big", "one_colour", "two_colours", "three_colours",
-                     "any_three_colour"}
+    reconstructed = {"small", "big", "one_colour", "two_colours", "three_colours", "any_three_colour"}
     assert {k for k, p in PRIZES.items() if "[R]" in p.rule} == reconstructed
     assert PRIZES["small"].rule == "FPC art. 5 a) [R], art. 6"
 

@@ -26,15 +26,27 @@ from ledger.verify.checks import check_round
 class Script:
     """Feed lines of one game, written step by step."""
 
-    def __init__(self, hands: dict[str, str], *, variant: str = "conventional",
-                 stake: str = "25/50", capital: dict[str, str] | None = None,
-                 round_wind: str = "E", rulebook: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        hands: dict[str, str],
+        *,
+        variant: str = "conventional",
+        stake: str = "25/50",
+        capital: dict[str, str] | None = None,
+        round_wind: str = "E",
+        rulebook: dict[str, Any] | None = None,
+    ) -> None:
         self.lines: list[dict[str, Any]] = []
         seats = [s for s in "ESWN" if s in hands]
         opened: dict[str, Any] = dict(
-            currency="MOP", variant=variant, stake=stake,
+            currency="MOP",
+            variant=variant,
+            stake=stake,
             players={s: f"P-{s}" for s in seats},
-            capital=capital or {s: "5000" for s in seats}, round_wind=round_wind, game_no=1)
+            capital=capital or {s: "5000" for s in seats},
+            round_wind=round_wind,
+            game_no=1,
+        )
         if rulebook:
             opened["rulebook"] = rulebook
         self.add("round_opened", **opened)
@@ -47,9 +59,16 @@ class Script:
 
     def add(self, type_: str, **fields: Any) -> dict[str, Any]:
         seq = len(self.lines) + 1
-        line = {"v": 1, "table": "MJ-T", "game": "MJ", "round": "g1", "seq": seq,
-                "at": f"2026-11-20T10:{seq // 60:02d}:{seq % 60:02d}+08:00", "type": type_,
-                **{k.rstrip("_"): v for k, v in fields.items()}}
+        line = {
+            "v": 1,
+            "table": "MJ-T",
+            "game": "MJ",
+            "round": "g1",
+            "seq": seq,
+            "at": f"2026-11-20T10:{seq // 60:02d}:{seq % 60:02d}+08:00",
+            "type": type_,
+            **{k.rstrip("_"): v for k, v in fields.items()},
+        }
         self.lines.append(line)
         return line
 
@@ -105,8 +124,11 @@ class Script:
 
     def findings(self) -> list[Finding]:
         """The error findings, less ``round_incomplete`` for a game cut short by the test."""
-        return [f for f in check_round(self.round(), GAME)
-                if f.severity == "error" and f.code != "round_incomplete"]
+        return [
+            f
+            for f in check_round(self.round(), GAME)
+            if f.severity == "error" and f.code != "round_incomplete"
+        ]
 
     def codes(self) -> list[tuple[str, str | None]]:
         """``(code, seat)`` of each error finding, in order; a game cut short for the test is not

@@ -70,8 +70,11 @@ def test_the_winners_capital_cuts_every_payment_pro_rata(mj: Builder) -> None:
     assert s.codes() == []
     wrong = all_pungs(mj, capital=capital, rulebook={"mj": {"min_capital": "100"}})
     wrong.pay("E", "W", "100").pay("S", "W", "50").pay("N", "W", "50").commission("W", "10")
-    assert wrong.close().codes() == [("payment_mismatch", "E"), ("payment_mismatch", "S"),
-                                     ("payment_mismatch", "N")]
+    assert wrong.close().codes() == [
+        ("payment_mismatch", "E"),
+        ("payment_mismatch", "S"),
+        ("payment_mismatch", "N"),
+    ]
 
 
 def test_a_capital_below_the_table_minimum_is_reported(mj: Builder) -> None:
@@ -114,8 +117,11 @@ def test_pure_one_suit_fed_by_a_discard_makes_the_discarder_pay_for_all(mj: Buil
 def test_a_liability_not_applied_is_found_on_every_payment(mj: Builder) -> None:
     s = pure_one_suit(mj)
     s.pay("E", "S", "200").pay("W", "S", "100").pay("N", "S", "100").commission("S", "10")
-    assert s.close().codes() == [("payment_mismatch", "E"), ("payment_mismatch", "W"),
-                                 ("payment_mismatch", "N")]
+    assert s.close().codes() == [
+        ("payment_mismatch", "E"),
+        ("payment_mismatch", "W"),
+        ("payment_mismatch", "N"),
+    ]
 
 
 # -- thirteen orphans, self-drawn by N (D7, 2 fán) --------------------------------------------------

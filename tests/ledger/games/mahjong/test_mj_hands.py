@@ -87,8 +87,13 @@ def test_seven_pairs_is_not_a_winning_hand() -> None:
 
 def ctx(hand: str, **kw: object) -> list[WinContext]:
     h = counts(index(t) for t in hand.split())
-    base = dict(variant="conventional", seat_wind=28, round_wind=27, source="self_drawn",
-                winning_tile=index(hand.split()[-1]))
+    base = dict(
+        variant="conventional",
+        seat_wind=28,
+        round_wind=27,
+        source="self_drawn",
+        winning_tile=index(hand.split()[-1]),
+    )
     base.update(kw)
     return [WinContext(arrangement=a, **base) for a in arrangements(h, (), 4)]  # type: ignore[arg-type]
 

@@ -23,15 +23,15 @@ from ledger.verify.checks import check_round
 START = datetime(2026, 11, 21, 20, 0, tzinfo=timezone(timedelta(hours=8)))
 
 
-def table(seed: int, games: int, inject: str | None, tables_before: int = 0
-          ) -> list[tuple[list[dict[str, Any]], list[tuple[str, str | None]]]]:
+def table(
+    seed: int, games: int, inject: str | None, tables_before: int = 0
+) -> list[tuple[list[dict[str, Any]], list[tuple[str, str | None]]]]:
     rng = random.Random(seed)
     ts: dict[str, Any] = {}
     gs: dict[str, Any] = {"tables": tables_before}
     out = []
     for r in range(games):
-        b = RoundBuilder("MJ-07", "MJ", f"{seed:03d}{r:03d}", START, table_state=ts,
-                         game_state=gs)
+        b = RoundBuilder("MJ-07", "MJ", f"{seed:03d}{r:03d}", START, table_state=ts, game_state=gs)
         injected = simulate_round(b, rng, inject)
         assert all((i.table, i.round) == ("MJ-07", b.round) for i in injected)
         out.append((b.lines, sorted((i.code, i.bet) for i in injected)))
@@ -63,8 +63,7 @@ def test_the_same_seed_gives_the_same_games() -> None:
 @pytest.mark.parametrize("variant_slot", [0, 1], ids=["conventional", "simplified"])
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("inject", [None, *INJECTABLE])
-def test_verify_finds_exactly_what_was_injected(inject: str | None, seed: int,
-                                                variant_slot: int) -> None:
+def test_verify_finds_exactly_what_was_injected(inject: str | None, seed: int, variant_slot: int) -> None:
     for lines, injected in table(seed, 6, inject, variant_slot):
         assert lines[0]["variant"] == ("conventional", "simplified")[variant_slot]
         assert found(lines) == injected
@@ -101,8 +100,7 @@ def test_the_simulate_driver_reports_exactly_what_verify_finds() -> None:
         by_round.setdefault((line["table"], line["round"]), []).append(line)
     assert len(by_round) == sim.rounds == 24
     assert {lines[0]["variant"] for lines in by_round.values()} == {"conventional", "simplified"}
-    got = Counter((t, r, code, bet) for (t, r), lines in by_round.items()
-                  for code, bet in found(lines))
+    got = Counter((t, r, code, bet) for (t, r), lines in by_round.items() for code, bet in found(lines))
     assert got == Counter((i.table, i.round, i.code, i.bet) for i in sim.injected)
 
 

@@ -59,8 +59,11 @@ def test_commission_is_0_4_a_in_mjc_and_0_2_a_in_mjs_on_every_row() -> None:
 
 def test_false_win_penalties_total_12a_8a_and_6a() -> None:
     def total(variant: str, who: str) -> Decimal:
-        return sum((p.amount for p in false_win_payments(SEATS, who, variant, A)),  # type: ignore[arg-type]
-                   Decimal(0))
+        return sum(
+            (p.amount for p in false_win_payments(SEATS, who, variant, A)),  # type: ignore[arg-type]
+            Decimal(0),
+        )
+
     assert total("conventional", "E") == 12 * A
     assert total("conventional", "S") == 8 * A
     assert total("simplified", "W") == 6 * A

@@ -122,8 +122,7 @@ def test_over_many_rounds_every_spot_kind_void_spins_and_zero_appear() -> None:
 
 
 def test_a_void_spin_is_followed_by_the_spin_that_counts() -> None:
-    seeds = [s for s in range(200)
-             if any(line["type"] == "spin_voided" for line in play(s, None)[0].lines)]
+    seeds = [s for s in range(200) if any(line["type"] == "spin_voided" for line in play(s, None)[0].lines)]
     assert seeds
     for seed in seeds[:10]:
         builder, _ = play(seed, None)
@@ -135,14 +134,14 @@ def test_a_void_spin_is_followed_by_the_spin_that_counts() -> None:
 def test_a_late_bet_is_placed_after_the_spin_and_settled_correctly() -> None:
     builder, injected = play(3, "late_bet")
     seqs = {line["type"]: line["seq"] for line in builder.lines}  # the last of each type
-    late = next(line for line in builder.lines
-                if line["type"] == "bet_placed" and line["bet"] == injected[0].bet)
+    late = next(
+        line for line in builder.lines if line["type"] == "bet_placed" and line["bet"] == injected[0].bet
+    )
     assert late["seq"] > seqs["spin_result"]
     rnd = to_round(builder.lines)
     due = derive(rnd).expected[late["bet"]]
     recorded = rnd.settlements[late["bet"]][0]
-    assert (recorded.result, recorded.returned, recorded.won) == (due.result, due.returned,
-                                                                  due.won)
+    assert (recorded.result, recorded.returned, recorded.won) == (due.result, due.returned, due.won)
 
 
 def test_wrong_payouts_include_short_paid_winners_and_paid_losers() -> None:

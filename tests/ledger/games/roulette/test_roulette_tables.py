@@ -33,8 +33,7 @@ from ledger.rulebook import complete_rulebook
 
 NINE = (1, 2, 3, 4, 5, 6, 7, 8, 9)
 TWELVE = (25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36)
-SECTOR_BOOK = complete_rulebook({"rl": {"sectors": {"nine": [list(NINE)],
-                                                    "twelve": [list(TWELVE)]}}})
+SECTOR_BOOK = complete_rulebook({"rl": {"sectors": {"nine": [list(NINE)], "twelve": [list(TWELVE)]}}})
 STAKE = Decimal("100")
 
 
@@ -99,8 +98,11 @@ def test_columns_and_dozens_partition_1_to_36(groups: dict[int, frozenset[int]])
     assert frozenset().union(*groups.values()) == frozenset(range(1, 37))
 
 
-@pytest.mark.parametrize(("which", "first_four"), [(1, [1, 4, 7, 10]), (2, [2, 5, 8, 11]),
-                                                   (3, [3, 6, 9, 12])], ids=["c1", "c2", "c3"])
+@pytest.mark.parametrize(
+    ("which", "first_four"),
+    [(1, [1, 4, 7, 10]), (2, [2, 5, 8, 11]), (3, [3, 6, 9, 12])],
+    ids=["c1", "c2", "c3"],
+)
 def test_column_membership(which: int, first_four: list[int]) -> None:
     assert sorted(COLUMNS[which])[:4] == first_four
     assert max(COLUMNS[which]) == 33 + which
@@ -112,10 +114,15 @@ def test_dozen_membership() -> None:
     assert (min(DOZENS[3]), max(DOZENS[3])) == (25, 36)
 
 
-@pytest.mark.parametrize(("kind", "expected"), [
-    ("even", set(range(2, 37, 2))), ("odd", set(range(1, 37, 2))),
-    ("low", set(range(1, 19))), ("high", set(range(19, 37))),
-])
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        ("even", set(range(2, 37, 2))),
+        ("odd", set(range(1, 37, 2))),
+        ("low", set(range(1, 19))),
+        ("high", set(range(19, 37))),
+    ],
+)
 def test_even_money_sets(kind: str, expected: set[int]) -> None:
     assert OUTSIDE[kind] == expected  # type: ignore[index]
 
@@ -134,11 +141,26 @@ def test_zero_combinations_cover_zero_and_have_the_right_size() -> None:
     assert sum(len(s) for s in ZERO_SPOTS.values()) == 6
 
 
-@pytest.mark.parametrize(("kind", "to_win"), [
-    ("straight", 35), ("split", 17), ("street", 11), ("corner", 8), ("line", 5), ("nine", 3),
-    ("twelve", 2), ("column", 2), ("dozen", 2), ("red", 1), ("black", 1), ("even", 1),
-    ("odd", 1), ("low", 1), ("high", 1),
-])
+@pytest.mark.parametrize(
+    ("kind", "to_win"),
+    [
+        ("straight", 35),
+        ("split", 17),
+        ("street", 11),
+        ("corner", 8),
+        ("line", 5),
+        ("nine", 3),
+        ("twelve", 2),
+        ("column", 2),
+        ("dozen", 2),
+        ("red", 1),
+        ("black", 1),
+        ("even", 1),
+        ("odd", 1),
+        ("low", 1),
+        ("high", 1),
+    ],
+)
 def test_prize_of_each_kind_is_36_over_n_minus_1(kind: str, to_win: int) -> None:
     """RL art. 7 as tabulated in RULES §5.4 and §9.5."""
     odds = PAYOUTS[kind]  # type: ignore[index]

@@ -35,9 +35,19 @@ from projections.base import fold_store
 from projections.jackpot import JackpotView, conservation_gap
 
 RULEBOOK: dict[str, Any] = {
-    "jackpot": {"pool": "PJ-T", "bet_amount": "10", "contribution_rate": "0.20", "seed": "50000",
-                "fixed": {"flush": "200", "full_house": "400", "four_of_a_kind": "2000",
-                          "straight_flush": "5000", "royal_flush": "50000"}},
+    "jackpot": {
+        "pool": "PJ-T",
+        "bet_amount": "10",
+        "contribution_rate": "0.20",
+        "seed": "50000",
+        "fixed": {
+            "flush": "200",
+            "full_house": "400",
+            "four_of_a_kind": "2000",
+            "straight_flush": "5000",
+            "royal_flush": "50000",
+        },
+    },
     "stud": {"max_payout": "3000"},
 }
 
@@ -64,9 +74,18 @@ class Rnd:
     def add(self, type_: str, **fields: Any) -> Rnd:
         self.seq += 1
         self.feed.clock += timedelta(seconds=3)
-        self.feed.lines.append({"v": 1, "table": self.table, "game": "STUD", "round": self.rnd,
-                                "seq": self.seq, "at": self.feed.clock.isoformat(),
-                                "type": type_, **fields})
+        self.feed.lines.append(
+            {
+                "v": 1,
+                "table": self.table,
+                "game": "STUD",
+                "round": self.rnd,
+                "seq": self.seq,
+                "at": self.feed.clock.isoformat(),
+                "type": type_,
+                **fields,
+            }
+        )
         return self
 
     def bet(self, bet: str, kind: str, seat: int, amount: str) -> Rnd:
@@ -76,73 +95,117 @@ class Rnd:
         self.add("betting_closed").add("deck_shuffled", decks=1, method=method)
         cards = {s: h.split() for s, h in hands.items()} | {"dealer": dealer.split()}
         seats: list[int | str] = [*sorted(hands), "dealer"]
-        order = ([(s, i) for s in seats for i in range(5)] if method == "machine"
-                 else [(s, i) for i in range(5) for s in seats])
+        order = (
+            [(s, i) for s in seats for i in range(5)]
+            if method == "machine"
+            else [(s, i) for i in range(5) for s in seats]
+        )
         for s, i in order:
             self.add("card_dealt", to=s, card=cards[s][i], face_up=s == "dealer" and i == 4)
         return self
 
     def settle(self, bet: str, result: str, returned: str = "0", won: str = "0") -> Rnd:
-        return self.add("bet_settled", bet=bet, result=result, returned=returned, won=won,
-                        commission="0")
+        return self.add("bet_settled", bet=bet, result=result, returned=returned, won=won, commission="0")
 
 
 def story(**spoil: str) -> list[dict[str, Any]]:
     f = Feed()
-    (f.round("T1", "000001")
-     .bet("a1", "ante", 1, "100").bet("j1", "jackpot", 1, "10")
-     .bet("a2", "ante", 2, "100").bet("j2", "jackpot", 2, "10")
-     .deal({1: "9S 9D KC 7H 2D", 2: "8S 8H 8C 8D 3S"}, "9H 9C KD 7S 2C")
-     .bet("r1", "raise", 1, "200").bet("r2", "raise", 2, "200")
-     .add("jackpot_paid", bet="j2", hand="four_of_a_kind", amount=spoil.get("j2_paid", "2000"))
-     .settle("a1", "win", "100", "100").settle("r1", "win", "200", "200")
-     .settle("a2", "win", "100", "100").settle("r2", "win", "200", spoil.get("r2_won", "3000"))
-     .settle("j1", "lose").settle("j2", "win", "0", "2000")
-     .add("round_closed"))
-    (f.round("T1", "000002")
-     .bet("a1", "ante", 1, "100").bet("a3", "ante", 3, "50")
-     .deal({1: "AS KD 7C 4H 2S", 3: "5C 5D 9S JH QD"}, "KS QH 9D 6C 3H", method="hand")
-     .bet("r1", "raise", 1, "200").bet("r3", "raise", 3, "100")
-     .settle("a1", "win", "100", "100").settle("r1", "push", "200")
-     .settle("a3", "win", "50", "50").settle("r3", "push", "100")
-     .add("round_closed"))
-    t2 = (f.round("T2", "000001")
-          .bet("a1", "ante", 1, "100").bet("j1", "jackpot", 1, "10")
-          .bet("a2", "ante", 2, "100").bet("j2", "jackpot", 2, "10")
-          .bet("a3", "ante", 3, "100").bet("j3", "jackpot", 3, "10")
-          .deal({1: "9C 8C 7C 6C 5C", 2: "AS KS QS JS TS", 3: "AH KH QH JH TH"},
-                "2D 3D 4S 7D 9H")
-          .bet("r1", "raise", 1, "200").bet("r2", "raise", 2, "200")
-          .bet("r3", "raise", 3, "200")
-          .add("jackpot_paid", bet="j1", hand="straight_flush", amount="5001.00")
-          .add("jackpot_paid", bet="j2", hand="royal_flush", amount="25000"))
+    (
+        f.round("T1", "000001")
+        .bet("a1", "ante", 1, "100")
+        .bet("j1", "jackpot", 1, "10")
+        .bet("a2", "ante", 2, "100")
+        .bet("j2", "jackpot", 2, "10")
+        .deal({1: "9S 9D KC 7H 2D", 2: "8S 8H 8C 8D 3S"}, "9H 9C KD 7S 2C")
+        .bet("r1", "raise", 1, "200")
+        .bet("r2", "raise", 2, "200")
+        .add("jackpot_paid", bet="j2", hand="four_of_a_kind", amount=spoil.get("j2_paid", "2000"))
+        .settle("a1", "win", "100", "100")
+        .settle("r1", "win", "200", "200")
+        .settle("a2", "win", "100", "100")
+        .settle("r2", "win", "200", spoil.get("r2_won", "3000"))
+        .settle("j1", "lose")
+        .settle("j2", "win", "0", "2000")
+        .add("round_closed")
+    )
+    (
+        f.round("T1", "000002")
+        .bet("a1", "ante", 1, "100")
+        .bet("a3", "ante", 3, "50")
+        .deal({1: "AS KD 7C 4H 2S", 3: "5C 5D 9S JH QD"}, "KS QH 9D 6C 3H", method="hand")
+        .bet("r1", "raise", 1, "200")
+        .bet("r3", "raise", 3, "100")
+        .settle("a1", "win", "100", "100")
+        .settle("r1", "push", "200")
+        .settle("a3", "win", "50", "50")
+        .settle("r3", "push", "100")
+        .add("round_closed")
+    )
+    t2 = (
+        f.round("T2", "000001")
+        .bet("a1", "ante", 1, "100")
+        .bet("j1", "jackpot", 1, "10")
+        .bet("a2", "ante", 2, "100")
+        .bet("j2", "jackpot", 2, "10")
+        .bet("a3", "ante", 3, "100")
+        .bet("j3", "jackpot", 3, "10")
+        .deal({1: "9C 8C 7C 6C 5C", 2: "AS KS QS JS TS", 3: "AH KH QH JH TH"}, "2D 3D 4S 7D 9H")
+        .bet("r1", "raise", 1, "200")
+        .bet("r2", "raise", 2, "200")
+        .bet("r3", "raise", 3, "200")
+        .add("jackpot_paid", bet="j1", hand="straight_flush", amount="5001.00")
+        .add("jackpot_paid", bet="j2", hand="royal_flush", amount="25000")
+    )
     if "no_j3_paid" not in spoil:
         t2.add("jackpot_paid", bet="j3", hand="royal_flush", amount="25000")
     for seat in (1, 2, 3):
         t2.settle(f"a{seat}", "win", "100", "100").settle(f"r{seat}", "push", "200")
-    (t2.settle("j1", "win", "0", "5001").settle("j2", "win", "0", "25000")
-     .settle("j3", "win", "0", "25000").add("round_closed"))
-    (f.round("T1", "000003")
-     .bet("a1", "ante", 1, "100").bet("j1", "jackpot", 1, "10").bet("a2", "ante", 2, "200")
-     .add("betting_closed").add("deck_shuffled", decks=1, method="hand")
-     .add("card_dealt", to=1, card="4S", face_up=False)
-     .add("card_exposed", to=1, card="4S")
-     .add("card_dealt", to=2, card="JD", face_up=False)
-     .add("card_exposed", to=2, card="JD")
-     .settle("a1", "void", "100").settle("j1", "carry").settle("a2", "void", "200")
-     .add("round_voided", reason="two cards exposed while dealing"))
-    (f.round("T1", "000004")
-     .add("jackpot_carried", bet="j1", from_round="000003", seat=1, amount="10")
-     .bet("a1", "ante", 1, "100")
-     .deal({1: "4S 9D 2C JH 6H"}, "AD KC QS 8S 3C")
-     .add("hand_folded", seat=1)
-     .settle("a1", "lose").settle("j1", "lose").add("round_closed"))
-    (f.round("T1", "000005")
-     .bet("a1", "ante", 1, "100").bet("a2", "ante", 2, "100").bet("j2", "jackpot", 2, "20")
-     .deal({1: "QS QD 4C 5H 9D", 2: "2S 3H 7C 8D TC"}, "AS KS 6D 3C 2D")
-     .bet("r1", "raise", 1, "300").add("hand_folded", seat=2)
-     .settle("a1", "win", "100", "100").settle("r1", "win", "300", "300")
-     .settle("a2", "lose").settle("j2", "void", "20").add("round_closed"))
+    (
+        t2.settle("j1", "win", "0", "5001")
+        .settle("j2", "win", "0", "25000")
+        .settle("j3", "win", "0", "25000")
+        .add("round_closed")
+    )
+    (
+        f.round("T1", "000003")
+        .bet("a1", "ante", 1, "100")
+        .bet("j1", "jackpot", 1, "10")
+        .bet("a2", "ante", 2, "200")
+        .add("betting_closed")
+        .add("deck_shuffled", decks=1, method="hand")
+        .add("card_dealt", to=1, card="4S", face_up=False)
+        .add("card_exposed", to=1, card="4S")
+        .add("card_dealt", to=2, card="JD", face_up=False)
+        .add("card_exposed", to=2, card="JD")
+        .settle("a1", "void", "100")
+        .settle("j1", "carry")
+        .settle("a2", "void", "200")
+        .add("round_voided", reason="two cards exposed while dealing")
+    )
+    (
+        f.round("T1", "000004")
+        .add("jackpot_carried", bet="j1", from_round="000003", seat=1, amount="10")
+        .bet("a1", "ante", 1, "100")
+        .deal({1: "4S 9D 2C JH 6H"}, "AD KC QS 8S 3C")
+        .add("hand_folded", seat=1)
+        .settle("a1", "lose")
+        .settle("j1", "lose")
+        .add("round_closed")
+    )
+    (
+        f.round("T1", "000005")
+        .bet("a1", "ante", 1, "100")
+        .bet("a2", "ante", 2, "100")
+        .bet("j2", "jackpot", 2, "20")
+        .deal({1: "QS QD 4C 5H 9D", 2: "2S 3H 7C 8D TC"}, "AS KS 6D 3C 2D")
+        .bet("r1", "raise", 1, "300")
+        .add("hand_folded", seat=2)
+        .settle("a1", "win", "100", "100")
+        .settle("r1", "win", "300", "300")
+        .settle("a2", "lose")
+        .settle("j2", "void", "20")
+        .add("round_closed")
+    )
     return f.lines
 
 
@@ -177,16 +240,24 @@ def test_the_jackpot_view_after_the_story(app: LedgerApp) -> None:
     assert conservation_gap(meters) == 0
     history = [r for k, r in rows.items() if k.startswith("pool:PJ-T:history:")]
     assert [(r["table"], r["round"], r["end"]) for r in history] == [
-        ("T1", "000001", "50004.00"), ("T2", "000001", "50000"), ("T1", "000004", "50002.00")]
+        ("T1", "000001", "50004.00"),
+        ("T2", "000001", "50000"),
+        ("T1", "000004", "50002.00"),
+    ]
 
 
-@pytest.mark.parametrize(("spoil", "found"), [
-    ({"j2_paid": "2500"}, ("jackpot_mismatch", "T1", "000001", "j2")),
-    ({"r2_won": "4000"}, ("settlement_mismatch", "T1", "000001", "r2")),
-    ({"no_j3_paid": "1"}, ("jackpot_mismatch", "T2", "000001", "j3")),
-], ids=["wrong award", "uncapped four of a kind", "missing award"])
-def test_one_spoiled_line_is_one_finding(app: LedgerApp, spoil: dict[str, str],
-                                         found: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    ("spoil", "found"),
+    [
+        ({"j2_paid": "2500"}, ("jackpot_mismatch", "T1", "000001", "j2")),
+        ({"r2_won": "4000"}, ("settlement_mismatch", "T1", "000001", "r2")),
+        ({"no_j3_paid": "1"}, ("jackpot_mismatch", "T2", "000001", "j3")),
+    ],
+    ids=["wrong award", "uncapped four of a kind", "missing award"],
+)
+def test_one_spoiled_line_is_one_finding(
+    app: LedgerApp, spoil: dict[str, str], found: tuple[str, ...]
+) -> None:
     load(app, story(**spoil))
     assert findings(app) == sorted([*RIGHT, found])
 
@@ -196,15 +267,20 @@ def test_replay_shows_categories_decisions_and_the_pool(app: LedgerApp) -> None:
     first = replay_round(app, "T1", "000001")
     assert first is not None
     steps = [s.text for s in first.derivation.steps]
-    assert any("place 1 against the dealer: player higher — both one pair, same ranks; the pair "
-               "decides by its best suit: ♠ beats ♥" in s for s in steps), steps
+    assert any(
+        "place 1 against the dealer: player higher — both one pair, same ranks; the pair "
+        "decides by its best suit: ♠ beats ♥" in s
+        for s in steps
+    ), steps
     assert any("four of a kind pays 20 to 1, 4000 capped at 3000" in s for s in steps), steps
     assert any(s.startswith("dealer one pair: qualifies") for s in steps), steps
     hits = replay_round(app, "T2", "000001")
     assert hits is not None
     text = "\n".join(s.text for s in hits.derivation.steps)
-    assert "jackpot pool PJ-T before the round: 50004.00; 3 settled jackpot bets contribute " \
-           "6.00 → 50010.00" in text
+    assert (
+        "jackpot pool PJ-T before the round: 50004.00; 3 settled jackpot bets contribute "
+        "6.00 → 50010.00" in text
+    )
     assert "royal flush: the fixed 50000 50000, shared by 2 royal flushes" in text
     assert "the pool funds 20009.00, the house 4991.00" in text
     assert "reset to the seed 50000" in text

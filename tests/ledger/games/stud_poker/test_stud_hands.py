@@ -102,25 +102,28 @@ def v(text: str) -> HandValue:
     return evaluate_text(text.split())
 
 
-@pytest.mark.parametrize(("higher", "lower", "why"), [
-    ("AS KS QS JS TS", "AH KH QH JH TH", "higher suit"),
-    ("AD KD QD JD TD", "KS QS JS TS 9S", "category"),
-    ("6C 5C 4C 3C 2C", "5S 4S 3S 2S AS", "top card: 6 beats 5"),
-    ("9H 8H 7H 6H 5H", "9C 8C 7C 6C 5C", "♥ beats ♣"),
-    ("2S 2H 2C 2D 3S", "AS AH AC KD KS", "category"),
-    ("3S 3H 3C 3D 2S", "2C 2H 2D 2S AS", "rank of the four: 3 beats 2"),
-    ("AS AH AC 2D 2S", "KS KH KC QD QS", "rank of the three: A beats K"),
-    ("AH JH 9H 7H 2H", "AC JC 9C 7C 2C", "♥ beats ♣"),
-    ("KH QH 9H 7H 3H", "KD QD 9D 7D 2D", "fifth card: 3 beats 2"),
-    ("6S 5D 4C 3H 2H", "5S 4D 3C 2D AS", "top card: 6 beats 5"),
-    ("AS KD QC JH TH", "AH KC QD JS TS", "suit of the top card: ♠ beats ♥"),
-    ("5S 4D 3C 2D AH", "5H 4C 3D 2S AS", "suit of the top card: ♠ beats ♥"),
-    ("9S 9D KC 7H 2D", "9H 9C KD 7S 2C", "best suit: ♠ beats ♥"),
-    ("9S 9D KC 7H 3D", "9H 9C KD 7S 2C", "third odd card: 3 beats 2"),
-    ("JS JD 4C 4H 9D", "JH JC 4S 4D 9S", "best suit: ♠ beats ♥"),
-    ("JS JD 4C 4H 9D", "JH JC 3S 3D KS", "lower pair: 4 beats 3"),
-    ("AS 9H 7C 5D 3D", "AH 9S 7D 5C 3C", "highest card: ♠ beats ♥"),
-])
+@pytest.mark.parametrize(
+    ("higher", "lower", "why"),
+    [
+        ("AS KS QS JS TS", "AH KH QH JH TH", "higher suit"),
+        ("AD KD QD JD TD", "KS QS JS TS 9S", "category"),
+        ("6C 5C 4C 3C 2C", "5S 4S 3S 2S AS", "top card: 6 beats 5"),
+        ("9H 8H 7H 6H 5H", "9C 8C 7C 6C 5C", "♥ beats ♣"),
+        ("2S 2H 2C 2D 3S", "AS AH AC KD KS", "category"),
+        ("3S 3H 3C 3D 2S", "2C 2H 2D 2S AS", "rank of the four: 3 beats 2"),
+        ("AS AH AC 2D 2S", "KS KH KC QD QS", "rank of the three: A beats K"),
+        ("AH JH 9H 7H 2H", "AC JC 9C 7C 2C", "♥ beats ♣"),
+        ("KH QH 9H 7H 3H", "KD QD 9D 7D 2D", "fifth card: 3 beats 2"),
+        ("6S 5D 4C 3H 2H", "5S 4D 3C 2D AS", "top card: 6 beats 5"),
+        ("AS KD QC JH TH", "AH KC QD JS TS", "suit of the top card: ♠ beats ♥"),
+        ("5S 4D 3C 2D AH", "5H 4C 3D 2S AS", "suit of the top card: ♠ beats ♥"),
+        ("9S 9D KC 7H 2D", "9H 9C KD 7S 2C", "best suit: ♠ beats ♥"),
+        ("9S 9D KC 7H 3D", "9H 9C KD 7S 2C", "third odd card: 3 beats 2"),
+        ("JS JD 4C 4H 9D", "JH JC 4S 4D 9S", "best suit: ♠ beats ♥"),
+        ("JS JD 4C 4H 9D", "JH JC 3S 3D KS", "lower pair: 4 beats 3"),
+        ("AS 9H 7C 5D 3D", "AH 9S 7D 5C 3C", "highest card: ♠ beats ♥"),
+    ],
+)
 def test_art_8_tie_breaks(higher: str, lower: str, why: str) -> None:
     a, b = v(higher), v(lower)
     assert a.strength > b.strength
@@ -132,8 +135,7 @@ def test_art_8_tie_breaks(higher: str, lower: str, why: str) -> None:
 def test_the_wheel_is_the_lowest_straight_and_there_is_no_wrap_around() -> None:
     wheel = v("5D 4C 3H 2S AD")
     assert wheel.category == Category.STRAIGHT and wheel.slots[0] == card_index("5S") >> 2
-    assert all(wheel.strength < v(s).strength
-               for s in ("6D 5C 4H 3S 2D", "AS KD QC JH TD", "7D 6C 5H 4S 3D"))
+    assert all(wheel.strength < v(s).strength for s in ("6D 5C 4H 3S 2D", "AS KD QC JH TD", "7D 6C 5H 4S 3D"))
     for wrap in ("QS KD AC 2H 3D", "KS AD 2C 3H 4D", "JS QD KC AH 2D"):
         assert v(wrap).category == Category.HIGH_CARD
     assert v("5S 4S 3S 2S AS").category == Category.STRAIGHT_FLUSH

@@ -11,12 +11,12 @@ from ledger.verify.engine import verify_store
 
 
 def _rounds_with_pool(lines: list[str]) -> list[str]:
-    return [json.loads(ln)["round"] for ln in lines
-            if '"round_opened"' in ln and '"jackpot"' in ln]
+    return [json.loads(ln)["round"] for ln in lines if '"round_opened"' in ln and '"jackpot"' in ln]
 
 
 def test_a_round_with_other_settings_for_the_same_pool_is_a_jackpot_mismatch(
-        app: LedgerApp, examples: Path) -> None:
+    app: LedgerApp, examples: Path
+) -> None:
     lines = (examples / "stud.jsonl").read_text().splitlines()
     rounds = _rounds_with_pool(lines)
     assert len(rounds) >= 2
@@ -30,8 +30,11 @@ def test_a_round_with_other_settings_for_the_same_pool_is_a_jackpot_mismatch(
         edited.append(line)
     report = Ingestor(app).ingest(numbered_lines(edited))
     assert report.rejected == []
-    found = [(f.code, f.round, f.bet) for f in verify_store(app).errors
-             if f.code == "jackpot_mismatch" and "configured differently" in f.message]
+    found = [
+        (f.code, f.round, f.bet)
+        for f in verify_store(app).errors
+        if f.code == "jackpot_mismatch" and "configured differently" in f.message
+    ]
     assert found == [("jackpot_mismatch", changed, None)]
 
 

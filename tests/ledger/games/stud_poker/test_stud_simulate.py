@@ -31,14 +31,12 @@ def test_same_seed_same_feed() -> None:
     assert a.lines == b.lines and a.injected == b.injected
 
 
-def test_a_day_on_three_linked_tables_verifies_to_exactly_the_injected_errors(
-        tmp_path: Path) -> None:
+def test_a_day_on_three_linked_tables_verifies_to_exactly_the_injected_errors(tmp_path: Path) -> None:
     sim = simulate([GAME], rounds=80, tables=3, seed=11, error_rate=0.15)
     types = Counter(line["type"] for line in sim.lines)
     assert types["round_voided"] > 0 and types["jackpot_carried"] > 0
     assert types["jackpot_paid"] > 0
-    assert {i.code for i in sim.injected} >= {"jackpot_mismatch", "invalid_bet",
-                                              "settlement_mismatch"}
+    assert {i.code for i in sim.injected} >= {"jackpot_mismatch", "invalid_bet", "settlement_mismatch"}
     app: LedgerApp = open_ledger(f"sqlite:///{tmp_path / 'stud.db'}")
     try:
         Ingestor(app).ingest(numbered_lines([json.dumps(x) for x in sim.lines]))

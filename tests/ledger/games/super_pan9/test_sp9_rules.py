@@ -47,15 +47,15 @@ def test_card_points_and_rank_order_of_art_6() -> None:
 def test_1326_hands_by_points_as_in_rules_9_1() -> None:
     assert len(HANDS) == 1326
     by_points = Counter(hand_points(h) for h in HANDS)
-    assert by_points == {0: 190, 1: 128, 3: 128, 5: 128, 7: 128, 9: 128,
-                         2: 124, 4: 124, 6: 124, 8: 124}
+    assert by_points == {0: 190, 1: 128, 3: 128, 5: 128, 7: 128, 9: 128, 2: 124, 4: 124, 6: 124, 8: 124}
 
 
 def _player_wins(tiebreak: str) -> tuple[int, int]:
     """Exhaustive: ordered (player, banker) pairs of disjoint hands, by comparison class."""
     index = {c: i for i, c in enumerate(DECK)}
-    keyed = [((1 << index[a]) | (1 << index[b]), (hand_points((a, b)), ranks_high_first((a, b))))
-             for a, b in HANDS]
+    keyed = [
+        ((1 << index[a]) | (1 << index[b]), (hand_points((a, b)), ranks_high_first((a, b)))) for a, b in HANDS
+    ]
     classes: Counter[tuple[object, object]] = Counter()
     for pmask, pkey in keyed:
         for bmask, bkey in keyed:
@@ -64,8 +64,7 @@ def _player_wins(tiebreak: str) -> tuple[int, int]:
     reps: dict[object, tuple[Card, Card]] = {}
     for h in HANDS:
         reps.setdefault((hand_points(h), ranks_high_first(h)), h)
-    wins = sum(n for (pk, bk), n in classes.items()
-               if compare(reps[pk], reps[bk], tiebreak).decision)  # type: ignore[arg-type]
+    wins = sum(n for (pk, bk), n in classes.items() if compare(reps[pk], reps[bk], tiebreak).decision)  # type: ignore[arg-type]
     return wins, sum(classes.values())
 
 
@@ -80,14 +79,17 @@ def test_exhaustive_player_wins_806520_with_the_both_cards_tiebreak() -> None:
     assert _player_wins("both_cards") == (806_520, 1_624_350)
 
 
-@pytest.mark.parametrize(("player", "banker", "wins", "rule"), [
-    ("9C KD", "5S 2H", True, "SP9 art. 7"),          # 9 against 7
-    ("3D 9H", "9D QH", False, "SP9 art. 7"),         # 2 against 9
-    ("KC 8S", "QC 8H", True, "SP9 art. 7(2)"),       # 8 each, K beats Q
-    ("TC 8S", "8C TH", False, "SP9 art. 8"),         # 8 each, same top card: banker
-    ("5C 5D", "KS TH", False, "SP9 art. 7(2)"),      # 0 each: the banker's K beats 5
-    ("AS 9S", "AH 9H", False, "SP9 art. 8"),         # identical ranks: banker
-])
+@pytest.mark.parametrize(
+    ("player", "banker", "wins", "rule"),
+    [
+        ("9C KD", "5S 2H", True, "SP9 art. 7"),  # 9 against 7
+        ("3D 9H", "9D QH", False, "SP9 art. 7"),  # 2 against 9
+        ("KC 8S", "QC 8H", True, "SP9 art. 7(2)"),  # 8 each, K beats Q
+        ("TC 8S", "8C TH", False, "SP9 art. 8"),  # 8 each, same top card: banker
+        ("5C 5D", "KS TH", False, "SP9 art. 7(2)"),  # 0 each: the banker's K beats 5
+        ("AS 9S", "AH 9H", False, "SP9 art. 8"),  # identical ranks: banker
+    ],
+)
 def test_comparison_of_arts_7_and_8(player: str, banker: str, wins: bool, rule: str) -> None:
     verdict = compare(cards(player), cards(banker))
     assert (verdict.decision, verdict.rule) == (wins, rule)
@@ -105,7 +107,7 @@ def test_dice_count_from_the_banker_as_1_over_the_hands_in_play() -> None:
     # banker 5 at a table where seats 2, 3, 7, 9 are dealt: ccw list 5, 7, 9, 2, 3
     assert ccw_from(5, [2, 3, 7, 9]) == [5, 7, 9, 2, 3]
     assert [first_seat(t, banker=5, seats=[2, 3, 7, 9]) for t in range(1, 7)] == [5, 7, 9, 2, 3, 5]
-    assert first_seat(-3, banker=5, seats=[2, 3, 7, 9]) == 7      # S4: modular for any T
+    assert first_seat(-3, banker=5, seats=[2, 3, 7, 9]) == 7  # S4: modular for any T
     assert dealing_order(9, banker=5, seats=[2, 3, 7, 9]) == [9, 9, 2, 2, 3, 3, 5, 5, 7, 7]
     assert settlement_seats(9, banker=5, seats=[2, 3, 7, 9]) == [9, 2, 3, 7]
 
@@ -120,7 +122,8 @@ PLAYS = st.lists(st.tuples(st.integers(1, 2000), st.booleans()), max_size=12)
 @pytest.mark.parametrize("mode", ["sequential", "collect_then_pay", "prorata"])
 @given(draw=PLAYS, capacity=st.integers(1, 3000))
 def test_the_bank_never_wins_or_loses_more_than_its_capital(
-        mode: str, draw: list[tuple[int, bool]], capacity: int) -> None:
+    mode: str, draw: list[tuple[int, bool]], capacity: int
+) -> None:
     plays = _plays(draw)
     lines = settle_plays(plays, Decimal(capacity), mode)  # type: ignore[arg-type]
     assert sorted(x.play.bet for x in lines) == sorted(p.bet for p in plays)
@@ -140,11 +143,11 @@ def test_the_bank_never_wins_or_loses_more_than_its_capital(
             assert x.balance == max(-capacity, min(capacity, before + full))
 
 
-@given(result=st.integers(-3000, 3000), caps=st.lists(st.integers(1, 1000), min_size=1,
-                                                       max_size=4))
+@given(result=st.integers(-3000, 3000), caps=st.lists(st.integers(1, 1000), min_size=1, max_size=4))
 def test_the_layer_split_conserves_w_and_respects_each_capital(result: int, caps: list[int]) -> None:
     layers = [Layer("banker", Decimal(caps[0]))] + [
-        Layer(f"seat:{i + 2}", Decimal(c)) for i, c in enumerate(caps[1:])]
+        Layer(f"seat:{i + 2}", Decimal(c)) for i, c in enumerate(caps[1:])
+    ]
     capacity = sum(caps)
     w = Decimal(max(-capacity, min(capacity, result)))
     for mode in ("waterfall", "prorata"):
@@ -154,11 +157,9 @@ def test_the_layer_split_conserves_w_and_respects_each_capital(result: int, caps
 
 
 def test_waterfall_runs_banker_first_then_players_then_the_casino() -> None:
-    layers = [Layer("banker", Decimal(300)), Layer("seat:5", Decimal(200)),
-              Layer("casino", Decimal(1000))]
+    layers = [Layer("banker", Decimal(300)), Layer("seat:5", Decimal(200)), Layer("casino", Decimal(1000))]
     assert split_result(Decimal(1000), layers) == [300, 200, 500]
     assert split_result(Decimal(-350), layers) == [-300, -50, 0]
     shares = split_result(Decimal(1000), layers)
-    assert layer_commissions(shares, layers, Decimal(1000)) == [Decimal("15.00"),
-                                                               Decimal("10.00"), 0]
+    assert layer_commissions(shares, layers, Decimal(1000)) == [Decimal("15.00"), Decimal("10.00"), 0]
     assert layer_commissions(shares, layers, Decimal(1000), "none") == [0, 0, 0]

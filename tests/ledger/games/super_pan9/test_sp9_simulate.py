@@ -77,8 +77,9 @@ def test_injected_errors_are_found_exactly(seed: int) -> None:
     assert fkeys(judge(sim.lines)) == ikeys(sim.injected)
 
 
-def play_table(seed: int, rounds: int, inject_at: dict[int, str]) -> tuple[list[dict[str, Any]],
-                                                                          list[Injected]]:
+def play_table(
+    seed: int, rounds: int, inject_at: dict[int, str]
+) -> tuple[list[dict[str, Any]], list[Injected]]:
     rng, state = random.Random(seed), {}  # type: ignore[var-annotated]
     lines: list[dict[str, Any]] = []
     injected: list[Injected] = []
@@ -111,16 +112,24 @@ def test_tables_rotate_the_bank_co_bank_refuse_extend_and_exhaust_the_capital() 
                 seen[line["type"]] += 1
             if line["type"] == "bank_joined":
                 seen["casino" if line["party"] == "casino" else "player co-banker"] += 1
-            if line["type"] == "bet_settled" and line["result"] == "win" \
-                    and line["won"] != line["returned"]:
+            if line["type"] == "bet_settled" and line["result"] == "win" and line["won"] != line["returned"]:
                 seen["capped win"] += 1
             if line["type"] == "dice_thrown" and not line["valid"]:
                 seen["rethrow"] += 1
-        bankers = [next(ln["seat"] for ln in lines if ln["type"] == "bank_taken")
-                   for lines in by_round.values()]
+        bankers = [
+            next(ln["seat"] for ln in lines if ln["type"] == "bank_taken") for lines in by_round.values()
+        ]
         seen["bank changes"] += sum(a != b for a, b in pairwise(bankers))
-    assert set(seen) == {"bank_refused", "bank_extended", "dice_adjustment_declared", "casino",
-                         "player co-banker", "capped win", "rethrow", "bank changes"}
+    assert set(seen) == {
+        "bank_refused",
+        "bank_extended",
+        "dice_adjustment_declared",
+        "casino",
+        "player co-banker",
+        "capped win",
+        "rethrow",
+        "bank changes",
+    }
 
 
 def test_same_seed_same_feed() -> None:

@@ -65,8 +65,7 @@ def spot(text: str) -> dict[str, Any]:
 def _settle(words: list[str]) -> dict[str, Any]:
     bet, result, *money = words
     returned, won, commission = [*money, "0", "0", "0"][:3]
-    return {"bet": bet, "result": result, "returned": returned, "won": won,
-            "commission": commission}
+    return {"bet": bet, "result": result, "returned": returned, "won": won, "commission": commission}
 
 
 def _deal(words: list[str], dealt: dict[str, int]) -> list[dict[str, Any]]:
@@ -76,8 +75,14 @@ def _deal(words: list[str], dealt: dict[str, int]) -> list[dict[str, Any]]:
         to, _, card = word.rstrip("^").partition(":")
         dealt[to] = dealt.get(to, 0) + 1
         face_up = to == "banker" or dealt[to] < 3
-        out.append({"type": "card_dealt", "to": to if to == "banker" else int(to),
-                    "card": card, "face_up": face_up != flip})
+        out.append(
+            {
+                "type": "card_dealt",
+                "to": to if to == "banker" else int(to),
+                "card": card,
+                "face_up": face_up != flip,
+            }
+        )
     return out
 
 
@@ -100,13 +105,19 @@ def feed_lines(text: str, table: str = TABLE) -> list[dict[str, Any]]:
             if words:
                 events[0]["rulebook"] = json.loads(" ".join(words))
         elif head == "carried":
-            events = [{"type": "bet_carried", "bet": words[0], "from_round": words[1],
-                       "spot": spot(words[2]), "amount": words[3]}]
+            events = [
+                {
+                    "type": "bet_carried",
+                    "bet": words[0],
+                    "from_round": words[1],
+                    "spot": spot(words[2]),
+                    "amount": words[3],
+                }
+            ]
         elif head == "raise":
             events = [{"type": "bet_increased", "bet": words[0], "amount": words[1]}]
         elif head == "bet":
-            events = [{"type": "bet_placed", "bet": words[0], "spot": spot(words[1]),
-                       "amount": words[2]}]
+            events = [{"type": "bet_placed", "bet": words[0], "spot": spot(words[1]), "amount": words[2]}]
         elif head == "close":
             events = [{"type": "betting_closed"}]
         elif head == "shuffle":
@@ -118,8 +129,13 @@ def feed_lines(text: str, table: str = TABLE) -> list[dict[str, Any]]:
         elif head == "deal":
             events = _deal(words, dealt)
         elif head == "correct":
-            events = [{"type": "deal_corrected", "card": words[0],
-                       "to": words[1] if words[1] == "banker" else int(words[1])}]
+            events = [
+                {
+                    "type": "deal_corrected",
+                    "card": words[0],
+                    "to": words[1] if words[1] == "banker" else int(words[1]),
+                }
+            ]
         elif head == "cancel":
             events, dealt = [{"type": "cards_cancelled"}], {}
         elif head == "shoe_closed":
@@ -135,8 +151,17 @@ def feed_lines(text: str, table: str = TABLE) -> list[dict[str, Any]]:
         for event in events:
             seq = sum(1 for line in lines if line["round"] == round_id) + 1
             clock += timedelta(seconds=3)
-            lines.append({"v": 1, "table": table, "game": "3CB", "round": round_id, "seq": seq,
-                          "at": clock.isoformat(), **event})
+            lines.append(
+                {
+                    "v": 1,
+                    "table": table,
+                    "game": "3CB",
+                    "round": round_id,
+                    "seq": seq,
+                    "at": clock.isoformat(),
+                    **event,
+                }
+            )
     return lines
 
 
@@ -165,9 +190,6 @@ def verify_feed(app: LedgerApp) -> Verifier:
         return verify_store(app).findings
 
     return run
-
-
-
 
 
 SHOE_ROUND_1 = """
@@ -231,8 +253,6 @@ end
 def rounds_of(text: str) -> dict[str, Round]:
     out: dict[str, list[FeedEvent]] = {}
     for no, line in enumerate(feed_lines(text), start=1):
-
-
         event = parse_line(json.dumps(line), no)
         assert not isinstance(event, Rejection), event
         out.setdefault(line["round"], []).append(event)
@@ -241,22 +261,20 @@ def rounds_of(text: str) -> dict[str, Round]:
 
 # --- Carry-over (RULES §3.7) ----------------------------------------------------------------
 
-def test_a_tie_carried_over_two_rounds_verifies_clean(verify_feed: Verifier,
-                                                      app: LedgerApp) -> None:
+
+def test_a_tie_carried_over_two_rounds_verifies_clean(verify_feed: Verifier, app: LedgerApp) -> None:
     assert keys(verify_feed(SHOE_ROUND_1 + TIE_SETTLED + ROUND_2 + ROUND_3)) == []
     replayed = replay_round(app, "3CB-T1", "000003")
     assert replayed is not None
     due = replayed.derivation.expected["b1"]
-    assert due.as_dict() == {"result": "win", "returned": "200", "won": "200",
-                             "commission": "10.00"}
+    assert due.as_dict() == {"result": "win", "returned": "200", "won": "200", "commission": "10.00"}
     steps = [s.text for s in replayed.derivation.steps]
     assert "b1 hand 1 carried from round 000002: stake 200" in steps
     second = replay_round(app, "3CB-T1", "000002")
     assert second is not None and second.derivation.expected["b1"].result == "carry"
 
 
-def test_a_carried_bet_paid_in_the_round_it_tied_is_a_settlement_mismatch(
-        verify_feed: Verifier) -> None:
+def test_a_carried_bet_paid_in_the_round_it_tied_is_a_settlement_mismatch(verify_feed: Verifier) -> None:
     paid = TIE_SETTLED.replace("settle b1 carry", "settle b1 win 100 100 5")
     round_2 = """
 round 000002
@@ -270,11 +288,12 @@ end
 """
     findings = verify_feed(SHOE_ROUND_1 + paid + round_2)
     # Paying it also took a commission that was not due: both fields are reported.
-    assert keys(findings) == [("commission_mismatch", "000001", "b1"),
-                              ("settlement_mismatch", "000001", "b1")]
+    assert keys(findings) == [
+        ("commission_mismatch", "000001", "b1"),
+        ("settlement_mismatch", "000001", "b1"),
+    ]
     mismatch = next(f for f in findings if f.code == "settlement_mismatch")
-    assert mismatch.expected == {"result": "carry", "returned": "0", "won": "0",
-                                 "commission": "0"}
+    assert mismatch.expected == {"result": "carry", "returned": "0", "won": "0", "commission": "0"}
     assert mismatch.rule == "3CB art. 7(2)"
 
 
@@ -295,11 +314,12 @@ end
 
 
 def test_a_carried_bet_restated_lower_is_a_carry_mismatch_and_settles_on_what_is_in_play(
-        verify_feed: Verifier) -> None:
-    reduced = ROUND_2.replace("carried b1 000001 hand:1 100\nraise b1 200\n",
-                              "carried b1 000001 hand:1 50\n")
+    verify_feed: Verifier,
+) -> None:
+    reduced = ROUND_2.replace("carried b1 000001 hand:1 100\nraise b1 200\n", "carried b1 000001 hand:1 50\n")
     round_3 = ROUND_3.replace("hand:1 200", "hand:1 50").replace(
-        "settle b1 win 200 200 10", "settle b1 win 50 50 2.50")
+        "settle b1 win 200 200 10", "settle b1 win 50 50 2.50"
+    )
     findings = verify_feed(SHOE_ROUND_1 + TIE_SETTLED + reduced + round_3)
     assert keys(findings) == [("carry_mismatch", "000002", "b1")]
     assert findings[0].expected == {"amount": "100"}
@@ -309,7 +329,8 @@ def test_a_carried_bet_restated_lower_is_a_carry_mismatch_and_settles_on_what_is
 def test_a_raise_that_lowers_a_carried_bet_is_an_invalid_bet(verify_feed: Verifier) -> None:
     lowered = ROUND_2.replace("raise b1 200", "raise b1 60")
     round_3 = ROUND_3.replace("hand:1 200", "hand:1 60").replace(
-        "settle b1 win 200 200 10", "settle b1 win 60 60 3")
+        "settle b1 win 200 200 10", "settle b1 win 60 60 3"
+    )
     findings = verify_feed(SHOE_ROUND_1 + TIE_SETTLED + lowered + round_3)
     assert keys(findings) == [("invalid_bet", "000002", "b1")]
 
@@ -357,24 +378,21 @@ figures pays 16 to 1 and points 0 loses (B1); seat 1 9S QS KS (level 2) loses. R
 banker 4H 3D TC is 7 with no figure (level 10): odd wins; seat 1 AS 2S 5S is 8 (level 7)."""
 
 
-def test_odd_and_even_carried_over_a_three_figure_banker_verify_clean(
-        verify_feed: Verifier) -> None:
+def test_odd_and_even_carried_over_a_three_figure_banker_verify_clean(verify_feed: Verifier) -> None:
     assert keys(verify_feed(THREE_FIGURES)) == []
 
 
-def test_points_zero_on_three_figures_under_b1_win_expects_the_prize(
-        verify_feed: Verifier) -> None:
-    feed = THREE_FIGURES.replace("open\nbet h1", 'open {"tcb": {"points0_on_three_figures": '
-                                 '"win"}}\nbet h1', 1)
+def test_points_zero_on_three_figures_under_b1_win_expects_the_prize(verify_feed: Verifier) -> None:
+    feed = THREE_FIGURES.replace(
+        "open\nbet h1", 'open {"tcb": {"points0_on_three_figures": "win"}}\nbet h1', 1
+    )
     findings = verify_feed(feed)
     assert keys(findings) == [("settlement_mismatch", "000001", "p1")]
-    assert findings[0].expected == {"result": "win", "returned": "10", "won": "80",
-                                    "commission": "0"}
+    assert findings[0].expected == {"result": "win", "returned": "10", "won": "80", "commission": "0"}
 
 
 def test_a_wrong_commission_is_one_commission_mismatch_on_that_bet(verify_feed: Verifier) -> None:
-    findings = verify_feed(THREE_FIGURES.replace("settle o1 win 100 100 5",
-                                                 "settle o1 win 100 100 10"))
+    findings = verify_feed(THREE_FIGURES.replace("settle o1 win 100 100 5", "settle o1 win 100 100 10"))
     assert keys(findings) == [("commission_mismatch", "000002", "o1")]
     assert findings[0].expected is not None and findings[0].expected["commission"] == "5.00"
 
@@ -396,28 +414,40 @@ DEAL_OK = "deal 1:6H 2:4H banker:KH 1:QS 2:2C banker:TH 1:TD 2:JD banker:9C\n"
 SETTLED_OK = "settle b1 lose\nsettle b2 lose\n"
 
 
-def test_a_tie_bet_without_a_main_bet_on_its_place_is_invalid_and_due_void(
-        verify_feed: Verifier) -> None:
-    feed = (SINGLE.replace("close", "bet t1 tie:3 10\nclose") + DEAL_OK.replace(
-        "2:4H ", "2:4H 3:5C ").replace("2:2C ", "2:2C 3:5D ").replace("2:JD ", "2:JD 3:5S ")
-        + SETTLED_OK + "settle t1 void 10\nend\n")
+def test_a_tie_bet_without_a_main_bet_on_its_place_is_invalid_and_due_void(verify_feed: Verifier) -> None:
+    feed = (
+        SINGLE.replace("close", "bet t1 tie:3 10\nclose")
+        + DEAL_OK.replace("2:4H ", "2:4H 3:5C ").replace("2:2C ", "2:2C 3:5D ").replace("2:JD ", "2:JD 3:5S ")
+        + SETTLED_OK
+        + "settle t1 void 10\nend\n"
+    )
     findings = verify_feed(feed)
     assert keys(findings) == [("invalid_bet", "000001", "t1")]
     assert findings[0].rule == "3CB art. 8(3), art. 9"
 
 
 def test_a_tie_bet_without_a_main_bet_settled_lose_is_also_a_settlement_mismatch(
-        verify_feed: Verifier) -> None:
-    feed = (SINGLE.replace("bet b2 hand:2 100", "bet t2 tie:2 10") + DEAL_OK
-            + "settle b1 lose\nsettle t2 lose\nend\n")
-    assert keys(verify_feed(feed)) == [("invalid_bet", "000001", "t2"),
-                                       ("settlement_mismatch", "000001", "t2")]
+    verify_feed: Verifier,
+) -> None:
+    feed = (
+        SINGLE.replace("bet b2 hand:2 100", "bet t2 tie:2 10")
+        + DEAL_OK
+        + "settle b1 lose\nsettle t2 lose\nend\n"
+    )
+    assert keys(verify_feed(feed)) == [
+        ("invalid_bet", "000001", "t2"),
+        ("settlement_mismatch", "000001", "t2"),
+    ]
 
 
 def test_a_tie_bet_backed_by_someone_elses_or_a_carried_main_bet_is_valid() -> None:
-    rnd = rounds_of(SHOE_ROUND_1 + TIE_SETTLED + ROUND_2.replace(
-        "close", "bet t9 tie:1 10\nclose").replace("settle c1 lose", "settle c1 lose\n"
-                                                    "settle t9 win 10 200 0"))["000002"]
+    rnd = rounds_of(
+        SHOE_ROUND_1
+        + TIE_SETTLED
+        + ROUND_2.replace("close", "bet t9 tie:1 10\nclose").replace(
+            "settle c1 lose", "settle c1 lose\nsettle t9 win 10 200 0"
+        )
+    )["000002"]
     derivation = derive(rnd)
     assert derivation.findings == []
     assert derivation.expected["t9"].result == "win"
@@ -425,12 +455,12 @@ def test_a_tie_bet_backed_by_someone_elses_or_a_carried_main_bet_is_valid() -> N
 
 # --- The deal -----------------------------------------------------------------------------
 
+
 def test_a_clean_single_deck_round_verifies_clean(verify_feed: Verifier) -> None:
     assert keys(verify_feed(SINGLE + DEAL_OK + SETTLED_OK + "end\n")) == []
 
 
-def test_a_misdealt_order_is_invalid_deal_and_the_round_settles_as_dealt(
-        verify_feed: Verifier) -> None:
+def test_a_misdealt_order_is_invalid_deal_and_the_round_settles_as_dealt(verify_feed: Verifier) -> None:
     """The banker gets the second card of the first pass, before seat 2."""
     misdealt = "deal 1:6H banker:KH 2:4H 1:QS 2:2C banker:TH 1:TD 2:JD banker:9C\n"
     findings = verify_feed(SINGLE + misdealt + SETTLED_OK + "end\n")
@@ -442,29 +472,31 @@ def test_a_misdealt_order_is_invalid_deal_and_the_round_settles_as_dealt(
 def test_a_misdeal_corrected_card_by_card_is_judged_as_corrected(verify_feed: Verifier) -> None:
     """KH belonged to seat 2 and 4H to the banker: after the correction seat 2 holds KH 2C JD
     (2 with two figures, level 23) and the banker 4H TH 9C (3, level 22); seat 1 wins."""
-    misdealt = ("deal 1:6H banker:KH 2:4H 1:QS 2:2C banker:TH 1:TD 2:JD banker:9C\n"
-                "correct KH 2\ncorrect 4H banker\n")
+    misdealt = (
+        "deal 1:6H banker:KH 2:4H 1:QS 2:2C banker:TH 1:TD 2:JD banker:9C\ncorrect KH 2\ncorrect 4H banker\n"
+    )
     feed = SINGLE + misdealt + "settle b1 win 100 100 5\nsettle b2 lose\nend\n"
     assert keys(verify_feed(feed)) == []
 
 
 def test_cancelled_cards_are_redealt_and_bets_stand(verify_feed: Verifier) -> None:
-    feed = (SINGLE + "deal 1:AS 2:AD banker:2D\ncancel\n" + DEAL_OK + SETTLED_OK + "end\n")
+    feed = SINGLE + "deal 1:AS 2:AD banker:2D\ncancel\n" + DEAL_OK + SETTLED_OK + "end\n"
     assert keys(verify_feed(feed)) == []
 
 
 def test_cancelled_cards_under_misdeal_bets_return_void_every_bet(verify_feed: Verifier) -> None:
-    feed = (SINGLE.replace("open", 'open {"tcb": {"misdeal_bets": "return"}}')
-            + "deal 1:AS 2:AD banker:2D\ncancel\n" + DEAL_OK
-            + "settle b1 void 100\nsettle b2 lose\nend\n")
+    feed = (
+        SINGLE.replace("open", 'open {"tcb": {"misdeal_bets": "return"}}')
+        + "deal 1:AS 2:AD banker:2D\ncancel\n"
+        + DEAL_OK
+        + "settle b1 void 100\nsettle b2 lose\nend\n"
+    )
     findings = verify_feed(feed)
     assert keys(findings) == [("settlement_mismatch", "000001", "b2")]
-    assert findings[0].expected == {"result": "void", "returned": "100", "won": "0",
-                                    "commission": "0"}
+    assert findings[0].expected == {"result": "void", "returned": "100", "won": "0", "commission": "0"}
 
 
-def test_a_missing_burn_in_a_later_round_of_the_shoe_is_invalid_deal(
-        verify_feed: Verifier) -> None:
+def test_a_missing_burn_in_a_later_round_of_the_shoe_is_invalid_deal(verify_feed: Verifier) -> None:
     findings = verify_feed(SHOE_ROUND_1 + TIE_SETTLED + ROUND_2.replace("burn 8D\n", ""))
     assert keys(findings) == [("invalid_deal", "000002", None)]
     assert findings[0].rule == "3CB art. 2(2)-(3)"
@@ -478,25 +510,30 @@ def test_too_few_burns_at_the_start_of_a_shoe_is_invalid_deal(verify_feed: Verif
 
 
 def test_a_card_seen_more_often_than_the_decks_across_rounds_of_a_shoe_is_invalid_deal(
-        verify_feed: Verifier) -> None:
+    verify_feed: Verifier,
+) -> None:
     """Two decks: AS burned twice in round 1 is fine, a third AS dealt in round 2 is not."""
-    feed = (SHOE_ROUND_1.replace("shuffle 6 35", "shuffle 2 30").replace(
-        "burn 2D\nburn 3D\nburn 4D\nburn 5D\nburn 6D\nburn 7D\n", "burn AS\nburn AS\n")
-        + TIE_SETTLED + ROUND_2)  # round 2 deals AS to seat 2
+    feed = (
+        SHOE_ROUND_1.replace("shuffle 6 35", "shuffle 2 30").replace(
+            "burn 2D\nburn 3D\nburn 4D\nburn 5D\nburn 6D\nburn 7D\n", "burn AS\nburn AS\n"
+        )
+        + TIE_SETTLED
+        + ROUND_2
+    )  # round 2 deals AS to seat 2
     findings = verify_feed(feed)
     assert keys(findings) == [("invalid_deal", "000002", None)]
     assert findings[0].message == "AS seen 3 times in a shoe of 2 deck(s) (since round 000001)"
 
 
 def test_a_duplicate_card_in_a_single_deck_round_is_invalid_deal_and_still_settled(
-        verify_feed: Verifier) -> None:
+    verify_feed: Verifier,
+) -> None:
     duplicate = DEAL_OK.replace("2:JD", "2:QS")  # seat 2 4H 2C QS: still 6 with one figure
     feed = SINGLE + duplicate + SETTLED_OK + "end\n"
     findings = verify_feed(feed)
     assert keys(findings) == [("invalid_deal", "000001", None)]
     assert findings[0].message == "QS seen 2 times in a shoe of 1 deck(s) (since round 000001)"
-    paid = verify_feed(feed.replace("000001", "000002").replace("settle b2 lose",
-                                                                "settle b2 win 100 100 0"))
+    paid = verify_feed(feed.replace("000001", "000002").replace("settle b2 lose", "settle b2 win 100 100 0"))
     assert ("settlement_mismatch", "000002", "b2") in keys(paid)
 
 
@@ -516,24 +553,22 @@ end
     assert findings[0].rule == "3CB art. 3"
 
 
-def test_a_third_card_dealt_face_up_and_a_short_hand_are_invalid_deals(
-        verify_feed: Verifier) -> None:
+def test_a_third_card_dealt_face_up_and_a_short_hand_are_invalid_deals(verify_feed: Verifier) -> None:
     face_up = DEAL_OK.replace("1:TD", "1:TD^")
-    assert keys(verify_feed(SINGLE + face_up + SETTLED_OK + "end\n")) == [
-        ("invalid_deal", "000001", None)]
+    assert keys(verify_feed(SINGLE + face_up + SETTLED_OK + "end\n")) == [("invalid_deal", "000001", None)]
 
 
 def test_a_banker_short_of_a_card_leaves_its_bets_unjudged(app: LedgerApp) -> None:
     rnd = rounds_of(SINGLE + DEAL_OK.replace(" banker:9C", "") + SETTLED_OK + "end\n")["000001"]
     derivation = derive(rnd)
-    assert [f.message for f in derivation.findings] == [
-        "wrong number of cards: the banker got 2, not 3"]
+    assert [f.message for f in derivation.findings] == ["wrong number of cards: the banker got 2, not 3"]
     assert derivation.expected == {}
 
 
 def test_a_bet_on_a_place_that_was_not_dealt_is_invalid_deal() -> None:
-    rnd = rounds_of(SINGLE.replace("bet b2 hand:2 100", "bet b2 hand:4 100")
-                    + DEAL_OK + SETTLED_OK + "end\n")["000001"]
+    rnd = rounds_of(
+        SINGLE.replace("bet b2 hand:2 100", "bet b2 hand:4 100") + DEAL_OK + SETTLED_OK + "end\n"
+    )["000001"]
     derivation = derive(rnd)
     assert [(f.code, f.extra) for f in derivation.findings] == [("invalid_deal", {"seat": 4})]
     assert sorted(derivation.expected) == ["b1"]
@@ -547,14 +582,15 @@ def test_a_shoe_past_its_last_round_card_must_be_reshuffled() -> None:
     assert deal.problems == [] and after is shoe and shoe.last_round == "000003"
     deal, _ = read_deal(rounds_of(ROUND_3.replace("000003", "000004"))["000004"], shoe)
     assert [p.message for p in deal.problems] == [
-        "the last-round card came out in round 000003: that was the shoe's last round, a "
-        "reshuffle was due"]
+        "the last-round card came out in round 000003: that was the shoe's last round, a reshuffle was due"
+    ]
 
 
 def test_a_shoe_marker_outside_30_to_40_is_invalid_deal() -> None:
     rnd = rounds_of(SHOE_ROUND_1.replace("shuffle 6 35", "shuffle 6 20") + TIE_SETTLED)["000001"]
     assert [f.message for f in derive(rnd).findings] == [
-        "the last-round blank card is 20 cards from the end; it must be among the last 30 to 40"]
+        "the last-round blank card is 20 cards from the end; it must be among the last 30 to 40"
+    ]
 
 
 def test_a_voided_round_returns_new_bets_and_carries_carried_ones(verify_feed: Verifier) -> None:
@@ -584,8 +620,7 @@ def test_a_closed_round_without_cards_is_outcome_missing(verify_feed: Verifier) 
     assert keys(verify_feed(feed)) == [("outcome_missing", "000001", None)]
 
 
-def test_the_shared_example_verifies_clean(verify_feed: Verifier, app: LedgerApp,
-                                           examples: Path) -> None:
+def test_the_shared_example_verifies_clean(verify_feed: Verifier, app: LedgerApp, examples: Path) -> None:
     from ledger.verify.engine import verify_store
 
     assert ingest_file(app, examples / "3cb.jsonl").rejected == []
@@ -596,10 +631,8 @@ def test_the_shared_example_verifies_clean(verify_feed: Verifier, app: LedgerApp
     assert replayed.derivation.expected["b45"].won == Decimal("80")
 
 
-def test_a_carry_from_the_newest_round_is_reported_as_still_in_play(
-        verify_feed: Verifier) -> None:
+def test_a_carry_from_the_newest_round_is_reported_as_still_in_play(verify_feed: Verifier) -> None:
     findings = verify_feed(SHOE_ROUND_1 + TIE_SETTLED + ROUND_2)
-    outstanding = [(f.code, f.round, f.bet, f.severity) for f in findings
-                   if f.code == "carry_outstanding"]
+    outstanding = [(f.code, f.round, f.bet, f.severity) for f in findings if f.code == "carry_outstanding"]
     assert outstanding == [("carry_outstanding", "000002", "b1", "info")]
     assert keys(findings) == []

@@ -42,25 +42,28 @@ def money(s: Settlement) -> tuple[str, str, str, str]:
     return s.result, str(s.returned), str(s.won), str(s.commission)
 
 
-BANKER_9_1F = hand("KH TH 9C")      # 9 with one figure, level 3
-BANKER_3F = hand("KH QH JH")        # three figures, level 1
-BANKER_6_2F = hand("JD JC 6D")      # 6 with two figures, level 11
+BANKER_9_1F = hand("KH TH 9C")  # 9 with one figure, level 3
+BANKER_3F = hand("KH QH JH")  # three figures, level 1
+BANKER_6_2F = hand("JD JC 6D")  # 6 with two figures, level 11
 HUNDRED = Decimal("100")
 
 
-@pytest.mark.parametrize(("cards", "level", "name"), [
-    ("KH QH JH", 1, "three figures"),
-    ("KS KH KD", 1, "three figures"),
-    ("QS JD 9C", 2, "9 with two figures"),
-    ("KH TH 9C", 3, "9 with one figure"),
-    ("9S TS TD", 4, "9 with no figure"),
-    ("AS 2S 5S", 7, "8 with no figure"),
-    ("JD JC 6D", 11, "6 with two figures"),
-    ("6H QS 4C", 30, "0 with one figure"),
-    ("KS QD TC", 29, "0 with two figures"),
-    ("TS TH TD", 31, "0 with no figure"),
-    ("5S 5H TS", 31, "0 with no figure"),
-])
+@pytest.mark.parametrize(
+    ("cards", "level", "name"),
+    [
+        ("KH QH JH", 1, "three figures"),
+        ("KS KH KD", 1, "three figures"),
+        ("QS JD 9C", 2, "9 with two figures"),
+        ("KH TH 9C", 3, "9 with one figure"),
+        ("9S TS TD", 4, "9 with no figure"),
+        ("AS 2S 5S", 7, "8 with no figure"),
+        ("JD JC 6D", 11, "6 with two figures"),
+        ("6H QS 4C", 30, "0 with one figure"),
+        ("KS QD TC", 29, "0 with two figures"),
+        ("TS TH TD", 31, "0 with no figure"),
+        ("5S 5H TS", 31, "0 with no figure"),
+    ],
+)
 def test_hand_levels_follow_the_annex(cards: str, level: int, name: str) -> None:
     value = hand(cards)
     assert (value.level.level, value.level.name) == (level, name)
@@ -74,56 +77,131 @@ def test_suits_and_card_ranks_never_break_a_tie() -> None:
     assert compare(hand("AS 2S 5S"), hand("KH TH 9C")) == "lose"
 
 
-@pytest.mark.parametrize(("spot", "banker", "place", "expected", "rule"), [
-    (HandSpot(kind="hand", seat=1), BANKER_9_1F, hand("QS JD 9C"),
-     ("win", "100", "100", "5.00"), "3CB art. 6, art. 9(1), art. 10"),
-    (HandSpot(kind="hand", seat=1), BANKER_9_1F, hand("AS 2S 5S"),
-     ("lose", "0", "0", "0"), "3CB art. 6, art. 9(1), art. 10"),
-    (HandSpot(kind="hand", seat=1), BANKER_9_1F, hand("QS 4D 5D"),
-     ("carry", "0", "0", "0"), CARRY_RULE),
-    (HandSpot(kind="hand", seat=1), BANKER_3F, hand("KS QD JC"),
-     ("carry", "0", "0", "0"), CARRY_RULE),
-    (TieSpot(kind="tie", seat=1), BANKER_9_1F, hand("QS 4D 5D"),
-     ("win", "100", "2000", "0"), "3CB art. 8(3), art. 9"),
-    (TieSpot(kind="tie", seat=1), BANKER_9_1F, hand("QS JD 9C"),
-     ("lose", "0", "0", "0"), "3CB art. 8(3), art. 9"),
-    (ParitySpot(kind="odd"), BANKER_9_1F, None,
-     ("win", "100", "100", "5.00"), "3CB art. 8(1), art. 9(2), art. 10"),
-    (ParitySpot(kind="even"), BANKER_9_1F, None,
-     ("lose", "0", "0", "0"), "3CB art. 8(1), art. 9(2), art. 10"),
-    (ParitySpot(kind="even"), BANKER_6_2F, None,
-     ("win", "100", "100", "5.00"), "3CB art. 8(1), art. 9(2), art. 10"),
-    (ParitySpot(kind="even"), hand("KS QD TC"), None,
-     ("win", "100", "100", "5.00"), "3CB art. 8(1), art. 9(2), art. 10"),
-    (ParitySpot(kind="odd"), BANKER_3F, None, ("carry", "0", "0", "0"), PARITY_CARRY_RULE),
-    (ParitySpot(kind="even"), BANKER_3F, None, ("carry", "0", "0", "0"), PARITY_CARRY_RULE),
-    (ThreeFiguresSpot(kind="three_figures"), BANKER_3F, None,
-     ("win", "100", "1600", "0"), "3CB art. 8(2)(a), art. 9"),
-    (ThreeFiguresSpot(kind="three_figures"), hand("KS QD TC"), None,
-     ("lose", "0", "0", "0"), "3CB art. 8(2)(a), art. 9"),
-    (PointsSpot(kind="points", points=6), BANKER_6_2F, None,
-     ("win", "100", "800", "0"), "3CB art. 8(2)(b), art. 9"),
-    (PointsSpot(kind="points", points=9), BANKER_6_2F, None,
-     ("lose", "0", "0", "0"), "3CB art. 8(2)(b), art. 9"),
-    (PointsSpot(kind="points", points=0), BANKER_3F, None,
-     ("lose", "0", "0", "0"), POINTS_ON_THREE_FIGURES_RULE),
-    (PointsSpot(kind="points", points=0), hand("KS QD TC"), None,
-     ("win", "100", "800", "0"), "3CB art. 8(2)(b), art. 9"),
-], ids=lambda v: str(v) if isinstance(v, tuple) else None)
-def test_settlement_of_each_spot(spot: Spot, banker: HandValue, place: HandValue | None,
-                                 expected: tuple[str, str, str, str], rule: str) -> None:
+@pytest.mark.parametrize(
+    ("spot", "banker", "place", "expected", "rule"),
+    [
+        (
+            HandSpot(kind="hand", seat=1),
+            BANKER_9_1F,
+            hand("QS JD 9C"),
+            ("win", "100", "100", "5.00"),
+            "3CB art. 6, art. 9(1), art. 10",
+        ),
+        (
+            HandSpot(kind="hand", seat=1),
+            BANKER_9_1F,
+            hand("AS 2S 5S"),
+            ("lose", "0", "0", "0"),
+            "3CB art. 6, art. 9(1), art. 10",
+        ),
+        (HandSpot(kind="hand", seat=1), BANKER_9_1F, hand("QS 4D 5D"), ("carry", "0", "0", "0"), CARRY_RULE),
+        (HandSpot(kind="hand", seat=1), BANKER_3F, hand("KS QD JC"), ("carry", "0", "0", "0"), CARRY_RULE),
+        (
+            TieSpot(kind="tie", seat=1),
+            BANKER_9_1F,
+            hand("QS 4D 5D"),
+            ("win", "100", "2000", "0"),
+            "3CB art. 8(3), art. 9",
+        ),
+        (
+            TieSpot(kind="tie", seat=1),
+            BANKER_9_1F,
+            hand("QS JD 9C"),
+            ("lose", "0", "0", "0"),
+            "3CB art. 8(3), art. 9",
+        ),
+        (
+            ParitySpot(kind="odd"),
+            BANKER_9_1F,
+            None,
+            ("win", "100", "100", "5.00"),
+            "3CB art. 8(1), art. 9(2), art. 10",
+        ),
+        (
+            ParitySpot(kind="even"),
+            BANKER_9_1F,
+            None,
+            ("lose", "0", "0", "0"),
+            "3CB art. 8(1), art. 9(2), art. 10",
+        ),
+        (
+            ParitySpot(kind="even"),
+            BANKER_6_2F,
+            None,
+            ("win", "100", "100", "5.00"),
+            "3CB art. 8(1), art. 9(2), art. 10",
+        ),
+        (
+            ParitySpot(kind="even"),
+            hand("KS QD TC"),
+            None,
+            ("win", "100", "100", "5.00"),
+            "3CB art. 8(1), art. 9(2), art. 10",
+        ),
+        (ParitySpot(kind="odd"), BANKER_3F, None, ("carry", "0", "0", "0"), PARITY_CARRY_RULE),
+        (ParitySpot(kind="even"), BANKER_3F, None, ("carry", "0", "0", "0"), PARITY_CARRY_RULE),
+        (
+            ThreeFiguresSpot(kind="three_figures"),
+            BANKER_3F,
+            None,
+            ("win", "100", "1600", "0"),
+            "3CB art. 8(2)(a), art. 9",
+        ),
+        (
+            ThreeFiguresSpot(kind="three_figures"),
+            hand("KS QD TC"),
+            None,
+            ("lose", "0", "0", "0"),
+            "3CB art. 8(2)(a), art. 9",
+        ),
+        (
+            PointsSpot(kind="points", points=6),
+            BANKER_6_2F,
+            None,
+            ("win", "100", "800", "0"),
+            "3CB art. 8(2)(b), art. 9",
+        ),
+        (
+            PointsSpot(kind="points", points=9),
+            BANKER_6_2F,
+            None,
+            ("lose", "0", "0", "0"),
+            "3CB art. 8(2)(b), art. 9",
+        ),
+        (
+            PointsSpot(kind="points", points=0),
+            BANKER_3F,
+            None,
+            ("lose", "0", "0", "0"),
+            POINTS_ON_THREE_FIGURES_RULE,
+        ),
+        (
+            PointsSpot(kind="points", points=0),
+            hand("KS QD TC"),
+            None,
+            ("win", "100", "800", "0"),
+            "3CB art. 8(2)(b), art. 9",
+        ),
+    ],
+    ids=lambda v: str(v) if isinstance(v, tuple) else None,
+)
+def test_settlement_of_each_spot(
+    spot: Spot, banker: HandValue, place: HandValue | None, expected: tuple[str, str, str, str], rule: str
+) -> None:
     due = settle(spot, HUNDRED, banker, place)
     assert money(due) == expected
     assert due.rule == rule
 
 
-@pytest.mark.parametrize(("option", "expected"), [
-    ("lose", ("lose", "0", "0", "0")),
-    ("win", ("win", "100", "800", "0")),
-    ("push", ("push", "100", "0", "0")),
-])
-def test_points_zero_on_three_figures_follows_option_b1(option: str,
-                                                        expected: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    ("option", "expected"),
+    [
+        ("lose", ("lose", "0", "0", "0")),
+        ("win", ("win", "100", "800", "0")),
+        ("push", ("push", "100", "0", "0")),
+    ],
+)
+def test_points_zero_on_three_figures_follows_option_b1(option: str, expected: tuple[str, ...]) -> None:
     book = complete_rulebook({"tcb": {"points0_on_three_figures": option}})
     due = settle(PointsSpot(kind="points", points=0), HUNDRED, BANKER_3F, None, book)
     assert money(due) == expected
@@ -146,8 +224,7 @@ def test_commission_is_rounded_half_up_to_the_cent_or_down_by_the_rulebook() -> 
     due = settle(ParitySpot(kind="odd"), stake, BANKER_9_1F, None)
     assert (due.won, due.commission) == (Decimal("10.30"), Decimal("0.52"))
     down = complete_rulebook({"rounding": {"mode": "down"}})
-    assert settle(ParitySpot(kind="odd"), stake, BANKER_9_1F, None, down).commission == Decimal(
-        "0.51")
+    assert settle(ParitySpot(kind="odd"), stake, BANKER_9_1F, None, down).commission == Decimal("0.51")
 
 
 @given(st.integers(min_value=1, max_value=10**6))
@@ -174,9 +251,14 @@ def test_dealing_order_is_three_passes_with_the_banker_last() -> None:
 
 
 def test_describe_spot() -> None:
-    assert [describe_spot(s) for s in (HandSpot(kind="hand", seat=3), TieSpot(kind="tie", seat=2),
-                                       ParitySpot(kind="odd"),
-                                       ThreeFiguresSpot(kind="three_figures"),
-                                       PointsSpot(kind="points", points=6))] == [
-        "hand 3", "tie 2", "odd", "three figures", "points 6"]
+    assert [
+        describe_spot(s)
+        for s in (
+            HandSpot(kind="hand", seat=3),
+            TieSpot(kind="tie", seat=2),
+            ParitySpot(kind="odd"),
+            ThreeFiguresSpot(kind="three_figures"),
+            PointsSpot(kind="points", points=6),
+        )
+    ] == ["hand 3", "tie 2", "odd", "three figures", "points 6"]
     assert DEFAULT_RULEBOOK.tcb.points0_on_three_figures == "lose"

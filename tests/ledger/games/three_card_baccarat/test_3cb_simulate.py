@@ -81,8 +81,11 @@ def test_the_game_record_wires_rules_session_carries_and_simulator() -> None:
     assert GAME.carries_bets and GAME.follows_rounds
     assert SIMULATORS["3CB"].simulate_round is simulate_round
     assert SIMULATORS["3CB"].injectable == INJECTABLE
-    assert set(INJECTABLE) == {"wrong_payout", "late_bet", "missing_settlement",
-                               "wrong_commission"} <= set(ERROR_KINDS)
+    assert (
+        set(INJECTABLE)
+        == {"wrong_payout", "late_bet", "missing_settlement", "wrong_commission"}
+        <= set(ERROR_KINDS)
+    )
 
 
 @pytest.mark.parametrize("inject", [None, *INJECTABLE])
@@ -146,8 +149,11 @@ def test_tables_carry_ties_and_odd_even_and_run_shoes_of_one_and_more_decks() ->
     assert types["bet_increased"] > 0 and types["shoe_closed"] > 0
     assert 1 in decks and set(decks) - {1}
     last = max(line["round"] for line in sim.lines)
-    carried_at_the_end = sum(1 for line in sim.lines if line["type"] == "bet_settled"
-                             and line["result"] == "carry" and line["round"] == last)
+    carried_at_the_end = sum(
+        1
+        for line in sim.lines
+        if line["type"] == "bet_settled" and line["result"] == "carry" and line["round"] == last
+    )
     # Every carry is restated in its table's next round; the last round has none after it.
     assert settled["carry"] == types["bet_carried"] + carried_at_the_end
     findings = judge_all(sim)
@@ -161,14 +167,16 @@ def test_a_carried_bet_settles_in_the_next_round_under_its_restated_id() -> None
     restated = [line for line in sim.lines if line["type"] == "bet_carried"]
     assert restated
     for line in restated:
-        settled = [s for s in sim.lines if s["type"] == "bet_settled" and s["bet"] == line["bet"]
-                   and s["table"] == line["table"]]
+        settled = [
+            s
+            for s in sim.lines
+            if s["type"] == "bet_settled" and s["bet"] == line["bet"] and s["table"] == line["table"]
+        ]
         rounds = [s["round"] for s in settled]
         assert line["from_round"] in rounds and line["round"] in rounds
 
 
-def test_a_simulated_feed_ingested_into_the_store_verifies_to_the_injected_errors(
-        app: LedgerApp) -> None:
+def test_a_simulated_feed_ingested_into_the_store_verifies_to_the_injected_errors(app: LedgerApp) -> None:
     sim = simulate([GAME], rounds=60, tables=3, seed=11, error_rate=0.25)
     text = "".join(json.dumps(line) + "\n" for line in sim.lines)
     assert Ingestor(app).ingest(numbered_lines(io.StringIO(text))).rejected == []

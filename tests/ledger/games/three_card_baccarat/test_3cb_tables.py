@@ -49,6 +49,7 @@ def level_counts(three_figures: str = "any") -> Counter[int]:
 
 # --- The ranking --------------------------------------------------------------------------
 
+
 def test_the_annex_has_31_levels_best_first_with_distinct_kinds() -> None:
     assert [lv.level for lv in RANKING] == list(range(1, 32))
     assert len({(lv.points, lv.figures) for lv in RANKING}) == 31
@@ -71,8 +72,9 @@ def test_formula_and_annex_data_agree_on_every_single_deck_hand() -> None:
         if figures == 3:
             assert value.level == RANKING[0]
         else:
-            assert value.level == level_of(points, figures) == RANKING[
-                2 + 3 * (9 - points) + (2 - figures) - 1]
+            assert (
+                value.level == level_of(points, figures) == RANKING[2 + 3 * (9 - points) + (2 - figures) - 1]
+            )
 
 
 def test_ranking_level_counts_reproduce_rules_9_3() -> None:
@@ -110,6 +112,7 @@ def test_kqj_only_counts_64_three_figure_hands_and_ranks_the_rest_as_zero_with_f
 
 
 # --- The banker's points and the side bets ------------------------------------------------
+
 
 def banker_points() -> Counter[int | str]:
     return Counter("3F" if v.three_figures else v.points for _, v in valued())
@@ -177,9 +180,12 @@ def disjoint_pairs() -> tuple[int, int, int]:
     for banker, value in hands:
         pairs = list(combinations(banker, 2))
         for lv in range(1, 32):
-            n = (count[lv] - sum(with_card[(lv, c)] for c in banker)
-                 + sum(with_pair[(lv, p)] for p in pairs)  # type: ignore[index]
-                 - (1 if value.level.level == lv else 0))
+            n = (
+                count[lv]
+                - sum(with_card[(lv, c)] for c in banker)
+                + sum(with_pair[(lv, p)] for p in pairs)  # type: ignore[index]
+                - (1 if value.level.level == lv else 0)
+            )
             if lv < value.level.level:
                 wins += n
             elif lv == value.level.level:
