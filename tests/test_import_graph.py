@@ -39,6 +39,10 @@ LAZY_CLI: dict[tuple[str, str], str] = {
     ("cli.main", "eventsourcing"): "the store's exception classes, read only when a command "
     "failed: importing eventsourcing would cost every start-up "
     "(`ledger --version`) about 0.1 s",
+    ("cli.projections", "ledger.live.follower"): "only `projections update --follow` needs it; "
+    "it loads the NATS client and prometheus, ~0.2 s of every other projections command",
+    ("cli.projections", "ledger.live.run"): "only `projections update --follow` parses --every; "
+    "same modules as ledger.live.follower",
 }
 """(module of ``cli/``, imported first-party module or third-party package) pairs allowed
 inside a function to keep start-up light, and why."""
