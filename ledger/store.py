@@ -62,16 +62,29 @@ class TopicRegistry(Mapping[str, type[FeedModel]]):
     def __init__(self) -> None:
         self._fixed: dict[str, type[FeedModel]] = {TABLE_TOPIC: RoundStarted, CHAIN_TOPIC: Linked}
         self._by_game: dict[str, dict[str, type[FeedModel]]] = {}
+        self._known: dict[str, type[FeedModel]] = dict(self._fixed)
+        """Every topic loaded so far, for the lookup of each stored row (one dict lookup)."""
 
     def _game_topics(self, key: str) -> dict[str, type[FeedModel]]:
         topics = self._by_game.get(key)
         if topics is None:
             topics = {f"{key}/{cls.TYPE}": cls for cls in GAMES[key].events}
             self._by_game[key] = topics
+            self._known.update(topics)
         return topics
 
+    def get(self, topic: str, default: Any = None) -> Any:
+        """The model of ``topic``, else ``default`` (the loaded topics first: one dict lookup)."""
+        cls = self._known.get(topic)
+        if cls is not None:
+            return cls
+        try:
+            return self[topic]
+        except KeyError:
+            return default
+
     def __getitem__(self, topic: str) -> type[FeedModel]:
-        cls = self._fixed.get(topic)
+        cls = self._known.get(topic)
         if cls is not None:
             return cls
         key, slash, _ = topic.partition("/")
