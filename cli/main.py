@@ -404,22 +404,54 @@ def _entries_from_import(module_name: str) -> list[CommandEntry]:
     return entries
 
 
+def _command_sources() -> Iterator[tuple[str, Path, str]]:
+    """Each module of ``cli/`` that may declare commands: its name, path and source."""
+    for info in pkgutil.iter_modules(cli.__path__):
+        path = Path(cli.__path__[0]) / f"{info.name}.py"
+        source = path.read_text(encoding="utf-8") if path.is_file() else ""
+        if "COMMANDS" not in source and path.is_file():
+            continue
+        yield f"cli.{info.name}", path, source
+
+
+def _entries_of(name: str, source: str) -> list[CommandEntry]:
+    try:
+        return _entries_from_source(name, ast.parse(source))
+    except (_Unreadable, ValueError, SyntaxError):
+        return _entries_from_import(name)
+
+
+def _in_order(entries: list[CommandEntry]) -> tuple[CommandEntry, ...]:
+    return tuple(sorted(entries, key=lambda e: (e.group, e.order, e.module)))
+
+
 @functools.cache
 def command_manifest() -> tuple[CommandEntry, ...]:
     """Every command of ``ledger``, in the order of ``ledger --help``: plain commands by
     (``ORDER``, module), then groups the same way (as typer lists them)."""
     entries: list[CommandEntry] = []
-    for info in pkgutil.iter_modules(cli.__path__):
-        name = f"cli.{info.name}"
-        path = Path(cli.__path__[0]) / f"{info.name}.py"
-        source = path.read_text(encoding="utf-8") if path.is_file() else ""
-        if "COMMANDS" not in source and path.is_file():
-            continue
-        try:
-            entries += _entries_from_source(name, ast.parse(source))
-        except (_Unreadable, ValueError, SyntaxError):
-            entries += _entries_from_import(name)
-    return tuple(sorted(entries, key=lambda e: (e.group, e.order, e.module)))
+    for name, _, source in _command_sources():
+        entries += _entries_of(name, source)
+    return _in_order(entries)
+
+
+@functools.cache
+def command_entry(command: str) -> CommandEntry | None:
+    """The entry of one command, as :func:`command_manifest` would give it, parsing only the
+    modules whose source mentions its name (a command's name is its function's name with ``_``
+    as ``-``, or a literal in the source): running one command does not parse all of ``cli/``
+    (~0.03 s)."""
+    if command_manifest.cache_info().currsize:
+        found = {e.name: e for e in command_manifest()}
+        return found.get(command)
+    spellings = {command.lower(), command.lower().replace("-", "_")}
+    entries: list[CommandEntry] = []
+    for name, _, source in _command_sources():
+        lowered = source.lower()
+        if any(s in lowered for s in spellings):
+            entries += _entries_of(name, source)
+    found = {e.name: e for e in _in_order(entries)}
+    return found.get(command)
 
 
 _LOADED: dict[str, _click.Command] = {}
@@ -440,7 +472,10 @@ class LazyCommands(MutableMapping[str, _click.Command]):
         if name in self._extra:
             return self._extra[name]
         if name not in _LOADED:
-            _LOADED[name] = self._entries()[name].load()
+            entry = command_entry(name)
+            if entry is None:
+                raise KeyError(name)
+            _LOADED[name] = entry.load()
         return _LOADED[name]
 
     def loaded_or_stub(self, name: str) -> _click.Command | None:
@@ -449,7 +484,7 @@ class LazyCommands(MutableMapping[str, _click.Command]):
             return self._extra[name]
         if name in _LOADED:
             return _LOADED[name]
-        entry = self._entries().get(name)
+        entry = command_entry(name)
         return entry.stub() if entry is not None else None
 
     def __setitem__(self, name: str, command: _click.Command) -> None:
@@ -466,7 +501,7 @@ class LazyCommands(MutableMapping[str, _click.Command]):
         return len(set(self._entries()) | set(self._extra))
 
     def __contains__(self, name: object) -> bool:
-        return name in self._extra or name in self._entries()
+        return name in self._extra or (isinstance(name, str) and command_entry(name) is not None)
 
 
 def main() -> None:

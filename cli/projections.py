@@ -9,8 +9,6 @@ import typer
 from cli.context import DbOption, opened
 from cli.contract import fail
 from cli.render import err, out, print_json, working
-from ledger.live.follower import store_errors
-from ledger.live.run import parse_duration
 from ledger.live.views import follow_views
 from projections.base import View
 from projections.registry import registered_views
@@ -95,6 +93,11 @@ def update_command(
     """
     views = _chosen(names)
     if follow:
+        # Here, not at the top: the live modules load the NATS client and prometheus (~0.2 s),
+        # which no other projections command needs.
+        from ledger.live.follower import store_errors
+        from ledger.live.run import parse_duration
+
         try:
             seconds = parse_duration(every)
         except ValueError as exc:

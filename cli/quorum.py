@@ -19,8 +19,7 @@ import typer
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from cli.contract import EXIT_INTEGRITY, fail
-from cli.seal import note_path
-from ledger.checkpoints import by_number, sealing_key
+from ledger.checkpoints import by_number, note_path, sealing_key
 from ledger.errors import SealError, UsageError
 from ledger.merkle.heads import note_at
 from ledger.seal import Checkpoint

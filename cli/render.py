@@ -5,22 +5,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    TextColumn,
-    TimeRemainingColumn,
-)
 
 from cli.contract import print_json as print_json
 from ledger.findings import Finding
-from ledger.verify.engine import VerifyReport
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, ProgressColumn
+
+    from ledger.verify.engine import VerifyReport
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False)
@@ -32,6 +27,16 @@ def progress_bar(total: int | None, what: str, unit: str = "bytes") -> Progress 
     ``events`` (``657/657 events``)."""
     if not err.is_terminal:
         return None
+    # Here, not at the top: only a command writing to a terminal draws a bar (~0.01 s).
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
     count: ProgressColumn = TextColumn("")
     if total and unit == "bytes":
         count = DownloadColumn()

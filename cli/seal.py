@@ -19,6 +19,7 @@ from ledger.checkpoints import (
     CheckpointStore,
     SealRefused,
     StoredCheckpoint,
+    note_path,
     read_checkpoints,
     sealing_key,
     snapshot_file_bytes,
@@ -209,12 +210,6 @@ def _echo_witnessed(witnessed: Witnessed | None) -> None:
             f"checkpoint note cosigned by {', '.join(witnessed.names())} (quorum "
             f"{witnessed.quorum}; {witnessed.added} new cosignature(s) stored)"
         )
-
-
-def note_path(checkpoint_path: str) -> Path:
-    """Where ``seal --out cp.json`` writes the checkpoint note: ``cp.note``."""
-    path = Path(checkpoint_path)
-    return path.with_suffix(".note") if path.suffix == ".json" else path.with_name(path.name + ".note")
 
 
 def _note_json(noted: NoteSealed) -> dict[str, object]:

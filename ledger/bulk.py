@@ -11,7 +11,8 @@ a save's rows is replaced:
   ``last_insert_rowid()`` (the rows are counted back to check it).
 - **PostgreSQL.** The library sends one array of a composite type, which psycopg dumps as
   text in Python (regex-escaping every ``bytea``: ~40 % of its client time).
-  :class:`BulkPostgresRecorder` sends four arrays of plain types (``uuid[]``, ``bigint[]``,
+  ``BulkPostgresRecorder`` (``ledger.bulk_postgres``, so that a SQLite store never loads the
+  driver) sends four arrays of plain types (``uuid[]``, ``bigint[]``,
   ``text[]``, ``bytea[]``) in binary, unnested in the same ``INSERT … RETURNING``. The payload
   is smaller than the library's, so the pipeline hazard of large saves is no nearer (saves stay
   capped at ``SAVE_EVENTS_MAX`` events).
@@ -26,12 +27,11 @@ from typing import Any
 from uuid import UUID
 
 from eventsourcing.persistence import StoredEvent
-from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor
-from psycopg import sql
 
 SQLITE_TOPIC = "ledger.bulk:BulkSQLiteRecorder"
-POSTGRES_TOPIC = "ledger.bulk:BulkPostgresRecorder"
+POSTGRES_TOPIC = "ledger.bulk_postgres:BulkPostgresRecorder"
+"""In a module of its own: the library imports it (and the driver) only for a PostgreSQL store."""
 
 
 class BulkSQLiteRecorder(SQLiteApplicationRecorder):
@@ -58,42 +58,3 @@ class BulkSQLiteRecorder(SQLiteApplicationRecorder):
         last = int(c.fetchone()[0])
         first = last - len(stored_events) + 1
         return list(range(first, last + 1))
-
-
-class BulkPostgresRecorder(PostgresApplicationRecorder):
-    """The library's PostgreSQL application recorder, sending a save as four binary arrays."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.bulk_insert_statement = sql.SQL(
-            "INSERT INTO {schema}.{table} (originator_id, originator_version, topic, state) "
-            "SELECT * FROM unnest(%s::uuid[], %s::bigint[], %s::text[], %s::bytea[]) "
-            "RETURNING notification_id"
-        ).format(schema=sql.Identifier(self.datastore.schema), table=sql.Identifier(self.events_table_name))
-
-    def _insert_stored_events(self, curs: Any, stored_events: Sequence[StoredEvent], **kwargs: Any) -> None:
-        if self.datastore.originator_id_type != "uuid":  # pragma: no cover - not ours
-            super()._insert_stored_events(curs, stored_events, **kwargs)
-            return
-        self._lock_table(curs)
-        # The lock on its own first: a role that may not take it (the auditor) then fails with
-        # the server's "permission denied", not with "pipeline aborted" for the statements
-        # queued behind it (which of the two surfaced was a matter of timing). One round trip
-        # per save.
-        with curs.connection.pipeline() as pipeline:
-            pipeline.sync()
-        self._notify_channel(curs)
-        ids = [
-            s.originator_id if isinstance(s.originator_id, UUID) else UUID(str(s.originator_id))
-            for s in stored_events
-        ]
-        curs.execute(
-            self.bulk_insert_statement,
-            (
-                ids,
-                [s.originator_version for s in stored_events],
-                [s.topic for s in stored_events],
-                [s.state for s in stored_events],
-            ),
-            binary=True,
-        )

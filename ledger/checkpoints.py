@@ -728,6 +728,12 @@ def snapshot_path(checkpoint_path: str | Path) -> Path:
     return path.with_name(path.name + ".snapshot.json")
 
 
+def note_path(checkpoint_path: str | Path) -> Path:
+    """Where ``seal --out cp.json`` writes the checkpoint note: ``cp.note``."""
+    path = Path(checkpoint_path)
+    return path.with_suffix(".note") if path.suffix == ".json" else path.with_name(path.name + ".note")
+
+
 def snapshot_file_bytes(app: LedgerApp, snapshot: Snapshot) -> bytes:
     """What ``seal --out`` writes beside the checkpoint: the canonical bytes, or with
     ``LEDGER_CIPHER_KEY`` set, those bytes compressed and encrypted under it (the snapshot

@@ -15,17 +15,28 @@ its own way.
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeGuard
 
-from eventsourcing.postgres import PostgresDatastore
 from eventsourcing.sqlite import SQLiteDatastore
 
 from ledger.errors import StoreError
 
+if TYPE_CHECKING:
+    from eventsourcing.postgres import PostgresDatastore
+
 DialectName = Literal["sqlite", "postgres"]
+
+
+def _is_postgres(datastore: object) -> TypeGuard[PostgresDatastore]:
+    """Whether ``datastore`` is the library's PostgreSQL datastore. Asked of the loaded module
+    only: a process that opened no PostgreSQL store has not imported ``eventsourcing.postgres``
+    (nor the driver, ~0.1 s of start-up), and then no datastore can be one."""
+    module = sys.modules.get("eventsourcing.postgres")
+    return module is not None and isinstance(datastore, module.PostgresDatastore)
 
 
 def quote(name: str) -> str:
@@ -78,7 +89,7 @@ def dialect_of(app: Any) -> Dialect:
     datastore = getattr(app.recorder, "datastore", None)
     if isinstance(datastore, SQLiteDatastore):
         return Dialect("sqlite")
-    if isinstance(datastore, PostgresDatastore):
+    if _is_postgres(datastore):
         return Dialect("postgres", str(datastore.schema) or "public")
     raise StoreError(f"not a SQLite or PostgreSQL store ({type(app.recorder).__name__})")
 
@@ -260,6 +271,6 @@ def connect(app: Any) -> Connection:
     if isinstance(datastore, SQLiteDatastore):
         timeout = float(app.env.get("SQLITE_LOCK_TIMEOUT") or 30)
         return SQLiteConnection(datastore.pool.db_name, timeout)
-    if isinstance(datastore, PostgresDatastore):
+    if _is_postgres(datastore):
         return PostgresConnection(datastore)
     raise StoreError(f"a SQLite or PostgreSQL store (not {type(app.recorder).__name__})")

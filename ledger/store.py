@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
@@ -51,15 +51,57 @@ SAVE_EVENTS_MAX = 1000
 (EVENTSOURCING.md hazard 1)."""
 
 
-def _topics() -> dict[str, type[FeedModel]]:
-    topics: dict[str, type[FeedModel]] = {TABLE_TOPIC: RoundStarted, CHAIN_TOPIC: Linked}
-    for key, game in GAMES.items():
-        for cls in game.events:
-            topics[f"{key}/{cls.TYPE}"] = cls
-    return topics
+class TopicRegistry(Mapping[str, type[FeedModel]]):
+    """Every stored topic and the model its facts are read with.
+
+    A game's topics (``"RL/spin_result"``) are read from its :class:`Game` on the first lookup
+    of one of them, so that only the games a store actually holds get imported
+    (``ledger.games`` loads a game's package on first use); iterating loads every game.
+    """
+
+    def __init__(self) -> None:
+        self._fixed: dict[str, type[FeedModel]] = {TABLE_TOPIC: RoundStarted, CHAIN_TOPIC: Linked}
+        self._by_game: dict[str, dict[str, type[FeedModel]]] = {}
+        self._known: dict[str, type[FeedModel]] = dict(self._fixed)
+        """Every topic loaded so far, for the lookup of each stored row (one dict lookup)."""
+
+    def _game_topics(self, key: str) -> dict[str, type[FeedModel]]:
+        topics = self._by_game.get(key)
+        if topics is None:
+            topics = {f"{key}/{cls.TYPE}": cls for cls in GAMES[key].events}
+            self._by_game[key] = topics
+            self._known.update(topics)
+        return topics
+
+    def get(self, topic: str, default: Any = None) -> Any:
+        """The model of ``topic``, else ``default`` (the loaded topics first: one dict lookup)."""
+        cls = self._known.get(topic)
+        if cls is not None:
+            return cls
+        try:
+            return self[topic]
+        except KeyError:
+            return default
+
+    def __getitem__(self, topic: str) -> type[FeedModel]:
+        cls = self._known.get(topic)
+        if cls is not None:
+            return cls
+        key, slash, _ = topic.partition("/")
+        if not slash or key not in GAMES:
+            raise KeyError(topic)
+        return self._game_topics(key)[topic]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._fixed
+        for key in GAMES:
+            yield from self._game_topics(key)
+
+    def __len__(self) -> int:
+        return len(self._fixed) + sum(len(self._game_topics(key)) for key in GAMES)
 
 
-TOPICS: dict[str, type[FeedModel]] = _topics()
+TOPICS: Mapping[str, type[FeedModel]] = TopicRegistry()
 """Every stored topic and the model its facts are read with."""
 
 

@@ -1,7 +1,7 @@
 """Reading the log as rounds: stored rows → (position, decoded facts) → closed rounds.
 
 :class:`RoundStream` takes the rows of :meth:`ledger.store.LedgerApp.rows` (plain tuples, in
-notification order), decodes the feed facts with the fast decoder (:data:`KINDS`: each model's
+notification order), decodes the feed facts with the fast decoder (:func:`all_kinds`: each model's
 native twin, ``ledger.feed.fast``; ``OpeningDecoder`` for ``round_opened``), gathers them per round
 and hands over each round when its closing event (``round_closed`` / ``round_voided``) is read.
 Rows of other aggregates (tables, the chain) are passed over.
@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from ledger.chain import CHAIN_TOPIC, FrameError
 from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent, RoundOpened
 from ledger.feed.fast import fast_validate_json, native_validate_json
+from ledger.games import GAMES
 from ledger.openings import OpeningDecoder
 from ledger.store import TOPICS, LedgerMapper, RawRow
 from ledger.table import TABLE_TOPIC
@@ -34,34 +35,66 @@ Kind = tuple[Callable[[bytes], Any], type, bool]
 """A feed topic's decoder, its class, and whether its event ends a round."""
 
 
-def _kinds() -> dict[str, Kind]:
-    """Every feed topic but the openings: its decoder, its class, whether it ends a round.
+PassKind = tuple[Callable[[bytes], Any], type, bool, Callable[[bytes], Any]]
+"""A :data:`Kind` with its decoder's native validator alone, which the pass calls directly (one
+Python call less per row); only what it refuses goes through the decoder."""
 
-    The decoder is the model's native twin (``ledger.feed.fast``): the same model, its feed
-    field types checked in Rust; it accepts what ``model_validate_json`` accepts, with equal
-    results, and a row it refuses is decoded again by ``model_validate_json`` (its error is
-    what is reported).
+_KINDS: dict[str, Kind] = {}
+"""The fast decoder of every feed topic but ``round_opened``, by topic, of the games loaded so
+far (:func:`_load_kinds`)."""
+_PASS_KINDS: dict[str, PassKind] = {}
+""":data:`_KINDS` as the pass reads them (:data:`PassKind`)."""
+_KINDS_LOADED: set[str] = set()
+"""The games whose topics are in :data:`_KINDS`."""
+
+
+def _load_kinds(topic: str) -> bool:
+    """Add the kinds of the game ``topic`` belongs to, if not yet there: whether any were added.
+
+    Each feed topic but the openings gets its decoder, its class, whether it ends a round. The
+    decoder is the model's native twin (``ledger.feed.fast``): the same model, its feed field
+    types checked in Rust; it accepts what ``model_validate_json`` accepts, with equal results,
+    and a row it refuses is decoded again by ``model_validate_json`` (its error is what is
+    reported). A game's models are built on the first row of that game the process reads, so a
+    pass over a store without STUD rounds never imports STUD.
     """
-    kinds: dict[str, Kind] = {}
-    for topic, cls in TOPICS.items():
-        if (
-            topic in (TABLE_TOPIC, CHAIN_TOPIC)
-            or topic.endswith(OPENING_SUFFIX)
-            or not issubclass(cls, FeedEvent)
-            or issubclass(cls, RoundOpened)
-        ):
+    key = topic.partition("/")[0]
+    if key in _KINDS_LOADED or key not in GAMES:
+        return False
+    _KINDS_LOADED.add(key)
+    for cls in GAMES[key].events:
+        name = f"{key}/{cls.TYPE}"
+        if name.endswith(OPENING_SUFFIX) or not issubclass(cls, FeedEvent) or issubclass(cls, RoundOpened):
             continue
-        kinds[topic] = (fast_validate_json(cls), cls, topic.endswith(TERMINAL_SUFFIXES))
-    return kinds
+        decode = fast_validate_json(cls)
+        ends = name.endswith(TERMINAL_SUFFIXES)
+        _KINDS[name] = (decode, cls, ends)
+        _PASS_KINDS[name] = (decode, cls, ends, native_validate_json(cls))
+    return True
 
 
-KINDS = _kinds()
-"""The fast decoder of every feed topic but ``round_opened``, by topic."""
-_PASS_KINDS = {
-    topic: (decode, cls, ends, native_validate_json(cls)) for topic, (decode, cls, ends) in KINDS.items()
-}
-""":data:`KINDS` with each decoder's native validator alone, which the pass calls directly
-(one Python call less per row); only what it refuses goes through the decoder."""
+def _kind(topic: str) -> Kind | None:
+    """The kind of ``topic``, its game's kinds loaded first if need be (``None``: not a kind)."""
+    kind = _KINDS.get(topic)
+    if kind is None and _load_kinds(topic):
+        kind = _KINDS.get(topic)
+    return kind
+
+
+def all_kinds() -> dict[str, Kind]:
+    """The fast decoder of every feed topic of every game but ``round_opened``, by topic (every
+    game loaded)."""
+    for key in GAMES:
+        _load_kinds(f"{key}/")
+    return dict(_KINDS)
+
+
+def __getattr__(name: str) -> Any:
+    """``KINDS``: :func:`all_kinds`, for readers that want them all (PEP 562: loading every game
+    only when asked)."""
+    if name == "KINDS":
+        return all_kinds()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -177,6 +210,8 @@ class RoundStream:
             else:
                 content = None
             kind = kinds.get(topic)
+            if kind is None and _load_kinds(topic):  # the first row of a game not yet loaded
+                kind = kinds.get(topic)
             if kind is not None:
                 facts = gathering.get(oid)
                 if facts is None and not partial:
@@ -241,7 +276,7 @@ class RoundStream:
     def decode(self, topic: str, content: bytes) -> FeedEvent:
         """One stored feed fact, decoded as the pass decodes it (``ValueError`` if it cannot
         be)."""
-        kind = KINDS.get(topic)
+        kind = _kind(topic)
         if kind is not None:
             fact: FeedEvent = kind[0](content)
             return fact

@@ -9,7 +9,7 @@ How the work is split, so that the findings are those of a single pass:
 - **Balanced.** A first, cheap pass reads only the ``table/round_started`` rows (one per round)
   and the openings that name a jackpot, and counts stored events per topic in SQL. A table's
   weight is an estimate of its CPU time: rounds × its game's events per round × the game's
-  measured cost per event (:data:`US_PER_EVENT`). Groups are dealt out heaviest first to the
+  measured cost per event (:func:`us_per_event`). Groups are dealt out heaviest first to the
   least-loaded worker.
 - **Integrity once.** Worker 0 also checks the integrity chain of every row (so every row is
   covered exactly once, and the head is the same); it starts with a load of
@@ -41,14 +41,17 @@ from ledger.verify.integrity import ChainVerifier
 
 CHAIN_US_PER_ROW = 3.5
 """Worker 0's extra load for checking the chain of one stored row, in the units of
-:data:`US_PER_EVENT` (the check itself costs ~2.5 us; 2.5 to 4.5 balanced the workers within the noise)."""
-
-US_PER_EVENT: dict[str, float] = {key: game.us_per_event for key, game in GAMES.items()}
-"""Verify's CPU per stored event of each game, in microseconds (``Game.us_per_event``, measured
-on simulated feeds, SQLite, one core; only their ratios matter). A game missing here counts
-:data:`DEFAULT_US`."""
+:func:`us_per_event` (the check itself costs ~2.5 us; 2.5 to 4.5 balanced the workers within the noise)."""
 
 DEFAULT_US = 18.0
+"""The cost per event of a game the registry does not know."""
+
+
+def us_per_event(game: str) -> float:
+    """Verify's CPU per stored event of ``game``, in microseconds (``Game.us_per_event``,
+    measured on simulated feeds, SQLite, one core; only their ratios matter); a game the
+    registry does not know counts :data:`DEFAULT_US`. Read on use: it loads the game."""
+    return GAMES[game].us_per_event if game in GAMES else DEFAULT_US
 
 
 @dataclass
@@ -124,10 +127,7 @@ def assign(app: LedgerApp, jobs: int) -> dict[str, int]:
                     parent[find("t:" + table)] = find("p:" + pool)
     counts = app.topic_counts()
     per_round = _events_per_round(counts)
-    weight = {
-        t: n * per_round.get(games[t], 1.0) * US_PER_EVENT.get(games[t], DEFAULT_US)
-        for t, n in rounds.items()
-    }
+    weight = {t: n * per_round.get(games[t], 1.0) * us_per_event(games[t]) for t, n in rounds.items()}
     groups: dict[str, list[str]] = {}
     for table in rounds:
         groups.setdefault(find("t:" + table), []).append(table)

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from cli.main import LedgerGroup, _built, app, command_manifest
+from cli.main import LedgerGroup, _built, app, command_entry, command_manifest
 
 _PROBE = (
     "import sys; from cli.main import main\n"
@@ -55,6 +55,20 @@ def test_the_manifest_lists_what_registering_every_module_gives() -> None:
     assert lazy == eager
     assert [e.name for e in command_manifest() if e.group] == [g for g in groups if g]
     assert len(lazy) >= 20
+
+
+def test_one_command_is_found_as_the_manifest_lists_it_without_reading_every_module() -> None:
+    listed = command_manifest()
+    command_manifest.cache_clear()
+    command_entry.cache_clear()
+    try:
+        for entry in listed:
+            assert command_entry(entry.name) == entry
+        assert command_entry("no-such-command") is None
+        assert command_manifest.cache_info().currsize == 0  # found without the full manifest
+    finally:
+        command_manifest.cache_clear()
+        command_entry.cache_clear()
 
 
 def test_every_listed_command_builds_with_the_listed_help() -> None:

@@ -17,7 +17,8 @@ from uuid import UUID
 import pytest
 from eventsourcing.persistence import IntegrityError, StoredEvent
 
-from ledger.bulk import BulkPostgresRecorder, BulkSQLiteRecorder
+from ledger.bulk import BulkSQLiteRecorder
+from ledger.bulk_postgres import BulkPostgresRecorder
 from ledger.feed.parse import MAX_LINE_BYTES, parse_line
 from ledger.ingest import _round_id, ingest_file
 from ledger.openings import OpeningParser

@@ -1,0 +1,54 @@
+"""The bulk PostgreSQL application recorder: a save sent as four binary arrays (see ``ledger.bulk``).
+
+A module of its own, named by ``ledger.bulk.POSTGRES_TOPIC``: the library imports it, and with it
+``eventsourcing.postgres`` and ``psycopg`` (~0.1 s), only when a PostgreSQL store is opened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.persistence import StoredEvent
+from eventsourcing.postgres import PostgresApplicationRecorder
+from psycopg import sql
+
+
+class BulkPostgresRecorder(PostgresApplicationRecorder):
+    """The library's PostgreSQL application recorder, sending a save as four binary arrays."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.bulk_insert_statement = sql.SQL(
+            "INSERT INTO {schema}.{table} (originator_id, originator_version, topic, state) "
+            "SELECT * FROM unnest(%s::uuid[], %s::bigint[], %s::text[], %s::bytea[]) "
+            "RETURNING notification_id"
+        ).format(schema=sql.Identifier(self.datastore.schema), table=sql.Identifier(self.events_table_name))
+
+    def _insert_stored_events(self, curs: Any, stored_events: Sequence[StoredEvent], **kwargs: Any) -> None:
+        if self.datastore.originator_id_type != "uuid":  # pragma: no cover - not ours
+            super()._insert_stored_events(curs, stored_events, **kwargs)
+            return
+        self._lock_table(curs)
+        # The lock on its own first: a role that may not take it (the auditor) then fails with
+        # the server's "permission denied", not with "pipeline aborted" for the statements
+        # queued behind it (which of the two surfaced was a matter of timing). One round trip
+        # per save.
+        with curs.connection.pipeline() as pipeline:
+            pipeline.sync()
+        self._notify_channel(curs)
+        ids = [
+            s.originator_id if isinstance(s.originator_id, UUID) else UUID(str(s.originator_id))
+            for s in stored_events
+        ]
+        curs.execute(
+            self.bulk_insert_statement,
+            (
+                ids,
+                [s.originator_version for s in stored_events],
+                [s.topic for s in stored_events],
+                [s.state for s in stored_events],
+            ),
+            binary=True,
+        )
