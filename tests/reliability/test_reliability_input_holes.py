@@ -138,7 +138,7 @@ def _no_command_crashes(cli, db_url: str, tmp_path: Path) -> None:
         ["commission", "--db", db_url, "--by", "player"],
         ["report", "--day", "0001-01-01", "--html", str(tmp_path / "a.html"), "--db", db_url],
         ["report", "--day", "9999-12-31", "--json", "--db", db_url],
-        ["export", "--to", str(tmp_path / "out"), "--db", db_url],
+        ["export", "--out", str(tmp_path / "out"), "--db", db_url],
         ["jackpot", "--db", db_url],
         ["bank", "--db", db_url],
     ]
@@ -146,6 +146,9 @@ def _no_command_crashes(cli, db_url: str, tmp_path: Path) -> None:
         done = cli(args)
         assert "Traceback" not in done.stderr, (args, done.stderr[-2000:])
         assert done.returncode in (0, 1, 2, 3), (args, done.returncode, done.stderr[-500:])
+        if args[0] == "export":  # a usage error would leave the export itself untried
+            assert done.returncode in (0, 1), (args, done.returncode, done.stderr[-500:])
+            assert any((tmp_path / "out").iterdir()), "the export wrote nothing"
 
 
 @pytest.mark.parametrize("at", ["0001-01-01T00:00:00+08:00", "9999-12-31T23:59:59-08:00"])
