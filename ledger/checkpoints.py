@@ -322,15 +322,7 @@ class CheckpointStore:
             self.exists = True
 
     def _create(self) -> None:
-        for attempt in range(3):
-            try:
-                with self.db.write() as cur:
-                    for statement in checkpoints_sql(self.db.dialect):
-                        cur.execute(statement)
-                return
-            except Exception:  # two processes creating at once (EVENTSOURCING.md hazard 4)
-                if attempt == 2:
-                    raise
+        self.db.create(checkpoints_sql(self.db.dialect))
 
     def close(self) -> None:
         """Close connections opened for the table."""

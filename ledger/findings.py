@@ -7,7 +7,7 @@ documents each, and the README's list is generated from it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 BETTING_CLOSED_RULE = "FEED §10 (betting closes)"
 """The rule a ``bet_after_close`` finding cites (FEED §10)."""
@@ -91,3 +91,21 @@ class Finding:
         }
         out.update({k: v for k, v in self.extra.items() if k not in out})
         return out
+
+
+class RoundRef(Protocol):
+    """Anything that names a round: its table and round id (a :class:`ledger.round.Round`)."""
+
+    @property
+    def table(self) -> str: ...
+
+    @property
+    def round(self) -> str: ...
+
+
+def round_finding(
+    code: str, rnd: RoundRef, bet: str | None, rule: str, message: str, **kw: object
+) -> Finding:
+    """A finding about round ``rnd`` (and ``bet``, if any), citing ``rule``; ``kw`` are the other
+    fields of :class:`Finding` (``expected``, ``recorded``, ``severity``, ``seq``, ``extra``)."""
+    return Finding(code, rnd.table, rnd.round, message, rule=rule, bet=bet, **kw)  # type: ignore[arg-type]

@@ -157,6 +157,20 @@ class Connection:
         """Whether ``table`` exists (in the ledger's schema on PostgreSQL)."""
         raise NotImplementedError
 
+    def create(self, statements: Sequence[str], attempts: int = 3) -> None:
+        """Run the ``CREATE … IF NOT EXISTS`` statements of a set of tables in one transaction,
+        again when it fails: two processes creating the same tables at once make one of them
+        fail on PostgreSQL ("tuple concurrently updated"), and the retry then finds them made."""
+        for attempt in range(attempts):
+            try:
+                with self.write() as cur:
+                    for statement in statements:
+                        cur.execute(statement)
+                return
+            except Exception:
+                if attempt == attempts - 1:
+                    raise
+
     def close(self) -> None:
         """Release connections opened for this object."""
 

@@ -130,16 +130,7 @@ class ViewStore:
         self.close()
 
     def _create(self) -> None:
-        statements = view_tables_sql(self.db.dialect)
-        for attempt in range(3):
-            try:
-                with self.db.write() as cur:
-                    for statement in statements:
-                        cur.execute(statement)
-                return
-            except Exception:  # two processes creating at once (EVENTSOURCING.md hazard 4)
-                if attempt == 2:
-                    raise
+        self.db.create(view_tables_sql(self.db.dialect))
 
     # --- reading -------------------------------------------------------------------------
 

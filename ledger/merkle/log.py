@@ -76,16 +76,8 @@ class MerkleLog:
             self._create()
 
     def _create(self) -> None:
-        for attempt in range(3):
-            try:
-                with self.db.write() as cur:
-                    for statement in merkle_sql(self.dialect):
-                        cur.execute(statement)
-                self.exists = True
-                return
-            except Exception:  # two processes creating at once (EVENTSOURCING.md hazard 4)
-                if attempt == 2:
-                    raise
+        self.db.create(merkle_sql(self.dialect))
+        self.exists = True
 
     def close(self) -> None:
         """Close the connection of the tree's own."""

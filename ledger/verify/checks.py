@@ -16,7 +16,7 @@ from itertools import islice
 from operator import attrgetter, le
 
 from ledger.feed.envelope import BetPlaced, BetSettled, FeedEvent
-from ledger.findings import BETTING_CLOSED_RULE, Finding
+from ledger.findings import BETTING_CLOSED_RULE, Finding, round_finding
 from ledger.games.base import Derivation, Game, Settlement
 from ledger.money import same_amount
 from ledger.round import Round
@@ -67,7 +67,7 @@ def check_life_cycle(rnd: Round, game: Game, *, is_newest: bool) -> Iterator[Fin
     if closed_at is not None:
         for bet in rnd.of_type(BetPlaced):
             if bet.seq > closed_at and not game.allowed_after_close(bet):
-                yield _finding(
+                yield round_finding(
                     "bet_after_close",
                     rnd,
                     bet.bet,
@@ -76,7 +76,7 @@ def check_life_cycle(rnd: Round, game: Game, *, is_newest: bool) -> Iterator[Fin
                     seq=bet.seq,
                 )
     for dup in rnd.duplicate_bets:
-        yield _finding(
+        yield round_finding(
             "duplicate_bet",
             rnd,
             dup.bet,
@@ -100,7 +100,7 @@ def check_life_cycle(rnd: Round, game: Game, *, is_newest: bool) -> Iterator[Fin
     if not bets.keys() <= settlements.keys():
         for bet_id in bets:
             if bet_id not in settlements:
-                yield _finding(
+                yield round_finding(
                     "missing_settlement",
                     rnd,
                     bet_id,
@@ -129,7 +129,7 @@ def _settlement_faults(rnd: Round) -> Iterator[Finding]:
     """``unknown_bet`` and ``duplicate_settlement``, in the order the bets were first settled."""
     for bet_id, settled in rnd.settlements.items():
         if bet_id not in rnd.bets:
-            yield _finding(
+            yield round_finding(
                 "unknown_bet",
                 rnd,
                 bet_id,
@@ -138,7 +138,7 @@ def _settlement_faults(rnd: Round) -> Iterator[Finding]:
                 seq=settled[0].seq,
             )
         elif len(settled) > 1:
-            yield _finding(
+            yield round_finding(
                 "duplicate_settlement",
                 rnd,
                 bet_id,
@@ -197,7 +197,7 @@ def _time_disorder(rnd: Round) -> Iterator[Finding]:
 
 
 def _disorder(rnd: Round, fact: FeedEvent, before: FeedEvent, message: str) -> Finding:
-    return _finding(
+    return round_finding(
         "timestamp_disorder",
         rnd,
         getattr(fact, "bet", None),
@@ -221,7 +221,7 @@ def check_limits(rnd: Round) -> Iterator[Finding]:
         if limit is None:
             continue
         if limit.min is not None and bet.amount < limit.min:
-            yield _finding(
+            yield round_finding(
                 "invalid_bet",
                 rnd,
                 bet.bet,
@@ -230,7 +230,7 @@ def check_limits(rnd: Round) -> Iterator[Finding]:
                 seq=bet.seq,
             )
         if limit.max is not None and bet.amount > limit.max:
-            yield _finding(
+            yield round_finding(
                 "invalid_bet",
                 rnd,
                 bet.bet,
@@ -275,7 +275,7 @@ def compare_settlement(rnd: Round, bet_id: str, due: Settlement, recorded: BetSe
         "commission": str(recorded.commission),
     }
     if settles_differently:
-        yield _finding(
+        yield round_finding(
             "settlement_mismatch",
             rnd,
             bet_id,
@@ -286,7 +286,7 @@ def compare_settlement(rnd: Round, bet_id: str, due: Settlement, recorded: BetSe
             seq=recorded.seq,
         )
     if commission_differs:
-        yield _finding(
+        yield round_finding(
             "commission_mismatch",
             rnd,
             bet_id,
@@ -296,7 +296,3 @@ def compare_settlement(rnd: Round, bet_id: str, due: Settlement, recorded: BetSe
             recorded=rec,
             seq=recorded.seq,
         )
-
-
-def _finding(code: str, rnd: Round, bet: str | None, rule: str, message: str, **kw: object) -> Finding:
-    return Finding(code, rnd.table, rnd.round, message, rule=rule, bet=bet, **kw)  # type: ignore[arg-type]

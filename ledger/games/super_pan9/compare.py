@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 
 from ledger.feed.envelope import BetSettled
-from ledger.findings import Finding
+from ledger.findings import Finding, round_finding
 from ledger.games.base import BankDue, Derivation
 from ledger.games.super_pan9.feed import BankSettled
 from ledger.games.super_pan9.tables import BANK_COMMISSION_RULE, CAP_RULE, SPLIT_RULE
@@ -39,7 +39,7 @@ def compare_bank(rnd: Round, due: BankDue | None) -> Iterator[Finding]:
         rec = recorded.get(layer.party)
         if rec is None:
             if rnd.is_closed:
-                yield _finding(
+                yield round_finding(
                     "missing_settlement",
                     rnd,
                     None,
@@ -51,7 +51,7 @@ def compare_bank(rnd: Round, due: BankDue | None) -> Iterator[Finding]:
             continue
         got = {"result": str(rec.result), "commission": str(rec.commission)}
         if not same_amount(rec.result, layer.share):
-            yield _finding(
+            yield round_finding(
                 "settlement_mismatch",
                 rnd,
                 None,
@@ -64,7 +64,7 @@ def compare_bank(rnd: Round, due: BankDue | None) -> Iterator[Finding]:
                 extra=who,
             )
         if not same_amount(rec.commission, layer.commission):
-            yield _finding(
+            yield round_finding(
                 "commission_mismatch",
                 rnd,
                 None,
@@ -77,7 +77,7 @@ def compare_bank(rnd: Round, due: BankDue | None) -> Iterator[Finding]:
                 extra=who,
             )
         if abs(rec.result) > layer.capital:
-            yield _finding(
+            yield round_finding(
                 "bank_capital_exceeded",
                 rnd,
                 None,
@@ -90,7 +90,7 @@ def compare_bank(rnd: Round, due: BankDue | None) -> Iterator[Finding]:
     parties = {layer.party for layer in due.layers}
     for party, rec in recorded.items():
         if party not in parties:
-            yield _finding(
+            yield round_finding(
                 "settlement_mismatch",
                 rnd,
                 None,
@@ -112,7 +112,7 @@ def _recorded_bank_result(rnd: Round, capacity: Decimal) -> Iterator[Finding]:
     for bet_id in rnd.bets:
         moved += _bank_side(rnd.settlements[bet_id][0], rnd.stake(bet_id))
     if abs(moved) > capacity:
-        yield _finding(
+        yield round_finding(
             "bank_capital_exceeded",
             rnd,
             None,
@@ -131,7 +131,3 @@ def _bank_side(settled: BetSettled, stake: Decimal) -> Decimal:
     if settled.result == "win":
         return -settled.won
     return ZERO
-
-
-def _finding(code: str, rnd: Round, bet: str | None, rule: str, message: str, **kw: object) -> Finding:
-    return Finding(code, rnd.table, rnd.round, message, rule=rule, bet=bet, **kw)  # type: ignore[arg-type]
