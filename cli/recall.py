@@ -11,6 +11,7 @@ from cli.context import DbOption, opened
 from cli.contract import fail
 from cli.render import err, out, print_json
 from ledger.errors import SealError
+from ledger.money import text_or_same
 from ledger.report.recall import DEFAULT_LAST, Recall, recall
 
 
@@ -71,8 +72,9 @@ def _print(r: Recall) -> None:
             mark = "ok" if b["agrees"] else "!!"
             who = f" {b['player']}" if b["player"] else ""
             differs = "" if b["agrees"] else f"; the rules give {_s(b['derived'])}"
+            stake = text_or_same(b["amount"])
             out.print(
-                f"  {mark} {b['bet']}{who} {b['spot']} {b['amount']}: {_s(b['recorded'])}{differs}",
+                f"  {mark} {b['bet']}{who} {b['spot']} {stake}: {_s(b['recorded'])}{differs}",
                 markup=False,
             )
         for f in rnd["findings"]:
@@ -86,10 +88,10 @@ def _print(r: Recall) -> None:
 
 
 def _s(d: dict[str, Any] | None) -> str:
-    """``lose``, ``win returned 100 won 100 commission 5``; ``-`` for nothing."""
+    """``lose``, ``win returned 100.00 won 100.00 commission 5.00``; ``no settlement`` for nothing."""
     if not d:
         return "no settlement"
-    amounts = [f"{k} {d[k]}" for k in ("returned", "won", "commission") if Decimal(d[k])]
+    amounts = [f"{k} {text_or_same(d[k])}" for k in ("returned", "won", "commission") if Decimal(d[k])]
     return " ".join([d["result"], *amounts])
 
 

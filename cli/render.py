@@ -11,6 +11,7 @@ from rich.console import Console
 
 from cli.contract import print_json as print_json
 from ledger.findings import Finding
+from ledger.money import field_text
 
 if TYPE_CHECKING:
     from rich.progress import Progress, ProgressColumn
@@ -82,9 +83,10 @@ def finding_lines(f: Finding) -> list[str]:
 
 
 def _fields(d: dict[str, Any] | None) -> str:
+    """``result=win returned=1,000.00 won=2,000.00``: amounts as every text writes them."""
     if not d:
         return "-"
-    return " ".join(f"{k}={v}" for k, v in d.items())
+    return " ".join(f"{k}={field_text(k, v)}" for k, v in d.items())
 
 
 SEVERITY_STYLE = {"error": "red", "warning": "yellow", "info": "yellow"}

@@ -10,6 +10,7 @@ from cli.context import DbOption, opened, round_target
 from cli.contract import fail
 from cli.render import err, out, print_json
 from ledger.errors import SealError
+from ledger.money import text_or_same
 from ledger.replay import RoundReplay, replay_round
 
 
@@ -76,7 +77,7 @@ def _print(r: RoundReplay) -> None:
     for b in data["bets"]:
         mark = "ok " if b["agrees"] else "!! "
         out.print(
-            f"  {mark}{b['bet']:<6} {b['spot']:<28} {b['amount']:>10}  "
+            f"  {mark}{b['bet']:<6} {b['spot']:<28} {text_or_same(b['amount']):>12}  "
             f"{_s(b['derived'])} | {_s(b['recorded'])}",
             markup=False,
         )
@@ -96,9 +97,14 @@ def _print(r: RoundReplay) -> None:
 
 
 def _s(d: dict[str, Any] | None) -> str:
+    """``win ret 1,000.00 won 1,000.00 comm 50.00``; ``-`` for nothing."""
     if not d:
         return "-"
-    return f"{d['result']} ret {d['returned']} won {d['won']} comm {d['commission']}"
+    amounts = " ".join(f"{short} {text_or_same(d[name])}" for short, name in _SHORT)
+    return f"{d['result']} {amounts}"
+
+
+_SHORT = (("ret", "returned"), ("won", "won"), ("comm", "commission"))
 
 
 ORDER = 30

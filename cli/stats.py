@@ -14,6 +14,7 @@ from cli.context import DbOption, opened
 from cli.contract import EXIT_USAGE, fail
 from cli.render import out, print_json
 from ledger.feed.types import GAME_KEYS
+from ledger.money import text as amount_text
 from ledger.report.surveillance import stats_page
 from ledger.stats.survey import DEFAULT_ALPHA, Entry, StatsQuery, StatsReport, survey
 
@@ -206,7 +207,7 @@ def _rates(report: StatsReport) -> None:
             t = rate.test
             codes = ", ".join(f"{c} {n}" for c, n in sorted(rate.by_code.items())) or "none"
             money = "; ".join(
-                f"{cur} " + ", ".join(f"{k} {v}" for k, v in m.items() if v)
+                f"{cur} " + ", ".join(f"{k} {amount_text(v)}" for k, v in m.items() if v)
                 for cur, m in sorted(rate.money.items())
             )
             test = ""

@@ -22,6 +22,7 @@ from ledger.feed.envelope import BetPlaced, FeedEvent
 from ledger.findings import Finding
 from ledger.games import GAMES
 from ledger.games.base import Derivation
+from ledger.money import AMOUNT_FIELDS, field_text, plain
 from ledger.round import Round, round_id
 from ledger.store import LedgerApp
 from ledger.stream import TERMINAL_SUFFIXES
@@ -80,21 +81,26 @@ class RoundReplay:
             s = settled[0]
             recorded = {
                 "result": s.result,
-                "returned": str(s.returned),
-                "won": str(s.won),
-                "commission": str(s.commission),
+                "returned": plain(s.returned),
+                "won": plain(s.won),
+                "commission": plain(s.commission),
             }
-        derived = None if due is None else {**due.as_dict(), "rule": due.rule, "reason": due.reason}
+        derived = None if due is None else {**_plain(due.as_dict()), "rule": due.rule, "reason": due.reason}
         agrees = not any(f.bet == bet.bet and f.severity == "error" for f in self.findings)
         return {
             "bet": bet.bet,
             "spot": summarize_spot(bet),
-            "amount": str(bet.amount),
+            "amount": plain(bet.amount),
             "player": bet.player,
             "derived": derived,
             "recorded": recorded,
             "agrees": agrees,
         }
+
+
+def _plain(settlement: dict[str, str]) -> dict[str, str | None]:
+    """A settlement's amounts as JSON writes every amount (two decimals); ``result`` as it is."""
+    return {k: v if k == "result" else plain(v) for k, v in settlement.items()}
 
 
 def event_data(event: Any) -> dict[str, Any]:
@@ -163,9 +169,20 @@ def judge_in_store(
 
 
 def summarize(e: FeedEvent) -> str:
-    """One line with the fields of an event that are not envelope."""
+    """One line with the fields of an event that are not envelope, its amounts as every text
+    writes them (``amount=1,000.00``, ``capital={E:40,000.00 S:20,000.00}``)."""
     data = e.model_dump(mode="json", exclude=_ENVELOPE, exclude_none=True)
-    return " ".join(f"{k}={_compact(v)}" for k, v in data.items())
+    return " ".join(f"{k}={_field(k, v)}" for k, v in data.items())
+
+
+def _field(name: str, value: Any) -> str:
+    """One field of :func:`summarize`: an amount (or a seat-to-amount map such as Mah-Jong's
+    ``capital``) formatted, anything else compact."""
+    if name in AMOUNT_FIELDS and isinstance(value, dict):
+        return "{" + " ".join(f"{k}:{field_text(name, v)}" for k, v in value.items()) + "}"
+    if name in AMOUNT_FIELDS and isinstance(value, str):
+        return field_text(name, value)
+    return _compact(value)
 
 
 def summarize_spot(bet: BetPlaced) -> str:

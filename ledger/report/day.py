@@ -41,6 +41,7 @@ from ledger.findings import Finding
 from ledger.games import GAMES
 from ledger.games.base import Derivation
 from ledger.games.money import money_of
+from ledger.money import plain
 from ledger.round import Round
 from ledger.store import LedgerApp
 from ledger.verify.judge import Judged, RoundJudge, judge_rounds
@@ -77,7 +78,7 @@ class TableDay:
         return self.hold + self.commission
 
     def to_json(self) -> dict[str, Any]:
-        """The row as JSON (decimals as strings)."""
+        """The row as JSON (amounts as two-decimal strings, :func:`ledger.money.plain`)."""
         return {
             "table": self.table,
             "game": self.game,
@@ -85,10 +86,10 @@ class TableDay:
             "rounds": self.rounds,
             "voided": self.voided,
             "bets": self.bets,
-            "turnover": str(self.turnover),
-            "hold": str(self.hold),
-            "commission": str(self.commission),
-            "hold_delta": str(self.hold_delta),
+            "turnover": plain(self.turnover),
+            "hold": plain(self.hold),
+            "commission": plain(self.commission),
+            "hold_delta": plain(self.hold_delta),
             "findings": len(self.errors),
             "findings_by_code": dict(sorted(Counter(f.code for f in self.errors).items())),
         }

@@ -13,6 +13,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ledger.games import GAMES
+from ledger.money import AMOUNT_FIELDS
 from ledger.replay import RoundReplay
 from ledger.report.glyphs import Glyph, OutcomeLine, outcome_lines
 from ledger.report.markup import Markup, el, join
@@ -257,10 +258,13 @@ def settlement_cell(s: dict[str, Any] | None, differs: set[str], mark: str) -> M
 
 
 def settlement_text(s: dict[str, Any] | None) -> str:
-    """``win: returned 100, won 3500, commission 0`` or ``-``."""
+    """``win: returned 100.00, won 3,500.00, commission 0.00`` or ``-``."""
     if not s:
         return "-"
-    return f"{s['result']}: returned {s['returned']}, won {s['won']}, commission {s['commission']}"
+    return (
+        f"{s['result']}: returned {_money(s['returned'])}, won {_money(s['won'])}, "
+        f"commission {_money(s['commission'])}"
+    )
 
 
 def _money(text: str | None) -> str:
@@ -362,6 +366,11 @@ def _field_differs(a: object, b: object) -> bool:
         return a != b
 
 
+def _field_text(name: str, value: object) -> str:
+    """A finding's field as the page writes it: an amount with separators and its minus sign."""
+    return _money(str(value)) if name in AMOUNT_FIELDS else str(value)
+
+
 def _field_spans(d: dict[str, Any] | None, differs: set[str], mark: str) -> Markup:
     if not d:
         return el("span", "")
@@ -371,7 +380,7 @@ def _field_spans(d: dict[str, Any] | None, differs: set[str], mark: str) -> Mark
             el(
                 "span",
                 el("i", f"{k} "),
-                "—" if v is None else str(v),
+                "—" if v is None else _field_text(k, v),
                 class_=f"fld {mark}" if k in differs else "fld",
             )
             for k, v in d.items()

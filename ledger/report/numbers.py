@@ -1,5 +1,7 @@
 """How the pages write numbers: amounts with thousands separators and two decimals, counts with
 separators, percentages with two decimals. Amounts stay :class:`~decimal.Decimal` to the end.
+The amount formatters are :mod:`ledger.money`'s (one way to write money, everywhere); this
+module adds counts, percentages and :func:`plain_amounts` for JSON documents.
 
 >>> amount(Decimal("1350")), amount(Decimal("-240.5")), amount(Decimal("1234567.891"))
 ('1,350.00', '−240.50', '1,234,567.89')
@@ -17,27 +19,11 @@ more decimals keeps them (nothing is rounded away in a machine's copy):
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 
-MINUS = "−"
-"""A true minus sign: as wide as a digit, so columns of signed amounts line up."""
+from ledger.money import MINUS, amount, plain, text
 
-
-def amount(value: Decimal, places: int = 2) -> str:
-    """``1,350.00``: thousands separators, ``places`` decimals, a minus sign for negatives."""
-    quantum = Decimal(1).scaleb(-places)
-    text = f"{abs(value).quantize(quantum, rounding=ROUND_HALF_UP):,.{places}f}"
-    return f"{MINUS}{text}" if value < 0 and text.strip("0.,") else text
-
-
-def plain(value: Decimal | str | None) -> str | None:
-    """An amount for JSON or CSV: at least two decimals, no separators; ``None`` stays ``None``."""
-    if value is None:
-        return None
-    number = Decimal(value)
-    if number == number.to_integral_value() or -number.as_tuple().exponent <= 2:  # type: ignore[operator]
-        number = number.quantize(Decimal("0.01"))
-    return f"{number:f}"
+__all__ = ["MINUS", "amount", "count", "percent", "plain", "plain_amounts", "text"]
 
 
 def plain_amounts(node: object, keys: frozenset[str], key: str = "") -> object:
@@ -54,22 +40,6 @@ def plain_amounts(node: object, keys: frozenset[str], key: str = "") -> object:
     if key in keys and isinstance(node, str):
         return plain(node)
     return node
-
-
-def text(value: Decimal | str | None) -> str:
-    """An amount for a person: :func:`amount` of a decimal or its text, with more than two
-    decimals only when the value has them (never rounded), an ASCII ``-`` sign (a terminal's
-    text is copied and searched), ``-`` for nothing.
-
-    >>> text("0.125"), text("-1000")
-    ('0.125', '-1,000.00')
-    """
-    if value is None:
-        return "-"
-    number = Decimal(value)
-    exponent = number.as_tuple().exponent
-    places = max(2, -exponent) if isinstance(exponent, int) else 2
-    return amount(number, places).replace(MINUS, "-")
 
 
 def count(value: int) -> str:
