@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -197,6 +198,7 @@ def verify(
     """
     if game is not None and game not in GAME_KEYS:
         fail(f"--game must be one of {' '.join(GAME_KEYS)}")
+    selection = Selection(table=table, game=game, round=round)
     selected = table is not None or game is not None or round is not None
     _exclusive(
         since=since,
@@ -207,16 +209,9 @@ def verify(
         jobs=jobs,
         reports=reports,
     )
+    show = _Show(as_json=as_json, quiet=quiet, summary=summary)
     if merge:
-        merged, parts = merge_reports(reports or [])
-        _print(
-            merged,
-            as_json=as_json,
-            quiet=quiet,
-            summary=summary,
-            extra={"checkpoint": None, "since": None, "segments": [p.segment_json() for p in parts]},
-        )
-        raise typer.Exit(code=merged.exit_code)
+        _verify_merge(reports or [], show)
     if sample is not None or seed is not None:
         _check_sample_options(
             sample, public_key, since=since, segment=segment, checkpoint=checkpoint, selected=selected
@@ -226,69 +221,142 @@ def verify(
     witnesses = asked(witness_key, quorum)
     if witnesses is not None and since is None and segment is None and checkpoint is None:
         fail("--witness-key goes with --since, --segment or --checkpoint")
-    sealed, key = _checkpoint(checkpoint, public_key) if checkpoint else (None, None)
-    selection = Selection(table=table, game=game, round=round)
+    keys = _Keys(public_key, expect_head, witnesses)
+    if since is not None:
+        run = _verify_since(db, since, selection, keys, sample, seed)
+    elif segment is not None:
+        run = _verify_segment(db, segment, keys)
+    else:
+        run = _verify_store(
+            db, selection, checkpoint, keys, jobs=jobs, projections=projections and not selected
+        )
+    if selected and run.report.rounds_checked == 0 and run.report.integrity_ok:
+        _no_round_matches(selection)
+    _finish(run, show, checkpoint, witnesses)
+
+
+@dataclass(frozen=True)
+class _Show:
+    """How the report is printed: ``--json``, ``--quiet``, ``--summary``."""
+
+    as_json: bool
+    quiet: bool
+    summary: bool
+
+
+@dataclass(frozen=True)
+class _Keys:
+    """What a mode checks the store against: the sealer's public key file, the expected head
+    and the witnesses whose cosignatures are required."""
+
+    public_key: str | None
+    expect_head: str | None
+    witnesses: Quorum | None
+
+
+@dataclass
+class _Run:
+    """What one mode of verify found: the report, the JSON's context keys (``checkpoint``,
+    ``since``, ``note``, ``sample``, ``segment``, ``keys``) and the witnesses who cosigned."""
+
+    report: VerifyReport
+    extra: dict[str, Any] = field(default_factory=lambda: {"checkpoint": None, "since": None})
+    cosigners: list[str] = field(default_factory=list)
+
+
+def _verify_merge(reports: list[str], show: _Show) -> None:
+    """``--merge``: the segment reports joined into the report of one full pass (no store)."""
+    merged, parts = merge_reports(reports)
+    extra = {"checkpoint": None, "since": None, "segments": [p.segment_json() for p in parts]}
+    _print(merged, as_json=show.as_json, quiet=show.quiet, summary=show.summary, extra=extra)
+    raise typer.Exit(code=merged.exit_code)
+
+
+def _verify_since(
+    db: str | None, since: str, selection: Selection, keys: _Keys, sample: int | None, seed: int | None
+) -> _Run:
+    """``--since CHECKPOINT``: only what came after the checkpoint (and ``--sample``'s audit)."""
     app = open_app(db)
-    extra: dict[str, Any] = {"checkpoint": None, "since": None}
+    try:
+        report, info = _since(app, since, keys.public_key, selection, keys.expect_head, keys.witnesses)
+        run = _Run(report)
+        run.extra["since"] = info
+        if info is None:
+            run.extra["note"] = f"{NO_SEALING_KEY}: the whole store was verified"
+        else:
+            run.cosigners = info.pop("cosigners")
+        if sample is not None:
+            run.extra["sample"] = _sample(app, sample, seed, keys.public_key or "")
+    finally:
+        app.close()
+    return run
+
+
+def _verify_segment(db: str | None, segment: str, keys: _Keys) -> _Run:
+    """``--segment A..B``: one segment between stored checkpoints, its quorum checked first."""
+    app = open_app(db)
+    try:
+        cosigners = require_segment(keys.witnesses, app, segment, keys.public_key)
+        report, part, parts_keys = _segment(app, segment, keys.public_key, keys.expect_head)
+    finally:
+        app.close()
+    run = _Run(report, cosigners=cosigners)
+    run.extra["segment"], run.extra["keys"] = part, parts_keys
+    return run
+
+
+def _verify_store(
+    db: str | None, selection: Selection, checkpoint: str | None, keys: _Keys, *, jobs: int, projections: bool
+) -> _Run:
+    """The whole store (or the selected rounds), against a checkpoint FILE if one is given,
+    and the stored projections against a rebuild when ``projections``."""
+    sealed, key = _checkpoint(checkpoint, keys.public_key) if checkpoint else (None, None)
+    app = open_app(db)
     cosigners: list[str] = []
     try:
         if sealed is not None and key is not None:
             cosigners = require(
-                witnesses, sealed, key, notes_for(app, sealed, checkpoint), f"checkpoint {checkpoint}"
+                keys.witnesses, sealed, key, notes_for(app, sealed, checkpoint), f"checkpoint {checkpoint}"
             )
-        elif segment is not None:
-            cosigners = require_segment(witnesses, app, segment, public_key)
-        if since is not None:
-            report, extra["since"] = _since(app, since, public_key, selection, expect_head, witnesses)
-            if extra["since"] is None:
-                extra["note"] = f"{NO_SEALING_KEY}: the whole store was verified"
-            else:
-                cosigners = extra["since"].pop("cosigners")
-            if sample is not None:
-                extra["sample"] = _sample(app, sample, seed, public_key or "")
-        elif segment is not None:
-            report, extra["segment"], extra["keys"] = _segment(app, segment, public_key, expect_head)
-        else:
-            if jobs > 1:
-                _configured_key(app)
-            report = _run(
-                app,
-                selection,
-                sealed.position.head if sealed and not expect_head else expect_head,
-                jobs=jobs,
-                db=db,
-            )
-            if sealed is not None:
-                _check_checkpoint(app, sealed, report)
-            if projections and not selected and report.integrity_ok:
-                _check_projections(app, report)
+        if jobs > 1:
+            _configured_key(app)
+        head = sealed.position.head if sealed and not keys.expect_head else keys.expect_head
+        report = _run(app, selection, head, jobs=jobs, db=db)
+        if sealed is not None:
+            _check_checkpoint(app, sealed, report)
+        if projections and report.integrity_ok:
+            _check_projections(app, report)
     finally:
         app.close()
-    if selected and report.rounds_checked == 0 and report.integrity_ok:
-        fail(
-            "no round matches "
-            + " ".join(
-                f"--{name} {value}"
-                for name, value in (("table", table), ("game", game), ("round", round))
-                if value is not None
-            )
-            + " (nothing was checked)"
-        )
+    run = _Run(report, cosigners=cosigners)
     if sealed is not None:
-        extra["checkpoint"] = _checkpoint_json(checkpoint, sealed, key, public_key)
-    _print(report, as_json=as_json, quiet=quiet, summary=summary, extra=extra)
-    if not as_json and not quiet:
+        run.extra["checkpoint"] = _checkpoint_json(checkpoint, sealed, key, keys.public_key)
+    return run
+
+
+def _no_round_matches(selection: Selection) -> None:
+    """Exit 2: a --table/--game/--round that selects no round."""
+    chosen = (("table", selection.table), ("game", selection.game), ("round", selection.round))
+    named = " ".join(f"--{name} {value}" for name, value in chosen if value is not None)
+    fail(f"no round matches {named} (nothing was checked)")
+
+
+def _finish(run: _Run, show: _Show, checkpoint: str | None, witnesses: Quorum | None) -> None:
+    """Print the report and its context, and exit with its code (3 if a sampled row failed)."""
+    _print(run.report, as_json=show.as_json, quiet=show.quiet, summary=show.summary, extra=run.extra)
+    extra = run.extra
+    if not show.as_json and not show.quiet:
         _print_context(extra, checkpoint)
-        if cosigners:
+        if run.cosigners:
             out.print(
-                f"checkpoint note cosigned by {', '.join(cosigners)} (quorum "
+                f"checkpoint note cosigned by {', '.join(run.cosigners)} (quorum "
                 f"{witnesses.required if witnesses else 0})",
                 markup=False,
             )
         if "sample" in extra:
             _print_sample(extra["sample"])
     sampled_ok = "sample" not in extra or not extra["sample"]["problems"]
-    raise typer.Exit(code=report.exit_code if sampled_ok else 3)
+    raise typer.Exit(code=run.report.exit_code if sampled_ok else 3)
 
 
 def _check_sample_options(

@@ -394,36 +394,62 @@ def _inferred(values: list[Any]) -> Any:
     """A typed Arrow array for JSON values: objects as structs (fields in key order), lists as
     lists, plain decimal text as ``decimal128``, else Arrow's own inference; anything mixed
     falls back to JSON text."""
-    import pyarrow as pa
-
     present = [v for v in values if v is not None]
     if present and all(isinstance(v, dict) for v in present):
-        keys = sorted({k for v in present for k in v})
-        if not keys:
-            return pa.array([None if v is None else "{}" for v in values], type=pa.string())
-        children = [_inferred([None if v is None else v.get(k) for v in values]) for k in keys]
-        mask = pa.array([v is None for v in values], type=pa.bool_())
-        return pa.StructArray.from_arrays(children, names=keys, mask=mask)
-    if (
-        present
-        and all(isinstance(v, str) and _PLAIN_DECIMAL.match(v) for v in present)
-        and not any(len(v) > 1 and v.startswith("0") and not v.startswith("0.") for v in present)
-    ):
+        return _struct_array(values, present)
+    if present and _all_decimal_text(present):
         return _decimal_array(values)
-    if (
-        present
-        and all(isinstance(v, list) for v in present)
-        and not any(isinstance(x, dict | list) for v in present for x in v)
-    ):
-        try:
-            return pa.array(values)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            pass
+    if present and all(isinstance(v, list) for v in present) and _flat_lists(present):
+        array = _arrow_or_none(values)
+        if array is not None:
+            return array
     if all(not isinstance(v, dict | list) for v in present):
-        try:
-            return pa.array(values)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            pass
+        array = _arrow_or_none(values)
+        if array is not None:
+            return array
+    return _json_text_array(values)
+
+
+def _struct_array(values: list[Any], present: list[dict[str, Any]]) -> Any:
+    """JSON objects (or ``None``) as one struct array, a field per key in key order, each
+    field's values typed by :func:`_inferred`; objects with no key at all as the text ``{}``."""
+    import pyarrow as pa
+
+    keys = sorted({k for v in present for k in v})
+    if not keys:
+        return pa.array([None if v is None else "{}" for v in values], type=pa.string())
+    children = [_inferred([None if v is None else v.get(k) for v in values]) for k in keys]
+    mask = pa.array([v is None for v in values], type=pa.bool_())
+    return pa.StructArray.from_arrays(children, names=keys, mask=mask)
+
+
+def _all_decimal_text(present: list[Any]) -> bool:
+    """Whether every value is a plain decimal's text (``"37.50"``, ``"-5"``) and none is an id
+    that only looks like one (a leading zero: ``"007"``)."""
+    return all(isinstance(v, str) and _PLAIN_DECIMAL.match(v) for v in present) and not any(
+        len(v) > 1 and v.startswith("0") and not v.startswith("0.") for v in present
+    )
+
+
+def _flat_lists(present: list[list[Any]]) -> bool:
+    """Whether no list holds an object or another list (Arrow infers those badly)."""
+    return not any(isinstance(x, dict | list) for v in present for x in v)
+
+
+def _arrow_or_none(values: list[Any]) -> Any:
+    """Arrow's own inference of ``values``, or ``None`` where it cannot type them."""
+    import pyarrow as pa
+
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+
+
+def _json_text_array(values: list[Any]) -> Any:
+    """Each value as its JSON text (sorted keys), ``None`` as null: the fallback of mixed data."""
+    import pyarrow as pa
+
     return pa.array([None if v is None else json.dumps(v, sort_keys=True) for v in values], type=pa.string())
 
 
