@@ -113,7 +113,7 @@ def test_cli_day_report(tmp_path: Path, feeds) -> None:
     assert "2 table(s), 10 round(s), 0 finding(s)" in result.stdout
     assert page.read_text().startswith("<!DOCTYPE html>")
     body = json.loads(runner.invoke(cli, ["report", "--day", "2026-11-20", "--json", "--db", db]).stdout)
-    assert body["tables"][1]["table"] == "RL-01" and body["tables"][1]["hold"] == "330"
+    assert body["tables"][1]["table"] == "RL-01" and body["tables"][1]["hold"] == "330.00"
     one = tmp_path / "round.html"
     result = runner.invoke(cli, ["report", "RL-01/000001", "--html", str(one), "--db", db])
     assert result.exit_code == 0 and "<h1>Roulette" in one.read_text()

@@ -57,7 +57,7 @@ def test_a_wrong_payout_is_recalled_with_its_finding(app: LedgerApp, feeds) -> N
     assert finding["expected"]["won"] == "3500" and finding["recorded"]["won"] == "3400"
     assert second["outcome"] == [{"label": "spin (seq 5)", "codes": ["17"], "text": "17", "note": ""}]
     b1 = second["bets"][0]
-    assert (b1["agrees"], b1["recorded"]["won"], b1["derived"]["won"]) == (False, "3400", "3500")
+    assert (b1["agrees"], b1["recorded"]["won"], b1["derived"]["won"]) == (False, "3400.00", "3500.00")
 
 
 def test_an_open_round_is_recalled_as_open(app: LedgerApp, feeds) -> None:
