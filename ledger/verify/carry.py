@@ -23,6 +23,7 @@ from decimal import Decimal
 from typing import Any
 
 from ledger.findings import Finding
+from ledger.money import text
 from ledger.round import Round
 
 CARRY_RULE = "FEED §5 (carry-over); RULES §3.7, §6.7"
@@ -120,8 +121,8 @@ class CarryTracker:
                 yield _finding(
                     rnd,
                     bet_id,
-                    f"carried bet {bet_id} {verb} from {carry.amount} to "
-                    f"{restated.amount} when restated (raise only by bet_increased)",
+                    f"carried bet {bet_id} {verb} from {text(carry.amount)} to "
+                    f"{text(restated.amount)} when restated (raise only by bet_increased)",
                     expected={"amount": str(carry.amount)},
                     recorded={"amount": str(restated.amount)},
                     seq=restated.seq,
@@ -133,7 +134,7 @@ class CarryTracker:
                     bet_id,
                     f"bet {bet_id} was settled carry in round "
                     f"{carry.round} but is not restated in the table's next round "
-                    f"({rnd.round}): the carried stake of {carry.amount} vanished",
+                    f"({rnd.round}): the carried stake of {text(carry.amount)} vanished",
                 )
         for bet_id, raises in rnd.increases.items():
             stake = rnd.carried[bet_id].amount if bet_id in rnd.carried else None
@@ -157,8 +158,8 @@ class CarryTracker:
                         rule="FEED §5; RULES §3.7",
                         bet=bet_id,
                         seq=raised.seq,
-                        message=f"carried bet {bet_id} lowered from {stake} to "
-                        f"{raised.amount}; a carried bet may only be raised",
+                        message=f"carried bet {bet_id} lowered from {text(stake)} to "
+                        f"{text(raised.amount)}; a carried bet may only be raised",
                         expected={"amount": f">= {stake}"},
                         recorded={"amount": str(raised.amount)},
                     )

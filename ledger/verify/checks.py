@@ -18,7 +18,7 @@ from operator import attrgetter, le
 from ledger.feed.envelope import BetPlaced, BetSettled, FeedEvent
 from ledger.findings import BETTING_CLOSED_RULE, Finding, round_finding
 from ledger.games.base import Derivation, Game, Settlement
-from ledger.money import same_amount
+from ledger.money import same_amount, text
 from ledger.round import Round
 
 
@@ -291,7 +291,8 @@ def compare_settlement(rnd: Round, bet_id: str, due: Settlement, recorded: BetSe
             rnd,
             bet_id,
             due.rule,
-            f"commission due is {due.commission}, the table took {recorded.commission} ({due.reason})",
+            f"commission due is {text(due.commission)}, the table took {text(recorded.commission)} "
+            f"({due.reason})",
             expected=due.as_dict(),
             recorded=rec,
             seq=recorded.seq,

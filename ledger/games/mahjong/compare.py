@@ -13,7 +13,7 @@ from ledger.findings import Finding
 from ledger.games.base import Derivation, PaymentDue
 from ledger.games.mahjong.feed import CommissionCharged, PaymentMade, PaymentShortfall
 from ledger.games.mahjong.payments import SHORTFALL_RULE, UNDUE_RULE
-from ledger.money import ZERO, same_amount
+from ledger.money import ZERO, same_amount, text
 from ledger.round import Round
 
 
@@ -53,7 +53,7 @@ def _compare_payment_lines(rnd: Round, due: list[PaymentDue]) -> Iterator[Findin
             "payment_mismatch",
             key[0],
             UNDUE_RULE,
-            f"{key[0]} paid {key[1]} {amount}, which the rules do not call for",
+            f"{key[0]} paid {key[1]} {text(amount)}, which the rules do not call for",
             {"from": key[0], "to": key[1], "amount": "0"},
             got,
             rec[0].seq,
@@ -65,7 +65,7 @@ def _compare_payment_lines(rnd: Round, due: list[PaymentDue]) -> Iterator[Findin
                 "payment_mismatch",
                 key[0],
                 SHORTFALL_RULE,
-                f"a shortfall of {amount} on a payment not due",
+                f"a shortfall of {text(amount)} on a payment not due",
                 {"shortfall": "0"},
                 {"shortfall": str(amount)},
                 None,
@@ -80,7 +80,7 @@ def _compare_payment(rnd: Round, p: PaymentDue, rec: list[PaymentMade], short: D
             "missing_settlement",
             p.frm,
             p.rule,
-            f"no payment_made from {p.frm} to {p.to}: {p.amount} is due ({p.reason}: {p.note})",
+            f"no payment_made from {p.frm} to {p.to}: {text(p.amount)} is due ({p.reason}: {p.note})",
             want,
             None,
             None,
@@ -95,8 +95,8 @@ def _compare_payment(rnd: Round, p: PaymentDue, rec: list[PaymentMade], short: D
             "payment_mismatch",
             p.frm,
             p.rule,
-            f"{p.frm} paid {p.to} {amount} ({got['reason']}); the rules give "
-            f"{p.amount} ({p.reason}: {p.note})",
+            f"{p.frm} paid {p.to} {text(amount)} ({got['reason']}); the rules give "
+            f"{text(p.amount)} ({p.reason}: {p.note})",
             want,
             got,
             rec[0].seq,
@@ -107,7 +107,7 @@ def _compare_payment(rnd: Round, p: PaymentDue, rec: list[PaymentMade], short: D
             "payment_mismatch",
             p.frm,
             p.rule,
-            f"shortfall recorded {short}, derived {p.shortfall}",
+            f"shortfall recorded {text(short)}, derived {text(p.shortfall)}",
             {"shortfall": str(p.shortfall)},
             {"shortfall": str(short)},
             None,
@@ -129,8 +129,8 @@ def _compare_fees(rnd: Round, derivation: Derivation) -> Iterator[Finding]:
             "commission_mismatch",
             fee.party,
             fee.rule,
-            f"commission due from {fee.party} is {fee.due}; the table charged "
-            f"{'nothing' if got is None else got}",
+            f"commission due from {fee.party} is {text(fee.due)}; the table charged "
+            f"{'nothing' if got is None else text(got)}",
             {"amount": str(fee.due)},
             {"amount": None if got is None else str(got)},
             seqs.get(fee.party),

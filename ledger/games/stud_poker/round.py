@@ -60,6 +60,7 @@ from ledger.games.stud_poker.rules import (
     settle_raise,
 )
 from ledger.games.stud_poker.tables import JACKPOT_HANDS, Category
+from ledger.money import text as amount_text
 from ledger.round import Round
 
 DEAL_RULE = "STUD art. 7"
@@ -214,8 +215,9 @@ def _places(rnd: Round, d: Derivation) -> tuple[dict[int, Place], dict[str, tupl
                             rnd,
                             bet,
                             RAISE_RULE,
-                            f"raise of {bet.amount} on an ante of {place.ante.amount}: the raise is "
-                            f"exactly 2 × ante = {due} (settled as played)",
+                            f"raise of {amount_text(bet.amount)} on an ante of "
+                            f"{amount_text(place.ante.amount)}: the raise is "
+                            f"exactly 2 × ante = {amount_text(due)} (settled as played)",
                             expected={"amount": str(due)},
                             recorded={"amount": str(bet.amount)},
                         )

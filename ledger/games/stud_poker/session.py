@@ -27,6 +27,7 @@ from ledger.games.stud_poker.feed import JackpotPaid
 from ledger.games.stud_poker.pool import CONTRIBUTION_RULE, RESET_RULE, PoolRound, settle_pool
 from ledger.games.stud_poker.round import StudRound, analyse
 from ledger.money import ZERO, same_amount
+from ledger.money import text as amount_text
 from ledger.round import Round
 from ledger.rulebook import JackpotOptions
 
@@ -143,7 +144,7 @@ def check_awards(rnd: Round, analysed: StudRound, pooled: PoolRound | None) -> N
                 _mismatch(
                     rnd,
                     paid.bet,
-                    f"unexpected jackpot_paid of {paid.amount} for {paid.hand}: {why}",
+                    f"unexpected jackpot_paid of {amount_text(paid.amount)} for {paid.hand}: {why}",
                     seq=paid.seq,
                     recorded={"hand": paid.hand, "amount": str(paid.amount)},
                 )
@@ -153,8 +154,8 @@ def check_awards(rnd: Round, analysed: StudRound, pooled: PoolRound | None) -> N
                 _mismatch(
                     rnd,
                     paid.bet,
-                    f"jackpot award for {award.category.key} is {award.amount} "
-                    f"({award.reason}); the table paid {paid.amount} for {paid.hand}",
+                    f"jackpot award for {award.category.key} is {amount_text(award.amount)} "
+                    f"({award.reason}); the table paid {amount_text(paid.amount)} for {paid.hand}",
                     seq=paid.seq,
                     rule=award.rule,
                     expected={"hand": award.category.key, "amount": str(award.amount)},
@@ -169,7 +170,7 @@ def check_awards(rnd: Round, analysed: StudRound, pooled: PoolRound | None) -> N
                     rnd,
                     due.bet,
                     f"no jackpot_paid for the {due.category.key} of place "
-                    f"{due.seat}: {due.amount} is due ({due.reason})",
+                    f"{due.seat}: {amount_text(due.amount)} is due ({due.reason})",
                     rule=due.rule,
                     expected={"hand": due.category.key, "amount": str(due.amount)},
                 )

@@ -12,7 +12,7 @@ from ledger.findings import Finding, round_finding
 from ledger.games.base import BankDue, Derivation
 from ledger.games.super_pan9.feed import BankSettled
 from ledger.games.super_pan9.tables import BANK_COMMISSION_RULE, CAP_RULE, SPLIT_RULE
-from ledger.money import ZERO, same_amount
+from ledger.money import ZERO, same_amount, text
 from ledger.round import Round
 
 
@@ -56,8 +56,8 @@ def compare_bank(rnd: Round, due: BankDue | None) -> Iterator[Finding]:
                 rnd,
                 None,
                 SPLIT_RULE,
-                f"bank layer {layer.party}'s share of W = {due.result} is "
-                f"{layer.share}, the table recorded {rec.result}",
+                f"bank layer {layer.party}'s share of W = {text(due.result)} is "
+                f"{text(layer.share)}, the table recorded {text(rec.result)}",
                 expected=want,
                 recorded=got,
                 seq=rec.seq,
@@ -69,8 +69,8 @@ def compare_bank(rnd: Round, due: BankDue | None) -> Iterator[Finding]:
                 rnd,
                 None,
                 BANK_COMMISSION_RULE,
-                f"bank layer {layer.party} owes commission {layer.commission} on its "
-                f"share {layer.share}, the table took {rec.commission}",
+                f"bank layer {layer.party} owes commission {text(layer.commission)} on its "
+                f"share {text(layer.share)}, the table took {text(rec.commission)}",
                 expected=want,
                 recorded=got,
                 seq=rec.seq,
@@ -82,7 +82,8 @@ def compare_bank(rnd: Round, due: BankDue | None) -> Iterator[Finding]:
                 rnd,
                 None,
                 CAP_RULE,
-                f"bank layer {layer.party} recorded {rec.result}, more than its capital {layer.capital}",
+                f"bank layer {layer.party} recorded {text(rec.result)}, "
+                f"more than its capital {text(layer.capital)}",
                 recorded=got,
                 seq=rec.seq,
                 extra=who,
@@ -117,8 +118,8 @@ def _recorded_bank_result(rnd: Round, capacity: Decimal) -> Iterator[Finding]:
             rnd,
             None,
             CAP_RULE,
-            f"as recorded, the bank {'won' if moved > 0 else 'lost'} {abs(moved)} "
-            f"this round, more than its capital {capacity}",
+            f"as recorded, the bank {'won' if moved > 0 else 'lost'} {text(abs(moved))} "
+            f"this round, more than its capital {text(capacity)}",
             recorded={"bank_result": str(moved)},
             expected={"capacity": str(capacity)},
         )
