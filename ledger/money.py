@@ -17,7 +17,7 @@ Decimal('47.50')
 from __future__ import annotations
 
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal, InvalidOperation
-from typing import Literal
+from typing import Literal, overload
 
 RoundingMode = Literal["half_up", "down"]
 
@@ -87,6 +87,14 @@ def amount(value: Decimal, places: int = 2) -> str:
     quantum = Decimal(1).scaleb(-places)
     shown = f"{abs(value).quantize(quantum, rounding=ROUND_HALF_UP):,.{places}f}"
     return f"{MINUS}{shown}" if value < 0 and shown.strip("0.,") else shown
+
+
+@overload
+def plain(value: Decimal | str) -> str: ...
+
+
+@overload
+def plain(value: None) -> None: ...
 
 
 def plain(value: Decimal | str | None) -> str | None:

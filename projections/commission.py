@@ -36,6 +36,7 @@ from typing import Any, ClassVar, Literal
 
 from ledger.games import GAMES
 from ledger.games.money import bet_player, money_of
+from ledger.money import plain
 from ledger.round import Round
 from ledger.verify.judge import Judged
 from projections.base import Row, Rows, View
@@ -43,7 +44,6 @@ from projections.gaming_day import gaming_day, hour_of
 from projections.judged import judged
 
 ZERO = Decimal(0)
-CENT = Decimal("0.01")
 Grouping = Literal["day", "table", "game", "player"]
 GROUPINGS: tuple[Grouping, ...] = ("day", "table", "game", "player")
 
@@ -103,15 +103,12 @@ def commission_items(judgement: Judged) -> list[Item]:
 
 
 def money_text(amount: Decimal) -> str:
-    """An exact amount as text with at least two decimals (never rounded).
+    """An exact amount as text with at least two decimals (never rounded): :func:`ledger.money.plain`.
 
     >>> money_text(Decimal("65.0")), money_text(Decimal("0.125")), money_text(Decimal("-3"))
     ('65.00', '0.125', '-3.00')
     """
-    exponent = amount.as_tuple().exponent
-    if isinstance(exponent, int) and exponent > -2:
-        return str(amount.quantize(CENT))
-    return str(amount)
+    return plain(amount)
 
 
 def _add(row: Row, field_name: str, amount: Decimal) -> None:
