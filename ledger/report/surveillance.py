@@ -20,6 +20,7 @@ from datetime import date
 
 from ledger.games import GAMES
 from ledger.report.markup import Markup, el, join
+from ledger.report.numbers import amount
 from ledger.report.page import page
 from ledger.stats.collect import cell_labels
 from ledger.stats.survey import Entry, ErrorRate, Sequential, StatsQuery, StatsReport, survey
@@ -359,7 +360,7 @@ def _ranking(rates: list[ErrorRate], noun: str) -> Markup:
     for r in rates[:RANKED]:
         codes = ", ".join(f"{c} {n}" for c, n in sorted(r.by_code.items()))
         money = "; ".join(
-            f"{cur} " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in m.items() if v)
+            f"{cur} " + ", ".join(f"{k.replace('_', ' ')} {amount(v)}" for k, v in m.items() if v)
             for cur, m in sorted(r.money.items())
         )
         t = r.test

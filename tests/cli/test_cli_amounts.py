@@ -130,7 +130,9 @@ def test_the_day_report_writes_two_decimal_json_and_formatted_pages(db: str, tmp
     assert rl02["hold_delta"] == "-11500.00" and rl02["commission"] == "5.00"
     page = tmp_path / "day.html"
     _run("report", "--day", "2026-11-20", "--html", str(page), "--db", db, codes=(1,))
-    assert "−11,500.00" in page.read_text(encoding="utf-8")
+    html = page.read_text(encoding="utf-8")
+    assert "−11,500.00" in html  # RL-02's hold Δ rules
+    assert "HKD over paid 11,500.00, commission over taken 5.00" in html  # the money involved
 
 
 def test_the_round_page_writes_the_findings_amounts_formatted(db: str, tmp_path: Path) -> None:
