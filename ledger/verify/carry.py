@@ -88,7 +88,7 @@ class CarryTracker:
                 rule=CARRY_RULE,
                 bet=bet_id,
                 severity="info",
-                message=f"bet {bet_id} of {carry.amount} carried from round {carry.round} "
+                message=f"bet {bet_id} of {text(carry.amount)} carried from round {carry.round} "
                 f"is still in play: the table has no later round yet",
             )
             for table, (_, pending) in sorted(self._pending.items())

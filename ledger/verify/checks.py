@@ -226,7 +226,7 @@ def check_limits(rnd: Round) -> Iterator[Finding]:
                 rnd,
                 bet.bet,
                 "RULES §8 G3",
-                f"stake {bet.amount} is below the table minimum {limit.min} for {kind}",
+                f"stake {text(bet.amount)} is below the table minimum {text(limit.min)} for {kind}",
                 seq=bet.seq,
             )
         if limit.max is not None and bet.amount > limit.max:
@@ -235,7 +235,7 @@ def check_limits(rnd: Round) -> Iterator[Finding]:
                 rnd,
                 bet.bet,
                 "RULES §8 G3",
-                f"stake {bet.amount} is above the table maximum {limit.max} for {kind}",
+                f"stake {text(bet.amount)} is above the table maximum {text(limit.max)} for {kind}",
                 seq=bet.seq,
             )
 

@@ -28,7 +28,7 @@ from ledger.games.mahjong.payments import commission_due, false_win_payments, wi
 from ledger.games.mahjong.rules import GameEnd, derive_end
 from ledger.games.mahjong.state import GameState, replay
 from ledger.games.mahjong.tables import NO_COMMISSION_RULE
-from ledger.money import ZERO
+from ledger.money import ZERO, text
 from ledger.round import Round
 
 MIN_CAPITAL_RULE = "RULES §8.4 M6 (mj.min_capital)"
@@ -98,7 +98,7 @@ def _capital_findings(rnd: Round, opened: MahjongRoundOpened) -> list[Finding]:
             "invalid_bet",
             rnd.table,
             rnd.round,
-            f"{seat}'s capital {amount} is below the table minimum {floor}",
+            f"{seat}'s capital {text(amount)} is below the table minimum {text(floor)}",
             rule=MIN_CAPITAL_RULE,
             extra={"seat": seat},
         )

@@ -192,7 +192,8 @@ def _places(rnd: Round, d: Derivation) -> tuple[dict[int, Place], dict[str, tupl
                 refuse(
                     bet,
                     JACKPOT_BET_RULE,
-                    f"jackpot bet of {bet.amount}: the table's jackpot bet is {jp.bet_amount}",
+                    f"jackpot bet of {amount_text(bet.amount)}: the table's jackpot bet is "
+                    f"{amount_text(jp.bet_amount)}",
                 )
             elif place.jackpot is not None:
                 refuse(bet, JACKPOT_BET_RULE, f"a second jackpot bet at place {spot.seat}")
