@@ -399,15 +399,8 @@ def _inferred(values: list[Any]) -> Any:
         return _struct_array(values, present)
     if present and _all_decimal_text(present):
         return _decimal_array(values)
-    if present and all(isinstance(v, list) for v in present) and _flat_lists(present):
-        array = _arrow_or_none(values)
-        if array is not None:
-            return array
-    if all(not isinstance(v, dict | list) for v in present):
-        array = _arrow_or_none(values)
-        if array is not None:
-            return array
-    return _json_text_array(values)
+    array = _arrow_or_none(values) if _arrow_types(present) else None
+    return _json_text_array(values) if array is None else array
 
 
 def _struct_array(values: list[Any], present: list[dict[str, Any]]) -> Any:
@@ -431,9 +424,13 @@ def _all_decimal_text(present: list[Any]) -> bool:
     )
 
 
-def _flat_lists(present: list[list[Any]]) -> bool:
-    """Whether no list holds an object or another list (Arrow infers those badly)."""
-    return not any(isinstance(x, dict | list) for v in present for x in v)
+def _arrow_types(present: list[Any]) -> bool:
+    """Whether Arrow's own inference is tried: scalars only, or lists only with no object or
+    list inside (Arrow infers nested ones badly)."""
+    if all(not isinstance(v, dict | list) for v in present):
+        return True
+    lists = all(isinstance(v, list) for v in present)
+    return lists and not any(isinstance(x, dict | list) for v in present for x in v)
 
 
 def _arrow_or_none(values: list[Any]) -> Any:
