@@ -12,6 +12,7 @@ for word, and the ``__init__.py`` of each layer package says which layers it may
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
@@ -155,6 +156,13 @@ def test_the_exemptions_are_still_needed() -> None:
 def test_the_document_states_these_layers() -> None:
     text = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
     assert layer_table() in text, "docs/ARCHITECTURE.md: paste the table tests/test_layers.py prints"
+
+
+def test_the_document_names_only_modules_that_exist() -> None:
+    """The two paths name the modules the code runs: each file the document names is there."""
+    text = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"(?<![\w/.-])((?:ledger|projections|cli)/[\w/]+\.py)", text))
+    assert named and sorted(n for n in named if not (ROOT / n).is_file()) == []
 
 
 def test_each_layer_package_says_what_it_may_import() -> None:
