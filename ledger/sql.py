@@ -5,7 +5,9 @@ The store (``ledger.store``), the projection tables (``projections.view_store``)
 read or write through a :class:`Connection`, instead of each probing the library's objects in
 its own way.
 
-- :func:`dialect_of` — the dialect of an open ledger (from the library's datastore class).
+- :func:`dialect_of` — the dialect of an open ledger (from the library's datastore class);
+  :func:`settings_dialect` — the dialect of the library's settings before a ledger is open
+  (their ``PERSISTENCE_MODULE``, one of :data:`PERSISTENCE_MODULES`).
 - :func:`read_rows` — one read-only statement on the library's own connection, rows as tuples.
 - :func:`connect` — a :class:`Connection` for tables of our own beside the events: on SQLite a
   connection of its own (``BEGIN IMMEDIATE`` writes, deferred snapshot reads), on PostgreSQL the
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import sqlite3
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeGuard
@@ -29,6 +31,24 @@ if TYPE_CHECKING:
     from eventsourcing.postgres import PostgresDatastore
 
 DialectName = Literal["sqlite", "postgres"]
+
+PERSISTENCE_MODULES: dict[DialectName, str] = {
+    "sqlite": "eventsourcing.sqlite",
+    "postgres": "eventsourcing.postgres",
+}
+"""The library's ``PERSISTENCE_MODULE`` setting for each dialect."""
+
+
+def settings_dialect(env: Mapping[str, str]) -> DialectName:
+    """The dialect of the library settings ``env``, from their ``PERSISTENCE_MODULE``.
+
+    >>> settings_dialect({"PERSISTENCE_MODULE": "eventsourcing.postgres"})
+    'postgres'
+    """
+    for name, module in PERSISTENCE_MODULES.items():
+        if env["PERSISTENCE_MODULE"] == module:
+            return name
+    raise StoreError(f"unsupported PERSISTENCE_MODULE {env['PERSISTENCE_MODULE']!r}")
 
 
 def _is_postgres(datastore: object) -> TypeGuard[PostgresDatastore]:

@@ -32,7 +32,7 @@ from ledger.errors import StoreDamaged, StoreError, StoreMissing, StoreUnreachab
 from ledger.feed.envelope import FeedEvent, FeedModel
 from ledger.games import GAMES
 from ledger.round import Round, round_id
-from ledger.sql import Dialect, dialect_of, literal, quote, read_rows
+from ledger.sql import PERSISTENCE_MODULES, Dialect, dialect_of, literal, quote, read_rows, settings_dialect
 from ledger.table import TABLE_TOPIC, RoundStarted, Table, table_id
 
 RawRow = tuple[int, str, int, str, bytes]
@@ -418,14 +418,14 @@ def environment_for(url: str) -> dict[str, str]:
         if not path:
             raise StoreError(f"no file in {url!r}: use sqlite:///path/to/ledger.db")
         return {
-            "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+            "PERSISTENCE_MODULE": PERSISTENCE_MODULES["sqlite"],
             "SQLITE_DBNAME": path,
             "SQLITE_LOCK_TIMEOUT": "30",
         }
     if parts.scheme in ("postgresql", "postgres"):
         query = parse_qs(parts.query)
         env = {
-            "PERSISTENCE_MODULE": "eventsourcing.postgres",
+            "PERSISTENCE_MODULE": PERSISTENCE_MODULES["postgres"],
             "POSTGRES_DBNAME": unquote(parts.path.lstrip("/")) or "postgres",
             "POSTGRES_HOST": unquote(parts.hostname or "localhost"),
             "POSTGRES_PORT": str(parts.port or 5432),
@@ -488,7 +488,7 @@ def open_ledger(
     env.update(cipher_environment())
     env.update(extra_env or {})
     try:
-        if env["PERSISTENCE_MODULE"] == "eventsourcing.postgres":
+        if settings_dialect(env) == "postgres":
             with _CreationLock(env):
                 app = LedgerApp(env=env)
                 if created:
@@ -543,7 +543,7 @@ def store_exists(url: str, env: dict[str, str] | None = None) -> bool:
     """Whether ``url`` holds an initialised ledger (its events table exists). Creates nothing;
     raises :class:`StoreUnreachable` if a PostgreSQL server cannot be reached."""
     env = env if env is not None else environment_for(url)
-    if env["PERSISTENCE_MODULE"] == "eventsourcing.sqlite":
+    if settings_dialect(env) == "sqlite":
         return _sqlite_exists(env["SQLITE_DBNAME"])
     return _postgres_exists(url, env)
 
@@ -613,7 +613,7 @@ def _first_line(exc: BaseException) -> str:
 def missing_message(url: str, env: dict[str, str] | None = None) -> str:
     """One line: which URL has no ledger, and what to run."""
     env = env if env is not None else environment_for(url)
-    if env["PERSISTENCE_MODULE"] == "eventsourcing.sqlite":
+    if settings_dialect(env) == "sqlite":
         what = f"no ledger at {redact(url)} (no such file, or not a ledger)"
     else:
         where = env.get("POSTGRES_SCHEMA") or "the default schema"
@@ -696,7 +696,7 @@ class _CreationLock:
 
 def bulk_recorder_topic(env: dict[str, str]) -> str:
     """The library recorder that writes a save in one statement (``ledger.bulk``)."""
-    return SQLITE_TOPIC if env["PERSISTENCE_MODULE"] == "eventsourcing.sqlite" else POSTGRES_TOPIC
+    return SQLITE_TOPIC if settings_dialect(env) == "sqlite" else POSTGRES_TOPIC
 
 
 def redact(url: str) -> str:

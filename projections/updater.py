@@ -121,93 +121,150 @@ def catch_up_targets(
     position written with its own rows. If any target's position moved meanwhile the whole
     batch is rolled back and redone. The hooks are called per target with the batch number.
     """
+    shared = _SharedPass(app, store, _first_of_each_name(targets), batch_rounds, before_commit, on_write)
+    return shared.run()
+
+
+def _first_of_each_name(targets: Sequence[Target]) -> list[Target]:
+    """The targets, a name caught up once (the first target of that name)."""
     unique: list[Target] = []
-    for target in targets:  # a name is caught up once (the first target of that name)
+    for target in targets:
         if all(t.name != target.name for t in unique):
             unique.append(target)
-    positions: dict[str, int] = {}
-    known: dict[str, Known] = {}
-    stream: Iterator[tuple[int, Round]] | None = None
-    stream_at = -1
-    batch = 0
-    retries = 0
-    while True:
-        pending = [t for t in unique if t.name not in positions]
-        if not pending:
-            return {t.name: positions[t.name] for t in unique}
-        stored = {t.view: t for t in store.trackings()}
+    return unique
+
+
+class _SharedPass:
+    """The batches of one :func:`catch_up_targets` call: what each target has reached, the
+    stream of closed rounds kept open between batches, the batch and retry counts."""
+
+    def __init__(
+        self,
+        app: LedgerApp,
+        store: ViewStore,
+        targets: list[Target],
+        batch_rounds: int,
+        before_commit: Hook | None,
+        on_write: Hook | None,
+    ) -> None:
+        self.app = app
+        self.store = store
+        self.targets = targets
+        self.batch_rounds = batch_rounds
+        self.before_commit = before_commit
+        self.on_write = on_write
+        self.positions: dict[str, int] = {}
+        self.known: dict[str, Known] = {}
+        self.stream: Iterator[tuple[int, Round]] | None = None
+        self.stream_at = -1
+        self.batch = 0
+        self.retries = 0
+
+    def run(self) -> dict[str, int]:
+        """Run batches until every target has its final position; return the positions."""
+        while True:
+            pending = [t for t in self.targets if t.name not in self.positions]
+            if not pending:
+                return {t.name: self.positions[t.name] for t in self.targets}
+            states = self._start(pending)
+            if states:
+                self._batch(states)
+
+    def _start(self, pending: list[Target]) -> list[_Progress]:
+        """Each pending target's progress from its stored tracking; a target already at (or
+        past) where it stops gets its final position instead."""
+        stored = {t.view: t for t in self.store.trackings()}
         states = []
         for target in pending:
-            state = _Progress(store, target, stored.get(target.name), known.get(target.name))
+            state = _Progress(self.store, target, stored.get(target.name), self.known.get(target.name))
             if not state.reset and target.upto is not None and state.after >= target.upto:
-                positions[target.name] = state.after  # already at (or past) where it stops
+                self.positions[target.name] = state.after
             else:
                 states.append(state)
-        if not states:
-            continue
-        start = min(s.after for s in states)
-        last = None if any(s.target.upto is None for s in states) else max(s.target.upto or 0 for s in states)
-        rounds = 0
-        cut = False
-        if stream is None or stream_at != start:  # else go on reading where the last batch
-            stream = closed_rounds(app, start)  # stopped: rounds it left open stay gathered
-        stream_at = -1
-        for closing, rnd in stream:
-            stream_at = closing
-            if last is not None and closing > last:
-                break
-            folded = False
-            for s in states:
-                if s.wants(closing):
-                    s.target.view.apply(rnd, s.rows)
-                    s.position = closing
-                    s.count += 1
-                    folded = True
-            rounds += folded
-            if rounds >= batch_rounds:
-                cut = True
-                break
-        else:
-            stream = None  # the end of the log: the next batch asks again
+        return states
+
+    def _batch(self, states: list[_Progress]) -> None:
+        """Fold one batch of rounds, commit the targets that moved, and settle the positions of
+        the targets that are done."""
+        cut = self._fold(states)
         moving = [s for s in states if s.count or s.reset]
         if not moving:
             for s in states:
-                positions[s.target.name] = s.after
-            continue
-        batch += 1
-        if before_commit is not None:
-            for s in moving:
-                before_commit(s.target.name, batch)
-        try:
-            store.commit_all(
-                [
-                    Pending(
-                        s.target.name,
-                        s.target.view.version,
-                        s.base,
-                        s.position,
-                        s.rows.changed(),
-                        s.reset,
-                        _hook(on_write, s.target.name, batch),
-                    )
-                    for s in moving
-                ]
-            )
-            for s in moving:
-                name = s.target.name
-                known[name] = s.rows.known_after(Tracking(name, s.position, s.target.view.version))
-        except Moved:
-            retries += 1
-            if retries > RETRIES_MAX:
-                names = ", ".join(s.target.name for s in moving)
-                raise ProjectionError(
-                    f"views {names}: other updaters kept moving the position; "
-                    f"gave up after {RETRIES_MAX} retries"
-                ) from None
-            continue
+                self.positions[s.target.name] = s.after
+            return
+        if not self._commit(moving):
+            return
         if not cut:  # the pass reached the end of the log (or every upto): all are there
             for s in states:
-                positions[s.target.name] = s.position
+                self.positions[s.target.name] = s.position
+
+    def _rounds_from(self, start: int) -> Iterator[tuple[int, Round]]:
+        """The closed rounds after ``start``: the stream the last batch left, if it stopped
+        there (rounds it left open stay gathered), else a new one."""
+        if self.stream is None or self.stream_at != start:
+            self.stream = closed_rounds(self.app, start)
+        self.stream_at = -1
+        return self.stream
+
+    def _fold(self, states: list[_Progress]) -> bool:
+        """Hand each closed round to every target that wants it, up to ``batch_rounds``
+        rounds; return whether the batch was cut there (else the log or every ``upto`` ended)."""
+        start = min(s.after for s in states)
+        last = None if any(s.target.upto is None for s in states) else max(s.target.upto or 0 for s in states)
+        rounds = 0
+        for closing, rnd in self._rounds_from(start):
+            self.stream_at = closing
+            if last is not None and closing > last:
+                return False
+            rounds += _apply(states, closing, rnd)
+            if rounds >= self.batch_rounds:
+                return True
+        self.stream = None  # the end of the log: the next batch asks again
+        return False
+
+    def _commit(self, moving: list[_Progress]) -> bool:
+        """Commit the moved targets' rows and positions in one transaction; ``False`` when
+        another updater moved a position meanwhile (the batch is redone)."""
+        self.batch += 1
+        if self.before_commit is not None:
+            for s in moving:
+                self.before_commit(s.target.name, self.batch)
+        try:
+            self.store.commit_all([self._pending(s) for s in moving])
+        except Moved:
+            self._retry(moving)
+            return False
+        for s in moving:
+            name = s.target.name
+            self.known[name] = s.rows.known_after(Tracking(name, s.position, s.target.view.version))
+        return True
+
+    def _pending(self, s: _Progress) -> Pending:
+        """What one moved target commits."""
+        name = s.target.name
+        hook = _hook(self.on_write, name, self.batch)
+        return Pending(name, s.target.view.version, s.base, s.position, s.rows.changed(), s.reset, hook)
+
+    def _retry(self, moving: list[_Progress]) -> None:
+        """Count a redone batch; give up after :data:`RETRIES_MAX`."""
+        self.retries += 1
+        if self.retries > RETRIES_MAX:
+            names = ", ".join(s.target.name for s in moving)
+            raise ProjectionError(
+                f"views {names}: other updaters kept moving the position; gave up after {RETRIES_MAX} retries"
+            ) from None
+
+
+def _apply(states: list[_Progress], closing: int, rnd: Round) -> bool:
+    """Fold the round closed at ``closing`` into every target that wants it; whether any did."""
+    folded = False
+    for s in states:
+        if s.wants(closing):
+            s.target.view.apply(rnd, s.rows)
+            s.position = closing
+            s.count += 1
+            folded = True
+    return folded
 
 
 def _hook(on_write: Hook | None, name: str, batch: int) -> Callable[[], None] | None:

@@ -1,6 +1,7 @@
 """The import graph of ``ledger``, ``projections`` and ``cli`` has no cycle, and no cycle is hidden.
 
-The graph is read from the source (``ast``), not by importing: every ``import`` and
+The graph is read from the source (``ast``, by :mod:`tests.import_graph`, which
+``tests/test_layers.py`` reads too), not by importing: every ``import`` and
 ``from … import`` of a first-party module is an edge, wherever it stands (module level,
 ``TYPE_CHECKING`` block or function body). A function-local import of a first-party module is
 how a cycle gets dodged, so it fails too, unless listed in :data:`LAZY_FIRST_PARTY` with the
@@ -17,12 +18,9 @@ import that would close a cycle fails :func:`test_no_import_cycle` all the same.
 
 from __future__ import annotations
 
-import ast
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("ledger", "projections", "cli")
+from tests.import_graph import MODULES, imports
 
 _GAME_ON_FIRST_LOOKUP = (
     "the games' registry imports a game's package (rules, models, tables) on the first lookup "
@@ -60,88 +58,24 @@ LAZY_THIRD_PARTY: dict[str, str] = {
 """Top-level third-party packages that may be imported inside a function, and why."""
 
 
-def _modules() -> dict[str, Path]:
-    found: dict[str, Path] = {}
-    for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            parts = list(path.relative_to(ROOT).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            found[".".join(parts)] = path
-    return found
-
-
-MODULES = _modules()
-
-
-def _command_modules() -> set[str]:
-    """Modules of ``cli/`` that declare ``COMMANDS``: ``cli.main`` imports each when its command
-    runs (``importlib``), an edge the ``import`` statements do not show."""
-    return {
-        m
-        for m, path in MODULES.items()
-        if m.startswith("cli.")
-        and any(
-            isinstance(n, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == "COMMANDS" for t in n.targets)
-            for n in ast.parse(path.read_text(encoding="utf-8")).body
-        )
-    }
-
-
-def _owner(name: str) -> str | None:
-    """The first-party module ``name`` is or lies in (``a.b.C`` → ``a.b``), else ``None``."""
-    while name and name not in MODULES:
-        name = name.rpartition(".")[0]
-    return name or None
-
-
-def _targets(module: str, node: ast.Import | ast.ImportFrom) -> list[str]:
-    """Full names an import statement reads (``from a import b`` → ``a.b``)."""
-    if isinstance(node, ast.Import):
-        return [alias.name for alias in node.names]
-    base = node.module or ""
-    if node.level:
-        package = module.split(".")
-        if MODULES[module].name != "__init__.py":
-            package.pop()
-        package = package[: len(package) - (node.level - 1)]
-        base = ".".join([*package, *([node.module] if node.module else [])])
-    return [f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base for alias in node.names]
-
-
-def _local_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
-    out: list[ast.Import | ast.ImportFrom] = []
-    for fn in ast.walk(tree):
-        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            out += [n for n in ast.walk(fn) if isinstance(n, ast.Import | ast.ImportFrom)]
-    return out
-
-
 def _graph() -> tuple[dict[str, set[str]], list[str]]:
     """Edges between first-party modules, and the function-local imports that are not allowed."""
     edges: dict[str, set[str]] = {}
     bad: list[str] = []
-    for module, path in MODULES.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        deps: set[str] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                deps |= {o for t in _targets(module, node) if (o := _owner(t)) is not None}
-        if module == "cli.main":
-            deps |= _command_modules()
-        edges[module] = deps - {module}
-        for node in _local_imports(tree):
-            for target in _targets(module, node):
-                owner = _owner(target)
-                top = target.partition(".")[0]
-                if (module, owner or top) in LAZY_CLI:
-                    continue
-                if owner is not None:
-                    if (module, owner) not in LAZY_FIRST_PARTY:
-                        bad.append(f"{module}: {ast.unparse(node)}")
-                elif top not in sys.stdlib_module_names and top not in LAZY_THIRD_PARTY:
-                    bad.append(f"{module}: {ast.unparse(node)}")
+    for module in MODULES:
+        found = imports(module)
+        edges[module] = {i.owner for i in found if i.owner is not None} - {module}
+        for i in found:
+            if not i.local:
+                continue
+            top = i.target.partition(".")[0]
+            if (module, i.owner or top) in LAZY_CLI:
+                continue
+            if i.owner is not None:
+                if (module, i.owner) not in LAZY_FIRST_PARTY:
+                    bad.append(f"{module}: {i.statement}")
+            elif top not in sys.stdlib_module_names and top not in LAZY_THIRD_PARTY:
+                bad.append(f"{module}: {i.statement}")
     return edges, bad
 
 
