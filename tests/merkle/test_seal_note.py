@@ -7,7 +7,6 @@ root signed that is not the rows' root: the seal re-hashes the rows since its la
 from __future__ import annotations
 
 import base64
-
 from pathlib import Path
 
 import pytest
