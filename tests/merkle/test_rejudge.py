@@ -1,0 +1,219 @@
+"""``check-bundle`` re-judges a round that depends on earlier rounds, offline: a STUD round with a
+jackpot award from its linked pool (and one with a planted wrong award), a 3CB round restating
+carried bets, an SP9 round whose bank was refused. The bundle carries the state entries the round
+depends on, proven against the state roots two checkpoint notes sign, and the rounds that moved
+them in between; the findings are the ones ``ledger verify`` gives the round. A changed entry, a
+wrong proof or a round left out breaks the proof (exit 3, one line)."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from cli.main import app as cli_app
+from ledger.bundle import check_bundle, export_round
+from ledger.checkpoints import seal
+from ledger.games import GAMES
+from ledger.games.stud_poker.simulate import force_plan
+from ledger.ingest import Ingestor, numbered_lines
+from ledger.merkle.heads import Heads
+from ledger.merkle.sealing import seal_tree
+from ledger.note import cosign
+from ledger.seal import Checkpoint, generate_key, public_pem
+from ledger.simulate import simulate
+from ledger.store import LedgerApp
+from ledger.verify.engine import Selection, verify_store
+from ledger.witness.keys import load_signing_key
+
+runner = CliRunner()
+JACKPOT = ("STUD-02", "000006")
+
+
+def _stud_lines(planted: bool = False) -> list[dict[str, Any]]:
+    sim = simulate(
+        [GAMES["STUD"]],
+        rounds=10,
+        tables=2,
+        seed=3,
+        game_state={"STUD": force_plan([f"{JACKPOT[0]}/{JACKPOT[1]}:2=royal_flush"])},
+    )
+    lines = [dict(x) for x in sim.lines]
+    paid = [x for x in lines if x["type"] == "jackpot_paid"]
+    assert [(x["table"], x["round"]) for x in paid] == [JACKPOT]
+    if planted:
+        paid[0]["amount"] = "99999"
+    return lines
+
+
+def _ingest(app: LedgerApp, lines: list[dict[str, Any]]) -> None:
+    got = Ingestor(app, batch_events=50).ingest(numbered_lines([json.dumps(x) for x in lines]))
+    assert got.rejected == []
+
+
+def _sealed(
+    app: LedgerApp, lines: list[dict[str, Any]], table: str, round: str, key: Any = None
+) -> tuple[Checkpoint, Any]:
+    """The lines before the round's opening, a seal; the rest, a second seal."""
+    key = key or generate_key()
+    cut = next(i for i, x in enumerate(lines) if (x["table"], x["round"]) == (table, round))
+    _ingest(app, lines[:cut])
+    seal_tree(app, key, seal(app, key).checkpoint)
+    _ingest(app, lines[cut:])
+    checkpoint = seal(app, key).checkpoint
+    seal_tree(app, key, checkpoint)
+    return checkpoint, key
+
+
+def _verify_findings(app: LedgerApp, table: str, round: str) -> list[dict[str, Any]]:
+    return [f.to_json() for f in verify_store(app, Selection(table=table, round=round)).findings]
+
+
+def _judged(app: LedgerApp, checkpoint: Checkpoint, table: str, round: str) -> tuple[Any, Any]:
+    bundle = export_round(app, table, round, checkpoint, merkle=True)
+    result = check_bundle(json.loads(json.dumps(bundle)), checkpoint)
+    assert result.ok, result.problems
+    assert result.judged and result.replayed == len(bundle["state"]["rounds"]) + 1
+    assert [f.to_json() for f in result.findings] == _verify_findings(app, table, round)
+    return bundle, result
+
+
+def test_a_stud_jackpot_round_is_rejudged_from_its_pool(app: LedgerApp) -> None:
+    checkpoint, _ = _sealed(app, _stud_lines(), *JACKPOT)
+    bundle, result = _judged(app, checkpoint, *JACKPOT)
+    assert result.findings == []
+    assert "STUD/pool/PJ-1" in result.state_keys and bundle["state"]["before"] is not None
+    # both tables move the pool: the other table's rounds between the notes are replayed
+    assert {r["table"] for r in bundle["state"]["rounds"]} == {"STUD-01", "STUD-02"}
+
+
+def test_a_planted_wrong_award_is_the_finding_verify_gives(app: LedgerApp) -> None:
+    checkpoint, _ = _sealed(app, _stud_lines(planted=True), *JACKPOT)
+    _, result = _judged(app, checkpoint, *JACKPOT)
+    assert [(f.code, f.bet) for f in result.findings] == [("jackpot_mismatch", "j2")]
+    assert result.findings[0].recorded == {"hand": "royal_flush", "amount": "99999"}
+
+
+def test_a_3cb_round_with_carried_bets_is_rejudged(app: LedgerApp) -> None:
+    lines = [dict(x) for x in simulate([GAMES["3CB"]], rounds=12, tables=1, seed=2).lines]
+    carried = next(x for x in lines if x["type"] == "bet_carried")
+    checkpoint, _ = _sealed(app, lines, carried["table"], carried["round"])
+    bundle, result = _judged(app, checkpoint, carried["table"], carried["round"])
+    before = bundle["state"]["before"]["entries"][f"3CB/table/{carried['table']}"]
+    assert before["value"]["state"]["carry"]["bets"], "the carried bets come from the earlier note"
+    assert result.findings == []
+
+
+def test_an_sp9_round_is_rejudged_from_its_table_bank(app: LedgerApp) -> None:
+    lines = [dict(x) for x in simulate([GAMES["SP9"]], rounds=12, tables=1, seed=2).lines]
+    refused = next(x for x in lines if x["type"] == "bank_refused")
+    checkpoint, _ = _sealed(app, lines, refused["table"], refused["round"])
+    bundle, result = _judged(app, checkpoint, refused["table"], refused["round"])
+    assert result.state_keys == [f"SP9/table/{refused['table']}"] and result.findings == []
+    assert bundle["state"]["before"]["entries"][result.state_keys[0]]["value"]["state"]["banker"] is not None
+
+
+def _flip(text: str) -> str:
+    raw = bytearray(base64.b64decode(text))
+    raw[0] ^= 1
+    return base64.b64encode(bytes(raw)).decode()
+
+
+TAMPERS = {
+    "before entry": (
+        lambda s: s["before"]["entries"]["STUD/pool/PJ-1"]["value"]["state"].update(balance="1.00"),
+        "the state entry STUD/pool/PJ-1 is not the one the earlier note signs",
+    ),
+    "after entry": (
+        lambda s: s["after"]["STUD/pool/PJ-1"]["value"].update(moves=1),
+        "the state entry STUD/pool/PJ-1 is not the one the bundle's note signs",
+    ),
+    "entry proof": (
+        lambda s: s["after"]["STUD/pool/PJ-1"].update(proof=_flip(s["after"]["STUD/pool/PJ-1"]["proof"])),
+        "is not the one the bundle's note signs",
+    ),
+    "round proof": (
+        lambda s: s["rounds"][0].update(proof=_flip(s["rounds"][0]["proof"])),
+        "is not leaf",
+    ),
+    "round left out": (lambda s: s["rounds"].pop(), "a round is missing, added or out of order"),
+    "consistency": (
+        lambda s: s["before"].update(consistency=_flip(s["before"]["consistency"])),
+        "the consistency proof fails",
+    ),
+}
+
+
+@pytest.mark.parametrize("tamper", sorted(TAMPERS))
+def test_a_changed_state_part_breaks_the_proof(app: LedgerApp, tamper: str) -> None:
+    checkpoint, _ = _sealed(app, _stud_lines(), *JACKPOT)
+    bundle = export_round(app, *JACKPOT, checkpoint, merkle=True)
+    change, message = TAMPERS[tamper]
+    bad = copy.deepcopy(bundle)
+    change(bad["state"])
+    result = check_bundle(bad, checkpoint)
+    assert len(result.problems) == 1 and message in result.problems[0], result.problems
+    assert not result.judged
+
+
+def _witness(folder: Path, name: str) -> Any:
+    path = folder / name
+    ran = runner.invoke(
+        cli_app, ["witness", "keygen", "--out", str(path), "--name", f"regulator.example/{name}"]
+    )
+    assert ran.exit_code == 0, ran.output
+    return load_signing_key(str(path)), str(path) + ".vkey"
+
+
+def test_check_bundle_offline_with_only_public_keys(app: LedgerApp, tmp_path: Path) -> None:
+    """The inspector's files: the bundle, the checkpoint, the operator's public key, the
+    witnesses' keys. The notes are cosigned 2 of 2; without the earlier note's cosignatures,
+    or with a changed entry, exit 3 and one line."""
+    checkpoint, key = _sealed(app, _stud_lines(planted=True), *JACKPOT)
+    witnesses = [_witness(tmp_path, "w1"), _witness(tmp_path, "w2")]
+    (tmp_path / "op.pub").write_bytes(public_pem(key.public_key()))
+    (tmp_path / "cp.json").write_text(checkpoint.dumps())
+    with Heads(app, create=False) as heads:
+        sizes = heads.listing()
+        notes = [heads.note_at(size) for size in sizes]
+        for note in notes:
+            assert note is not None
+            lines = [
+                cosign(note.body.text(), w.name, w.private_key, 1_700_000_000).line() for w, _ in witnesses
+            ]
+            heads.add_cosignatures(note.size, lines if note is notes[-1] else lines[:1])
+    bundle = tmp_path / "round.json"
+    bundle.write_text(json.dumps(export_round(app, *JACKPOT, checkpoint, merkle=True)))
+    args = [
+        "check-bundle",
+        str(bundle),
+        "--checkpoint",
+        str(tmp_path / "cp.json"),
+        "--public-key",
+        str(tmp_path / "op.pub"),
+        *[x for _, vkey in witnesses for x in ("--witness-key", vkey)],
+    ]
+    ran = runner.invoke(cli_app, [*args, "--quorum", "1"])
+    assert ran.exit_code == 1, ran.output  # proven, and the planted award is an error finding
+    assert ran.output.startswith(f"proof ok: {JACKPOT[0]}/{JACKPOT[1]}")
+    assert "jackpot_mismatch at STUD-02/000006 bet j2" in ran.output
+    assert "judged from the signed state of STUD/pool/PJ-1" in ran.output
+    refused = runner.invoke(cli_app, [*args, "--quorum", "2"])
+    assert refused.exit_code == 3
+    [line] = refused.output.strip().splitlines()
+    assert line.startswith("integrity broken: the state part's earlier note: the checkpoint note of ")
+    assert line.endswith("1 of 2 required cosignatures are valid; none valid from regulator.example/w2")
+    obj = json.loads(bundle.read_text())
+    obj["state"]["after"]["STUD/pool/PJ-1"]["value"]["state"]["balance"] = "0.00"
+    bundle.write_text(json.dumps(obj))
+    broken = runner.invoke(cli_app, [*args, "--quorum", "1"])
+    assert broken.exit_code == 3
+    assert broken.output.strip().splitlines() == [
+        "proof broken: the state entry STUD/pool/PJ-1 is not the one the bundle's note signs "
+        "(changed, or its proof is wrong)"
+    ]
