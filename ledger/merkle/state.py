@@ -50,7 +50,8 @@ def state_entries(judge_state: dict[str, Any]) -> dict[str, Any]:
     judge = RoundJudge()
     judge.load(judge_state)
     entries: dict[str, Any] = {}
-    for key in GAMES:
+    present = set(judge_state.get("sessions", {})) | set(judge_state.get("carrying", {}))
+    for key in sorted(present):  # only the games the state holds: no other game is imported
         game = GAMES[key]
         hook = game.dependency
         state = judge.game_state(key) if hook is not None else None
