@@ -365,10 +365,12 @@ def _judge(bundle: dict[str, Any], checkpoint: Checkpoint, result: BundleCheck) 
         return
     key = parse_public_key(checkpoint.public_key.encode())
 
-    def read_round(item: dict[str, Any], index: int, proof: list[bytes]) -> Round:
+    def read_round(
+        item: dict[str, Any], stored: list[tuple[str, bytes]], index: int, proof: list[bytes]
+    ) -> Round:
         table, name = str(item["table"]), str(item["round"])
         oid = round_id(table, name)
-        events = _chained(oid, unpack_events(item["events"]))
+        events = _chained(oid, stored)
         facts, problem = _facts(oid, table, name, events)
         if problem:
             raise ValueError(problem)
@@ -385,7 +387,7 @@ def _judge(bundle: dict[str, Any], checkpoint: Checkpoint, result: BundleCheck) 
             )
         return Round.replay(facts)
 
-    checked = check_state(bundle["state"], rnd, int(merkle["index"]), body, key, read_round)
+    checked = check_state(bundle["state"], rnd, int(merkle["index"]), body, key, unpack_events, read_round)
     result.problems += checked.problems
     result.state_keys, result.replayed = checked.keys, checked.replayed
     if not checked.problems:

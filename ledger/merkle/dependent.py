@@ -11,7 +11,9 @@ state earlier rounds left: its table's carried bets and shoe, its table's bank, 
   bundle's note ``B``, and the entries of ``keys`` in ``A``'s state tree with their proofs;
 - ``after``: the same entries in ``B``'s state tree, with their proofs;
 - ``rounds``: every other round that moved one of ``keys`` and closed between ``A`` and ``B``,
-  each with its events and its last row's inclusion proof in ``B``'s tree.
+  each with its number of events and its last row's inclusion proof in ``B``'s tree (as
+  indexes into ``hashes``, the proofs' distinct hashes once each); ``events``: their events,
+  packed together as the bundle packs its round's (they compress better together).
 
 :func:`check_state` replays those rounds and the bundle's own, in the order they closed, from
 ``A``'s entries, with the game's rules (``RoundJudge``, the one judging path of verify), and
@@ -93,15 +95,17 @@ def export_state(
         keys = set(hook.depends_on(rnd))
         chosen = _closure(keys, others)
         consistency = log.consistency_proof(start, note.size) if before is not None and start else []
+        table: dict[bytes, int] = {}
         replayed = []
         for other in chosen:
+            proof = log.inclusion_proof(other.index, note.size)
             replayed.append(
                 {
                     "table": other.table,
                     "round": other.round,
                     "index": other.index,
-                    "proof": _b64(log.inclusion_proof(other.index, note.size)),
-                    "events": pack(other.stored),
+                    "events": len(other.stored),
+                    "proof": [table.setdefault(h, len(table)) for h in proof],
                 }
             )
     return {
@@ -116,6 +120,8 @@ def export_state(
         },
         "after": _entries(after_tree[0], after_tree[1], keys, absent_ok=False),
         "rounds": replayed,
+        "events": pack([e for other in chosen for e in other.stored]),
+        "hashes": _b64(list(table)),
     }
 
 
@@ -253,12 +259,15 @@ def check_state(
     target_index: int,
     note_b: CheckpointBody,
     key: Ed25519PublicKey,
-    read_round: Callable[[dict[str, Any], int, list[bytes]], Round],
+    unpack: Callable[[Any], list[tuple[str, bytes]]],
+    read_round: Callable[[dict[str, Any], list[tuple[str, bytes]], int, list[bytes]], Round],
 ) -> StateCheck:
     """Check a bundle's ``state`` section (see the module docstring). ``note_b`` is the body of
-    the bundle's note (already opened with ``key``); ``read_round`` reads one of its rounds,
-    given its last row's leaf index and inclusion proof in ``B``, or raises ``ValueError``
-    saying what is wrong (its events, its chain, its proof, not closed)."""
+    the bundle's note (already opened with ``key``); ``unpack`` reads the packed events of its
+    rounds (``ValueError`` if it cannot); ``read_round`` reads one round from its stored events
+    (topic and content of each), given its last row's leaf index and inclusion proof in ``B``,
+    or raises ``ValueError`` saying what is wrong (its events, its chain, its proof, not
+    closed)."""
     out = StateCheck()
     hook = GAMES[target.game].dependency
     if hook is None or section.get("game") != target.game:
@@ -277,26 +286,49 @@ def check_state(
     if out.problems:
         return out
     rounds = section["rounds"]
-    if not isinstance(rounds, list) or len(rounds) > MAX_ROUNDS:
+    table = hashes(section["hashes"], limit=64 * MAX_ROUNDS)
+    if not isinstance(rounds, list) or len(rounds) > MAX_ROUNDS or table is None:
         out.problems.append("the bundle's state part lists its rounds wrongly")
+        return out
+    stored = unpack(section["events"]) if rounds else []
+    if sum(_count(item) for item in rounds) != len(stored):
+        out.problems.append("the bundle's state part holds other events than its rounds")
         return out
     order: list[tuple[int, Round | None]] = [(target_index, None)]
     for item in rounds:
         name = f"{item['table']}/{item['round']}"
-        index, proof = item["index"], hashes(item["proof"])
+        index, proof = item["index"], _proof(item["proof"], table)
+        count = _count(item)
         if type(index) is not int or not start <= index < note_b.size or proof is None:
             out.problems.append(f"round {name}: its place in the log is not proven")
             return out
         try:
-            order.append((index, read_round(item, index, proof)))
+            order.append((index, read_round(item, stored[:count], index, proof)))
         except ValueError as exc:
             out.problems.append(f"round {name}: {exc}")
             return out
+        stored = stored[count:]
     if not start <= target_index or len({i for i, _ in order}) != len(order):
         out.problems.append("the bundle's rounds do not close between its two notes, once each")
         return out
     _replay(sorted(order, key=lambda o: o[0]), target, hook, keys, before, after, out)
     return out
+
+
+def _count(item: dict[str, Any]) -> int:
+    count = item["events"]
+    if type(count) is not int or count < 1:
+        raise ValueError("a round's event count is not a positive number")
+    return count
+
+
+def _proof(indexes: Any, table: list[bytes]) -> list[bytes] | None:
+    """A proof given as indexes into the bundle's table of hashes (``None`` if malformed)."""
+    if not isinstance(indexes, list) or len(indexes) > 64:
+        return None
+    if not all(type(i) is int and 0 <= i < len(table) for i in indexes):
+        return None
+    return [table[i] for i in indexes]
 
 
 def _check_before(

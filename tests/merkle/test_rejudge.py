@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app as cli_app
-from ledger.bundle import check_bundle, export_round
+from ledger.bundle import check_bundle, export_round, pack_events, unpack_events
 from ledger.checkpoints import seal
 from ledger.games import GAMES
 from ledger.games.stud_poker.simulate import force_plan
@@ -118,6 +118,12 @@ def test_an_sp9_round_is_rejudged_from_its_table_bank(app: LedgerApp) -> None:
     assert bundle["state"]["before"]["entries"][result.state_keys[0]]["value"]["state"]["banker"] is not None
 
 
+def n(section: dict[str, Any]) -> int:
+    """The events of the state part's first round."""
+    count: int = section["rounds"][0]["events"]
+    return count
+
+
 def _flip(text: str) -> str:
     raw = bytearray(base64.b64decode(text))
     raw[0] ^= 1
@@ -138,10 +144,20 @@ TAMPERS = {
         "is not the one the bundle's note signs",
     ),
     "round proof": (
-        lambda s: s["rounds"][0].update(proof=_flip(s["rounds"][0]["proof"])),
+        lambda s: s.update(hashes=_flip(s["hashes"])),  # the first hash of the first round's proof
         "is not leaf",
     ),
-    "round left out": (lambda s: s["rounds"].pop(), "a round is missing, added or out of order"),
+    "round left out": (
+        lambda s: s.update(rounds=s["rounds"][1:], events=pack_events(unpack_events(s["events"])[n(s) :])),
+        "a round is missing, added or out of order",
+    ),
+    "round twice": (
+        lambda s: s.update(
+            rounds=[s["rounds"][0], *s["rounds"]],
+            events=pack_events(unpack_events(s["events"])[: n(s)] + unpack_events(s["events"])),
+        ),
+        "do not close between its two notes, once each",
+    ),
     "consistency": (
         lambda s: s["before"].update(consistency=_flip(s["before"]["consistency"])),
         "the consistency proof fails",
