@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -233,3 +234,36 @@ def test_check_bundle_offline_with_only_public_keys(app: LedgerApp, tmp_path: Pa
         "proof broken: the state entry STUD/pool/PJ-1 is not the one the bundle's note signs "
         "(changed, or its proof is wrong)"
     ]
+
+
+@pytest.mark.parametrize(
+    "section",
+    [
+        {},
+        {"game": "STUD", "keys": "x", "before": 1, "after": [], "rounds": {}, "events": 5, "hashes": None},
+        {"game": "RL", "keys": [], "before": None, "after": {}, "rounds": [], "events": "", "hashes": ""},
+        {"game": "STUD", "keys": [], "before": None, "after": {}, "rounds": [{"events": -1}], "hashes": ""},
+        {
+            "game": "STUD",
+            "keys": ["STUD/pool/PJ-1"],
+            "before": None,
+            "after": {},
+            "rounds": [],
+            "hashes": "!",
+        },
+    ],
+)
+def test_a_hostile_state_part_is_one_problem(app: LedgerApp, section: dict[str, Any]) -> None:
+    checkpoint, _ = _sealed(app, _stud_lines(), *JACKPOT)
+    bundle = export_round(app, *JACKPOT, checkpoint, merkle=True)
+    result = check_bundle({**bundle, "state": section}, checkpoint)
+    assert len(result.problems) == 1 and not result.judged, result.problems
+
+
+def test_a_bomb_of_packed_events_is_refused(app: LedgerApp) -> None:
+    checkpoint, _ = _sealed(app, _stud_lines(), *JACKPOT)
+    bundle = export_round(app, *JACKPOT, checkpoint, merkle=True)
+    state = copy.deepcopy(bundle["state"])
+    state["events"] = base64.b64encode(zlib.compress(b"[" + b" " * (1 << 25) + b"]", 9)).decode()
+    result = check_bundle({**bundle, "state": state}, checkpoint)
+    assert len(result.problems) == 1 and "unpack to more than" in result.problems[0]
