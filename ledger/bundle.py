@@ -45,7 +45,7 @@ from ledger.findings import Finding
 from ledger.games import GAMES
 from ledger.merkle.dependent import check_state, export_state
 from ledger.merkle.heads import note_at
-from ledger.merkle.proofs import check_round_proof, round_proof
+from ledger.merkle.proofs import check_round_proof, leaf_state, round_proof
 from ledger.merkle.rfc6962 import verify_inclusion
 from ledger.merkle.tree import row_leaf
 from ledger.note import CheckpointBody, NoteError, parse_note
@@ -377,9 +377,8 @@ def _judge(bundle: dict[str, Any], checkpoint: Checkpoint, result: BundleCheck) 
         if facts[-1].type not in TERMINAL_TYPES:
             raise ValueError("not closed: only closed rounds move the state")
         last = events[-1]
-        leaf = row_leaf(
-            oid.hex, last["version"], last["topic"], frame(last["digest"], last["content"].encode())
-        )
+        state = leaf_state(item.get("stored"), frame(last["digest"], last["content"].encode()))
+        leaf = row_leaf(oid.hex, last["version"], last["topic"], state)
         if not verify_inclusion(leaf, index, body.size, proof, body.root):
             raise ValueError(
                 f"its last event is not leaf {index} of the tree the note signs: "

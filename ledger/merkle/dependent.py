@@ -43,6 +43,7 @@ from ledger.findings import Finding
 from ledger.games import GAMES
 from ledger.merkle.heads import Heads, StoredNote
 from ledger.merkle.log import MerkleLog
+from ledger.merkle.proofs import check_exportable
 from ledger.merkle.rfc6962 import HASH_SIZE, verify_consistency
 from ledger.merkle.sealing import SNAPSHOT_EXTENSION, open_checkpoint
 from ledger.merkle.state import StateTree, check_entry, read_state_line, state_entries
@@ -68,6 +69,8 @@ class Other:
     round: str
     stored: list[tuple[str, bytes]]
     keys: set[str]
+    last_row: bytes
+    """The bytes stored in its last row (compressed, in a store that compresses)."""
 
 
 # -- export -------------------------------------------------------------------------------
@@ -86,6 +89,7 @@ def export_state(
     hook = GAMES[rnd.game].dependency
     if hook is None:
         return None
+    compressed = check_exportable(app)
     with MerkleLog(app, create=False) as log, Heads(app, create=False) as heads:
         before = _note_before(heads, index)
         after_tree = _tree_of(app, note)
@@ -108,6 +112,8 @@ def export_state(
                     "proof": [table.setdefault(h, len(table)) for h in proof],
                 }
             )
+            if compressed:
+                replayed[-1]["stored"] = base64.b64encode(other.last_row).decode()
     return {
         "game": rnd.game,
         "keys": sorted(keys),
@@ -179,7 +185,7 @@ def _closed_rounds(
     topics = [f"{rnd.game}/round_closed", f"{rnd.game}/round_voided"]
     found: list[Other] = []
     for page in app.rows(after=first - 1, topics=topics):
-        for nid, oid_hex, _, _, _ in page:
+        for nid, oid_hex, _, _, raw in page:
             if nid > last:
                 break
             index = log.index_of(nid)
@@ -192,7 +198,7 @@ def _closed_rounds(
                 raise BundleError(f"round {oid} holds an event this ledger cannot read")
             other = Round.replay([f for f in facts if f is not None])
             keys = set(hook.depends_on(other))
-            found.append(Other(index, oid, other.table, other.round, stored, keys))
+            found.append(Other(index, oid, other.table, other.round, stored, keys, bytes(raw)))
         else:
             continue
         break

@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app as cli_app
-from ledger.bundle import check_bundle, export_round, pack_events, unpack_events
+from ledger.bundle import BundleError, check_bundle, export_round, pack_events, unpack_events
 from ledger.checkpoints import seal
 from ledger.games import GAMES
 from ledger.games.stud_poker.simulate import force_plan
@@ -28,7 +28,7 @@ from ledger.merkle.sealing import seal_tree
 from ledger.note import cosign
 from ledger.seal import Checkpoint, generate_key, public_pem
 from ledger.simulate import simulate
-from ledger.store import LedgerApp
+from ledger.store import LedgerApp, open_ledger
 from ledger.verify.engine import Selection, verify_store
 from ledger.witness.keys import load_signing_key
 
@@ -267,3 +267,37 @@ def test_a_bomb_of_packed_events_is_refused(app: LedgerApp) -> None:
     state["events"] = base64.b64encode(zlib.compress(b"[" + b" " * (1 << 25) + b"]", 9)).decode()
     result = check_bundle({**bundle, "state": state}, checkpoint)
     assert len(result.problems) == 1 and "unpack to more than" in result.problems[0]
+
+
+def test_a_store_that_compresses_its_rows_exports_and_rejudges(db_url: str) -> None:
+    """The tree hashes the compressed rows: the bundle carries the last rows' stored bytes,
+    which must decompress to the events; an encrypted store is refused with one line."""
+    app = open_ledger(db_url, extra_env={"COMPRESSOR_TOPIC": "eventsourcing.compressor:ZlibCompressor"})
+    try:
+        checkpoint, _ = _sealed(app, _stud_lines(planted=True), *JACKPOT)
+        bundle = export_round(app, *JACKPOT, checkpoint, merkle=True)
+        assert "stored" in bundle["merkle"] and all("stored" in r for r in bundle["state"]["rounds"])
+        result = check_bundle(bundle, checkpoint)
+        assert result.ok and result.judged, result.problems
+        assert [f.to_json() for f in result.findings] == _verify_findings(app, *JACKPOT)
+        bad = copy.deepcopy(bundle)
+        bad["merkle"]["stored"] = base64.b64encode(zlib.compress(b"not the event")).decode()
+        assert check_bundle(bad, checkpoint).problems == [
+            "the round's last event: the stored bytes it carries are not its last event"
+        ]
+    finally:
+        app.close()
+
+
+def test_an_encrypted_store_refuses_merkle_bundles(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from eventsourcing.cryptography import AESCipher
+
+    monkeypatch.setenv("LEDGER_CIPHER_KEY", AESCipher.create_key(32))
+    app = open_ledger(db_url)
+    try:
+        checkpoint, _ = _sealed(app, _stud_lines(), *JACKPOT)
+        with pytest.raises(BundleError, match="encryption at rest cannot export a Merkle proof"):
+            export_round(app, *JACKPOT, checkpoint, merkle=True)
+        assert check_bundle(export_round(app, *JACKPOT, checkpoint), checkpoint).ok  # chain links still work
+    finally:
+        app.close()
