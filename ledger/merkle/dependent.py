@@ -99,21 +99,7 @@ def export_state(
         keys = set(hook.depends_on(rnd))
         chosen = _closure(keys, others)
         consistency = log.consistency_proof(start, note.size) if before is not None and start else []
-        table: dict[bytes, int] = {}
-        replayed = []
-        for other in chosen:
-            proof = log.inclusion_proof(other.index, note.size)
-            replayed.append(
-                {
-                    "table": other.table,
-                    "round": other.round,
-                    "index": other.index,
-                    "events": len(other.stored),
-                    "proof": [table.setdefault(h, len(table)) for h in proof],
-                }
-            )
-            if compressed:
-                replayed[-1]["stored"] = base64.b64encode(other.last_row).decode()
+        replayed, table = _replayed(log, chosen, note.size, compressed)
     return {
         "game": rnd.game,
         "keys": sorted(keys),
@@ -127,8 +113,29 @@ def export_state(
         "after": _entries(after_tree[0], after_tree[1], keys, absent_ok=False),
         "rounds": replayed,
         "events": pack([e for other in chosen for e in other.stored]),
-        "hashes": _b64(list(table)),
+        "hashes": _b64(table),
     }
+
+
+def _replayed(
+    log: MerkleLog, chosen: list[Other], size: int, compressed: bool
+) -> tuple[list[dict[str, Any]], list[bytes]]:
+    """The ``rounds`` items, their proofs as indexes into the table of distinct hashes."""
+    table: dict[bytes, int] = {}
+    items: list[dict[str, Any]] = []
+    for other in chosen:
+        proof = log.inclusion_proof(other.index, size)
+        item: dict[str, Any] = {
+            "table": other.table,
+            "round": other.round,
+            "index": other.index,
+            "events": len(other.stored),
+            "proof": [table.setdefault(h, len(table)) for h in proof],
+        }
+        if compressed:
+            item["stored"] = base64.b64encode(other.last_row).decode()
+        items.append(item)
+    return items, list(table)
 
 
 def _note_before(heads: Heads, index: int) -> StoredNote | None:
