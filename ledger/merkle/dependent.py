@@ -298,34 +298,50 @@ def check_state(
     after = _proven(section["after"], signed_b, keys, "the bundle's note", out)
     if out.problems:
         return out
-    rounds = section["rounds"]
-    table = hashes(section["hashes"], limit=64 * MAX_ROUNDS)
-    if not isinstance(rounds, list) or len(rounds) > MAX_ROUNDS or table is None:
-        out.problems.append("the bundle's state part lists its rounds wrongly")
+    order = _read_rounds(section, start, note_b.size, unpack, read_round, out)
+    if order is None:
         return out
-    stored = unpack(section["events"]) if rounds else []
-    if sum(_count(item) for item in rounds) != len(stored):
-        out.problems.append("the bundle's state part holds other events than its rounds")
-        return out
-    order: list[tuple[int, Round | None]] = [(target_index, None)]
-    for item in rounds:
-        name = f"{item['table']}/{item['round']}"
-        index, proof = item["index"], _proof(item["proof"], table)
-        count = _count(item)
-        if type(index) is not int or not start <= index < note_b.size or proof is None:
-            out.problems.append(f"round {name}: its place in the log is not proven")
-            return out
-        try:
-            order.append((index, read_round(item, stored[:count], index, proof)))
-        except ValueError as exc:
-            out.problems.append(f"round {name}: {exc}")
-            return out
-        stored = stored[count:]
+    order.append((target_index, None))
     if not start <= target_index or len({i for i, _ in order}) != len(order):
         out.problems.append("the bundle's rounds do not close between its two notes, once each")
         return out
     _replay(sorted(order, key=lambda o: o[0]), target, hook, keys, before, after, out)
     return out
+
+
+def _read_rounds(
+    section: dict[str, Any],
+    start: int,
+    size: int,
+    unpack: Callable[[Any], list[tuple[str, bytes]]],
+    read_round: Callable[[dict[str, Any], list[tuple[str, bytes]], int, list[bytes]], Round],
+    out: StateCheck,
+) -> list[tuple[int, Round | None]] | None:
+    """The state part's other rounds, each read and proven a leaf of ``[start, size)`` (``None``
+    and a problem if one is not)."""
+    rounds = section["rounds"]
+    table = hashes(section["hashes"], limit=64 * MAX_ROUNDS)
+    if not isinstance(rounds, list) or len(rounds) > MAX_ROUNDS or table is None:
+        out.problems.append("the bundle's state part lists its rounds wrongly")
+        return None
+    stored = unpack(section["events"]) if rounds else []
+    if sum(_count(item) for item in rounds) != len(stored):
+        out.problems.append("the bundle's state part holds other events than its rounds")
+        return None
+    order: list[tuple[int, Round | None]] = []
+    for item in rounds:
+        name = f"{item['table']}/{item['round']}"
+        index, proof, count = item["index"], _proof(item["proof"], table), _count(item)
+        if type(index) is not int or not start <= index < size or proof is None:
+            out.problems.append(f"round {name}: its place in the log is not proven")
+            return None
+        try:
+            order.append((index, read_round(item, stored[:count], index, proof)))
+        except ValueError as exc:
+            out.problems.append(f"round {name}: {exc}")
+            return None
+        stored = stored[count:]
+    return order
 
 
 def _count(item: dict[str, Any]) -> int:
