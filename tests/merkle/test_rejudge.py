@@ -24,7 +24,8 @@ from ledger.games import GAMES
 from ledger.games.stud_poker.simulate import force_plan
 from ledger.ingest import Ingestor, numbered_lines
 from ledger.merkle.heads import Heads
-from ledger.merkle.sealing import seal_tree
+from ledger.merkle.log import MerkleLog
+from ledger.merkle.sealing import seal_note, seal_tree
 from ledger.note import cosign
 from ledger.seal import Checkpoint, generate_key, public_pem
 from ledger.simulate import simulate
@@ -301,3 +302,21 @@ def test_an_encrypted_store_refuses_merkle_bundles(db_url: str, monkeypatch: pyt
         assert check_bundle(export_round(app, *JACKPOT, checkpoint), checkpoint).ok  # chain links still work
     finally:
         app.close()
+
+
+def test_notes_without_a_state_root_still_prove_rounds(app: LedgerApp, examples: Path) -> None:
+    """A note sealed before state roots (no ledger/state line) still proves a round's events;
+    a round that needs the state is refused with one line until a newer seal."""
+    key = generate_key()
+    with open(examples / "stud.jsonl", encoding="utf-8") as stream:
+        Ingestor(app).ingest(numbered_lines(stream))
+    with open(examples / "rl.jsonl", encoding="utf-8") as stream:
+        Ingestor(app).ingest(numbered_lines(stream))
+    checkpoint = seal(app, key).checkpoint
+    with MerkleLog(app) as log, Heads(app) as heads:
+        note = seal_note(log, heads, key, checkpoint).note  # as sealed before state roots
+    assert "ledger/state" not in note.note
+    rl = check_bundle(export_round(app, "RL-01", "000001", checkpoint, merkle=True), checkpoint)
+    assert rl.ok and rl.judged
+    with pytest.raises(BundleError, match="signs no state root"):
+        export_round(app, "STUD-01", "000001", checkpoint, merkle=True)
