@@ -14,8 +14,12 @@
 - **proof sizes against log size**, 10³ to 10⁸ rows, from the tree's shape alone
   (``ledger.merkle.tree``): the longest inclusion and consistency proofs in hashes and bytes,
   the stored hashes a proof reads, and the ``merkle`` section of a round bundle (proof in base64
-  plus a measured checkpoint note) — and a 200-event round's whole bundle, from the events'
-  measured mean size in the bench store's bundles.
+  plus a measured checkpoint note) — and a 200-event round's whole bundle: 200 stored feed
+  events of the bench store packed as a bundle packs a round's (``ledger.bundle.pack_events``:
+  topic and content once each, zlib, base64), plus that merkle section and the bundle's other
+  fields. The state part a 3CB, SP9 or STUD round adds (``ledger.merkle.dependent``) is printed
+  for the bench store's largest round of such a game: it grows with the rounds of its table (or
+  linked pool) between two seals, so seal often.
 """
 
 from __future__ import annotations
@@ -33,8 +37,8 @@ from uuid import UUID
 
 from bench.feed import write_feed
 from bench.stores import DEFAULT_PG, Stores, pg_reachable
-from ledger.bundle import export_round
-from ledger.chain import CHAIN_TOPIC
+from ledger.bundle import bundle_items, export_round, pack_events
+from ledger.chain import CHAIN_TOPIC, unframe
 from ledger.checkpoints import seal
 from ledger.feed.envelope import FeedEvent
 from ledger.ingest import Ingestor, bounded_lines
@@ -164,17 +168,34 @@ def largest_bundle(app: LedgerApp) -> dict[str, Any]:
     assert round_id(table_code, round_code) == oid
     bundle = export_round(app, table_code, round_code, merkle=True)
     text = json.dumps(bundle, indent=1, ensure_ascii=False) + "\n"
-    events_text = sum(len(json.dumps(e, indent=1, ensure_ascii=False)) + 2 for e in bundle["events"])
+    events = len(bundle_items(bundle))
     merkle = bundle["merkle"]
+    state = bundle.get("state")
     return {
         "round": f"{table_code}/{round_code}",
-        "events": len(bundle["events"]),
+        "events": events,
         "bytes": len(text.encode()),
-        "event_bytes_mean": events_text / len(bundle["events"]),
+        "packed_bytes": len(bundle["events"]),
+        "packed_200_bytes": packed_events_bytes(app, ROUND_EVENTS),
+        "state_bytes": len(json.dumps(state, indent=1)) if state else 0,
+        "state_rounds": len(state["rounds"]) if state else 0,
         "note_bytes": len(merkle["note"].encode()),
         "proof_hashes": len(merkle["proof"]),
         "tree_size": merkle["size"],
     }
+
+
+def packed_events_bytes(app: LedgerApp, count: int) -> int:
+    """The packed size of the log's first ``count`` stored feed events (of consecutive rounds,
+    as many as a round of ``count`` events has)."""
+    stored: list[tuple[str, bytes]] = []
+    for page in app.rows(page=500):
+        for _, _, _, topic, state in page:
+            if topic not in (TABLE_TOPIC, CHAIN_TOPIC):
+                stored.append((topic, unframe(state)[1]))
+            if len(stored) == count:
+                return len(pack_events(stored))
+    return len(pack_events(stored))
 
 
 def proof_sizes(bundle: dict[str, Any]) -> list[dict[str, Any]]:
@@ -190,7 +211,7 @@ def proof_sizes(bundle: dict[str, Any]) -> list[dict[str, Any]]:
             + bundle["note_bytes"]
             + 40
         )
-        round_bundle = ROUND_EVENTS * bundle["event_bytes_mean"] + section + 200
+        round_bundle = bundle["packed_200_bytes"] + section + 200
         rows.append(
             {
                 "rows": n,
@@ -227,9 +248,15 @@ def render(results: dict[str, Any]) -> str:
     lines += [
         "",
         f"largest round in the bench store: {b['round']}, {b['events']} events, "
-        f"Merkle bundle {b['bytes']} bytes ({b['event_bytes_mean']:.0f} bytes per "
-        f"event, note {b['note_bytes']} bytes, {b['proof_hashes']} proof hashes in a "
-        f"tree of {b['tree_size']} rows)",
+        f"Merkle bundle {b['bytes']} bytes (events packed in {b['packed_bytes']} bytes, "
+        f"note {b['note_bytes']} bytes, {b['proof_hashes']} proof hashes in a "
+        f"tree of {b['tree_size']} rows"
+        + (
+            f"; its state part {b['state_bytes']} bytes with {b['state_rounds']} other rounds"
+            if b["state_bytes"]
+            else ""
+        )
+        + f"); {ROUND_EVENTS} stored events packed: {b['packed_200_bytes']} bytes",
         "",
         "| log rows | inclusion proof | consistency proof | stored hashes read | bundle "
         "merkle section | 200-event round bundle |",

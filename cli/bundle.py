@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from cli.context import DbOption, open_app
-from cli.contract import fail
+from cli.contract import EXIT_INTEGRITY, fail
 from cli.quorum import QuorumOption, WitnessKeyOption, asked, bundle_notes, notes_for, require
-from cli.render import err, print_json
-from ledger.bundle import check_bundle, export_round, parse_bundle
+from cli.render import err, finding_lines, print_json
+from ledger.bundle import BundleCheck, bundle_items, check_bundle, export_round, parse_bundle
 from ledger.errors import BundleError, SealError
 from ledger.seal import Checkpoint, key_id, load_public_key, read_checkpoint
+from ledger.witness.quorum import Quorum, QuorumRefused, require_witnessed
 
 
 def export_round_command(
@@ -57,10 +59,19 @@ def export_round_command(
     Path(bundle).write_text(json.dumps(obj, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     if merkle:
         proof = obj["merkle"]
+        state = obj.get("state")
         typer.echo(
-            f"wrote {bundle}: {len(obj['events'])} events of {table}/{round}, Merkle proof "
+            f"wrote {bundle}: {len(bundle_items(obj))} events of {table}/{round}, Merkle proof "
             f"of leaf {proof['index']} in the tree of {proof['size']} rows "
             f"({len(proof['proof'])} hashes)"
+            + (
+                f"; the state it depends on ({', '.join(state['keys'])}) with "
+                f"{len(state['rounds'])} other rounds since "
+                + ("the log began" if state["before"] is None else "the note before it")
+                if state
+                else ""
+            )
+            + f"; {Path(bundle).stat().st_size} bytes"
         )
         return
     links = obj["links"]["items"]
@@ -101,9 +112,13 @@ def check_bundle_command(
 ) -> None:
     """Prove a round's events against a signed checkpoint, without any database.
 
-    Exit code 0: proven. 2: unreadable file. 3: the proof fails (changed events, wrong key,
-    a bundle that does not reach the checkpoint; with --witness-key, a checkpoint without
-    --quorum valid cosignatures by those witnesses).
+    A bundle of `export-round --merkle` is also judged with its game's rules (3CB, SP9, STUD:
+    from the part of the signed state it carries) and its findings printed as `ledger verify`
+    gives them. Exit code 0: proven (and no error finding). 1: proven, with error findings.
+    2: unreadable file. 3: the proof fails (changed events or state, wrong key, a bundle that
+    does not reach the checkpoint, a round missing from the state part; with --witness-key, a
+    checkpoint note, or the earlier note of the state part, without --quorum valid
+    cosignatures by those witnesses).
     """
     witnesses = asked(witness_key, quorum)
     cp = _checkpoint(checkpoint)
@@ -124,6 +139,7 @@ def check_bundle_command(
     cosigners = require(
         witnesses, cp, key, notes_for(None, cp, checkpoint) + bundle_notes(obj), f"checkpoint {checkpoint}"
     )
+    _require_earlier(witnesses, key, obj)
     result = check_bundle(obj, cp)
     if as_json:
         print_json(
@@ -142,10 +158,44 @@ def check_bundle_command(
             f"{'' if public_key else ' (key taken from the checkpoint itself)'}"
             + (f"; checkpoint note cosigned by {', '.join(cosigners)}" if cosigners else "")
         )
+        _print_judgement(result)
     else:
         for problem in result.problems:
             typer.echo(f"proof broken: {problem}")
-    raise typer.Exit(code=0 if result.ok else 3)
+    raise typer.Exit(code=3 if not result.ok else 1 if result.errors else 0)
+
+
+def _require_earlier(witnesses: Quorum | None, key: Ed25519PublicKey, obj: dict[str, Any]) -> None:
+    """With witness keys, the earlier note of a bundle's state part needs the quorum too: else
+    the operator alone vouches for the state the round is judged from (exit 3)."""
+    state = obj.get("state")
+    before = state.get("before") if isinstance(state, dict) else None
+    if witnesses is None or not isinstance(before, dict):
+        return
+    try:
+        require_witnessed(str(before.get("note")), key, witnesses)
+    except QuorumRefused as exc:
+        fail(f"the state part's earlier note: {exc}", EXIT_INTEGRITY, prefix="integrity broken")
+
+
+def _print_judgement(result: BundleCheck) -> None:
+    if result.judged is None:
+        return
+    if not result.judged:
+        typer.echo("not judged: the round is not closed, or its game needs rounds a bundle does not carry")
+        return
+    for f in result.findings:
+        for line in finding_lines(f):
+            typer.echo(line)
+    state = (
+        f" from the signed state of {', '.join(result.state_keys)} ({result.replayed} rounds replayed)"
+        if result.state_keys
+        else ""
+    )
+    errors = len(result.errors)
+    typer.echo(
+        f"judged{state}: {len(result.findings)} findings" + (f", {errors} of them errors" if errors else "")
+    )
 
 
 check_bundle_command.__name__ = "check_bundle"

@@ -166,7 +166,8 @@ def verify(
             "checkpoint note and check each one's Merkle proof against the root it signs "
             "(needs --public-key); prints the chance a rewrite of a share of history went "
             "unseen. Alone, or with --since (which does not see rows before its checkpoint). "
-            "Exit 3 if a drawn row does not match. See docs/INTEGRITY.md.",
+            "With --witness-key: against the newest note --quorum of them cosigned (exit 3 if "
+            "none). Exit 3 if a drawn row does not match. See docs/INTEGRITY.md.",
         ),
     ] = None,
     seed: Annotated[
@@ -212,13 +213,13 @@ def verify(
     show = _Show(as_json=as_json, quiet=quiet, summary=summary)
     if merge:
         _verify_merge(reports or [], show)
+    witnesses = asked(witness_key, quorum)
     if sample is not None or seed is not None:
         _check_sample_options(
             sample, public_key, since=since, segment=segment, checkpoint=checkpoint, selected=selected
         )
         if since is None:
-            _sample_only(db, sample or 0, seed, public_key or "", as_json=as_json, quiet=quiet)
-    witnesses = asked(witness_key, quorum)
+            _sample_only(db, sample or 0, seed, public_key or "", witnesses, as_json=as_json, quiet=quiet)
     if witnesses is not None and since is None and segment is None and checkpoint is None:
         fail("--witness-key goes with --since, --segment or --checkpoint")
     keys = _Keys(public_key, expect_head, witnesses)
@@ -286,7 +287,7 @@ def _verify_since(
         else:
             run.cosigners = info.pop("cosigners")
         if sample is not None:
-            run.extra["sample"] = _sample(app, sample, seed, keys.public_key or "")
+            run.extra["sample"] = _sample(app, sample, seed, keys.public_key or "", keys.witnesses)
     finally:
         app.close()
     return run
@@ -376,10 +377,21 @@ def _check_sample_options(
         fail("--sample needs the sealer's public key (--public-key FILE) to open the checkpoint note")
 
 
-def _sample(app: LedgerApp, count: int, seed: int | None, public_key: str) -> dict[str, Any]:
-    """The ``sample`` object of the report; exit 2 or 3 if it cannot be drawn."""
+def _sample(
+    app: LedgerApp, count: int, seed: int | None, public_key: str, witnesses: Quorum | None = None
+) -> dict[str, Any]:
+    """The ``sample`` object of the report; exit 2 or 3 if it cannot be drawn (with
+    ``witnesses``: exit 3 when no stored note carries their quorum of cosignatures)."""
+    keys = [w.vkey() for w in witnesses.witnesses] if witnesses else []
     try:
-        return spot_sample(app, count, load_public_key(public_key), seed=seed).to_json()
+        return spot_sample(
+            app,
+            count,
+            load_public_key(public_key),
+            seed=seed,
+            witnesses=keys,
+            quorum=witnesses.required if witnesses else 0,
+        ).to_json()
     except SealError as exc:
         fail(f"{exc}")
     except SampleError as exc:
@@ -387,12 +399,19 @@ def _sample(app: LedgerApp, count: int, seed: int | None, public_key: str) -> di
 
 
 def _sample_only(
-    db: str | None, count: int, seed: int | None, public_key: str, *, as_json: bool, quiet: bool
+    db: str | None,
+    count: int,
+    seed: int | None,
+    public_key: str,
+    witnesses: Quorum | None,
+    *,
+    as_json: bool,
+    quiet: bool,
 ) -> None:
     """``verify --sample N`` alone: the spot audit, no pass over the log."""
     app = open_app(db)
     try:
-        found = _sample(app, count, seed, public_key)
+        found = _sample(app, count, seed, public_key, witnesses)
     finally:
         app.close()
     if as_json:

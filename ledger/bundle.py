@@ -14,29 +14,50 @@ the recomputed digest, no later link may list the round again (so the bundle hol
 round as of the checkpoint), and the walk must reach the checkpoint's head at the checkpoint's
 link version. Limits (``docs/SECURITY.md``): the proof is as large as the number of saves between
 the round and the checkpoint (seal often; export against the first checkpoint after the round);
-it proves the round was in the store unchanged when sealed, not that the table sent it, and not
-what other rounds (a shared jackpot pool, a bank) contained.
+it proves the round was in the store unchanged when sealed, not that the table sent it.
+
+With ``--merkle`` the bundle is ``ledger-bundle-v2``: the round's events packed once (topic and
+content of each, zlib-compressed, base64; versions and digests are recomputed from the round's
+genesis), the inclusion proof of its last row in a signed checkpoint note
+(``ledger.merkle.proofs``) and, for a game whose rules span rounds, the part of the signed state
+the round depends on (``ledger.merkle.dependent``). :func:`check_bundle` then also judges the
+round with its game's rules, from that proven state, and gives the findings ``ledger verify``
+gives it.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
 from pydantic import ValidationError
 
-from ledger.chain import CHAIN_ID, Linked, genesis, next_digest
+from ledger.chain import CHAIN_ID, Linked, frame, genesis, next_digest
 from ledger.errors import BundleError as BundleError  # raised here; defined in the error tree
 from ledger.errors import SealError
 from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent
-from ledger.merkle.proofs import check_round_proof, round_proof
-from ledger.round import round_id
-from ledger.seal import Checkpoint, chain_links
+from ledger.findings import Finding
+from ledger.games import GAMES
+from ledger.merkle.dependent import check_state, export_state
+from ledger.merkle.heads import note_at
+from ledger.merkle.proofs import check_round_proof, leaf_state, round_proof
+from ledger.merkle.rfc6962 import verify_inclusion
+from ledger.merkle.tree import row_leaf
+from ledger.note import CheckpointBody, NoteError, parse_note
+from ledger.round import Round, round_id
+from ledger.seal import Checkpoint, chain_links, parse_public_key
 from ledger.store import TOPICS, LedgerApp, Recorded
+from ledger.verify.judge import RoundJudge
 
 BUNDLE_FORMAT = "ledger-bundle-v1"
+BUNDLE_FORMAT_V2 = "ledger-bundle-v2"
+MAX_PACKED_BYTES = 1 << 24
+"""Packed events that unpack to more than this are refused (a round is a few kilobytes)."""
 
 
 def export_round(
@@ -50,14 +71,7 @@ def export_round(
     if not events:
         raise BundleError(f"no round {table}/{round} in the store")
     if merkle:
-        return {
-            "format": BUNDLE_FORMAT,
-            "table": table,
-            "round": round,
-            "aggregate": str(oid),
-            "events": [_item(e) for e in events],
-            "merkle": round_proof(app, oid, checkpoint),
-        }
+        return _export_merkle(app, table, round, events, checkpoint)
     last_version, last_digest = events[-1].originator_version, events[-1].digest
     newest = app.stored(CHAIN_ID, desc=True, limit=1)
     if not newest:
@@ -89,6 +103,80 @@ def export_round(
         "events": [_item(e) for e in events],
         "links": {"previous": previous, "items": [_item(link) for link in links]},
     }
+
+
+def _export_merkle(
+    app: LedgerApp, table: str, round: str, events: list[Recorded], checkpoint: Checkpoint | None
+) -> dict[str, Any]:
+    oid = round_id(table, round)
+    proof = round_proof(app, oid, checkpoint)
+    obj: dict[str, Any] = {
+        "format": BUNDLE_FORMAT_V2,
+        "table": table,
+        "round": round,
+        "events": pack_events([(e.topic, e.content) for e in events]),
+        "merkle": proof,
+    }
+    facts = [_fact(e.topic, e.content) for e in events]
+    if events and all(isinstance(f, FeedEvent) for f in facts) and facts[-1].type in TERMINAL_TYPES:
+        note = note_at(app, proof["size"])
+        assert note is not None
+        rnd = Round.replay(facts)
+        state = export_state(app, rnd, proof["index"], note, _fact, pack_events)
+        if state is not None:
+            obj["state"] = state
+    return obj
+
+
+def pack_events(stored: list[tuple[str, bytes]]) -> str:
+    """A round's events as one text: the JSON list of ``[topic, content]``, zlib, base64."""
+    data = json.dumps([[t, c.decode("utf-8")] for t, c in stored], separators=(",", ":"), ensure_ascii=False)
+    return base64.b64encode(zlib.compress(data.encode("utf-8"), 9)).decode()
+
+
+def unpack_events(text: Any) -> list[tuple[str, bytes]]:
+    """Inverse of :func:`pack_events`; ``ValueError`` if it is not packed events."""
+    if not isinstance(text, str):
+        raise ValueError("packed events are a base64 text")
+    try:
+        raw = base64.b64decode(text, validate=True)
+        unzip = zlib.decompressobj()
+        data = unzip.decompress(raw, MAX_PACKED_BYTES)
+    except (binascii.Error, zlib.error) as exc:
+        raise ValueError(f"packed events that do not unpack: {exc}") from None
+    if unzip.unconsumed_tail or not unzip.eof:
+        raise ValueError(f"packed events that unpack to more than {MAX_PACKED_BYTES} bytes, or cut short")
+    items = json.loads(data)
+    if not isinstance(items, list) or not all(
+        isinstance(i, list) and len(i) == 2 and all(isinstance(x, str) for x in i) for i in items
+    ):
+        raise ValueError("packed events are a list of [topic, content]")
+    return [(t, c.encode("utf-8")) for t, c in items]
+
+
+def bundle_items(bundle: dict[str, Any]) -> list[dict[str, Any]]:
+    """A bundle's events as items (version, topic, digest, content), whatever its format: in
+    ``ledger-bundle-v2`` the digests are recomputed from the round's genesis."""
+    if bundle.get("format") != BUNDLE_FORMAT_V2:
+        items: list[dict[str, Any]] = bundle["events"]
+        return items
+    return _chained(round_id(str(bundle["table"]), str(bundle["round"])), unpack_events(bundle["events"]))
+
+
+def _chained(oid: UUID, stored: list[tuple[str, bytes]]) -> list[dict[str, Any]]:
+    digest = genesis(oid)
+    items = []
+    for version, (topic, content) in enumerate(stored, start=1):
+        digest = next_digest(digest, content)
+        items.append({"version": version, "topic": topic, "digest": digest, "content": content.decode()})
+    return items
+
+
+def with_items(bundle: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
+    """The bundle with its events replaced by ``items`` (packed again in ``ledger-bundle-v2``)."""
+    if bundle.get("format") != BUNDLE_FORMAT_V2:
+        return {**bundle, "events": items}
+    return {**bundle, "events": pack_events([(i["topic"], str(i["content"]).encode()) for i in items])}
 
 
 def _item(rec: Recorded) -> dict[str, Any]:
@@ -135,15 +223,28 @@ class BundleCheck:
     links_walked: int = 0
     problems: list[str] = field(default_factory=list)
     facts: list[FeedEvent] = field(default_factory=list)
+    judged: bool | None = None
+    """``ledger-bundle-v2``: whether the round was judged (``None``: not a v2 bundle)."""
+    findings: list[Finding] = field(default_factory=list)
+    """The round's findings, as ``ledger verify`` gives them, when judged."""
+    state_keys: list[str] = field(default_factory=list)
+    """The keys of the signed state the round was judged from."""
+    replayed: int = 0
+    """Rounds judged from the earlier note's state up to the bundle's note, the round's own among them."""
 
     @property
     def ok(self) -> bool:
         """Whether the bundle is proven against the checkpoint."""
         return not self.problems
 
+    @property
+    def errors(self) -> list[Finding]:
+        """The findings that are errors."""
+        return [f for f in self.findings if f.severity == "error"]
+
     def to_json(self) -> dict[str, Any]:
-        """A JSON summary."""
-        return {
+        """A JSON summary (with the judgement of a ``ledger-bundle-v2`` bundle)."""
+        out: dict[str, Any] = {
             "table": self.table,
             "round": self.round,
             "events": self.events,
@@ -152,6 +253,13 @@ class BundleCheck:
             "proof": "ok" if self.ok else "broken",
             "problems": self.problems,
         }
+        if self.judged is not None:
+            out.update(
+                judged=self.judged,
+                findings=[f.to_json() for f in self.findings],
+                state={"keys": self.state_keys, "rounds_replayed": self.replayed},
+            )
+        return out
 
 
 def parse_bundle(text: str | bytes) -> dict[str, Any]:
@@ -162,8 +270,8 @@ def parse_bundle(text: str | bytes) -> dict[str, Any]:
         raise BundleError(f"not a bundle: {exc}") from None
     except RecursionError:
         raise BundleError("not a bundle: its JSON is nested too deeply") from None
-    if not isinstance(obj, dict) or obj.get("format") != BUNDLE_FORMAT:
-        raise BundleError(f"not a {BUNDLE_FORMAT} file")
+    if not isinstance(obj, dict) or obj.get("format") not in (BUNDLE_FORMAT, BUNDLE_FORMAT_V2):
+        raise BundleError(f"not a {BUNDLE_FORMAT} or {BUNDLE_FORMAT_V2} file")
     return obj
 
 
@@ -180,45 +288,109 @@ def check_bundle(bundle: dict[str, Any], checkpoint: Checkpoint) -> BundleCheck:
 def _check(bundle: dict[str, Any], checkpoint: Checkpoint, result: BundleCheck) -> None:
     result.table, result.round = str(bundle["table"]), str(bundle["round"])
     oid = round_id(result.table, result.round)
-    if str(bundle.get("aggregate")) != str(oid):
+    v2 = bundle.get("format") == BUNDLE_FORMAT_V2
+    if not v2 and str(bundle.get("aggregate")) != str(oid):
         result.problems.append("the bundle's aggregate id is not the id of its table and round")
-    digest = genesis(oid)
-    events: list[dict[str, Any]] = bundle["events"]
-    for expected_version, item in enumerate(events, start=1):
-        content = str(item["content"]).encode("utf-8")
-        if item["version"] != expected_version:
-            result.problems.append(
-                f"event versions are not 1, 2, 3, …: found {item['version']} at position {expected_version}"
-            )
-            return
-        digest = next_digest(digest, content)
-        if digest != item["digest"]:
-            result.problems.append(
-                f"event {expected_version}: its content does not match its "
-                "digest (changed after export, or before)"
-            )
-            return
-        fact = _fact(str(item["topic"]), content)
-        if (
-            not isinstance(fact, FeedEvent)
-            or fact.table != result.table
-            or fact.round != result.round
-            or fact.seq != expected_version
-        ):
-            result.problems.append(
-                f"event {expected_version} is not seq {expected_version} of {result.table}/{result.round}"
-            )
-            return
-        result.facts.append(fact)
-    if not events:
-        result.problems.append("the bundle holds no event")
+    events = bundle_items(bundle)
+    result.facts, problem = _facts(oid, result.table, result.round, events)
+    if problem:
+        result.problems.append(problem)
         return
+    digest = events[-1]["digest"]
     result.events = len(events)
     result.closed = result.facts[-1].type in TERMINAL_TYPES
     if "merkle" in bundle:
         result.problems += check_round_proof(bundle["merkle"], oid, events[-1], checkpoint)
+        if v2 and not result.problems:
+            _judge(bundle, checkpoint, result)
         return
     _walk_links(bundle["links"], oid, len(events), digest, checkpoint, result)
+
+
+def _facts(
+    oid: UUID, table: str, round: str, events: list[dict[str, Any]]
+) -> tuple[list[FeedEvent], str | None]:
+    """A round's events read back and checked against its digest chain: its facts, or what is
+    wrong with them."""
+    facts: list[FeedEvent] = []
+    digest = genesis(oid)
+    for expected_version, item in enumerate(events, start=1):
+        content = str(item["content"]).encode("utf-8")
+        if item["version"] != expected_version:
+            return facts, (
+                f"event versions are not 1, 2, 3, …: found {item['version']} at position {expected_version}"
+            )
+        digest = next_digest(digest, content)
+        if digest != item["digest"]:
+            return facts, (
+                f"event {expected_version}: its content does not match its "
+                "digest (changed after export, or before)"
+            )
+        fact = _fact(str(item["topic"]), content)
+        if (
+            not isinstance(fact, FeedEvent)
+            or fact.table != table
+            or fact.round != round
+            or fact.seq != expected_version
+        ):
+            return facts, f"event {expected_version} is not seq {expected_version} of {table}/{round}"
+        facts.append(fact)
+    if not events:
+        return facts, "the bundle holds no event"
+    return facts, None
+
+
+def _judge(bundle: dict[str, Any], checkpoint: Checkpoint, result: BundleCheck) -> None:
+    """Judge a proven round with its game's rules: alone, or from the proven state part."""
+    rnd = Round.replay(result.facts)
+    game = GAMES[rnd.game]
+    result.judged = False
+    if not result.closed:
+        return  # a round in play is judged when it closes
+    if "state" not in bundle:
+        if game.follows_rounds:
+            if game.dependency is not None:
+                result.problems.append(
+                    f"the bundle carries no state part, and a {rnd.game} round is judged from the "
+                    "state earlier rounds left: export it again"
+                )
+            return
+        result.findings, result.judged = RoundJudge().judge_round(rnd).findings, True
+        return
+    merkle = bundle["merkle"]
+    try:
+        body = CheckpointBody.parse(parse_note(str(merkle["note"])).text)
+    except NoteError as exc:  # opened already by check_round_proof: not reached
+        result.problems.append(f"the bundle's note: {exc}")
+        return
+    key = parse_public_key(checkpoint.public_key.encode())
+
+    def read_round(
+        item: dict[str, Any], stored: list[tuple[str, bytes]], index: int, proof: list[bytes]
+    ) -> Round:
+        table, name = str(item["table"]), str(item["round"])
+        oid = round_id(table, name)
+        events = _chained(oid, stored)
+        facts, problem = _facts(oid, table, name, events)
+        if problem:
+            raise ValueError(problem)
+        if facts[-1].type not in TERMINAL_TYPES:
+            raise ValueError("not closed: only closed rounds move the state")
+        last = events[-1]
+        state = leaf_state(item.get("stored"), frame(last["digest"], last["content"].encode()))
+        leaf = row_leaf(oid.hex, last["version"], last["topic"], state)
+        if not verify_inclusion(leaf, index, body.size, proof, body.root):
+            raise ValueError(
+                f"its last event is not leaf {index} of the tree the note signs: "
+                "changed, or the proof is wrong"
+            )
+        return Round.replay(facts)
+
+    checked = check_state(bundle["state"], rnd, int(merkle["index"]), body, key, unpack_events, read_round)
+    result.problems += checked.problems
+    result.state_keys, result.replayed = checked.keys, checked.replayed
+    if not checked.problems:
+        result.findings, result.judged = checked.findings, True
 
 
 def _walk_links(
@@ -290,10 +462,15 @@ def _fact(topic: str, content: bytes) -> Any:
 
 __all__ = [
     "BUNDLE_FORMAT",
+    "BUNDLE_FORMAT_V2",
     "BundleCheck",
     "BundleError",
     "SealError",
+    "bundle_items",
     "check_bundle",
     "export_round",
+    "pack_events",
     "parse_bundle",
+    "unpack_events",
+    "with_items",
 ]

@@ -22,6 +22,9 @@ and, in the folders whose game needs them (the defaults on :class:`Game` do noth
                     shaker, a wall; a shoe of cards is the default);
 - ``bank_view.py``— ``bank_round(round, derivation)``: a player-held bank's round for the bank
                     view, read from the judged derivation (:class:`BankRound`; SP9);
+- ``dependency.py``— the :class:`Dependency` hook of a game whose rounds depend on earlier
+                    ones: which keys of the signed state a round reads and moves, and how its
+                    state splits into those keys and back (3CB, SP9, STUD; ``ledger.merkle.state``);
 - ``simulate.py`` — plays realistic rounds for ``ledger simulate``, with injected errors
                     (registered in ``ledger/simulators.py``, not here: production code never
                     imports a simulator);
@@ -35,10 +38,12 @@ verify *judges*: it compares what the rules derive with what the table recorded
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
 from ledger.feed.envelope import BetPlaced, FeedEvent, Result
 from ledger.feed.types import GameKey
@@ -414,6 +419,27 @@ def no_money_tables(rnd: Round, derivation: Derivation) -> list[MoneyTable]:
     return []
 
 
+class Dependency(Protocol):
+    """What a game's ``dependency.py`` module provides: the parts of the state its rounds carry
+    from round to round, each under a key (a table's carried bets and shoe, a table's bank, a
+    linked pool), so that a proof bundle carries only the parts one round depends on.
+
+    Keys start with the game's key and a slash (``STUD/pool/P1``). The state is the one
+    ``RoundJudge.game_state`` gives (``{"session": …, "carries": …}``)."""
+
+    def depends_on(self, rnd: Round) -> list[str]:
+        """The keys of the state ``rnd`` reads and moves when it is judged."""
+        ...
+
+    def split(self, state: dict[str, Any]) -> dict[str, Any]:
+        """The game's state as one plain JSON value per key."""
+        ...
+
+    def join(self, parts: dict[str, Any]) -> dict[str, Any]:
+        """The game's state made of some of the values :meth:`split` gave (the others absent)."""
+        ...
+
+
 class GameSession(Protocol):
     """A game's state across rounds during one verify run: carried bets, the SP9 bank's runs, a
     linked jackpot pool. Verify creates one per run and feeds it **every** round of the game in
@@ -486,6 +512,12 @@ class Game:
         """Whether verify must see every round of this game, in order, to judge any of them."""
         return self.session is not None or self.carries_bets
 
+    @property
+    def dependency(self) -> Dependency | None:
+        """The game's :class:`Dependency` hook, its folder's ``dependency.py`` (``None``: its
+        rounds depend on no earlier round's state, or it has no such module)."""
+        return _dependency(self)
+
     def event_class(self, type_name: str) -> type[FeedEvent] | None:
         """The model of one feed ``type`` for this game, or ``None`` if the game has no such type."""
         return _event_index(self).get(type_name)
@@ -500,3 +532,19 @@ def _event_index(game: Game) -> dict[str, type[FeedEvent]]:
         index = {cls.TYPE: cls for cls in game.events}
         _INDEXES[game.key] = index
     return index
+
+
+_DEPENDENCIES: dict[str, Dependency | None] = {}
+
+
+def _dependency(game: Game) -> Dependency | None:
+    """The ``dependency`` module beside the game's ``round.py`` (the folder of its ``derive``),
+    imported once; ``None`` when the folder has none."""
+    if game.key not in _DEPENDENCIES:
+        folder = game.derive.__module__.rpartition(".")[0]
+        name = f"{folder}.dependency"
+        found: Dependency | None = None
+        if folder.startswith("ledger.games.") and importlib.util.find_spec(name) is not None:
+            found = cast(Dependency, importlib.import_module(name))
+        _DEPENDENCIES[game.key] = found
+    return _DEPENDENCIES[game.key]

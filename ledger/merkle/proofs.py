@@ -13,19 +13,23 @@ event's digest commits to every earlier one, and the leaf (``ledger.merkle.tree.
 commits to the round's id, the last version, its topic and its stored bytes, which hold that
 digest. :func:`check_round_proof` recomputes the leaf from the bundle's events, opens the note
 with the sealer's public key, requires the note to carry the JSON checkpoint's chain link and
-head (the same seal), and checks the proof against the note's root. Stores with compression or
-encryption at rest are not exported this way: their stored bytes are not the frame the
-inspector can rebuild (``docs/SECURITY.md``).
+head (the same seal), and checks the proof against the note's root. In a store that compresses
+its rows (zlib), the leaf hashes the compressed bytes, which the inspector cannot rebuild from the
+events: the section then also carries them (``stored``, base64), and the check requires that they
+decompress to the event's frame. Stores with encryption at rest are not exported this way: their
+stored bytes are ciphertext (``docs/SECURITY.md``).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import zlib
 from typing import Any
 from uuid import UUID
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from eventsourcing.compressor import ZlibCompressor
 
 from ledger.chain import frame
 from ledger.errors import BundleError
@@ -45,12 +49,7 @@ MAX_PROOF_HASHES = 64
 def round_proof(app: LedgerApp, oid: UUID, checkpoint: Checkpoint | None = None) -> dict[str, Any]:
     """The ``merkle`` section of a round's bundle: its last row's proof to the note of
     ``checkpoint``'s seal (default: the newest stored note)."""
-    if app.ledger_mapper.compressor is not None or app.ledger_mapper.cipher is not None:
-        raise BundleError(
-            "a store with compression or encryption at rest cannot export a "
-            "Merkle proof (its stored bytes are not the events' frame): omit "
-            "--merkle"
-        )
+    compressed = check_exportable(app)
     span = app.span(oid)
     if span is None:
         raise BundleError("the round has no stored event")
@@ -66,12 +65,56 @@ def round_proof(app: LedgerApp, oid: UUID, checkpoint: Checkpoint | None = None)
             proof = log.inclusion_proof(index, note.size)
         except TreeError as exc:
             raise BundleError(f"cannot read the proof from the stored tree: {exc}") from None
-    return {
+    out: dict[str, Any] = {
         "index": index,
         "size": note.size,
         "proof": [base64.b64encode(h).decode() for h in proof],
         "note": note.cosigned(),
     }
+    if compressed:
+        out["stored"] = base64.b64encode(stored_bytes(app, span[1])).decode()
+    return out
+
+
+def check_exportable(app: LedgerApp) -> bool:
+    """Whether the store compresses its rows (zlib); :class:`BundleError` if its rows cannot be
+    proven to an inspector (encrypted, or another compressor)."""
+    mapper = app.ledger_mapper
+    if mapper.cipher is not None:
+        raise BundleError(
+            "a store with encryption at rest cannot export a Merkle proof (its stored bytes are "
+            "ciphertext, which an inspector cannot rebuild): omit --merkle"
+        )
+    if mapper.compressor is not None and not isinstance(mapper.compressor, ZlibCompressor):
+        raise BundleError(
+            "a store with a compressor other than zlib cannot export a Merkle proof: omit --merkle"
+        )
+    return mapper.compressor is not None
+
+
+def stored_bytes(app: LedgerApp, row_id: int) -> bytes:
+    """The bytes stored in row ``row_id`` (as the tree hashes them)."""
+    for page in app.rows(page=1, after=row_id - 1):
+        if page and page[0][0] == row_id:
+            return bytes(page[0][4])
+    raise BundleError(f"the log has no row {row_id}")
+
+
+def leaf_state(carried: Any, framed: bytes) -> bytes:
+    """The stored bytes a leaf hashes: ``framed`` itself, or, from a compressing store, the
+    compressed bytes a bundle carries (``carried``, base64), which must decompress to
+    ``framed``; ``ValueError`` if they do not."""
+    if carried is None:
+        return framed
+    try:
+        raw = base64.b64decode(str(carried), validate=True)
+        unzip = zlib.decompressobj()
+        plain = unzip.decompress(raw, len(framed) + 1)
+    except (ValueError, binascii.Error, zlib.error):
+        raise ValueError("the stored bytes it carries do not decompress") from None
+    if plain != framed or not unzip.eof or unzip.unused_data:
+        raise ValueError("the stored bytes it carries are not its last event")
+    return raw
 
 
 def _note_for(heads: Heads, checkpoint: Checkpoint | None) -> StoredNote:
@@ -107,7 +150,11 @@ def check_round_proof(
     if type(index) is not int or type(size) is not int or size != body.size or proof is None:
         return ["the bundle's Merkle proof is malformed (index, size or hashes)"]
     content = str(last["content"]).encode("utf-8")
-    leaf = row_leaf(oid.hex, int(last["version"]), str(last["topic"]), frame(str(last["digest"]), content))
+    try:
+        state = leaf_state(merkle.get("stored"), frame(str(last["digest"]), content))
+    except ValueError as exc:
+        return [f"the round's last event: {exc}"]
+    leaf = row_leaf(oid.hex, int(last["version"]), str(last["topic"]), state)
     if not verify_inclusion(leaf, index, size, proof, body.root):
         return [
             f"the round's last event is not leaf {index} of the tree of {size} rows the "

@@ -8,6 +8,8 @@ row, :func:`seal_note` signs the Merkle tree of the rows up to and including tha
     BASE64(ROOT)
     ledger/chain LINKS HEAD    (the chain link the JSON checkpoint signs, and its digest)
     ledger/snapshot ROW DIGEST (the link's row and the verifier snapshot's SHA-256)
+    ledger/state ROOT N        (the root of the tree of the snapshot's per-key state entries
+                                and their number, ``ledger.merkle.state``)
 
 signed by the sealing key under the origin's name (``signed-note``, Ed25519), and stores it
 (``ledger.merkle.heads``). The root it signs is not read from the stored tree: it extends the
@@ -23,8 +25,10 @@ from dataclasses import dataclass
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from ledger.checkpoints import CheckpointStore
 from ledger.merkle.heads import Heads, OriginError, StoredNote, default_origin
 from ledger.merkle.log import MerkleLog, TreeError
+from ledger.merkle.state import state_line
 from ledger.merkle.tree import Frontier
 from ledger.note import (
     CheckpointBody,
@@ -38,6 +42,7 @@ from ledger.note import (
 )
 from ledger.seal import Checkpoint, SealError
 from ledger.store import LedgerApp
+from ledger.verify.snapshot import Snapshot, SnapshotError
 
 CHAIN_EXTENSION = "ledger/chain"
 SNAPSHOT_EXTENSION = "ledger/snapshot"
@@ -57,18 +62,17 @@ class NoteSealed:
     """Rows re-hashed to check the tree (those since the previous note)."""
 
 
-def checkpoint_body(origin: str, size: int, root: bytes, checkpoint: Checkpoint) -> CheckpointBody:
-    """The text of the note of a JSON checkpoint (see the module docstring)."""
+def checkpoint_body(
+    origin: str, size: int, root: bytes, checkpoint: Checkpoint, state: str | None = None
+) -> CheckpointBody:
+    """The text of the note of a JSON checkpoint (see the module docstring); ``state``: the
+    ``ledger/state`` line (notes sealed before it have none, and stay valid)."""
     pos = checkpoint.position
-    return CheckpointBody(
-        origin,
-        size,
-        root,
-        (
-            f"{CHAIN_EXTENSION} {pos.links} {pos.head}",
-            f"{SNAPSHOT_EXTENSION} {checkpoint.row} {checkpoint.snapshot}",
-        ),
+    lines = (
+        f"{CHAIN_EXTENSION} {pos.links} {pos.head}",
+        f"{SNAPSHOT_EXTENSION} {checkpoint.row} {checkpoint.snapshot}",
     )
+    return CheckpointBody(origin, size, root, (*lines, state) if state else lines)
 
 
 def log_verifier(origin: str, public_key: Ed25519PublicKey) -> str:
@@ -88,8 +92,15 @@ def open_checkpoint(
     return open_note(note, [log_verifier(body.origin, public_key)]), body
 
 
-def seal_note(app_log: MerkleLog, heads: Heads, key: Ed25519PrivateKey, checkpoint: Checkpoint) -> NoteSealed:
-    """Sign and store the checkpoint note of the tree up to ``checkpoint``'s link row."""
+def seal_note(
+    app_log: MerkleLog,
+    heads: Heads,
+    key: Ed25519PrivateKey,
+    checkpoint: Checkpoint,
+    snapshot: Snapshot | None = None,
+) -> NoteSealed:
+    """Sign and store the checkpoint note of the tree up to ``checkpoint``'s link row; with
+    ``snapshot`` (the one the checkpoint signs), its state root too."""
     if checkpoint.row is None or checkpoint.snapshot is None:
         raise SealError("a note is made only for a checkpoint with a position and a snapshot")
     origin = heads.stored_origin()
@@ -112,7 +123,12 @@ def seal_note(app_log: MerkleLog, heads: Heads, key: Ed25519PrivateKey, checkpoi
         raise NoteRefused(
             f"the Merkle tree does not agree with the rows; refusing to sign it: {exc}"
         ) from None
-    body = checkpoint_body(origin, size, frontier.root(), checkpoint)
+    state = None
+    if snapshot is not None:
+        if snapshot.digest != checkpoint.snapshot:
+            raise SealError("the snapshot given is not the one the checkpoint signs")
+        state = state_line(snapshot.state["judge"])
+    body = checkpoint_body(origin, size, frontier.root(), checkpoint, state)
     stored = heads.store_note(size, sign_note(body.text(), origin, key))
     return NoteSealed(stored, True, rehashed)
 
@@ -159,9 +175,24 @@ def _trusted_start(
 
 
 def seal_tree(app: LedgerApp, key: Ed25519PrivateKey, checkpoint: Checkpoint) -> NoteSealed:
-    """:func:`seal_note` with the store's tree and heads opened and closed here."""
+    """:func:`seal_note` with the store's tree and heads opened and closed here, and the
+    checkpoint's snapshot read from the checkpoints table (for the state root)."""
     with MerkleLog(app) as log, Heads(app) as heads:
-        return seal_note(log, heads, key, checkpoint)
+        return seal_note(log, heads, key, checkpoint, _stored_snapshot(app, checkpoint))
+
+
+def _stored_snapshot(app: LedgerApp, checkpoint: Checkpoint) -> Snapshot | None:
+    """The stored snapshot the checkpoint signs (checked against its digest), if stored."""
+    if checkpoint.snapshot is None:
+        return None
+    with CheckpointStore(app, create=False) as store:
+        stored = store.by_digest(checkpoint.snapshot) if store.exists else None
+        if stored is None:
+            return None
+        try:
+            return store.snapshot(stored)
+        except SnapshotError:
+            return None
 
 
 __all__ = [

@@ -46,6 +46,8 @@ class RoundJudge:
         self._carries = CarryTracker()
         self._carrying: dict[str, set[str]] = {}
         """The tables of each game that carries bets, as seen so far."""
+        self._moves: dict[str, tuple[int, str]] = {}
+        """Per key of a game's ``Dependency``: how many judged rounds moved it, and the last."""
 
     def judge(self, facts: list[FeedEvent], *, is_newest: bool = False) -> Judged:
         """Replay one round from its facts and judge it against the rules and earlier rounds."""
@@ -68,7 +70,14 @@ class RoundJudge:
         if game.carries_bets:
             self._carrying.setdefault(game.key, set()).add(rnd.table)
             findings += self._carries.follow(rnd)
+        if game.follows_rounds and game.dependency is not None:
+            self._moved(game.dependency.depends_on(rnd), f"{rnd.table}/{rnd.round}")
         return Judged(rnd, derivation, findings)
+
+    def _moved(self, keys: list[str], name: str) -> None:
+        moves = self._moves
+        for key in keys:
+            moves[key] = (moves[key][0] + 1 if key in moves else 1, name)
 
     def finish(self) -> list[Finding]:
         """Findings only the end of the log reveals: carried bets still in play, and those of
@@ -87,12 +96,16 @@ class RoundJudge:
 
     def to_json(self) -> dict[str, Any]:
         """Everything this judge carries from round to round, as plain JSON: each game
-        session's state (owned and written by its game's folder) and the carried bets."""
-        return {
+        session's state (owned and written by its game's folder), the carried bets, and (when a
+        game has a ``Dependency``) how many rounds moved each of its keys and the last one."""
+        data: dict[str, Any] = {
             "sessions": {key: session.to_json() for key, session in sorted(self._sessions.items())},
             "carries": self._carries.to_json(),
             "carrying": {key: sorted(tables) for key, tables in sorted(self._carrying.items())},
         }
+        if self._moves:
+            data["moves"] = {key: [n, last] for key, (n, last) in sorted(self._moves.items())}
+        return data
 
     def load(self, data: dict[str, Any]) -> None:
         """Take up the state :meth:`to_json` wrote."""
@@ -103,6 +116,8 @@ class RoundJudge:
         self._carries.load(data["carries"])
         for key, tables in data["carrying"].items():
             self._carrying.setdefault(str(key), set()).update(str(t) for t in tables)
+        for key, (n, last) in data.get("moves", {}).items():
+            self._moves[str(key)] = (int(n), str(last))
 
     def game_state(self, key: str) -> dict[str, Any] | None:
         """The state one game's rounds leave for its next round (``None``: the game's rounds

@@ -21,4 +21,6 @@ def test_the_merkle_bench_on_a_tiny_feed(tmp_path: Path, capsys: object) -> None
     proofs = {row["rows"]: row for row in found["proofs"]}
     assert proofs[10**8]["inclusion_hashes"] == math.ceil(math.log2(10**8)) == 27
     assert proofs[10**8]["bundle_merkle_bytes"] < 4096
+    bundle = sqlite["bundle"]
+    assert 0 < bundle["packed_200_bytes"] < proofs[10**8]["bundle_200_events_bytes"]
     assert "| log rows |" in capsys.readouterr().out  # type: ignore[attr-defined]

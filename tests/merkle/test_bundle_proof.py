@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app as cli_app
-from ledger.bundle import check_bundle, export_round
+from ledger.bundle import bundle_items, check_bundle, export_round, with_items
 from ledger.checkpoints import seal
 from ledger.ingest import Ingestor, numbered_lines
 from ledger.merkle.sealing import seal_tree
@@ -49,7 +49,8 @@ def test_a_merkle_bundle_proves_the_round(sealed: tuple[LedgerApp, Checkpoint, A
     assert "links" not in bundle and len(bundle["merkle"]["proof"]) <= 8
     result = check_bundle(bundle, checkpoint)
     assert result.ok, result.problems
-    assert result.events == len(bundle["events"]) and result.closed
+    assert result.events == len(bundle_items(bundle)) and result.closed
+    assert bundle["format"] == "ledger-bundle-v2" and result.judged and result.findings == []
 
 
 @pytest.mark.parametrize("tamper", ["content", "proof", "index", "note", "short-proof"])
@@ -60,10 +61,11 @@ def test_a_changed_bundle_is_broken(sealed: tuple[LedgerApp, Checkpoint, Any], t
     if tamper == "content":  # the last event rewritten, its digest recomputed: the chain holds
         from ledger.chain import next_digest
 
-        last = bad["events"][-1]
+        items = bundle_items(bad)
+        last = items[-1]
         last["content"] = last["content"].replace('"seq":', '"seq": ', 1)
-        previous = bad["events"][-2]["digest"]
-        last["digest"] = next_digest(previous, last["content"].encode())
+        last["digest"] = next_digest(items[-2]["digest"], last["content"].encode())
+        bad = with_items(bad, items)
     elif tamper == "proof":
         first = base64.b64decode(merkle["proof"][0])
         merkle["proof"][0] = base64.b64encode(bytes([first[0] ^ 1]) + first[1:]).decode()

@@ -6,6 +6,7 @@ root signed that is not the rows' root: the seal re-hashes the rows since its la
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from ledger.merkle.heads import (
     stored_origin,
 )
 from ledger.merkle.log import MerkleLog
-from ledger.merkle.rfc6962 import reference_root, verify_consistency
+from ledger.merkle.rfc6962 import EMPTY_ROOT, reference_root, verify_consistency
 from ledger.merkle.sealing import NoteRefused, log_verifier, open_checkpoint, seal_tree
 from ledger.note import CheckpointBody, NoteError, cosign, cosigner_key, open_note, require_quorum
 from ledger.seal import generate_key
@@ -50,6 +51,8 @@ def test_seal_signs_the_rows_root_under_the_origin(app: LedgerApp, examples: Pat
     assert body.extensions == (
         f"ledger/chain {sealed.checkpoint.position.links} {sealed.checkpoint.position.head}",
         f"ledger/snapshot {sealed.checkpoint.row} {sealed.checkpoint.snapshot}",
+        # no game with state across rounds yet: the empty tree's root, no entry
+        f"ledger/state {base64.b64encode(EMPTY_ROOT).decode()} 0",
     )
     assert latest_note(app) == noted.note
     # Sealing again with nothing new returns the same note.

@@ -1,0 +1,322 @@
+"""``check-bundle`` re-judges a round that depends on earlier rounds, offline: a STUD round with a
+jackpot award from its linked pool (and one with a planted wrong award), a 3CB round restating
+carried bets, an SP9 round whose bank was refused. The bundle carries the state entries the round
+depends on, proven against the state roots two checkpoint notes sign, and the rounds that moved
+them in between; the findings are the ones ``ledger verify`` gives the round. A changed entry, a
+wrong proof or a round left out breaks the proof (exit 3, one line)."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from cli.main import app as cli_app
+from ledger.bundle import BundleError, check_bundle, export_round, pack_events, unpack_events
+from ledger.checkpoints import seal
+from ledger.games import GAMES
+from ledger.games.stud_poker.simulate import force_plan
+from ledger.ingest import Ingestor, numbered_lines
+from ledger.merkle.heads import Heads
+from ledger.merkle.log import MerkleLog
+from ledger.merkle.sealing import seal_note, seal_tree
+from ledger.note import cosign
+from ledger.seal import Checkpoint, generate_key, public_pem
+from ledger.simulate import simulate
+from ledger.store import LedgerApp, open_ledger
+from ledger.verify.engine import Selection, verify_store
+from ledger.witness.keys import load_signing_key
+
+runner = CliRunner()
+JACKPOT = ("STUD-02", "000006")
+
+
+def _stud_lines(planted: bool = False) -> list[dict[str, Any]]:
+    sim = simulate(
+        [GAMES["STUD"]],
+        rounds=10,
+        tables=2,
+        seed=3,
+        game_state={"STUD": force_plan([f"{JACKPOT[0]}/{JACKPOT[1]}:2=royal_flush"])},
+    )
+    lines = [dict(x) for x in sim.lines]
+    paid = [x for x in lines if x["type"] == "jackpot_paid"]
+    assert [(x["table"], x["round"]) for x in paid] == [JACKPOT]
+    if planted:
+        paid[0]["amount"] = "99999"
+    return lines
+
+
+def _ingest(app: LedgerApp, lines: list[dict[str, Any]]) -> None:
+    got = Ingestor(app, batch_events=50).ingest(numbered_lines([json.dumps(x) for x in lines]))
+    assert got.rejected == []
+
+
+def _sealed(
+    app: LedgerApp, lines: list[dict[str, Any]], table: str, round: str, key: Any = None
+) -> tuple[Checkpoint, Any]:
+    """The lines before the round's opening, a seal; the rest, a second seal."""
+    key = key or generate_key()
+    cut = next(i for i, x in enumerate(lines) if (x["table"], x["round"]) == (table, round))
+    _ingest(app, lines[:cut])
+    seal_tree(app, key, seal(app, key).checkpoint)
+    _ingest(app, lines[cut:])
+    checkpoint = seal(app, key).checkpoint
+    seal_tree(app, key, checkpoint)
+    return checkpoint, key
+
+
+def _verify_findings(app: LedgerApp, table: str, round: str) -> list[dict[str, Any]]:
+    return [f.to_json() for f in verify_store(app, Selection(table=table, round=round)).findings]
+
+
+def _judged(app: LedgerApp, checkpoint: Checkpoint, table: str, round: str) -> tuple[Any, Any]:
+    bundle = export_round(app, table, round, checkpoint, merkle=True)
+    result = check_bundle(json.loads(json.dumps(bundle)), checkpoint)
+    assert result.ok, result.problems
+    assert result.judged and result.replayed == len(bundle["state"]["rounds"]) + 1
+    assert [f.to_json() for f in result.findings] == _verify_findings(app, table, round)
+    return bundle, result
+
+
+def test_a_stud_jackpot_round_is_rejudged_from_its_pool(app: LedgerApp) -> None:
+    checkpoint, _ = _sealed(app, _stud_lines(), *JACKPOT)
+    bundle, result = _judged(app, checkpoint, *JACKPOT)
+    assert result.findings == []
+    assert "STUD/pool/PJ-1" in result.state_keys and bundle["state"]["before"] is not None
+    # both tables move the pool: the other table's rounds between the notes are replayed
+    assert {r["table"] for r in bundle["state"]["rounds"]} == {"STUD-01", "STUD-02"}
+
+
+def test_a_planted_wrong_award_is_the_finding_verify_gives(app: LedgerApp) -> None:
+    checkpoint, _ = _sealed(app, _stud_lines(planted=True), *JACKPOT)
+    _, result = _judged(app, checkpoint, *JACKPOT)
+    assert [(f.code, f.bet) for f in result.findings] == [("jackpot_mismatch", "j2")]
+    assert result.findings[0].recorded == {"hand": "royal_flush", "amount": "99999"}
+
+
+def test_a_3cb_round_with_carried_bets_is_rejudged(app: LedgerApp) -> None:
+    lines = [dict(x) for x in simulate([GAMES["3CB"]], rounds=12, tables=1, seed=2).lines]
+    carried = next(x for x in lines if x["type"] == "bet_carried")
+    checkpoint, _ = _sealed(app, lines, carried["table"], carried["round"])
+    bundle, result = _judged(app, checkpoint, carried["table"], carried["round"])
+    before = bundle["state"]["before"]["entries"][f"3CB/table/{carried['table']}"]
+    assert before["value"]["state"]["carry"]["bets"], "the carried bets come from the earlier note"
+    assert result.findings == []
+
+
+def test_an_sp9_round_is_rejudged_from_its_table_bank(app: LedgerApp) -> None:
+    lines = [dict(x) for x in simulate([GAMES["SP9"]], rounds=12, tables=1, seed=2).lines]
+    refused = next(x for x in lines if x["type"] == "bank_refused")
+    checkpoint, _ = _sealed(app, lines, refused["table"], refused["round"])
+    bundle, result = _judged(app, checkpoint, refused["table"], refused["round"])
+    assert result.state_keys == [f"SP9/table/{refused['table']}"] and result.findings == []
+    assert bundle["state"]["before"]["entries"][result.state_keys[0]]["value"]["state"]["banker"] is not None
+
+
+def n(section: dict[str, Any]) -> int:
+    """The events of the state part's first round."""
+    count: int = section["rounds"][0]["events"]
+    return count
+
+
+def _flip(text: str) -> str:
+    raw = bytearray(base64.b64decode(text))
+    raw[0] ^= 1
+    return base64.b64encode(bytes(raw)).decode()
+
+
+TAMPERS = {
+    "before entry": (
+        lambda s: s["before"]["entries"]["STUD/pool/PJ-1"]["value"]["state"].update(balance="1.00"),
+        "the state entry STUD/pool/PJ-1 is not the one the earlier note signs",
+    ),
+    "after entry": (
+        lambda s: s["after"]["STUD/pool/PJ-1"]["value"].update(moves=1),
+        "the state entry STUD/pool/PJ-1 is not the one the bundle's note signs",
+    ),
+    "entry proof": (
+        lambda s: s["after"]["STUD/pool/PJ-1"].update(proof=_flip(s["after"]["STUD/pool/PJ-1"]["proof"])),
+        "is not the one the bundle's note signs",
+    ),
+    "round proof": (
+        lambda s: s.update(hashes=_flip(s["hashes"])),  # the first hash of the first round's proof
+        "is not leaf",
+    ),
+    "round left out": (
+        lambda s: s.update(rounds=s["rounds"][1:], events=pack_events(unpack_events(s["events"])[n(s) :])),
+        "a round is missing, added or out of order",
+    ),
+    "round twice": (
+        lambda s: s.update(
+            rounds=[s["rounds"][0], *s["rounds"]],
+            events=pack_events(unpack_events(s["events"])[: n(s)] + unpack_events(s["events"])),
+        ),
+        "do not close between its two notes, once each",
+    ),
+    "consistency": (
+        lambda s: s["before"].update(consistency=_flip(s["before"]["consistency"])),
+        "the consistency proof fails",
+    ),
+}
+
+
+@pytest.mark.parametrize("tamper", sorted(TAMPERS))
+def test_a_changed_state_part_breaks_the_proof(app: LedgerApp, tamper: str) -> None:
+    checkpoint, _ = _sealed(app, _stud_lines(), *JACKPOT)
+    bundle = export_round(app, *JACKPOT, checkpoint, merkle=True)
+    change, message = TAMPERS[tamper]
+    bad = copy.deepcopy(bundle)
+    change(bad["state"])
+    result = check_bundle(bad, checkpoint)
+    assert len(result.problems) == 1 and message in result.problems[0], result.problems
+    assert not result.judged
+
+
+def _witness(folder: Path, name: str) -> Any:
+    path = folder / name
+    ran = runner.invoke(
+        cli_app, ["witness", "keygen", "--out", str(path), "--name", f"regulator.example/{name}"]
+    )
+    assert ran.exit_code == 0, ran.output
+    return load_signing_key(str(path)), str(path) + ".vkey"
+
+
+def test_check_bundle_offline_with_only_public_keys(app: LedgerApp, tmp_path: Path) -> None:
+    """The inspector's files: the bundle, the checkpoint, the operator's public key, the
+    witnesses' keys. The notes are cosigned 2 of 2; without the earlier note's cosignatures,
+    or with a changed entry, exit 3 and one line."""
+    checkpoint, key = _sealed(app, _stud_lines(planted=True), *JACKPOT)
+    witnesses = [_witness(tmp_path, "w1"), _witness(tmp_path, "w2")]
+    (tmp_path / "op.pub").write_bytes(public_pem(key.public_key()))
+    (tmp_path / "cp.json").write_text(checkpoint.dumps())
+    with Heads(app, create=False) as heads:
+        sizes = heads.listing()
+        notes = [heads.note_at(size) for size in sizes]
+        for note in notes:
+            assert note is not None
+            lines = [
+                cosign(note.body.text(), w.name, w.private_key, 1_700_000_000).line() for w, _ in witnesses
+            ]
+            heads.add_cosignatures(note.size, lines if note is notes[-1] else lines[:1])
+    bundle = tmp_path / "round.json"
+    bundle.write_text(json.dumps(export_round(app, *JACKPOT, checkpoint, merkle=True)))
+    args = [
+        "check-bundle",
+        str(bundle),
+        "--checkpoint",
+        str(tmp_path / "cp.json"),
+        "--public-key",
+        str(tmp_path / "op.pub"),
+        *[x for _, vkey in witnesses for x in ("--witness-key", vkey)],
+    ]
+    ran = runner.invoke(cli_app, [*args, "--quorum", "1"])
+    assert ran.exit_code == 1, ran.output  # proven, and the planted award is an error finding
+    assert ran.output.startswith(f"proof ok: {JACKPOT[0]}/{JACKPOT[1]}")
+    assert "jackpot_mismatch at STUD-02/000006 bet j2" in ran.output
+    assert "judged from the signed state of STUD/pool/PJ-1" in ran.output
+    refused = runner.invoke(cli_app, [*args, "--quorum", "2"])
+    assert refused.exit_code == 3
+    [line] = refused.output.strip().splitlines()
+    assert line.startswith("integrity broken: the state part's earlier note: the checkpoint note of ")
+    assert line.endswith("1 of 2 required cosignatures are valid; none valid from regulator.example/w2")
+    obj = json.loads(bundle.read_text())
+    obj["state"]["after"]["STUD/pool/PJ-1"]["value"]["state"]["balance"] = "0.00"
+    bundle.write_text(json.dumps(obj))
+    broken = runner.invoke(cli_app, [*args, "--quorum", "1"])
+    assert broken.exit_code == 3
+    assert broken.output.strip().splitlines() == [
+        "proof broken: the state entry STUD/pool/PJ-1 is not the one the bundle's note signs "
+        "(changed, or its proof is wrong)"
+    ]
+
+
+@pytest.mark.parametrize(
+    "section",
+    [
+        {},
+        {"game": "STUD", "keys": "x", "before": 1, "after": [], "rounds": {}, "events": 5, "hashes": None},
+        {"game": "RL", "keys": [], "before": None, "after": {}, "rounds": [], "events": "", "hashes": ""},
+        {"game": "STUD", "keys": [], "before": None, "after": {}, "rounds": [{"events": -1}], "hashes": ""},
+        {
+            "game": "STUD",
+            "keys": ["STUD/pool/PJ-1"],
+            "before": None,
+            "after": {},
+            "rounds": [],
+            "hashes": "!",
+        },
+    ],
+)
+def test_a_hostile_state_part_is_one_problem(app: LedgerApp, section: dict[str, Any]) -> None:
+    checkpoint, _ = _sealed(app, _stud_lines(), *JACKPOT)
+    bundle = export_round(app, *JACKPOT, checkpoint, merkle=True)
+    result = check_bundle({**bundle, "state": section}, checkpoint)
+    assert len(result.problems) == 1 and not result.judged, result.problems
+
+
+def test_a_bomb_of_packed_events_is_refused(app: LedgerApp) -> None:
+    checkpoint, _ = _sealed(app, _stud_lines(), *JACKPOT)
+    bundle = export_round(app, *JACKPOT, checkpoint, merkle=True)
+    state = copy.deepcopy(bundle["state"])
+    state["events"] = base64.b64encode(zlib.compress(b"[" + b" " * (1 << 25) + b"]", 9)).decode()
+    result = check_bundle({**bundle, "state": state}, checkpoint)
+    assert len(result.problems) == 1 and "unpack to more than" in result.problems[0]
+
+
+def test_a_store_that_compresses_its_rows_exports_and_rejudges(db_url: str) -> None:
+    """The tree hashes the compressed rows: the bundle carries the last rows' stored bytes,
+    which must decompress to the events; an encrypted store is refused with one line."""
+    app = open_ledger(db_url, extra_env={"COMPRESSOR_TOPIC": "eventsourcing.compressor:ZlibCompressor"})
+    try:
+        checkpoint, _ = _sealed(app, _stud_lines(planted=True), *JACKPOT)
+        bundle = export_round(app, *JACKPOT, checkpoint, merkle=True)
+        assert "stored" in bundle["merkle"] and all("stored" in r for r in bundle["state"]["rounds"])
+        result = check_bundle(bundle, checkpoint)
+        assert result.ok and result.judged, result.problems
+        assert [f.to_json() for f in result.findings] == _verify_findings(app, *JACKPOT)
+        bad = copy.deepcopy(bundle)
+        bad["merkle"]["stored"] = base64.b64encode(zlib.compress(b"not the event")).decode()
+        assert check_bundle(bad, checkpoint).problems == [
+            "the round's last event: the stored bytes it carries are not its last event"
+        ]
+    finally:
+        app.close()
+
+
+def test_an_encrypted_store_refuses_merkle_bundles(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from eventsourcing.cryptography import AESCipher
+
+    monkeypatch.setenv("LEDGER_CIPHER_KEY", AESCipher.create_key(32))
+    app = open_ledger(db_url)
+    try:
+        checkpoint, _ = _sealed(app, _stud_lines(), *JACKPOT)
+        with pytest.raises(BundleError, match="encryption at rest cannot export a Merkle proof"):
+            export_round(app, *JACKPOT, checkpoint, merkle=True)
+        assert check_bundle(export_round(app, *JACKPOT, checkpoint), checkpoint).ok  # chain links still work
+    finally:
+        app.close()
+
+
+def test_notes_without_a_state_root_still_prove_rounds(app: LedgerApp, examples: Path) -> None:
+    """A note sealed before state roots (no ledger/state line) still proves a round's events;
+    a round that needs the state is refused with one line until a newer seal."""
+    key = generate_key()
+    with open(examples / "stud.jsonl", encoding="utf-8") as stream:
+        Ingestor(app).ingest(numbered_lines(stream))
+    with open(examples / "rl.jsonl", encoding="utf-8") as stream:
+        Ingestor(app).ingest(numbered_lines(stream))
+    checkpoint = seal(app, key).checkpoint
+    with MerkleLog(app) as log, Heads(app) as heads:
+        note = seal_note(log, heads, key, checkpoint).note  # as sealed before state roots
+    assert "ledger/state" not in note.note
+    rl = check_bundle(export_round(app, "RL-01", "000001", checkpoint, merkle=True), checkpoint)
+    assert rl.ok and rl.judged
+    with pytest.raises(BundleError, match="signs no state root"):
+        export_round(app, "STUD-01", "000001", checkpoint, merkle=True)
