@@ -295,7 +295,7 @@ def cusum_path(seq: Sequential, width: int = 320, height: int = 140) -> Markup:
         return f"{x:.1f},{y:.1f}"
 
     hy = upper + (height - upper - bottom) * (1 - h / top)
-    title = f"{seq.table} {seq.equipment} CUSUM ({seq.scheme.name}, {seq.scheme.ratio:g}x): " + (
+    title = f"{seq.table} {seq.equipment} CUSUM ({seq.scheme.name}, {seq.scheme.alternative}): " + (
         f"alarm on {seq.cusum.alarm}" if seq.cusum.alarm else "no alarm"
     )
     parts: list[Markup] = [
