@@ -162,13 +162,18 @@ def _entry(e: Entry) -> str:
         return (
             f"{e.test}: {e.where()}, {d['observed']} observed vs {float(d['expected']):.1f} "
             f"expected, effect {float(d['effect']):.2f}x (95 % CI {low:.2f}-{high:.2f}), "
-            f"p {r.p_value:.2g}, adjusted {e.p_adjusted or 1.0:.2g}"
+            f"p {r.p_value:.2g}, adjusted {_adjusted(e):.2g}"
         )
     return (
         f"{e.test}: {r.method} {r.statistic:.2f}"
         + (f" df {r.df}" if r.df is not None else "")
-        + f", n {r.n}, p {r.p_value:.3g}, adjusted {e.p_adjusted or 1.0:.3g}"
+        + f", n {r.n}, p {r.p_value:.3g}, adjusted {_adjusted(e):.3g}"
     )
+
+
+def _adjusted(e: Entry) -> float:
+    """The adjusted p-value (1 when the test took no part in the correction)."""
+    return 1.0 if e.p_adjusted is None else e.p_adjusted
 
 
 def _sequential(report: StatsReport) -> None:
