@@ -70,12 +70,14 @@ def _binom_sfs(ks: Sequence[int], n: int, ps: Sequence[float]) -> list[float]:
 
 
 def ratio_interval(observed: int, n: int, p0: float) -> tuple[float, float]:
-    """Clopper–Pearson 95 % interval of the cell probability, as a multiple of ``p0``."""
-    from scipy.stats import beta
+    """Clopper–Pearson 95 % interval of the cell probability, as a multiple of ``p0`` (the
+    beta quantiles read from ``scipy.special.betaincinv`` directly: the same numbers as
+    ``scipy.stats.beta.ppf``, without its argument checking)."""
+    from scipy.special import betaincinv
 
     tail = (1 - CI_LEVEL) / 2
-    low = float(beta.ppf(tail, observed, n - observed + 1)) if observed > 0 else 0.0
-    high = float(beta.ppf(1 - tail, observed + 1, n - observed)) if observed < n else 1.0
+    low = float(betaincinv(observed, n - observed + 1, tail)) if observed > 0 else 0.0
+    high = float(betaincinv(observed + 1, n - observed, 1 - tail)) if observed < n else 1.0
     return low / p0, high / p0
 
 
@@ -94,11 +96,12 @@ def _detail(
     }
 
 
+@lru_cache(maxsize=256)
 def _z_for(tail: float) -> float:
     """The standard normal quantile with upper tail ``tail``."""
-    from scipy.stats import norm
+    from scipy.special import ndtri
 
-    return float(norm.isf(tail))
+    return float(-ndtri(tail))
 
 
 def max_cell(observed: Sequence[int], probabilities: Sequence[float], name: str = "max_cell") -> TestResult:
@@ -289,9 +292,15 @@ def attained_level(levels: Mapping[str, Any], t: float) -> float:
     gives a p-value at most ``t`` is at most this level, which can be well below ``t`` (a test
     of counts is discrete): what is left of ``alpha`` can go to another test of the family
     (Tarone 1990, *Biometrics* 46:515; Westfall & Wolfinger 1997, *Am. Statist.* 51:3)."""
+    n, p, k, sidak = int(levels["n"]), float(levels["p"]), int(levels["k"]), int(levels["sidak"])
+    return _attained(n, p, k, sidak, t)
+
+
+@lru_cache(maxsize=4096)
+def _attained(n: int, p: float, k: int, sidak: int, t: float) -> float:
+    """:func:`attained_level` (levels depend on the amount of play alone: cached)."""
     from scipy.stats import binom
 
-    n, p, k, sidak = int(levels["n"]), float(levels["p"]), int(levels["k"]), int(levels["sidak"])
     if t <= 0 or n == 0:
         return 0.0
     per_test = -math.expm1(math.log1p(-min(t, 1.0)) / sidak) if t < 1 else 1.0

@@ -24,7 +24,7 @@ from ledger.stats.survey import DEFAULT_ALPHA, correct, entries_for, family_leve
 
 runner = CliRunner()
 SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schemas" / "stats.json"
-RUNS = 4000
+RUNS = 3000
 
 
 def _upper(alpha: float, runs: int = RUNS) -> int:
