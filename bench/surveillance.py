@@ -5,7 +5,7 @@
 Outcomes are drawn with numpy and folded into the same :class:`~ledger.stats.collect.Tally`
 ``ledger stats`` fills from a store; :func:`ledger.stats.survey.entries_for` and
 :func:`~ledger.stats.survey.correct` then run the whole family of the piece of equipment
-(weighted Holm at ``alpha`` 1 %), exactly as for a store. For each row of issue 32's table the
+(discrete weighted Bonferroni at ``alpha`` 1 %), exactly as for a store. For each row of issue 32's table the
 bench prints the share of runs in which the ledger flags the piece, beside the share for the
 best single test at ``alpha`` 1 % (the test shaped for that fault, run alone):
 
@@ -16,7 +16,8 @@ best single test at ``alpha`` 1 % (the test shaped for that fault, run alone):
 - missing card: :func:`~ledger.stats.shaped.composition` alone.
 
 Then the sequential targets (the CUSUM's false alarms of 2,000 fair wheels over ten years of
-nights at 500 spins, and its delay on a pocket 1.5× as likely, with intervals), the error-rate
+nights at 500 spins, and its delay on a pocket 1.5× as likely, with intervals; the composition
+CUSUM's Markov chain against simulation and its delay on a missing card or tile), the error-rate
 test (a croupier at 3× the others' rate) and the family's false alarms on fair equipment.
 """
 
@@ -611,7 +612,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     result: dict[str, Any] = {"seed": args.seed, "alpha": ALPHA}
     print(
-        f"alpha {ALPHA:g}; ledger = the whole family of the piece (weighted Holm); best = the "
+        f"alpha {ALPHA:g}; ledger = the whole family of the piece (discrete weighted Bonferroni); best = the "
         "test shaped for the fault, alone"
     )
     print(

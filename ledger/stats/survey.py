@@ -8,15 +8,16 @@ findings and the money they involve to its table's and its croupier's :class:`Er
 Nothing else is kept: memory depends on tables, days and croupiers, not on rounds.
 
 **Families and correction.** Each piece of equipment (a table's wheel, shaker, shoe or wall)
-is one family: its tests over the whole period. Weighted Holm (:func:`ledger.stats.tests.
-weighted_holm`) shares ``alpha`` among them, most of it to the tests shaped for the faults
-that matter (:data:`WEIGHTS`), the rest equally to the general ones (chi-square, runs, serial):
+is one family: its tests over the whole period. A discrete weighted Bonferroni (:func:`correct`)
+shares ``alpha`` among them, most of it to the tests shaped for the faults that matter
+(:data:`WEIGHTS`), each run at a level it can attain, the levels summing to at most ``alpha``:
 a fair piece of equipment is flagged with probability at most ``alpha``. A test whose sample is
 too small for its reference distribution (``valid: false``) is reported, takes no part in the
 correction and is never flagged. Days are not tested one by one (each day's test would cost
-the period's test power); they feed the **sequential** scheme instead: a CUSUM per wheel and
-per shaker, night by night (:class:`~ledger.stats.shaped.CellCusum`), whose threshold gives a
-stated in-control run length, so the false alarms of a whole property are known per night.
+the period's test power); they feed the **sequential** schemes instead: a CUSUM per wheel and
+per shaker, night by night (:class:`~ledger.stats.shaped.CellCusum`), and per shoe and wall,
+shoe by shoe (:class:`~ledger.stats.shaped.CompositionCusum`), whose thresholds give a stated
+in-control run length, so the false alarms of a whole property are known per night.
 
 **Error rates.** Each croupier (and each table) is tested against the others of the same game
 with its exposure, the rounds it dealt (:func:`~ledger.stats.shaped.error_rate_test`; Holm
@@ -81,11 +82,11 @@ WEIGHTS: dict[str, float] = {
     "composition": 0.9,
 }
 """The share of a family's alpha given to each shaped test; the general tests of the family
-share what is left equally (a wheel: 0.01 each to ``pockets`` and ``colour_runs``). Each
-shaped test costs the others power, so there are two per wheel and shaker, each run at about
-half of ``alpha``, which costs a few points of power against that test alone at ``alpha``
-(``python -m bench.surveillance``); the wheel's hottest pocket gets a little more than its
-sector scan, whose 37 overlapping windows are less costly than 37 separate pockets."""
+share what is left equally (a wheel: 0.01 each to ``pockets`` and ``colour_runs``). A shaped
+test is then run at the largest level it can attain within its share, and what the
+discreteness leaves goes to the shaped tests, heaviest first (:func:`correct`). The wheel's
+hottest pocket gets more than its sector scan: its power is steep where the targets are
+quoted, the sector's flat (docs/SURVEILLANCE.md; ``python -m bench.surveillance``)."""
 PROPERTY_SIZE = 500
 """The property size at which the expected false alarms per night are also printed."""
 UNIT = {"max_pocket": "spins", "sector": "spins", "max_die_face": "throws", "max_face_pooled": "throws"}
