@@ -33,6 +33,12 @@ general case (:func:`ledger.stats.tests.chi_square_gof`).
   (the cell ``ratio`` times as likely), one night at a time; alarm when any cell's sum
   reaches ``h``. ``h`` is chosen for an in-control run length (:func:`cusum_arl`, Brook &
   Evans 1972, *Biometrika* 59:539, Markov chain on the discretised sum).
+- :class:`CompositionCusum` — **a card or tile missing or extra, across shoes and nights**:
+  Page's CUSUM per kind and side of the exact log-likelihood ratio of one copy missing (or one
+  extra) against the full composition (:func:`composition_llr`), shoe by shoe or wall by wall;
+  its run length by the same Markov chain on the exact steps (:func:`composition_arl`).
+- :func:`attained_level` — the largest p-value a shaped test of counts can give below a level:
+  the family's correction runs each test at such a level (``ledger.stats.survey.correct``).
 """
 
 from __future__ import annotations
