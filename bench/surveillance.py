@@ -691,7 +691,7 @@ def main(argv: list[str] | None = None) -> int:
             f"  {label}: a fair one's false alarm once in {d['in_control_nights']:,.0f} nights "
             f"({years:,.0f} years; target >= {YEARS_TARGET:g}: {verdict}); "
             f"500 fair ones: {30 * 500 / d['in_control_nights']:.3f} a month; one copy missing: "
-            f"alarm after a median {d['median_shoes']:g} shoes (95 % within {d['p95_shoes']:g}), "
+            f"alarm after a median {d['median_shoes']:g} shoes or walls (95 % within {d['p95_shoes']:g}), "
             f"night {d['median_nights']:g} (at most {d['max_nights']:g})"
         )
         seq["composition"].append({"case": label, **d})
