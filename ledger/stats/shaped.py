@@ -322,6 +322,73 @@ def _attained(n: int, p: float, k: int, sidak: int, t: float) -> float:
     return value(c) if c <= n else 0.0
 
 
+def design_power(levels: Mapping[str, Any], ratio: float, level: float) -> float:
+    """The power of a shaped test run at ``level`` against its design alternative: one cell
+    (a pocket, a window of pockets, a face) ``ratio`` times as likely as when fair, the chance
+    that its count reaches the test's critical count (the other cells' chance of getting there
+    first is neglected)."""
+    n, p, k, sidak = int(levels["n"]), float(levels["p"]), int(levels["k"]), int(levels["sidak"])
+    return _design_power(n, p, k, sidak, ratio, level)
+
+
+@lru_cache(maxsize=4096)
+def _design_power(n: int, p: float, k: int, sidak: int, ratio: float, level: float) -> float:
+    from scipy.stats import binom
+
+    if level <= 0 or n == 0:
+        return 0.0
+    per_test = -math.expm1(math.log1p(-min(level, 1.0)) / sidak) if level < 1 else 1.0
+    c = int(binom.isf(per_test / k, n, p)) + 1
+    while c > 0 and k * float(binom.sf(c - 2, n, p)) <= per_test * (1 + 1e-9):
+        c -= 1
+    while c <= n and k * float(binom.sf(c - 1, n, p)) > per_test * (1 + 1e-9):
+        c += 1
+    hot = ratio * p / (1 - p + ratio * p)
+    return float(binom.sf(c - 1, n, hot))
+
+
+def best_pair(
+    first: Mapping[str, Any],
+    first_ratio: float,
+    second: Mapping[str, Any],
+    second_ratio: float,
+    budget: float,
+) -> tuple[float, float]:
+    """The levels of two shaped tests of one family, within ``budget``, that give the largest
+    sum of their powers against their design alternatives (:func:`design_power`): each level
+    one the test can attain (:func:`attained_level`), the second test taking what the first
+    leaves. A function of the amounts of play alone (Spjøtvoll 1972, *Ann. Math. Statist.*
+    43:398: weights that maximise the average power)."""
+    key = tuple(int(first[x]) if x != "p" else float(first[x]) for x in ("n", "p", "k", "sidak"))
+    other = tuple(int(second[x]) if x != "p" else float(second[x]) for x in ("n", "p", "k", "sidak"))
+    return _best_pair(key, first_ratio, other, second_ratio, budget)
+
+
+@lru_cache(maxsize=1024)
+def _best_pair(
+    first: tuple[int, float, int, int],
+    first_ratio: float,
+    second: tuple[int, float, int, int],
+    second_ratio: float,
+    budget: float,
+) -> tuple[float, float]:
+    a_spec = dict(zip(("n", "p", "k", "sidak"), first, strict=True))
+    b_spec = dict(zip(("n", "p", "k", "sidak"), second, strict=True))
+    best: tuple[float, float, float] | None = None
+    level = attained_level(a_spec, budget)
+    candidates = [0.0]
+    while level >= budget / 50:
+        candidates.append(level)
+        level = attained_level(a_spec, level * (1 - 1e-9))
+    for a in candidates:
+        b = attained_level(b_spec, budget - a) if budget - a > 0 else 0.0
+        total = design_power(a_spec, first_ratio, a) + design_power(b_spec, second_ratio, b)
+        if best is None or total > best[0] + 1e-12:
+            best = (total, a, b)
+    assert best is not None
+    return best[1], best[2]
+
+
 def _sidak(p_values: Sequence[float]) -> float:
     """``1 − Π(1 − p_i)``, accurately for small ``p_i``."""
     if any(p >= 1.0 for p in p_values):

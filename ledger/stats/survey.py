@@ -61,6 +61,7 @@ from ledger.stats.shaped import (
     CusumScheme,
     RateTest,
     attained_level,
+    best_pair,
     error_rate_test,
     more_to_decide,
 )
@@ -87,6 +88,11 @@ test is then run at the largest level it can attain within its share, and what t
 discreteness leaves goes to the shaped tests, heaviest first (:func:`correct`). The wheel's
 hottest pocket gets more than its sector scan: its power is steep where the targets are
 quoted, the sector's flat (docs/SURVEILLANCE.md; ``python -m bench.surveillance``)."""
+DESIGN: dict[str, float] = {"max_pocket": 1.5, "sector": 1.2, "max_die_face": 1.5, "max_face_pooled": 1.2}
+"""The alternative each shaped test of a wheel or shaker is designed against: its cell (a
+pocket, a window of five pockets, a face of one die, a face of all dice) this many times as
+likely. The two shaped tests of a piece share the family's level so as to maximise the sum of
+their powers against these at the piece's amount of play (:func:`family_levels`)."""
 PROPERTY_SIZE = 500
 """The property size at which the expected false alarms per night are also printed."""
 UNIT = {"max_pocket": "spins", "sector": "spins", "max_die_face": "throws", "max_face_pooled": "throws"}
@@ -568,14 +574,28 @@ def correct(entries: list[Entry], alpha: float) -> None:
 
 
 def family_levels(family: list[Entry], alpha: float) -> list[float]:
-    """The level each test of a family is run at (see :func:`correct`)."""
-    levels = []
-    for e in family:
-        spec = e.result.detail.get("levels")
-        levels.append(attained_level(spec, alpha * e.weight) if spec else alpha * e.weight)
+    """The level each test of a family is run at (see :func:`correct`): a general test at its
+    share; two shaped tests with design alternatives (:data:`DESIGN`) at the attainable levels
+    that maximise the sum of their powers against them
+    (:func:`~ledger.stats.shaped.best_pair`); any other shaped test at the largest level it
+    can attain within its share, raised with what the others leave."""
+    specs = [e.result.detail.get("levels") for e in family]
+    levels = [
+        attained_level(spec, alpha * e.weight) if spec else alpha * e.weight
+        for e, spec in zip(family, specs, strict=True)
+    ]
+    designed = [i for i, e in enumerate(family) if specs[i] and e.test in DESIGN]
+    if len(designed) == 2:
+        i, j = designed
+        spec_i, spec_j = specs[i], specs[j]
+        assert spec_i is not None and spec_j is not None
+        budget = alpha - sum(lv for k, lv in enumerate(levels) if k not in designed)
+        levels[i], levels[j] = best_pair(
+            spec_i, DESIGN[family[i].test], spec_j, DESIGN[family[j].test], budget
+        )
     left = alpha - sum(levels)
     for i in sorted(range(len(family)), key=lambda i: (-family[i].weight, family[i].test)):
-        spec = family[i].result.detail.get("levels")
+        spec = specs[i]
         if spec and left > 0:
             raised = attained_level(spec, levels[i] + left)
             if raised > levels[i]:
