@@ -93,6 +93,22 @@ def test_the_leftover_alpha_raises_the_hot_pocket_to_its_next_level() -> None:
     assert sum(levels.values()) <= DEFAULT_ALPHA
 
 
+@pytest.mark.parametrize(("throws", "heavier"), [(300, "max_die_face"), (1000, "max_face_pooled")])
+def test_the_shaped_pair_shares_the_level_by_power_at_attainable_levels(throws: int, heavier: str) -> None:
+    die = {"n": throws, "p": 1 / 6, "k": 6, "sidak": 3}
+    pooled = {"n": 3 * throws, "p": 1 / 6, "k": 6, "sidak": 1}
+    a, b = sh.best_pair(die, 1.5, pooled, 1.2, 0.0098)
+    assert a + b <= 0.0098 and sh.attained_level(die, a) == a and sh.attained_level(pooled, b) == b
+    assert (a > b) == (heavier == "max_die_face")
+    for other_a in (sh.attained_level(die, 0.0049), sh.attained_level(die, 0.0098)):
+        other_b = sh.attained_level(pooled, 0.0098 - other_a)
+        ours = sh.design_power(die, 1.5, a) + sh.design_power(pooled, 1.2, b)
+        assert ours >= sh.design_power(die, 1.5, other_a) + sh.design_power(pooled, 1.2, other_b) - 1e-12
+    assert (
+        sh.design_power(die, 1.5, 0.0) == 0.0 < sh.design_power(die, 1.5, a) < sh.design_power(die, 1.5, 0.05)
+    )
+
+
 @pytest.mark.parametrize(("population", "copies", "seen"), [(52, 1, 22), (416, 8, 381), (136, 4, 84)])
 def test_composition_llr_is_the_exact_hypergeometric_ratio(population: int, copies: int, seen: int) -> None:
     for count in range(copies + 1):
