@@ -5,7 +5,7 @@
 Outcomes are drawn with numpy and folded into the same :class:`~ledger.stats.collect.Tally`
 ``ledger stats`` fills from a store; :func:`ledger.stats.survey.entries_for` and
 :func:`~ledger.stats.survey.correct` then run the whole family of the piece of equipment
-(weighted Holm at ``alpha`` 1 %), exactly as for a store. For each row of issue 32's table the
+(discrete weighted Bonferroni at ``alpha`` 1 %), exactly as for a store. For each row of issue 32's table the
 bench prints the share of runs in which the ledger flags the piece, beside the share for the
 best single test at ``alpha`` 1 % (the test shaped for that fault, run alone):
 
@@ -16,7 +16,8 @@ best single test at ``alpha`` 1 % (the test shaped for that fault, run alone):
 - missing card: :func:`~ledger.stats.shaped.composition` alone.
 
 Then the sequential targets (the CUSUM's false alarms of 2,000 fair wheels over ten years of
-nights at 500 spins, and its delay on a pocket 1.5× as likely, with intervals), the error-rate
+nights at 500 spins, and its delay on a pocket 1.5× as likely, with intervals; the composition
+CUSUM's Markov chain against simulation and its delay on a missing card or tile), the error-rate
 test (a croupier at 3× the others' rate) and the family's false alarms on fair equipment.
 """
 
@@ -36,10 +37,15 @@ from scipy.stats import beta
 from ledger.games.roulette.tables import RED_NUMBERS, WHEEL_ORDER
 from ledger.stats.collect import CARD_KINDS, RANK_MEAN, RANK_VARIANCE, Tally
 from ledger.stats.shaped import (
+    CARD_CUSUM,
     SHAKER_CUSUM,
+    TILE_CUSUM,
     WHEEL_CUSUM,
+    CompositionScheme,
     CusumScheme,
     composition,
+    composition_arl,
+    composition_llr,
     cusum_arl,
     dice_max,
     error_rate_test,
@@ -483,6 +489,70 @@ def cusum_delay(
     }
 
 
+def composition_check(
+    seed: int, threshold: float = 8.0, decks: int = 500, rounds: int = 20_000
+) -> dict[str, Any]:
+    """The composition CUSUM's Markov chain against simulation, on fair single decks (22 cards
+    seen a round) at a low ``threshold`` where false alarms are frequent enough to count (at
+    the scheme's own threshold they come once in centuries): every kind's missing side (the
+    extra side never alarms on a fair deck), restarted after each alarm."""
+    rng = np.random.default_rng([seed, 500])
+    scheme = CompositionScheme("cards", 52, threshold, (52, 1, 22), 500, 0.0)
+    unseen, seen_step = composition_llr(52, 1, 22, 0)[0], composition_llr(52, 1, 22, 1)[0]
+    sums = np.zeros((decks, 52))
+    alarms = 0
+    for _ in range(rounds):
+        seen = rng.random((decks, 52)).argsort(axis=1) < 22
+        sums = np.maximum(0.0, sums + np.where(seen, seen_step, unseen))
+        hit = (sums >= threshold).any(axis=1)
+        alarms += int(hit.sum())
+        sums[hit] = 0.0
+    exposure = decks * rounds
+    low = 0.5 * _chi2_ppf(0.025, 2 * alarms) if alarms else 0.0
+    high = 0.5 * _chi2_ppf(0.975, 2 * alarms + 2)
+    return {
+        "threshold": threshold,
+        "decks": decks,
+        "rounds": rounds,
+        "alarms": alarms,
+        "arl_rounds": exposure / alarms if alarms else math.inf,
+        "arl_ci": (exposure / high, exposure / low if low else math.inf),
+        "arl_markov": composition_arl(scheme),
+    }
+
+
+def composition_delay(
+    scheme: CompositionScheme, nominal: tuple[int, int, int], per_night: int, pieces: int, seed: int
+) -> dict[str, Any]:
+    """Shoes (walls) until the alarm of a shoe with one copy of a kind missing, and nights at
+    ``per_night``: the missing kind's CUSUM, its count drawn from the shoe without that copy."""
+    from scipy.stats import hypergeom
+
+    population, copies, seen = nominal
+    rng = np.random.default_rng([seed, 600, population])
+    law = hypergeom(population - 1, copies - 1, seen)
+    steps = np.array([composition_llr(population, copies, seen, c)[0] for c in range(copies + 1)])
+    sums = np.zeros(pieces)
+    delay = np.zeros(pieces, dtype=np.int64)
+    shoe = 0
+    while (delay == 0).any() and shoe < 100_000:
+        shoe += 1
+        sums = np.maximum(0.0, sums + steps[law.rvs(size=pieces, random_state=rng)])
+        delay[(sums >= scheme.threshold) & (delay == 0)] = shoe
+    nights = np.ceil(delay / per_night)
+    return {
+        "scheme": scheme.name,
+        "nominal": nominal,
+        "per_night": per_night,
+        "pieces": pieces,
+        "median_shoes": float(np.median(delay)),
+        "p95_shoes": float(np.percentile(delay, 95)),
+        "median_nights": float(np.median(nights)),
+        "max_nights": float(nights.max()),
+        "in_control_nights": composition_arl(scheme, nominal) / per_night,
+    }
+
+
 # --- croupiers ------------------------------------------------------------------------------
 
 
@@ -542,7 +612,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     result: dict[str, Any] = {"seed": args.seed, "alpha": ALPHA}
     print(
-        f"alpha {ALPHA:g}; ledger = the whole family of the piece (weighted Holm); best = the "
+        f"alpha {ALPHA:g}; ledger = the whole family of the piece (discrete weighted Bonferroni); best = the "
         "test shaped for the fault, alone"
     )
     print(
@@ -598,6 +668,33 @@ def main(argv: list[str] | None = None) -> int:
         f"{'met' if delay['median_ci'][1] <= DELAY_TARGET else 'NOT MET'}"
     )
     seq["delay"] = delay
+    check = composition_check(args.seed)
+    print(
+        f"\ncomposition CUSUM (missing or extra card / tile, exact log-likelihood ratios, h "
+        f"{CARD_CUSUM.threshold:g}): Markov chain checked at h {check['threshold']:g} on "
+        f"{check['decks']} fair single decks x {check['rounds']:,} rounds: {check['alarms']} false "
+        f"alarms, run length {check['arl_rounds']:,.0f} rounds (95 % {check['arl_ci'][0]:,.0f} - "
+        f"{check['arl_ci'][1]:,.0f}); Markov chain {check['arl_markov']:,.0f}"
+    )
+    seq["composition_check"] = check
+    cases: tuple[tuple[str, CompositionScheme, tuple[int, int, int], int], ...] = (
+        ("one deck, 22 cards seen, 500 rounds a night", CARD_CUSUM, (52, 1, 22), 500),
+        ("8-deck shoe, 381 cards seen, 13 shoes a night", CARD_CUSUM, (416, 8, 381), 13),
+        ("wall of 136 tiles, 84 drawn, 40 walls a night", TILE_CUSUM, (136, 4, 84), 40),
+    )
+    seq["composition"] = []
+    for label, comp, nominal, per_night in cases:
+        d = composition_delay(comp, nominal, per_night, 2000, args.seed)
+        years = d["in_control_nights"] / 365.25
+        verdict = "met" if years >= YEARS_TARGET else "NOT MET"
+        print(
+            f"  {label}: a fair one's false alarm once in {d['in_control_nights']:,.0f} nights "
+            f"({years:,.0f} years; target >= {YEARS_TARGET:g}: {verdict}); "
+            f"500 fair ones: {30 * 500 / d['in_control_nights']:.3f} a month; one copy missing: "
+            f"alarm after a median {d['median_shoes']:g} shoes or walls (95 % within {d['p95_shoes']:g}), "
+            f"night {d['median_nights']:g} (at most {d['max_nights']:g})"
+        )
+        seq["composition"].append({"case": label, **d})
     result["sequential"] = seq
     result["croupiers"] = []
     for base in (0.03, 0.01):

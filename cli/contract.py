@@ -83,8 +83,10 @@ def debug() -> bool:
 
 
 def print_json(obj: dict[str, Any]) -> None:
-    """One JSON object on standard output, ``"schema_version"`` first."""
-    body = {"schema_version": SCHEMA_VERSION, **{k: v for k, v in obj.items() if k != "schema_version"}}
+    """One JSON object on standard output, ``"schema_version"`` first (the object's own, if it
+    has one: ``ledger stats`` is at its own version)."""
+    version = obj.get("schema_version", SCHEMA_VERSION)
+    body = {"schema_version": version, **{k: v for k, v in obj.items() if k != "schema_version"}}
     sys.stdout.write(json.dumps(body, indent=1, ensure_ascii=False) + "\n")
     sys.stdout.flush()
     state.json_printed = True

@@ -36,9 +36,9 @@ _JSON = """\
 ## JSON output
 
 Every `--json` output is one object on standard output whose first key is
-`"schema_version"` (now 1; raised only on an incompatible change). Keys are fixed: a key of
-an object is present in every object of that kind, `null` when it does not apply. Each output
-has a JSON Schema in [docs/schemas/](schemas/):
+`"schema_version"` (now 1; 2 for `ledger stats`; raised only on an incompatible change).
+Keys are fixed: a key of an object is present in every object of that kind, `null` when it
+does not apply. Each output has a JSON Schema in [docs/schemas/](schemas/):
 
 | output | schema |
 |---|---|

@@ -38,9 +38,9 @@ def stats(
             min=1e-9,
             max=0.5,
             help="Family-wise level per piece of equipment over the "
-            "period: flagged when the weighted-Holm-corrected p-value is "
-            "below it (the nightly CUSUM has its own stated false-alarm "
-            "rate).",
+            "period: flagged when the corrected p-value (discrete weighted "
+            "Bonferroni) is at most it (the nightly CUSUM has its own stated "
+            "false-alarm rate).",
         ),
     ] = DEFAULT_ALPHA,
     cutoff_hour: Annotated[
@@ -65,10 +65,11 @@ def stats(
     """Is each wheel, dice shaker, card shoe and Mah-Jong wall fair, and which tables and
     croupiers make more errors than the others.
 
-    Over the period, one family of tests per piece of equipment (weighted Holm): the hottest
-    pocket, the hottest sector of the wheel, the hottest face of one die and of all dice, a
-    missing or extra card per shoe and deck, chi-square and runs for the rest. Night by night,
-    a CUSUM per wheel and shaker with a stated false-alarm rate. Error rates per table and
+    Over the period, one family of tests per piece of equipment (discrete weighted
+    Bonferroni): the hottest pocket, the hottest sector of the wheel, the hottest face of one
+    die and of all dice, a missing or extra card per shoe and deck or tile per wall,
+    chi-square and runs for the rest. Night by night, a CUSUM per wheel, shaker, shoe and wall
+    with a stated false-alarm rate. Error rates per table and
     croupier tested with the rounds each dealt. One streaming pass over the store.
 
     Exit code 0: nothing flagged. 1: some equipment, sequential alarm or error rate flagged.
@@ -125,7 +126,8 @@ def _print(report: StatsReport) -> None:
     valid = [e for e in report.entries if e.result.valid]
     _line(
         f"{report.rounds} rounds, {period}: {len(report.entries)} tests ({len(valid)} with "
-        f"enough outcomes), one family per piece of equipment, weighted Holm, alpha {q.alpha:g}"
+        f"enough outcomes), one family per piece of equipment, discrete weighted Bonferroni, "
+        f"alpha {q.alpha:g}"
     )
     flagged = report.flagged_equipment()
     if not flagged:
@@ -161,13 +163,18 @@ def _entry(e: Entry) -> str:
         return (
             f"{e.test}: {e.where()}, {d['observed']} observed vs {float(d['expected']):.1f} "
             f"expected, effect {float(d['effect']):.2f}x (95 % CI {low:.2f}-{high:.2f}), "
-            f"p {r.p_value:.2g}, adjusted {e.p_adjusted or 1.0:.2g}"
+            f"p {r.p_value:.2g}, adjusted {_adjusted(e):.2g}"
         )
     return (
         f"{e.test}: {r.method} {r.statistic:.2f}"
         + (f" df {r.df}" if r.df is not None else "")
-        + f", n {r.n}, p {r.p_value:.3g}, adjusted {e.p_adjusted or 1.0:.3g}"
+        + f", n {r.n}, p {r.p_value:.3g}, adjusted {_adjusted(e):.3g}"
     )
+
+
+def _adjusted(e: Entry) -> float:
+    """The adjusted p-value (1 when the test took no part in the correction)."""
+    return 1.0 if e.p_adjusted is None else e.p_adjusted
 
 
 def _sequential(report: StatsReport) -> None:
@@ -175,7 +182,7 @@ def _sequential(report: StatsReport) -> None:
     if not pieces:
         return
     _line(
-        f"sequential (CUSUM night by night, {len(pieces)} wheels and shakers): "
+        f"sequential (CUSUM night by night, {len(pieces)} wheels, shakers, shoes and walls): "
         + (
             ", ".join(
                 f"ALARM {s.table} {s.equipment} on {s.cusum.alarm} ({s.where(s.cusum.path[-1][2])})"
@@ -185,7 +192,8 @@ def _sequential(report: StatsReport) -> None:
         )
     )
     prop = report.property_false_alarms()
-    for kind in ("wheel", "shaker"):
+    kinds = {s.equipment for s in pieces} | {"wheel", "shaker"}
+    for kind in (k for k in ("wheel", "shaker", "shoe", "wall") if k in kinds):
         p = prop[kind]
         _line(
             f"  a fair {kind}: one false alarm in {p['in_control_nights']:,.0f} nights "

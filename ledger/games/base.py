@@ -332,7 +332,23 @@ class Cells:
     probabilities: tuple[float, ...]
 
 
+@dataclass(frozen=True)
+class Pool:
+    """What one round drew without replacement from a container of fixed composition (a
+    Mah-Jong wall: ``copies`` of each of its kinds), for the composition test and its CUSUM."""
+
+    copies: int
+    labels: tuple[str, ...]
+    """The kinds the container holds (``copies`` of each)."""
+    counts: tuple[int, ...]
+    """How many of each kind were drawn."""
+
+
 def _no_throw(event: FeedEvent) -> Sequence[int] | None:
+    return None
+
+
+def _no_pool(rnd: Round) -> Pool | None:
     return None
 
 
@@ -367,6 +383,9 @@ class Equipment:
     """``(test, cells, cell)`` for each outcome of the game's own tests in a round (Mah-Jong
     tiles drawn from the wall in the deal): the test, its number of cells, the outcome's."""
     cells: Callable[[str], Cells | None] = _no_cells
+    pool: Callable[[Round], Pool | None] = _no_pool
+    """What a round drew from a container of fixed composition it empties alone (a wall;
+    ``None``: none). Shoes, which span rounds, are read from the card events."""
     """The cells of one of the game's own tests (``None``: not the game's)."""
 
 

@@ -4,7 +4,7 @@ Both are drawn from a :class:`~ledger.stats.survey.StatsReport` computed by the 
 :func:`ledger.stats.survey.survey` as ``ledger stats``, so the pages and the command agree.
 
 - the **day section** runs the survey over every night up to the day: its alarms are the
-  sequential scheme's (a CUSUM per wheel and shaker, with a stated false-alarm rate per night
+  sequential scheme's (a CUSUM per wheel, shaker, shoe and wall, with a stated false-alarm rate per night
   for the whole property), so a fair floor does not light up a few wheels every day; the tests
   over all data so far are listed beside it, and the error-rate tests of the day rank tables
   and croupiers (rounds before the day are read for their outcomes, not judged);
@@ -51,7 +51,7 @@ def surveillance_section(report: StatsReport, day: date | None = None) -> Markup
     alarms = report.alarms
     seq = el(
         "p",
-        f"Sequential surveillance (a CUSUM per wheel and shaker, night by night"
+        f"Sequential surveillance (a CUSUM per wheel, shaker, shoe and wall, night by night"
         f"{f' up to {day}' if day else ''}): a fair wheel raises a false alarm once in "
         f"{prop['wheel']['in_control_years']} years of nights, so a property of 500 "
         f"wheels expects {prop['wheel']['per_30_nights_at_500']} a month. "
@@ -99,7 +99,7 @@ def surveillance_section(report: StatsReport, day: date | None = None) -> Markup
         f"{len(report.entries)} tests over "
         f"{'every night up to ' + str(day) if day else 'the period'} "
         f"({valid} with enough outcomes), one family per piece of equipment "
-        f"(weighted Holm), below {q.alpha:g}. Each test asks once whether a piece is "
+        f"(discrete weighted Bonferroni), at most {q.alpha:g}. Each test asks once whether a piece is "
         "fair; looked at every night it is not property-wide control: the alarms "
         "above are. ledger stats --json gives every test.",
         class_="sub",
@@ -296,7 +296,7 @@ def cusum_path(seq: Sequential, width: int = 320, height: int = 140) -> Markup:
         return f"{x:.1f},{y:.1f}"
 
     hy = upper + (height - upper - bottom) * (1 - h / top)
-    title = f"{seq.table} {seq.equipment} CUSUM ({seq.scheme.name}, {seq.scheme.ratio:g}x): " + (
+    title = f"{seq.table} {seq.equipment} CUSUM ({seq.scheme.name}, {seq.scheme.alternative}): " + (
         f"alarm on {seq.cusum.alarm}" if seq.cusum.alarm else "no alarm"
     )
     parts: list[Markup] = [

@@ -43,7 +43,15 @@ from typing import Any
 from ledger.games import GAMES
 from ledger.games.base import Cells, Equipment
 from ledger.round import Round
-from ledger.stats.shaped import composition, dice_max, max_cell, sector_scan
+from ledger.stats.shaped import (
+    CARD_CUSUM,
+    TILE_CUSUM,
+    CompositionCusum,
+    composition,
+    dice_max,
+    max_cell,
+    sector_scan,
+)
 from ledger.stats.tests import RunsCounter, SerialPairs, TestResult, chi_square_gof
 
 RANKS = "A23456789TJQK"
@@ -141,9 +149,13 @@ class Tally:
     serial: SerialPairs = field(default_factory=SerialPairs)
     rounds: int = 0
     seen: list[int] = field(default_factory=list)
-    """Cards of each kind seen leaving the shoes closed in this stretch (burns too)."""
-    shoes: Counter[tuple[int, int]] = field(default_factory=Counter)
-    """``(decks, cards seen) → shoes`` of the shoes closed in this stretch."""
+    """Cards (or tiles) of each kind seen leaving the shoes (walls) closed in this stretch
+    (burns too)."""
+    shoes: Counter[tuple[int, ...]] = field(default_factory=Counter)
+    """``(population, copies of each kind, seen) → shoes`` of the shoes or walls closed in
+    this stretch."""
+    labels: tuple[str, ...] | None = None
+    """What each kind of :attr:`seen` is, when not a card (a wall's tiles)."""
 
     def count(self, test: str, cells: int, cell: int) -> None:
         """One outcome falling in ``cell`` of the test ``test``."""
@@ -170,15 +182,25 @@ class Tally:
             self.run(test).merge(counter)
         self.serial.merge(other.serial)
         if other.seen:
-            self.seen = [a + b for a, b in zip(self.seen or [0] * CARD_KINDS, other.seen, strict=True)]
+            self.seen = [a + b for a, b in zip(self.seen or [0] * len(other.seen), other.seen, strict=True)]
+            self.labels = self.labels or other.labels
         self.shoes.update(other.shoes)
 
     def close_shoe(self, decks: int, counts: list[int]) -> None:
         """One shoe's cards seen, kind by kind."""
+        self.close_pool(CARD_KINDS * decks, decks, counts)
+
+    def close_pool(
+        self, population: int, copies: int, counts: list[int], labels: tuple[str, ...] | None = None
+    ) -> None:
+        """One shoe's or wall's kinds seen (``copies`` of each of ``len(counts)`` kinds)."""
         if not any(counts):
             return
-        self.seen = [a + b for a, b in zip(self.seen or [0] * CARD_KINDS, counts, strict=True)]
-        self.shoes[(decks, sum(counts))] += 1
+        if self.seen and len(self.seen) != len(counts):
+            return  # another composition (a variant's wall): tested apart from this one
+        self.seen = [a + b for a, b in zip(self.seen or [0] * len(counts), counts, strict=True)]
+        self.shoes[(population, copies, sum(counts))] += 1
+        self.labels = self.labels or labels
 
     def shaped(self) -> dict[str, TestResult]:
         """The tests shaped for one fault (see :mod:`ledger.stats.shaped`)."""
@@ -193,7 +215,7 @@ class Tally:
             pooled = [sum(c[f] for c in dice_counts) for f in range(FACES)]
             out["max_face_pooled"] = max_cell(pooled, [1 / FACES] * FACES, "max_cell")
         if self.shoes:
-            out["composition"] = composition(self.seen, self.shoes)
+            out["composition"] = composition(self.seen, self.shoes, self.labels)
         return out
 
     def results(self) -> dict[str, TestResult]:
@@ -220,6 +242,21 @@ class TableWatch:
     decks: int = 0
     shoe: list[int] = field(default_factory=list)
     """Cards of each kind seen out of the shoe in play."""
+    night: str = ""
+    """The gaming day of the round being read (the CUSUM's night)."""
+    cusum: CompositionCusum | None = None
+    """The sequential composition scheme of its shoes or walls (:attr:`sequential`)."""
+
+    @property
+    def sequential(self) -> CompositionCusum | None:
+        """Its shoes' or walls' CUSUM, if it closed any."""
+        return self.cusum if self.cusum is not None and self.cusum.path else None
+
+    def see_night(self, night: str) -> None:
+        """A round of gaming day ``night`` is next (the path goes on through quiet nights)."""
+        self.night = night
+        if self.cusum is not None:
+            self.cusum.night(night)
 
     @property
     def equipment(self) -> Equipment:
@@ -261,12 +298,31 @@ class TableWatch:
                 self._card(tally, card)
         for test, cells, cell in equipment.draws(rnd):
             tally.count(test, cells, cell)
+        pool = equipment.pool(rnd)
+        if pool is not None:
+            counts = list(pool.counts)
+            population = pool.copies * len(counts)
+            tally.close_pool(population, pool.copies, counts, pool.labels)
+            self._sequential(TILE_CUSUM.name, population, pool.copies, counts, pool.labels)
 
     def finish(self, tally: Tally) -> None:
         """Close the shoe in play into ``tally`` (its composition is then tested)."""
         if self.shoe and self.decks:
             tally.close_shoe(self.decks, self.shoe)
+            self._sequential(CARD_CUSUM.name, CARD_KINDS * self.decks, self.decks, self.shoe)
         self.shoe = []
+
+    def _sequential(
+        self, kind: str, population: int, copies: int, counts: list[int], labels: tuple[str, ...] = ()
+    ) -> None:
+        if self.cusum is None:
+            if kind == CARD_CUSUM.name:
+                self.cusum = CompositionCusum(CARD_CUSUM, tuple(cell_labels("cards")))
+            else:
+                self.cusum = CompositionCusum(TILE_CUSUM, labels)
+        elif len(self.cusum.sums) != 2 * len(counts):
+            return  # another composition than the one watched (a variant's wall)
+        self.cusum.shoe(self.night, population, copies, counts)
 
     def _seen(self, card: Any) -> None:
         if card is None or not self.decks:

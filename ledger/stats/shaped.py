@@ -33,6 +33,12 @@ general case (:func:`ledger.stats.tests.chi_square_gof`).
   (the cell ``ratio`` times as likely), one night at a time; alarm when any cell's sum
   reaches ``h``. ``h`` is chosen for an in-control run length (:func:`cusum_arl`, Brook &
   Evans 1972, *Biometrika* 59:539, Markov chain on the discretised sum).
+- :class:`CompositionCusum` — **a card or tile missing or extra, across shoes and nights**:
+  Page's CUSUM per kind and side of the exact log-likelihood ratio of one copy missing (or one
+  extra) against the full composition (:func:`composition_llr`), shoe by shoe or wall by wall;
+  its run length by the same Markov chain on the exact steps (:func:`composition_arl`).
+- :func:`attained_level` — the largest p-value a shaped test of counts can give below a level:
+  the family's correction runs each test at such a level (``ledger.stats.survey.correct``).
 """
 
 from __future__ import annotations
@@ -70,12 +76,14 @@ def _binom_sfs(ks: Sequence[int], n: int, ps: Sequence[float]) -> list[float]:
 
 
 def ratio_interval(observed: int, n: int, p0: float) -> tuple[float, float]:
-    """Clopper–Pearson 95 % interval of the cell probability, as a multiple of ``p0``."""
-    from scipy.stats import beta
+    """Clopper–Pearson 95 % interval of the cell probability, as a multiple of ``p0`` (the
+    beta quantiles read from ``scipy.special.betaincinv`` directly: the same numbers as
+    ``scipy.stats.beta.ppf``, without its argument checking)."""
+    from scipy.special import betaincinv
 
     tail = (1 - CI_LEVEL) / 2
-    low = float(beta.ppf(tail, observed, n - observed + 1)) if observed > 0 else 0.0
-    high = float(beta.ppf(1 - tail, observed + 1, n - observed)) if observed < n else 1.0
+    low = float(betaincinv(observed, n - observed + 1, tail)) if observed > 0 else 0.0
+    high = float(betaincinv(observed + 1, n - observed, 1 - tail)) if observed < n else 1.0
     return low / p0, high / p0
 
 
@@ -94,11 +102,12 @@ def _detail(
     }
 
 
+@lru_cache(maxsize=256)
 def _z_for(tail: float) -> float:
     """The standard normal quantile with upper tail ``tail``."""
-    from scipy.stats import norm
+    from scipy.special import ndtri
 
-    return float(norm.isf(tail))
+    return float(-ndtri(tail))
 
 
 def max_cell(observed: Sequence[int], probabilities: Sequence[float], name: str = "max_cell") -> TestResult:
@@ -113,6 +122,8 @@ def max_cell(observed: Sequence[int], probabilities: Sequence[float], name: str 
     p_value = min(1.0, len(cells) * q)
     detail = _detail([cell], o, n, p, "hot", _z_for(1.0 / len(cells)))
     detail["cells_tested"] = len(cells)
+    if len({p for _, _, p in cells}) == 1:
+        detail["levels"] = {"n": n, "p": p, "k": len(cells), "sidak": 1}
     return TestResult(name, q, None, p_value, n, True, "", detail)
 
 
@@ -126,6 +137,10 @@ def dice_max(per_die: Sequence[Sequence[int]]) -> TestResult:
     detail = dict(results[best].detail)
     detail["die"] = best + 1
     detail["cells_tested"] = sum(len(c) for c in per_die)
+    if "levels" in detail and len({r.n for r in valid}) == 1:
+        detail["levels"] = {**detail["levels"], "sidak": len(valid)}
+    else:
+        detail.pop("levels", None)
     return TestResult(
         "max_die_face",
         results[best].statistic,
@@ -155,25 +170,37 @@ def sector_scan(counts_by_pocket: Sequence[int], width: int = SECTOR_WIDTH) -> T
     window = [order[(start + k) % pockets] for k in range(width)]
     detail = _detail(window, count, n, p, "hot", _z_for(1.0 / pockets))
     detail["cells_tested"] = pockets
+    detail["levels"] = {"n": n, "p": p, "k": pockets, "sidak": 1}
     return TestResult("sector", q, None, min(1.0, pockets * q), n, True, "", detail)
 
 
 @lru_cache(maxsize=256)
-def _hypergeom_pmf(decks: int, seen: int) -> tuple[float, ...]:
+def _hypergeom_pmf(population: int, copies: int, seen: int) -> tuple[float, ...]:
     from scipy.stats import hypergeom
 
-    top = min(decks, seen)
-    return tuple(float(x) for x in hypergeom.pmf(range(top + 1), 52 * decks, decks, seen))
+    top = min(copies, seen)
+    return tuple(float(x) for x in hypergeom.pmf(range(top + 1), population, copies, seen))
 
 
-def null_count_law(shoes: Mapping[tuple[int, int], int]) -> list[float]:
-    """The exact law of one card kind's count over ``shoes`` (``(decks, seen) → how many``):
-    the convolution of their hypergeometric laws (powers by repeated squaring)."""
+def pool_key(key: tuple[int, ...]) -> tuple[int, int, int]:
+    """``(population, copies of each kind, seen)`` of a shoe or wall: a shoe may be given as
+    ``(decks, seen)`` (52 kinds, ``decks`` copies of each)."""
+    if len(key) == 2:
+        decks, seen = key
+        return 52 * decks, decks, seen
+    population, copies, seen = key
+    return population, copies, seen
+
+
+def null_count_law(shoes: Mapping[tuple[int, ...], int]) -> list[float]:
+    """The exact law of one kind's count over ``shoes`` (``(decks, seen)`` or ``(population,
+    copies, seen)`` → how many): the convolution of their hypergeometric laws (powers by
+    repeated squaring)."""
     import numpy as np
 
     law = np.array([1.0])
-    for (decks, seen), times in sorted(shoes.items()):
-        base = np.array(_hypergeom_pmf(decks, seen))
+    for key, times in sorted(shoes.items()):
+        base = np.array(_hypergeom_pmf(*pool_key(key)))
         power = times
         while power:
             if power & 1:
@@ -184,8 +211,11 @@ def null_count_law(shoes: Mapping[tuple[int, int], int]) -> list[float]:
     return [float(x) for x in law]
 
 
-def composition(counts: Sequence[int], shoes: Mapping[tuple[int, int], int]) -> TestResult:
-    """A missing or extra card: the count of each of the 52 kinds against its exact law."""
+def composition(
+    counts: Sequence[int], shoes: Mapping[tuple[int, ...], int], labels: Sequence[str] | None = None
+) -> TestResult:
+    """A missing or extra card (or tile): the count of each kind against its exact law
+    (``labels``: what each kind is, when not a card)."""
     n = sum(counts)
     if n == 0 or not shoes:
         return TestResult("composition", 0.0, None, 1.0, n, False, "no card seen")
@@ -216,6 +246,8 @@ def composition(counts: Sequence[int], shoes: Mapping[tuple[int, int], int]) -> 
         "cells_tested": tests,
         "shoes": sum(shoes.values()),
     }
+    if labels is not None:
+        detail["label"] = labels[kind]
     return TestResult("composition", tail, None, min(1.0, tests * tail), n, True, "", detail)
 
 
@@ -257,6 +289,104 @@ def more_to_decide(result: TestResult, alpha_share: float, unit_count: int) -> i
     z = _z_for(alpha_share / cells)
     needed = (z / (effect - 1.0)) ** 2 * (1 - p0) / p0
     return max(0, math.ceil(needed - result.n) // unit_count)
+
+
+def attained_level(levels: Mapping[str, Any], t: float) -> float:
+    """The largest p-value at most ``t`` a shaped test can give (0 if none): its p-value is
+    ``1 − (1 − min(1, k·P(Bin(n, p) ≥ c)))^sidak`` at the count ``c`` of its hottest cell
+    (``sidak`` 1: the union bound alone), a step function of ``c``. The chance that the test
+    gives a p-value at most ``t`` is at most this level, which can be well below ``t`` (a test
+    of counts is discrete): what is left of ``alpha`` can go to another test of the family
+    (Tarone 1990, *Biometrics* 46:515; Westfall & Wolfinger 1997, *Am. Statist.* 51:3)."""
+    n, p, k, sidak = int(levels["n"]), float(levels["p"]), int(levels["k"]), int(levels["sidak"])
+    return _attained(n, p, k, sidak, t)
+
+
+@lru_cache(maxsize=4096)
+def _attained(n: int, p: float, k: int, sidak: int, t: float) -> float:
+    """:func:`attained_level` (levels depend on the amount of play alone: cached)."""
+    from scipy.stats import binom
+
+    if t <= 0 or n == 0:
+        return 0.0
+    per_test = -math.expm1(math.log1p(-min(t, 1.0)) / sidak) if t < 1 else 1.0
+
+    def value(c: int) -> float:
+        return _sidak([min(1.0, k * float(binom.sf(c - 1, n, p)))] * sidak)
+
+    c = int(binom.isf(per_test / k, n, p)) + 1
+    while c > 0 and value(c - 1) <= t:
+        c -= 1
+    while c <= n and value(c) > t:
+        c += 1
+    return value(c) if c <= n else 0.0
+
+
+def design_power(levels: Mapping[str, Any], ratio: float, level: float) -> float:
+    """The power of a shaped test run at ``level`` against its design alternative: one cell
+    (a pocket, a window of pockets, a face) ``ratio`` times as likely as when fair, the chance
+    that its count reaches the test's critical count (the other cells' chance of getting there
+    first is neglected)."""
+    n, p, k, sidak = int(levels["n"]), float(levels["p"]), int(levels["k"]), int(levels["sidak"])
+    return _design_power(n, p, k, sidak, ratio, level)
+
+
+@lru_cache(maxsize=4096)
+def _design_power(n: int, p: float, k: int, sidak: int, ratio: float, level: float) -> float:
+    from scipy.stats import binom
+
+    if level <= 0 or n == 0:
+        return 0.0
+    per_test = -math.expm1(math.log1p(-min(level, 1.0)) / sidak) if level < 1 else 1.0
+    c = int(binom.isf(per_test / k, n, p)) + 1
+    while c > 0 and k * float(binom.sf(c - 2, n, p)) <= per_test * (1 + 1e-9):
+        c -= 1
+    while c <= n and k * float(binom.sf(c - 1, n, p)) > per_test * (1 + 1e-9):
+        c += 1
+    hot = ratio * p / (1 - p + ratio * p)
+    return float(binom.sf(c - 1, n, hot))
+
+
+def best_pair(
+    first: Mapping[str, Any],
+    first_ratio: float,
+    second: Mapping[str, Any],
+    second_ratio: float,
+    budget: float,
+) -> tuple[float, float]:
+    """The levels of two shaped tests of one family, within ``budget``, that give the largest
+    sum of their powers against their design alternatives (:func:`design_power`): each level
+    one the test can attain (:func:`attained_level`), the second test taking what the first
+    leaves. A function of the amounts of play alone (Spjøtvoll 1972, *Ann. Math. Statist.*
+    43:398: weights that maximise the average power)."""
+    key = tuple(int(first[x]) if x != "p" else float(first[x]) for x in ("n", "p", "k", "sidak"))
+    other = tuple(int(second[x]) if x != "p" else float(second[x]) for x in ("n", "p", "k", "sidak"))
+    return _best_pair(key, first_ratio, other, second_ratio, budget)
+
+
+@lru_cache(maxsize=1024)
+def _best_pair(
+    first: tuple[int, float, int, int],
+    first_ratio: float,
+    second: tuple[int, float, int, int],
+    second_ratio: float,
+    budget: float,
+) -> tuple[float, float]:
+    a_spec = dict(zip(("n", "p", "k", "sidak"), first, strict=True))
+    b_spec = dict(zip(("n", "p", "k", "sidak"), second, strict=True))
+    best: tuple[float, float, float] | None = None
+    level = attained_level(a_spec, budget)
+    candidates = [0.0]
+    while level >= budget / 50:
+        candidates.append(level)
+        level = attained_level(a_spec, level * (1 - 1e-9))
+    for a in candidates:
+        b = attained_level(b_spec, budget - a) if budget - a > 0 else 0.0
+        total = design_power(a_spec, first_ratio, a) + design_power(b_spec, second_ratio, b)
+        if best is None or total > best[0] + 1e-12:
+            best = (total, a, b)
+    assert best is not None
+    return best[1], best[2]
 
 
 def _sidak(p_values: Sequence[float]) -> float:
@@ -350,6 +480,11 @@ class CusumScheme:
     """Average nights to a false alarm of a fair piece at the nominal volume (:func:`cusum_arl`)."""
 
     @property
+    def alternative(self) -> str:
+        """The alternative in words."""
+        return f"{self.ratio:g}x"
+
+    @property
     def p0(self) -> float:
         """A cell's probability when fair."""
         return 1.0 / self.cells
@@ -428,3 +563,120 @@ def cusum_arl(scheme: CusumScheme, threshold: float, ratio: float = 1.0, states:
     run = np.linalg.solve(np.eye(states) - q, np.ones(states))
     single = float(run[0])
     return single / scheme.cells if ratio == 1.0 else single
+
+
+LLR_CAP = 50.0
+"""An impossible count (a card of a kind seen more often than the shoe holds) is proof: its
+log-likelihood ratio, infinite, is held at this (far above any threshold)."""
+
+
+def composition_llr(population: int, copies: int, seen: int, count: int) -> tuple[float, float]:
+    """One shoe's (or wall's) log-likelihood ratios for one kind seen ``count`` times in
+    ``seen``, of one copy missing and of one copy extra against the full composition, exact
+    (ratios of hypergeometric probabilities): missing ``log((K − c)/K) + log(N/(N − n))``,
+    extra ``log((K + 1)/(K + 1 − c)) + log((N + 1 − n)/(N + 1))``."""
+    n, k, c = population, copies, count
+    if seen > n or c > k:
+        return (-LLR_CAP, LLR_CAP)
+    missing = -LLR_CAP if c >= k or seen >= n else math.log((k - c) / k) + math.log(n / (n - seen))
+    extra = math.log((k + 1) / (k + 1 - c)) + math.log((n + 1 - seen) / (n + 1))
+    return (max(-LLR_CAP, missing), min(LLR_CAP, extra))
+
+
+@dataclass(frozen=True)
+class CompositionScheme:
+    """Page's CUSUM per kind and side (one copy missing, one extra), shoe by shoe (or wall by
+    wall), with the threshold and what it promises at a nominal volume."""
+
+    name: str
+    """``cards`` or ``tiles``."""
+    kinds: int
+    threshold: float
+    nominal: tuple[int, int, int]
+    """``(population, copies, seen)`` of the nominal shoe or wall."""
+    nominal_per_night: int
+    """Shoes or walls a night at which the run length below is stated."""
+    in_control_nights: float
+    """Average nights to a false alarm of a fair shoe or wall at the nominal volume
+    (:func:`composition_arl`)."""
+    ratio: float = 1.0
+    alternative: str = "missing or extra"
+
+
+CARD_CUSUM = CompositionScheme("cards", 52, 20.0, (52, 1, 22), 500, 62_700.0)
+"""One deck shuffled every round with 22 cards seen, 500 rounds a night (the worst case): a
+fair deck's false alarm once in 62,700 nights (172 years); an 8-deck shoe dealt to 35 cards
+from its end, 13 shoes a night: once in about 2 million nights (:func:`composition_arl`)."""
+TILE_CUSUM = CompositionScheme("tiles", 34, 20.0, (136, 4, 84), 40, 5_030_000.0)
+"""A 136-tile wall with 84 tiles drawn, 40 walls a night: a fair wall's false alarm once in
+about 5 million nights."""
+
+
+@dataclass
+class CompositionCusum:
+    """Page's CUSUM of each kind's missing and extra log-likelihood ratio, shoe by shoe; the
+    path of the largest sum is kept night by night."""
+
+    scheme: CompositionScheme
+    labels: tuple[str, ...] = ()
+    """What each kind is (``AS``, ``1B``)."""
+    sums: list[float] = field(default_factory=list)
+    path: list[tuple[str, float, int]] = field(default_factory=list)
+    """``(night, largest sum, its cell)``: cell ``2·kind`` missing, ``2·kind + 1`` extra."""
+    alarm: str | None = None
+
+    def where(self, cell: int) -> str:
+        """The kind and side of a cell: ``AS missing``."""
+        kind = self.labels[cell // 2] if cell // 2 < len(self.labels) else str(cell // 2)
+        return f"{kind} {'extra' if cell % 2 else 'missing'}"
+
+    def shoe(self, night: str, population: int, copies: int, counts: Sequence[int]) -> None:
+        """Fold one shoe's (or wall's) counts of each kind seen."""
+        if not self.sums:
+            self.sums = [0.0] * (2 * len(counts))
+        seen = sum(counts)
+        for kind, count in enumerate(counts):
+            missing, extra = composition_llr(population, copies, seen, count)
+            self.sums[2 * kind] = max(0.0, self.sums[2 * kind] + missing)
+            self.sums[2 * kind + 1] = max(0.0, self.sums[2 * kind + 1] + extra)
+        top = max(range(len(self.sums)), key=lambda i: self.sums[i])
+        if self.path and self.path[-1][0] == night:
+            self.path.pop()
+        self.path.append((night, self.sums[top], top))
+        if self.alarm is None and self.sums[top] >= self.scheme.threshold:
+            self.alarm = night
+
+    def night(self, night: str) -> None:
+        """A night with no shoe closed: the path goes on at the same height."""
+        if self.path and self.path[-1][0] != night:
+            _, value, cell = self.path[-1]
+            self.path.append((night, value, cell))
+
+
+def composition_arl(
+    scheme: CompositionScheme, nominal: tuple[int, int, int] | None = None, states: int = 400
+) -> float:
+    """Average shoes to a false alarm of a fair shoe, any kind and side, at ``nominal``
+    (the scheme's by default): one kind's missing-side run length by the Brook–Evans Markov
+    chain on the exact steps (the extra side's finite steps are small and negative on
+    average: its in-control alarms are negligible), divided by the kinds (rare, nearly
+    independent alarms)."""
+    import numpy as np
+    from scipy.stats import hypergeom
+
+    population, copies, seen = nominal or scheme.nominal
+    h = scheme.threshold
+    counts = np.arange(copies + 1)
+    probs = hypergeom.pmf(counts, population, copies, seen)
+    steps = [composition_llr(population, copies, seen, int(c))[0] for c in counts]
+    width = h / states
+    centres = (np.arange(states) + 0.5) * width
+    centres[0] = 0.0
+    q = np.zeros((states, states))
+    for i, s in enumerate(centres):
+        for step, p in zip(steps, probs, strict=True):
+            after = s + step
+            if after < h:
+                q[i, 0 if after <= 0 else min(states - 1, int(after / width))] += p
+    run = np.linalg.solve(np.eye(states) - q, np.ones(states))
+    return float(run[0]) / scheme.kinds

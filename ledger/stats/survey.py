@@ -8,15 +8,16 @@ findings and the money they involve to its table's and its croupier's :class:`Er
 Nothing else is kept: memory depends on tables, days and croupiers, not on rounds.
 
 **Families and correction.** Each piece of equipment (a table's wheel, shaker, shoe or wall)
-is one family: its tests over the whole period. Weighted Holm (:func:`ledger.stats.tests.
-weighted_holm`) shares ``alpha`` among them, most of it to the tests shaped for the faults
-that matter (:data:`WEIGHTS`), the rest equally to the general ones (chi-square, runs, serial):
+is one family: its tests over the whole period. A discrete weighted Bonferroni (:func:`correct`)
+shares ``alpha`` among them, most of it to the tests shaped for the faults that matter
+(:data:`WEIGHTS`), each run at a level it can attain, the levels summing to at most ``alpha``:
 a fair piece of equipment is flagged with probability at most ``alpha``. A test whose sample is
 too small for its reference distribution (``valid: false``) is reported, takes no part in the
 correction and is never flagged. Days are not tested one by one (each day's test would cost
-the period's test power); they feed the **sequential** scheme instead: a CUSUM per wheel and
-per shaker, night by night (:class:`~ledger.stats.shaped.CellCusum`), whose threshold gives a
-stated in-control run length, so the false alarms of a whole property are known per night.
+the period's test power); they feed the **sequential** schemes instead: a CUSUM per wheel and
+per shaker, night by night (:class:`~ledger.stats.shaped.CellCusum`), and per shoe and wall,
+shoe by shoe (:class:`~ledger.stats.shaped.CompositionCusum`), whose thresholds give a stated
+in-control run length, so the false alarms of a whole property are known per night.
 
 **Error rates.** Each croupier (and each table) is tested against the others of the same game
 with its exposure, the rounds it dealt (:func:`~ledger.stats.shaped.error_rate_test`; Holm
@@ -50,37 +51,48 @@ from ledger.stats.collect import (
     equipment_of,
 )
 from ledger.stats.shaped import (
+    CARD_CUSUM,
     SHAKER_CUSUM,
+    TILE_CUSUM,
     WHEEL_CUSUM,
     CellCusum,
+    CompositionCusum,
+    CompositionScheme,
     CusumScheme,
     RateTest,
+    attained_level,
+    best_pair,
     error_rate_test,
     more_to_decide,
 )
-from ledger.stats.tests import TestResult, weighted_holm
+from ledger.stats.tests import TestResult
 from ledger.store import LedgerApp
 from ledger.verify.judge import RoundJudge
 from projections.base import closed_rounds
 from projections.gaming_day import day_of
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DEFAULT_ALPHA = 0.01
 """Default family-wise level: a fair piece of equipment is flagged at most 1 % of the time."""
-CORRECTION = "weighted_holm"
+CORRECTION = "discrete_weighted_bonferroni"
 WEIGHTS: dict[str, float] = {
-    "max_pocket": 0.55,
-    "sector": 0.43,
+    "max_pocket": 0.6,
+    "sector": 0.38,
     "max_die_face": 0.49,
     "max_face_pooled": 0.49,
     "composition": 0.9,
 }
 """The share of a family's alpha given to each shaped test; the general tests of the family
-share what is left equally (a wheel: 0.01 each to ``pockets`` and ``colour_runs``). Each
-shaped test costs the others power, so there are two per wheel and shaker, each run at about
-half of ``alpha``, which costs a few points of power against that test alone at ``alpha``
-(``python -m bench.surveillance``); the wheel's hottest pocket gets a little more than its
-sector scan, whose 37 overlapping windows are less costly than 37 separate pockets."""
+share what is left equally (a wheel: 0.01 each to ``pockets`` and ``colour_runs``). A shaped
+test is then run at the largest level it can attain within its share, and what the
+discreteness leaves goes to the shaped tests, heaviest first (:func:`correct`). The wheel's
+hottest pocket gets more than its sector scan: its power is steep where the targets are
+quoted, the sector's flat (docs/SURVEILLANCE.md; ``python -m bench.surveillance``)."""
+DESIGN: dict[str, float] = {"max_pocket": 1.5, "sector": 1.2, "max_die_face": 1.5, "max_face_pooled": 1.2}
+"""The alternative each shaped test of a wheel or shaker is designed against: its cell (a
+pocket, a window of five pockets, a face of one die, a face of all dice) this many times as
+likely. The two shaped tests of a piece share the family's level so as to maximise the sum of
+their powers against these at the piece's amount of play (:func:`family_levels`)."""
 PROPERTY_SIZE = 500
 """The property size at which the expected false alarms per night are also printed."""
 UNIT = {"max_pocket": "spins", "sector": "spins", "max_die_face": "throws", "max_face_pooled": "throws"}
@@ -131,6 +143,8 @@ class Entry:
     flagged: bool = False
     weight: float = 0.0
     """This test's share of the family's alpha."""
+    level: float = 0.0
+    """The level it is run at: flagged when its p-value is at most this (:func:`correct`)."""
     dice: int = 1
 
     def more_needed(self, alpha: float) -> int | None:
@@ -138,7 +152,7 @@ class Entry:
         if self.flagged or self.test not in UNIT or not self.result.valid:
             return None
         per = self.dice if self.test == "max_face_pooled" else 1
-        return more_to_decide(self.result, alpha * self.weight, per)
+        return more_to_decide(self.result, self.level or alpha * self.weight, per)
 
     def where(self) -> str:
         """The pocket, face, card or sector a shaped test points at."""
@@ -171,6 +185,7 @@ class Entry:
             "flagged": self.flagged,
             "note": r.note or None,
             "weight": round(self.weight, 6),
+            "level": self.level,
             "cells": None,
             "observed": None,
             "expected": None,
@@ -205,20 +220,22 @@ class Entry:
 
 @dataclass
 class Sequential:
-    """The CUSUM of one wheel or shaker over its nights."""
+    """The CUSUM of one wheel, shaker, shoe or wall over its nights."""
 
     table: str
     game: str
     equipment: str
-    cusum: CellCusum
+    cusum: CellCusum | CompositionCusum
 
     @property
-    def scheme(self) -> CusumScheme:
+    def scheme(self) -> CusumScheme | CompositionScheme:
         """The scheme run."""
         return self.cusum.scheme
 
     def where(self, cell: int) -> str:
-        """The pocket or face of a cell."""
+        """The pocket, face, card or tile of a cell (and, for a composition, the side)."""
+        if isinstance(self.cusum, CompositionCusum):
+            return self.cusum.where(cell)
         return f"pocket {cell}" if self.scheme.name == "pockets" else f"face {cell + 1}"
 
     def to_json(self) -> dict[str, Any]:
@@ -231,6 +248,7 @@ class Sequential:
             "equipment": self.equipment,
             "scheme": f"cusum:{s.name}",
             "alternative_ratio": s.ratio,
+            "alternative": s.alternative,
             "threshold": s.threshold,
             "in_control_nights": s.in_control_nights,
             "nominal_per_night": s.nominal_per_night,
@@ -354,7 +372,13 @@ class StatsReport:
         """Expected fair pieces flagged per night by the sequential schemes, here and at a
         property of :data:`PROPERTY_SIZE` pieces of each kind (nominal nightly volume)."""
         out: dict[str, Any] = {"control": "expected false alarms per night (in-control run length per piece)"}
-        for scheme, kind in ((WHEEL_CUSUM, "wheel"), (SHAKER_CUSUM, "shaker")):
+        schemes: tuple[tuple[CusumScheme | CompositionScheme, str], ...] = (
+            (WHEEL_CUSUM, "wheel"),
+            (SHAKER_CUSUM, "shaker"),
+            (CARD_CUSUM, "shoe"),
+            (TILE_CUSUM, "wall"),
+        )
+        for scheme, kind in schemes:
             here = sum(1 for s in self.sequential if s.scheme.name == scheme.name)
             out[kind] = {
                 "pieces": here,
@@ -424,6 +448,7 @@ def survey(app: LedgerApp, query: StatsQuery) -> StatsReport:
         tally = by_day.get(day)
         if tally is None:
             tally = by_day[day] = Tally()
+        watch.see_night(str(day))
         watch.observe(rnd, tally)
         if judged is None or not rated:
             continue
@@ -445,6 +470,10 @@ def survey(app: LedgerApp, query: StatsQuery) -> StatsReport:
     for table in sorted(tallies):
         report.entries += entries_for(table, games[table], tallies[table])
         report.sequential += sequential_for(table, games[table], tallies[table])
+        composition_path = watches[table].sequential
+        if composition_path is not None:
+            equipment = "wall" if composition_path.scheme is TILE_CUSUM else "shoe"
+            report.sequential.append(Sequential(table, games[table], equipment, composition_path))
     correct(report.entries, query.alpha)
     report.tables = rate_tests(tables, query.alpha)
     report.croupiers = rate_tests(croupiers, query.alpha)
@@ -517,8 +546,14 @@ def entries_for(table: str, game: str, by_day: Mapping[date, Tally]) -> list[Ent
 
 
 def correct(entries: list[Entry], alpha: float) -> None:
-    """Weighted Holm within each piece of equipment's family of valid tests (:data:`WEIGHTS`);
-    flag below ``alpha``."""
+    """Discrete weighted Bonferroni within each piece of equipment's family of valid tests:
+    each test is run at its share of ``alpha`` (:data:`WEIGHTS`), a shaped test at the largest
+    p-value it can give below that share (:func:`~ledger.stats.shaped.attained_level`, a
+    function of the amount of play only, never of the counts); what the discreteness leaves
+    of ``alpha`` goes to the shaped tests, heaviest first. The levels the tests are run at sum
+    to at most ``alpha``, so a fair piece is flagged with probability at most ``alpha`` (the
+    union bound, under any dependence between the tests). A test is flagged when its p-value
+    is at most its level; its adjusted p-value is ``p · alpha / level``."""
     families: dict[tuple[str, str], list[Entry]] = {}
     for e in entries:
         e._alpha = alpha
@@ -531,11 +566,42 @@ def correct(entries: list[Entry], alpha: float) -> None:
         total = shaped + rest * len(general)
         for e in family:
             e.weight = WEIGHTS.get(e.test, rest) / total
-        for e, adjusted in zip(
-            family, weighted_holm([e.result.p_value for e in family], [e.weight for e in family]), strict=True
-        ):
-            e.p_adjusted = adjusted
-            e.flagged = adjusted < alpha
+        for e, level in zip(family, family_levels(family, alpha), strict=True):
+            e.level = level
+            p = e.result.p_value
+            e.flagged = level > 0 and p <= level * (1 + 1e-9)
+            e.p_adjusted = min(1.0, p * alpha / level) if level > 0 else 1.0
+
+
+def family_levels(family: list[Entry], alpha: float) -> list[float]:
+    """The level each test of a family is run at (see :func:`correct`): a general test at its
+    share; two shaped tests with design alternatives (:data:`DESIGN`) at the attainable levels
+    that maximise the sum of their powers against them
+    (:func:`~ledger.stats.shaped.best_pair`); any other shaped test at the largest level it
+    can attain within its share, raised with what the others leave."""
+    specs = [e.result.detail.get("levels") for e in family]
+    levels = [
+        attained_level(spec, alpha * e.weight) if spec else alpha * e.weight
+        for e, spec in zip(family, specs, strict=True)
+    ]
+    designed = [i for i, e in enumerate(family) if specs[i] and e.test in DESIGN]
+    if len(designed) == 2:
+        i, j = designed
+        spec_i, spec_j = specs[i], specs[j]
+        assert spec_i is not None and spec_j is not None
+        budget = alpha - sum(lv for k, lv in enumerate(levels) if k not in designed)
+        levels[i], levels[j] = best_pair(
+            spec_i, DESIGN[family[i].test], spec_j, DESIGN[family[j].test], budget
+        )
+    left = alpha - sum(levels)
+    for i in sorted(range(len(family)), key=lambda i: (-family[i].weight, family[i].test)):
+        spec = specs[i]
+        if spec and left > 0:
+            raised = attained_level(spec, levels[i] + left)
+            if raised > levels[i]:
+                left -= raised - levels[i]
+                levels[i] = raised
+    return levels
 
 
 def money_involved(finding: Finding) -> dict[str, Decimal]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ledger.games.base import Cells, Equipment
-from ledger.games.mahjong.tiles import CODES, KINDS, SIMPLIFIED_KINDS
+from ledger.games.base import Cells, Equipment, Pool
+from ledger.games.mahjong.tiles import CODES, COPIES, KINDS, SIMPLIFIED_KINDS
 from ledger.round import Round
 
 _INDEX = {code: i for i, code in enumerate(CODES)}
@@ -39,4 +39,25 @@ def cells(test: str) -> Cells | None:
     return _SIMPLE if test.endswith(":simplified") else _FULL
 
 
-EQUIPMENT = Equipment("wall", draws=draws, cells=cells)
+_FULL_LABELS = tuple(CODES)
+_SIMPLE_KINDS = tuple(sorted(_SIMPLIFIED))
+_SIMPLE_LABELS = tuple(CODES[i] for i in _SIMPLE_KINDS)
+
+
+def pool(rnd: Round) -> Pool | None:
+    """The tiles drawn from the round's wall, deal and play (``from`` wall or tail: every tile
+    that left the wall once), against the wall's composition: four of each of the 34 kinds
+    (136 tiles), or of the 28 of MJ-S (112). ``None`` if no tile was drawn."""
+    counts = [0] * KINDS
+    for event in rnd.events:
+        tile = getattr(event, "tile", None) if event.type == "tile_drawn" else None
+        if tile is not None:
+            counts[_INDEX[str(tile)]] += 1
+    if not any(counts):
+        return None
+    if getattr(rnd.opened, "variant", None) == "simplified":
+        return Pool(COPIES, _SIMPLE_LABELS, tuple(counts[i] for i in _SIMPLE_KINDS))
+    return Pool(COPIES, _FULL_LABELS, tuple(counts))
+
+
+EQUIPMENT = Equipment("wall", draws=draws, cells=cells, pool=pool)
