@@ -73,11 +73,9 @@ class TextSink(Protocol):
 
 @dataclass
 class _Done:
-    """A batch's database work: what the ingest did, the findings, the rejects for NATS, the
-    seconds it took."""
+    """A batch's database work: what the ingest did, the rejects for NATS, the seconds it took."""
 
     report: IngestReport
-    found: list[LiveFinding]
     rejects: list[Outgoing]
     seconds: float
 
@@ -194,7 +192,10 @@ class Follower:
         self._tree_pending = 0
         self._tree_failed = False
         self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-follow-db")
-        """Every database call of the follower runs in this one thread, in order."""
+        """Storing, sealing and the tree run in this one thread, in order."""
+        self._judging = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-follow-judge")
+        """Judging and the told row run in this one, beside the storing (off its path)."""
+        self._judge_task: asyncio.Task[None] | None = None
 
     def stop(self) -> None:
         """Finish the batch in hand, then end (what SIGTERM does)."""
@@ -206,9 +207,10 @@ class Follower:
         """Follow until stopped, the input ends, or it is idle for ``idle_exit``; the exit
         code (0, or 2 when lines read could not be stored).
 
-        The database work of a batch (store, then judge) runs in the follower's one database
-        thread while the loop reads the next batch; batches are still stored, acknowledged and
-        judged one after the other, in order."""
+        Storing a batch runs in the follower's database thread while the loop reads the next
+        batch; batches are stored and acknowledged one after the other, in order. Judging runs
+        in a thread of its own after each commit (one judging at a time, each reading every row
+        committed since the last), so a batch is never kept waiting for the judge."""
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             try:
@@ -223,7 +225,7 @@ class Follower:
             if isinstance(self.source, NatsSource):
                 self._js = self.source.nc.jetstream()
                 await ensure_findings_stream(self._js)
-            found = await self._in_db(self._start_judging)
+            found = await asyncio.get_running_loop().run_in_executor(self._judging, self._start_judging)
             if self.judge.note:
                 self._say(self.judge.note)
             self._say(
@@ -236,13 +238,17 @@ class Follower:
             )
             await self._tell_all(found)
             await self._loop()
+            await self._judged_all()
             await self._mark(now=True)
             if self.cosigner is not None:
                 await self.cosigner.drain()
         finally:
             await self.source.close()
+            if self._judge_task is not None:
+                await asyncio.gather(self._judge_task, return_exceptions=True)
             await asyncio.get_running_loop().run_in_executor(self._db, self._close_db)
             self._db.shutdown(wait=True)
+            self._judging.shutdown(wait=True)
         s = self.summary
         self._say(
             f"stopped: {s.stored} stored, {s.duplicates} already stored, {s.rejected} "
@@ -261,10 +267,12 @@ class Follower:
 
     async def _loop(self) -> None:
         held: tuple[Batch, asyncio.Future[_Done]] | None = None
+        idle: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        idle.set_result(None)  # no batch in hand: the database is idle
         while True:
             batch = None
             if not self._stop.is_set():
-                batch = await self.source.next_batch(self.options.bounds, held[1] if held else None)
+                batch = await self.source.next_batch(self.options.bounds, held[1] if held else idle)
             if held is not None:
                 if not await self._finish(*held):
                     self.summary.unstored += len(held[0].lines) + (
@@ -273,17 +281,12 @@ class Follower:
                     return
                 held = None
             if batch is None:
-                await self._catch_up()
                 return
             if batch.lines:
                 self._last_line = time.monotonic()
                 if self.summary.first_line_at is None:
                     self.summary.first_line_at = self._last_line
-                full = len(batch.lines) >= self.options.bounds.lines
-                held = (
-                    batch,
-                    asyncio.get_running_loop().run_in_executor(self._db, self._store_and_judge, batch, full),
-                )
+                held = (batch, asyncio.get_running_loop().run_in_executor(self._db, self._store_batch, batch))
             else:
                 await self._catch_up()
                 if self._idle():
@@ -306,26 +309,37 @@ class Follower:
         self.judge.told_through = self._marked = told or 0
         return self._advance()
 
-    async def _in_db(self, work: Callable[[], list[LiveFinding]]) -> list[LiveFinding]:
-        """Run database work in the database thread; the findings it made."""
-        return await asyncio.get_running_loop().run_in_executor(self._db, work)
-
     async def _catch_up(self) -> None:
-        """Nothing is coming (or the follower stops): judge what was put off, extend the tree."""
-        if not self._unjudged and not self._tree_pending:
+        """Nothing came: judge what was put off, extend the tree."""
+        self._judge_soon(force=True)
+        if self._tree_pending:
+            await asyncio.get_running_loop().run_in_executor(self._db, self._extend_tree)
+
+    def _judge_soon(self, *, force: bool = False, behind: bool = False) -> None:
+        """Start judging what was committed since the last judging, unless a judging is under
+        way (the next commit asks again) or, while the follower is ``behind``, the last one was
+        less than ``judge_every`` ago (storing catches up first)."""
+        if self._judge_task is not None and not self._judge_task.done():
             return
-        try:
-            found = await self._in_db(self._judge_and_grow)
-        except store_errors() as exc:
-            self.metrics.error("database", _first_line(exc))
+        if not (self._unjudged or force):
             return
+        if behind and not force and time.monotonic() - self._judged_at < self.options.judge_every:
+            return
+        self._judge_task = asyncio.ensure_future(self._judge_and_tell())
+
+    async def _judge_and_tell(self) -> None:
+        found = await asyncio.get_running_loop().run_in_executor(self._judging, self._advance)
         await self._tell_all(found)
 
-    def _judge_and_grow(self) -> list[LiveFinding]:
-        found = self._advance() if self._unjudged else []
+    async def _judged_all(self) -> None:
+        """At the end: wait for the judging under way, then judge what is left."""
+        if self._judge_task is not None:
+            await asyncio.gather(self._judge_task, return_exceptions=True)
+        self._judge_soon(force=True)
+        if self._judge_task is not None:
+            await asyncio.gather(self._judge_task, return_exceptions=True)
         if self._tree_pending:
-            self._extend_tree()
-        return found
+            await asyncio.get_running_loop().run_in_executor(self._db, self._extend_tree)
 
     async def _every_second(self) -> None:
         """What need not be done per batch: the lag (a request to the broker), the seal."""
@@ -342,9 +356,8 @@ class Follower:
 
     # -- storing ----------------------------------------------------------------------------
 
-    def _store_and_judge(self, batch: Batch, full: bool = False) -> _Done:
-        """In the database thread: store the batch, then judge what is new in the store (put
-        off while the follower is behind: ``full``)."""
+    def _store_batch(self, batch: Batch) -> _Done:
+        """In the database thread: store the batch (and extend the tree when it is due)."""
         started = time.perf_counter()
         by_number = {line.number: line for line in batch.lines}
         rejects: list[Outgoing] = []
@@ -356,14 +369,10 @@ class Follower:
         except BaseException:
             self._ingestor = Ingestor(self.app, extend_tree=False)  # its heads may be stale
             raise
-        self._unjudged += report.stored
         self._tree_pending += report.stored
-        found: list[LiveFinding] = []
-        if not full or time.monotonic() - self._judged_at >= self.options.judge_every:
-            found = self._advance()
         if self._tree_pending >= TREE_EVERY_ROWS:
             self._extend_tree()
-        return _Done(report, found, rejects, time.perf_counter() - started)
+        return _Done(report, rejects, time.perf_counter() - started)
 
     def _extend_tree(self) -> None:
         """In the database thread: append the rows stored since the last time to the Merkle
@@ -389,8 +398,11 @@ class Follower:
 
     async def _store(self, batch: Batch) -> bool:
         """Store and judge one batch (without acknowledging it): False if stopped first."""
-        work = asyncio.get_running_loop().run_in_executor(self._db, self._store_and_judge, batch)
-        return await self._finish(batch, work, acknowledge=False)
+        work = asyncio.get_running_loop().run_in_executor(self._db, self._store_batch, batch)
+        if not await self._finish(batch, work, acknowledge=False):
+            return False
+        await self._judged_all()
+        return True
 
     async def _finish(self, batch: Batch, work: asyncio.Future[_Done], *, acknowledge: bool = True) -> bool:
         """Wait for a batch's database work (retrying while the database cannot be reached),
@@ -409,7 +421,7 @@ class Follower:
                     await asyncio.wait_for(self._stop.wait(), wait)
                     return False
                 except TimeoutError:
-                    work = asyncio.get_running_loop().run_in_executor(self._db, self._store_and_judge, batch)
+                    work = asyncio.get_running_loop().run_in_executor(self._db, self._store_batch, batch)
         if self._waiting:
             self._waiting = False
             self.metrics.up.set(1)
@@ -418,9 +430,10 @@ class Follower:
         if acknowledge:
             await self.source.committed(batch)
         self.summary.last_commit_at = time.monotonic()
+        self._unjudged += done.report.stored
+        self._judge_soon(behind=batch.more)
         if done.rejects and self._js is not None:
             self._published(await publish_acked(self._js, done.rejects))
-        await self._tell_all(done.found)
         return True
 
     def _count(self, done: _Done) -> None:
@@ -464,15 +477,15 @@ class Follower:
     # -- judging and telling ----------------------------------------------------------------
 
     def _advance(self) -> list[LiveFinding]:
-        """In the database thread: judge the rows stored since the last call. A database error
-        here is counted and left: the next batch judges from where this one stopped."""
+        """In the judging thread: judge the rows stored since the last call. A database error
+        here is counted and left: the next judging goes on from where this one stopped."""
         before = self.judge.position
+        self._unjudged = 0
         try:
             found = self.judge.advance()
         except store_errors() as exc:
             self.metrics.error("database", _first_line(exc))
             return []
-        self._unjudged = 0
         self._judged_at = time.monotonic()
         if self.judge.position != before:
             self.summary.last_judged_at = self._judged_at
@@ -510,7 +523,7 @@ class Follower:
         if self._told is None or position <= self._marked or not due:
             return
         try:
-            await asyncio.get_running_loop().run_in_executor(self._db, self._told.write, position)
+            await asyncio.get_running_loop().run_in_executor(self._judging, self._told.write, position)
         except store_errors() as exc:
             self.metrics.error("database", _first_line(exc))
             return

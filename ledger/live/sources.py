@@ -66,6 +66,8 @@ class Batch:
     lines: list[Line] = field(default_factory=list)
     position: Any = None
     """Where the source stands after these lines (a file offset)."""
+    more: bool = False
+    """More lines were there at once when the batch closed: the follower is behind."""
 
 
 class SourceError(Exception):
@@ -171,6 +173,7 @@ class FileSource:
                 break
             await asyncio.sleep(min(self.poll_seconds, wait))
         batch.position = (self._identity, self._offset, self._line_no)
+        batch.more = len(batch.lines) >= bounds.lines or self._unread() > 0
         return batch
 
     def _read_line(self) -> Line | None:
@@ -222,10 +225,14 @@ class FileSource:
         return None
 
     async def lag(self) -> float:
+        return float(self._unread())
+
+    def _unread(self) -> int:
+        """Bytes of the open file not read yet."""
         try:
-            return float(max(0, os.stat(self.path).st_size - self._offset))
+            return max(0, os.fstat(self._file.fileno()).st_size - self._offset) if self._file else 0
         except OSError:
-            return 0.0
+            return 0
 
     async def close(self) -> None:
         if self._file is not None:
@@ -279,6 +286,7 @@ class StdinSource:
             batch.lines.append(line)
             if started is None:
                 started = time.monotonic()
+        batch.more = not queue.empty()
         return batch
 
     async def committed(self, batch: Batch) -> None:
@@ -402,6 +410,8 @@ class NatsSource:
         self._buffer: deque[tuple[int, bytes, str, str]] = deque()
         """Messages received and not yet handed out: (stream sequence, data, table, reply)."""
         self._arrived = asyncio.Event()
+        self._behind = 0
+        """Messages pending on the server when the last one was delivered."""
         self._pulls: deque[list[float]] = deque()
         """The open pull requests, oldest first: [messages still to come, when it ends]."""
         self.say: Callable[[str], None] = lambda text: None
@@ -442,9 +452,10 @@ class NatsSource:
             if pulls[0][0] <= 0:
                 pulls.popleft()
         subject = msg.subject
+        sequence, self._behind = _sequence_and_pending(msg.reply)
         self._buffer.append(
             (
-                _stream_sequence(msg.reply),
+                sequence,
                 msg.data,
                 subject.rsplit(".", 1)[-1] if "." in subject else "",
                 msg.reply,
@@ -489,7 +500,7 @@ class NatsSource:
             now = time.monotonic()
             if batch.lines and started is None:
                 started = now
-            wait = batch_wait(bounds, called, started, now, ready)
+            wait = batch_wait(bounds, called, started, now, None if self._behind else ready)
             if wait <= 0 or len(batch.lines) >= bounds.lines:
                 break
             self._arrived.clear()
@@ -500,6 +511,7 @@ class NatsSource:
             except TimeoutError:
                 if started is None:
                     break
+        batch.more = bool(buffer) or self._behind > 0
         return batch
 
     async def _resume_point(self) -> int:
@@ -540,15 +552,18 @@ class NatsSource:
                 await self.nc.close()
 
 
-def _stream_sequence(reply: str) -> int:
-    """The stream sequence a JetStream message's reply subject carries
-    (``$JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.…``, or the form with a domain and
-    an account hash after ``$JS.ACK``); 0 if it is not one."""
+def _sequence_and_pending(reply: str) -> tuple[int, int]:
+    """The stream sequence and the number of messages still pending on the server that a
+    JetStream message's reply subject carries (``$JS.ACK.<stream>.<consumer>.<delivered>.<stream
+    seq>.<consumer seq>.<time>.<pending>``, or the form with a domain and an account hash after
+    ``$JS.ACK`` and a token at the end); (0, 0) if it is not one."""
     tokens = reply.split(".")
     try:
-        return int(tokens[5] if len(tokens) == 9 else tokens[7])
+        if len(tokens) == 9:
+            return int(tokens[5]), int(tokens[8])
+        return int(tokens[7]), int(tokens[10])
     except (IndexError, ValueError):
-        return 0
+        return 0, 0
 
 
 def batch_wait(
@@ -556,15 +571,17 @@ def batch_wait(
 ) -> float:
     """How much longer a batch may wait for more lines (0 or less: close it now). Before its
     first line: until ``bounds.seconds`` after the call (then it goes empty). After: until
-    ``bounds.seconds`` after the first line, but only ``bounds.linger`` once the database is
-    idle (``ready`` done, or none): a batch grows while the previous one is being stored, and
-    goes at once when nothing is. While ``ready`` is pending, at most 20 ms at a time, so its
-    end is seen soon."""
+    ``bounds.seconds`` after the first line; but with ``ready`` (the previous batch's database
+    work): for as long as it is pending (the batch could not be stored sooner anyway; checked
+    every 20 ms), then ``bounds.linger`` at most. So a batch grows while the previous one is
+    being stored, and goes at once when nothing is."""
     if started is None:
         return called + bounds.seconds - now
-    if ready is None or ready.done():
-        return started + bounds.linger - now
-    return min(started + bounds.seconds - now, 0.02)
+    if ready is None:
+        return started + bounds.seconds - now
+    if ready.done():
+        return min(started + bounds.linger, started + bounds.seconds) - now
+    return 0.02
 
 
 def open_source(spec: str, *, state: str | None = None, durable: str = "ledger-follower") -> Source:
