@@ -50,6 +50,7 @@ from ledger import checkpoints
 from ledger.errors import StoreError
 from ledger.feed.parse import Rejection
 from ledger.ingest import Ingestor, IngestReport
+from ledger.live.judge_process import RemoteJudge
 from ledger.live.judging import LiveFinding, LiveJudge
 from ledger.live.metrics import FollowerMetrics
 from ledger.live.publish import Outgoing, ensure_findings_stream, publish_acked, subject_token
@@ -126,7 +127,10 @@ class FollowOptions:
     resume: bool = True
     """Start the judge from the newest checkpoint's snapshot (else from the start of the log)."""
     judge_every: float = 1.0
-    """While the follower is behind (its batches full), judge at most this often (seconds)."""
+    """While the follower is behind (more lines waiting), judge at most this often (seconds)."""
+    judge_process: str | None = None
+    """The store's URL: judge in a process of its own, on another core
+    (:class:`~ledger.live.judge_process.RemoteJudge`); ``None``: in a thread of the follower."""
 
 
 @dataclass
@@ -169,7 +173,7 @@ class Follower:
         self.log = log if log is not None else sys.stderr
         self.rejects = rejects
         self.metrics = metrics or FollowerMetrics()
-        self.judge = LiveJudge(app)
+        self.judge: LiveJudge | RemoteJudge = LiveJudge(app)
         self.summary = FollowSummary()
         self.on_sealed: list[SealHook] = []
         """Called with each stored checkpoint."""
@@ -221,6 +225,8 @@ class Follower:
             self.source.say = self._say
         self._set_up_cosigner()
         await self.source.open()
+        if self.options.judge_process is not None:
+            self.judge = RemoteJudge(self.options.judge_process)
         try:
             if isinstance(self.source, NatsSource):
                 self._js = self.source.nc.jetstream()
@@ -249,6 +255,8 @@ class Follower:
             await asyncio.get_running_loop().run_in_executor(self._db, self._close_db)
             self._db.shutdown(wait=True)
             self._judging.shutdown(wait=True)
+            if isinstance(self.judge, RemoteJudge):
+                self.judge.close()
         s = self.summary
         self._say(
             f"stopped: {s.stored} stored, {s.duplicates} already stored, {s.rejected} "
@@ -494,36 +502,43 @@ class Follower:
         return found
 
     async def _tell_all(self, found: list[LiveFinding]) -> None:
-        """Tell the findings (standard output, then JetStream), then store how far they go."""
-        if found:
-            label = self._store_id
-            records = [live.to_json() for live in found]
-            self.out.write("".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records))
-            self.out.flush()
-            for live in found:
-                self.summary.findings += 1
-                self.metrics.findings.labels(live.finding.severity).inc()
-            if self._js is not None:
-                outgoing = [
-                    Outgoing(
-                        f"{FINDINGS_SUBJECT}.{subject_token(live.finding.table)}",
-                        json.dumps(record, ensure_ascii=False, default=str).encode(),
-                        finding_id(label, live.key, live.index),
-                    )
-                    for live, record in zip(found, records, strict=True)
-                ]
-                self._published(await publish_acked(self._js, outgoing))
-        await self._mark(bool(found))
+        """Tell the findings, then store how far they go: JetStream first (acknowledged; a
+        repeat is dropped by the server), then standard output and, with no pause between
+        them, the told row (so a kill in between, which tells them again, has only that
+        instant)."""
+        if not found:
+            await self._mark()
+            return
+        records = [live.to_json() for live in found]
+        if self._js is not None:
+            outgoing = [
+                Outgoing(
+                    f"{FINDINGS_SUBJECT}.{subject_token(live.finding.table)}",
+                    json.dumps(record, ensure_ascii=False, default=str).encode(),
+                    finding_id(self._store_id, live.key, live.index),
+                )
+                for live, record in zip(found, records, strict=True)
+            ]
+            self._published(await publish_acked(self._js, outgoing))
+        self.out.write("".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records))
+        self.out.flush()
+        self._write_mark(self.judge.position)
+        for live in found:
+            self.summary.findings += 1
+            self.metrics.findings.labels(live.finding.severity).inc()
 
     async def _mark(self, now: bool = False) -> None:
-        """Store the row through which findings are told: at once (``now``, after findings or
-        at the end), else at most every :data:`MARK_EVERY_SECONDS`."""
-        position = self.judge.position
-        due = now or time.monotonic() - self._marked_at >= MARK_EVERY_SECONDS
-        if self._told is None or position <= self._marked or not due:
+        """Store the row through which findings are told, when no finding was told: at the
+        end (``now``), else at most every :data:`MARK_EVERY_SECONDS`."""
+        if now or time.monotonic() - self._marked_at >= MARK_EVERY_SECONDS:
+            self._write_mark(self.judge.position)
+
+    def _write_mark(self, position: int) -> None:
+        """The told row, written at once (in the loop's thread: a single small write)."""
+        if self._told is None or position <= self._marked:
             return
         try:
-            await asyncio.get_running_loop().run_in_executor(self._judging, self._told.write, position)
+            self._told.write(position)
         except store_errors() as exc:
             self.metrics.error("database", _first_line(exc))
             return
