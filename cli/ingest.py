@@ -90,7 +90,7 @@ def ingest(
         list[str] | None,
         typer.Option(
             "--witness",
-            metavar="URL|DIR",
+            metavar="URL_OR_DIR",
             rich_help_panel="Live",
             help="--follow --seal-every: a witness to cosign each timed checkpoint (repeatable), as "
             "`ledger seal --witness`; a missed quorum is logged and counted, and following goes on.",
