@@ -225,9 +225,9 @@ class Follower:
             self.source.say = self._say
         self._set_up_cosigner()
         await self.source.open()
-        if self.options.judge_process is not None:
-            self.judge = RemoteJudge(self.options.judge_process)
         try:
+            if self.options.judge_process is not None:
+                self.judge = RemoteJudge(self.options.judge_process)
             if isinstance(self.source, NatsSource):
                 self._js = self.source.nc.jetstream()
                 await ensure_findings_stream(self._js)
