@@ -10,8 +10,10 @@ On SQLite and, when a server answers, on PostgreSQL, with one seeded simulated p
 
 1. **batch ingest rate**: ``Ingestor.ingest`` of the whole feed into a fresh store (lines/s);
 2. **sustained follow rate**: the feed published to a fresh stream first, then one follower
-   (in this process) reads it into a fresh store; lines stored / time from its first line read
-   to its last batch committed; target: at least 0.8 × the batch rate;
+   (in this process, judging in a process of its own as the command does) reads it into a
+   fresh store; lines stored / time from its first line read to its last batch committed
+   (target: at least 0.8 × the batch rate), and lines / time to the end of its judging (the
+   follower puts judging off while it is behind, so this is the rate findings keep up with);
 3. **latency at ``--rate`` events/s** (default 2,000): a follower started as the command
    (``ledger ingest --follow nats://…``, its own process) while this process publishes the
    feed in real time and listens on ``ledger.findings.>``; for each round with a finding, the

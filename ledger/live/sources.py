@@ -33,6 +33,10 @@ from nats.js.errors import NotFoundError
 from ledger.feed.parse import MAX_LINE_BYTES
 from ledger.ingest import bounded_lines
 
+BEHIND_LINES = 1000
+"""Lines waiting at the source (or, for a file, 200 bytes each) from which a follower counts
+as behind: its batches then grow to their count, and judging is put off a little."""
+
 
 @dataclass(frozen=True)
 class Bounds:
@@ -173,7 +177,7 @@ class FileSource:
                 break
             await asyncio.sleep(min(self.poll_seconds, wait))
         batch.position = (self._identity, self._offset, self._line_no)
-        batch.more = len(batch.lines) >= bounds.lines or self._unread() > 0
+        batch.more = len(batch.lines) >= bounds.lines or self._unread() >= BEHIND_LINES * 200
         return batch
 
     def _read_line(self) -> Line | None:
@@ -286,7 +290,7 @@ class StdinSource:
             batch.lines.append(line)
             if started is None:
                 started = time.monotonic()
-        batch.more = not queue.empty()
+        batch.more = queue.qsize() >= BEHIND_LINES
         return batch
 
     async def committed(self, batch: Batch) -> None:
@@ -500,7 +504,8 @@ class NatsSource:
             now = time.monotonic()
             if batch.lines and started is None:
                 started = now
-            wait = batch_wait(bounds, called, started, now, None if self._behind else ready)
+            behind = self._behind + len(buffer) >= BEHIND_LINES
+            wait = batch_wait(bounds, called, started, now, None if behind else ready)
             if wait <= 0 or len(batch.lines) >= bounds.lines:
                 break
             self._arrived.clear()
@@ -511,7 +516,7 @@ class NatsSource:
             except TimeoutError:
                 if started is None:
                     break
-        batch.more = bool(buffer) or self._behind > 0
+        batch.more = self._behind + len(buffer) >= BEHIND_LINES
         return batch
 
     async def _resume_point(self) -> int:
