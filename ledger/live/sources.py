@@ -392,14 +392,18 @@ class NatsSource:
     out of order); those lines are duplicates of what was stored, or new.
 
     The messages are pulled with the JetStream pull protocol on an inbox of our own: up to two
-    pull requests of :attr:`pull_batch` messages are kept open, and every message that comes is
-    put in a buffer by the subscription's callback (no task, timer or parsed metadata per
-    message), from which :meth:`next_batch` takes what is there at once. The stream sequence
-    is read from the message's reply subject.
+    pull requests of :attr:`pull_batch` messages are kept open (a new one asked as soon as one
+    ends, also while the follower is storing), and every message that comes is put in a buffer
+    by the subscription's callback (no task, timer or parsed metadata per message), from which
+    :meth:`next_batch` takes what is there at once. The stream sequence, and how many messages
+    the server still holds, are read from the message's reply subject.
     """
 
     ack_wait_seconds = 60.0
-    pull_batch = 2000
+    pull_batch = 2500
+    buffer_lines = 10_000
+    """No more is asked while the buffer holds this many (with two batches in hand and two
+    requests open, well under the consumer's ``max_ack_pending``)."""
     pull_expires = 2.0
     """Seconds a pull request waits on the server for messages before it ends (status 408)."""
 
@@ -432,7 +436,7 @@ class NatsSource:
             durable_name=self.durable,
             ack_policy=AckPolicy.ALL,
             ack_wait=self.ack_wait_seconds,
-            max_ack_pending=20_000,
+            max_ack_pending=50_000,
             filter_subject=self.address.subjects,
             deliver_policy=DeliverPolicy.BY_START_SEQUENCE if start > 1 else DeliverPolicy.ALL,
             opt_start_seq=start if start > 1 else None,
@@ -450,11 +454,13 @@ class NatsSource:
         if headers and headers.get("Status"):
             if headers["Status"] != "100" and pulls:  # 404, 408, 409: the oldest request ended
                 pulls.popleft()
+                await self._pull()
             return
         if pulls:
             pulls[0][0] -= 1
             if pulls[0][0] <= 0:
                 pulls.popleft()
+                await self._pull()  # at once, not when the follower next reads: it may be storing
         subject = msg.subject
         sequence, self._behind = _sequence_and_pending(msg.reply)
         self._buffer.append(
@@ -473,7 +479,7 @@ class NatsSource:
         pulls = self._pulls
         while pulls and pulls[0][1] < now - 1.0:  # lost (the broker restarted): forget it
             pulls.popleft()
-        if len(pulls) >= 2 or len(self._buffer) >= 2 * self.pull_batch:
+        if len(pulls) >= 2 or len(self._buffer) >= self.buffer_lines:
             return
         request = {"batch": self.pull_batch, "expires": int(self.pull_expires * 1e9)}
         pulls.append([self.pull_batch, now + self.pull_expires])
