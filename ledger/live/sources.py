@@ -337,9 +337,16 @@ class NatsAddress:
         return f"{self.stream}.>"
 
 
-async def connect_nats(server: str, *, name: str, say: Callable[[str], None] | None = None) -> Any:
+async def connect_nats(
+    server: str,
+    *,
+    name: str,
+    say: Callable[[str], None] | None = None,
+    on_reconnect: Callable[[], None] | None = None,
+) -> Any:
     """A NATS connection that reconnects for ever (a broker restart is waited out, and said
-    once through ``say``); :class:`SourceError` if the server cannot be reached at start."""
+    once through ``say``; ``on_reconnect`` is called once it is back); :class:`SourceError` if
+    the server cannot be reached at start."""
     parts = urlsplit(server)
     try:  # the client retries a first connection for ever too: fail at once instead
         socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 4222), 3).close()
@@ -355,6 +362,8 @@ async def connect_nats(server: str, *, name: str, say: Callable[[str], None] | N
 
     async def reconnected() -> None:
         tell(f"NATS at {server} is back")
+        if on_reconnect is not None:
+            on_reconnect()
 
     try:
         return await nats.connect(
@@ -427,7 +436,10 @@ class NatsSource:
 
     async def open(self) -> None:
         self.nc = await connect_nats(
-            self.address.server, name=f"ledger follower {self.durable}", say=self.say
+            self.address.server,
+            name=f"ledger follower {self.durable}",
+            say=self.say,
+            on_reconnect=self._pulls.clear,  # the open requests died with the connection
         )
         self.js = self.nc.jetstream()
         await ensure_stream(self.js, self.address)
