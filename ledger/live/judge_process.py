@@ -26,6 +26,7 @@ from typing import Any
 
 from ledger.errors import StoreError
 from ledger.live.judging import LiveFinding, LiveJudge, ResumeRefused
+from ledger.store import open_ledger
 
 
 class RemoteJudge:
@@ -95,8 +96,6 @@ def serve(url: str, conn: Connection) -> None:
     """The child: answer the follower's requests until the socket closes or says stop."""
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from ledger.store import open_ledger
-
     app = open_ledger(url, create=False)
     judge = LiveJudge(app)
     try:
