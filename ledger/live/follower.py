@@ -50,7 +50,7 @@ from ledger import checkpoints
 from ledger.errors import StoreError
 from ledger.feed.parse import Rejection
 from ledger.ingest import Ingestor, IngestReport
-from ledger.live.judge_process import RemoteJudge
+from ledger.live.judge_process import RemoteJudge, warm_up
 from ledger.live.judging import LiveFinding, LiveJudge
 from ledger.live.metrics import FollowerMetrics
 from ledger.live.publish import Outgoing, ensure_findings_stream, publish_acked, subject_token
@@ -231,6 +231,7 @@ class Follower:
             if isinstance(self.source, NatsSource):
                 self._js = self.source.nc.jetstream()
                 await ensure_findings_stream(self._js)
+            await asyncio.get_running_loop().run_in_executor(self._db, warm_up)
             found = await asyncio.get_running_loop().run_in_executor(self._judging, self._start_judging)
             if self.judge.note:
                 self._say(self.judge.note)

@@ -25,6 +25,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from ledger.errors import StoreError
+from ledger.games import GAMES
 from ledger.live.judging import LiveFinding, LiveJudge, ResumeRefused
 from ledger.store import open_ledger
 
@@ -98,6 +99,7 @@ def serve(url: str, conn: Connection) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     app = open_ledger(url, create=False)
     judge = LiveJudge(app)
+    warm_up()
     try:
         while True:
             try:
@@ -109,6 +111,13 @@ def serve(url: str, conn: Connection) -> None:
             conn.send(_answer(judge, request))
     finally:
         app.close()
+
+
+def warm_up() -> None:
+    """Load every game now (the registry loads a game on its first round), so the first rounds
+    judged are not late by the imports."""
+    for code in GAMES:
+        GAMES[code]
 
 
 def _answer(judge: LiveJudge, request: tuple[Any, ...]) -> tuple[str, Any, dict[str, Any] | None]:
