@@ -385,15 +385,18 @@ class Follower:
 
     def _extend_tree(self) -> None:
         """In the database thread: append the rows stored since the last time to the Merkle
-        tree (a failure, e.g. no grant, is said once and not tried again: ``ledger seal``
-        catches the tree up)."""
-        self._tree_pending = 0
+        tree. The database away: counted, tried again later. Any other failure (e.g. no grant)
+        is said once and not tried again: ``ledger seal`` catches the tree up."""
         if self._tree_failed:
+            self._tree_pending = 0
             return
         try:
             if self._tree is None:
                 self._tree = MerkleLog(self.app)
             self._tree.extend()
+            self._tree_pending = 0
+        except store_errors() as exc:
+            self.metrics.error("database", _first_line(exc))
         except Exception as exc:  # a database's refusal, whichever the driver
             self._tree_failed = True
             self.metrics.error("tree", _first_line(exc))
