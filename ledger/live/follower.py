@@ -230,7 +230,13 @@ class Follower:
                 self.judge = RemoteJudge(self.options.judge_process)
             if isinstance(self.source, NatsSource):
                 self._js = self.source.nc.jetstream()
-                await ensure_findings_stream(self._js)
+                try:
+                    await ensure_findings_stream(self._js)
+                except Exception as exc:  # e.g. another stream already holds the subjects
+                    self._say(
+                        f"the stream LEDGER_FINDINGS cannot be created ({_first_line(exc)}); "
+                        "findings go to whichever stream holds ledger.findings.>"
+                    )
             await asyncio.get_running_loop().run_in_executor(self._db, warm_up)
             found = await asyncio.get_running_loop().run_in_executor(self._judging, self._start_judging)
             if self.judge.note:
