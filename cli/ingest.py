@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Annotated, Any, BinaryIO
 
@@ -19,6 +20,8 @@ from ledger.live.follower import FollowOptions
 from ledger.live.run import FollowError, FollowRequest, follow, make_bounds, parse_duration
 from ledger.seal import SEAL_KEY_ENV, SealError, load_private_key
 from ledger.store import database_url, redact
+from ledger.witness.client import QuorumError
+from ledger.witness.sealing import check_options
 
 
 def ingest(
@@ -51,9 +54,13 @@ def ingest(
     batch_lines: Annotated[
         int,
         typer.Option(
-            min=1, max=500, rich_help_panel="Live", help="--follow: most lines per committed batch."
+            min=1,
+            max=20_000,
+            rich_help_panel="Live",
+            help="--follow: most lines per committed batch (a batch grows toward it only while the "
+            "previous one is being stored).",
         ),
-    ] = 500,
+    ] = 5000,
     batch_window: Annotated[
         str,
         typer.Option(
@@ -77,6 +84,25 @@ def ingest(
             metavar="FILE",
             rich_help_panel="Live",
             help="--follow: the Ed25519 sealing key (PEM) for --seal-every.",
+        ),
+    ] = None,
+    witness: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--witness",
+            metavar="URL_OR_DIR",
+            rich_help_panel="Live",
+            help="--follow --seal-every: a witness to cosign each timed checkpoint (repeatable), as "
+            "`ledger seal --witness`; a missed quorum is logged and counted, and following goes on.",
+        ),
+    ] = None,
+    quorum: Annotated[
+        int | None,
+        typer.Option(
+            "--quorum",
+            metavar="K",
+            rich_help_panel="Live",
+            help="--follow --witness: how many witnesses must cosign (default: all).",
         ),
     ] = None,
     metrics_port: Annotated[
@@ -124,8 +150,7 @@ def ingest(
             rejects,
             batch_lines,
             batch_window,
-            seal_every,
-            seal_key,
+            _Sealing(seal_every, seal_key, witness or [], quorum),
             metrics_port,
             durable,
             state,
@@ -163,14 +188,36 @@ def ingest(
     raise typer.Exit(code=worst)
 
 
+@dataclass
+class _Sealing:
+    """``--seal-every``, ``--seal-key``, ``--witness`` and ``--quorum`` of ``--follow``."""
+
+    every: str | None
+    key: str | None
+    witnesses: list[str]
+    quorum: int | None
+
+    def apply(self, options: FollowOptions) -> None:
+        """Into the follower's options; ``ValueError``, ``SealError`` or ``QuorumError``."""
+        if self.every is None:
+            if self.witnesses or self.quorum is not None:
+                raise ValueError("--witness and --quorum cosign the timed checkpoints: give --seal-every")
+            return
+        options.seal_every = parse_duration(self.every)
+        if self.key is None and not os.environ.get(SEAL_KEY_ENV):
+            fail(f"--seal-every needs the sealing key: pass --seal-key FILE or set {SEAL_KEY_ENV}")
+        options.seal_key = load_private_key(self.key)
+        options.quorum = check_options(self.witnesses, self.quorum)
+        options.witnesses = tuple(self.witnesses)
+
+
 def _follow(
     source: str,
     db: str | None,
     rejects: str | None,
     batch_lines: int,
     batch_window: str,
-    seal_every: str | None,
-    seal_key: str | None,
+    sealing: _Sealing,
     metrics_port: int | None,
     durable: str,
     state: str | None,
@@ -179,13 +226,9 @@ def _follow(
     try:
         options = FollowOptions(make_bounds(batch_lines, batch_window))
         options.idle_exit = parse_duration(idle_exit) if idle_exit else None
-        if seal_every is not None:
-            options.seal_every = parse_duration(seal_every)
-            if seal_key is None and not os.environ.get(SEAL_KEY_ENV):
-                fail(f"--seal-every needs the sealing key: pass --seal-key FILE or set {SEAL_KEY_ENV}")
-            options.seal_key = load_private_key(seal_key)
-            options.store_label = redact(database_url(db))
-    except (ValueError, SealError) as exc:
+        options.store_label = redact(database_url(db))
+        sealing.apply(options)
+    except (ValueError, SealError, QuorumError) as exc:
         fail(str(exc))
     if source != "-" and not source.startswith("nats://") and not Path(source).is_file():
         fail(f"no such file: {source}")

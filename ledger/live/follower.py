@@ -2,24 +2,32 @@
 
 The loop of one :class:`Follower`:
 
-1. take the next :class:`~ledger.live.sources.Batch` from the source (bounded by count and by
-   time, 500 lines or 200 ms by default);
+1. take the next :class:`~ledger.live.sources.Batch` from the source, read while the previous
+   batch is being stored: it closes at 5,000 lines, 200 ms after its first line, or 10 ms after
+   it once the previous batch is stored, so batches grow while the follower is behind and stay
+   small (quick) when it is not (:class:`~ledger.live.sources.Bounds`);
 2. store it with the batch ingest's :class:`~ledger.ingest.Ingestor` (the same validation,
-   chain and duplicate rules; a line stored before is an exact duplicate and is skipped), in
-   one or a few atomic saves; while the database cannot be reached, wait and retry the same
-   batch, saying so (nothing is acknowledged meanwhile);
+   chain, duplicate rules and bulk recorder; a line stored before is an exact duplicate and is
+   skipped), in one or a few atomic saves; while the database cannot be reached, wait and retry
+   the same batch, saying so (nothing is acknowledged meanwhile). The Merkle tree is extended
+   every 5,000 rows and whenever the follower has caught up, not after every batch;
 3. only then acknowledge it to the source (:meth:`~ledger.live.sources.Source.committed`);
-4. judge the rows stored since the last batch (:class:`~ledger.live.judging.LiveJudge`) and
+4. judge the rows stored since the last judging (:class:`~ledger.live.judging.LiveJudge`) and
    send each finding at once, as one JSON line (the finding plus ``detected_at``) on standard
-   output and, from a NATS source, on ``ledger.findings.<table>``; rejected lines go to the
-   rejects file and to ``ledger.rejects.<table>``;
+   output and, from a NATS source, through JetStream on ``ledger.findings.<table>`` (stream
+   ``LEDGER_FINDINGS``, a ``Nats-Msg-Id`` per finding, the acknowledgement awaited); rejected
+   lines go to the rejects file and to ``ledger.rejects.<table>``. While the follower is behind
+   (a full batch), judging is put off, at most ``judge_every`` seconds, so storing catches up
+   first; then the row through which findings were told is stored (``ledger.live.told``), so a
+   follower started again tells none of them twice;
 5. every ``seal_every`` seconds, store an incremental checkpoint
-   (:func:`ledger.checkpoints.seal`) and hand it to :attr:`Follower.on_sealed` (the place a
-   witness cosigning step plugs in).
+   (:func:`ledger.checkpoints.seal`) and hand it to :attr:`Follower.on_sealed`; with witnesses,
+   have them cosign it (:class:`~ledger.live.witnessing.Cosigner`).
 
 SIGTERM or SIGINT ends the loop after the batch in hand is stored and acknowledged (exit 0).
 SIGKILL at any point loses nothing (what was not acknowledged comes again) and doubles nothing
-(what comes again is a duplicate).
+(what comes again is a duplicate); the findings told before it are not told again (but those
+told in the few milliseconds before their row is stored, which NATS then deduplicates).
 """
 
 from __future__ import annotations
@@ -42,9 +50,14 @@ from ledger import checkpoints
 from ledger.errors import StoreError
 from ledger.feed.parse import Rejection
 from ledger.ingest import Ingestor, IngestReport
+from ledger.live.judge_process import RemoteJudge, warm_up
 from ledger.live.judging import LiveFinding, LiveJudge
 from ledger.live.metrics import FollowerMetrics
+from ledger.live.publish import Outgoing, ensure_findings_stream, publish_acked, subject_token
 from ledger.live.sources import Batch, Bounds, Line, NatsSource, Source
+from ledger.live.told import ToldMark, finding_id, reject_id, store_identity
+from ledger.live.witnessing import Cosigner
+from ledger.merkle.log import MerkleLog
 from ledger.seal import SealError
 from ledger.store import LedgerApp
 
@@ -61,21 +74,25 @@ class TextSink(Protocol):
 
 @dataclass
 class _Done:
-    """A batch's database work: what the ingest did, the findings, the seconds it took."""
+    """A batch's database work: what the ingest did, the rejects for NATS, the seconds it took."""
 
     report: IngestReport
-    found: list[LiveFinding]
+    rejects: list[Outgoing]
     seconds: float
 
 
 SealHook = Callable[[checkpoints.Sealed], None]
-"""Told of each checkpoint the follower stores (a witness cosigns it there)."""
+"""Told of each checkpoint the follower stores."""
 
 RETRY_SECONDS = (0.5, 1.0, 2.0, 5.0)
 """Waits between attempts to store a batch while the database cannot be reached."""
 
 FINDINGS_SUBJECT = "ledger.findings"
 REJECTS_SUBJECT = "ledger.rejects"
+TREE_EVERY_ROWS = 5000
+"""Lines stored between two extensions of the Merkle tree (and whenever the follower is idle)."""
+MARK_EVERY_SECONDS = 1.0
+"""How often the told row is stored when no finding was told (after findings: at once)."""
 
 
 def store_errors() -> tuple[type[Exception], ...]:
@@ -92,13 +109,6 @@ def store_errors() -> tuple[type[Exception], ...]:
     )
 
 
-def subject_token(name: str | None) -> str:
-    """A table code made safe as one NATS subject token (``_store`` for a store-wide finding)."""
-    if not name:
-        return "_store"
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
-
-
 @dataclass
 class FollowOptions:
     """How a follower runs."""
@@ -107,11 +117,20 @@ class FollowOptions:
     seal_every: float | None = None
     """Seconds between checkpoints (``None``: the follower does not seal)."""
     seal_key: Ed25519PrivateKey | None = None
+    witnesses: tuple[str, ...] = ()
+    """Witnesses (URL or directory) to cosign each timed checkpoint, as ``ledger seal --witness``."""
+    quorum: int | None = None
+    """How many of ``witnesses`` must cosign (default: all)."""
     store_label: str = ""
     idle_exit: float | None = None
     """Stop (exit 0) once no line came for this many seconds (tests, one-off catch-ups)."""
     resume: bool = True
     """Start the judge from the newest checkpoint's snapshot (else from the start of the log)."""
+    judge_every: float = 1.0
+    """While the follower is behind (more lines waiting), judge at most this often (seconds)."""
+    judge_process: str | None = None
+    """The store's URL: judge in a process of its own, on another core
+    (:class:`~ledger.live.judge_process.RemoteJudge`); ``None``: in a thread of the follower."""
 
 
 @dataclass
@@ -128,7 +147,9 @@ class FollowSummary:
     """Lines read but not stored when the follower stopped (the database was unreachable)."""
     first_line_at: float | None = None
     last_commit_at: float | None = None
-    """``time.monotonic()`` of the first line read and of the last batch committed."""
+    last_judged_at: float | None = None
+    """``time.monotonic()`` of the first line read, of the last batch committed and of the last
+    judging that read new rows."""
 
 
 class Follower:
@@ -152,19 +173,33 @@ class Follower:
         self.log = log if log is not None else sys.stderr
         self.rejects = rejects
         self.metrics = metrics or FollowerMetrics()
-        self.judge = LiveJudge(app)
+        self.judge: LiveJudge | RemoteJudge = LiveJudge(app)
         self.summary = FollowSummary()
         self.on_sealed: list[SealHook] = []
-        """Called with each stored checkpoint: the hook for a witness's cosignature."""
-        self._ingestor = Ingestor(app)
+        """Called with each stored checkpoint."""
+        self.cosigner: Cosigner | None = None
+        self._ingestor = Ingestor(app, extend_tree=False)
         self._stop = asyncio.Event()
         self._last_line = time.monotonic()
         self._last_seal = time.monotonic()
         self._waiting = False
-        self._pending: list[Any] = []
         self._last_tick = 0.0
+        self._js: Any = None
+        self._told: ToldMark | None = None
+        self._store_id = store_identity(app)
+        self._marked = 0
+        self._marked_at = 0.0
+        self._unjudged = 0
+        """Lines stored since the last judging."""
+        self._judged_at = time.monotonic()
+        self._tree: MerkleLog | None = None
+        self._tree_pending = 0
+        self._tree_failed = False
         self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-follow-db")
-        """Every database call of the follower runs in this one thread, in order."""
+        """Storing, sealing and the tree run in this one thread, in order."""
+        self._judging = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-follow-judge")
+        """Judging and the told row run in this one, beside the storing (off its path)."""
+        self._judge_task: asyncio.Task[None] | None = None
 
     def stop(self) -> None:
         """Finish the batch in hand, then end (what SIGTERM does)."""
@@ -176,9 +211,10 @@ class Follower:
         """Follow until stopped, the input ends, or it is idle for ``idle_exit``; the exit
         code (0, or 2 when lines read could not be stored).
 
-        The database work of a batch (store, then judge) runs in the follower's one database
-        thread while the loop reads the next batch; batches are still stored, acknowledged and
-        judged one after the other, in order."""
+        Storing a batch runs in the follower's database thread while the loop reads the next
+        batch; batches are stored and acknowledged one after the other, in order. Judging runs
+        in a thread of its own after each commit (one judging at a time, each reading every row
+        committed since the last), so a batch is never kept waiting for the judge."""
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             try:
@@ -187,9 +223,24 @@ class Follower:
                 break
         if isinstance(self.source, NatsSource):
             self.source.say = self._say
+        self._set_up_cosigner()
         await self.source.open()
         try:
-            await self._in_db(self._start_judging)
+            if self.options.judge_process is not None:
+                self.judge = RemoteJudge(self.options.judge_process)
+            if isinstance(self.source, NatsSource):
+                self._js = self.source.nc.jetstream()
+                try:
+                    await ensure_findings_stream(self._js)
+                except Exception as exc:  # e.g. another stream already holds the subjects
+                    self._say(
+                        f"the stream LEDGER_FINDINGS cannot be created ({_first_line(exc)}); "
+                        "findings go to whichever stream holds ledger.findings.>"
+                    )
+            await asyncio.get_running_loop().run_in_executor(self._db, warm_up)
+            found = await asyncio.get_running_loop().run_in_executor(self._judging, self._start_judging)
+            if self.judge.note:
+                self._say(self.judge.note)
             self._say(
                 f"following {self.source.name}"
                 + (
@@ -198,10 +249,21 @@ class Follower:
                     else ""
                 )
             )
+            await self._tell_all(found)
             await self._loop()
+            await self._judged_all()
+            await self._mark(now=True)
+            if self.cosigner is not None:
+                await self.cosigner.drain()
         finally:
             await self.source.close()
+            if self._judge_task is not None:
+                await asyncio.gather(self._judge_task, return_exceptions=True)
+            await asyncio.get_running_loop().run_in_executor(self._db, self._close_db)
             self._db.shutdown(wait=True)
+            self._judging.shutdown(wait=True)
+            if isinstance(self.judge, RemoteJudge):
+                self.judge.close()
         s = self.summary
         self._say(
             f"stopped: {s.stored} stored, {s.duplicates} already stored, {s.rejected} "
@@ -210,12 +272,22 @@ class Follower:
         )
         return 2 if s.unstored else 0
 
+    def _set_up_cosigner(self) -> None:
+        o = self.options
+        if o.witnesses and o.seal_key is not None:
+            quorum = o.quorum if o.quorum is not None else len(o.witnesses)
+            self.cosigner = Cosigner(
+                self.app, o.seal_key, o.witnesses, quorum, metrics=self.metrics, say=self._say
+            )
+
     async def _loop(self) -> None:
         held: tuple[Batch, asyncio.Future[_Done]] | None = None
+        idle: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        idle.set_result(None)  # no batch in hand: the database is idle
         while True:
             batch = None
             if not self._stop.is_set():
-                batch = await self.source.next_batch(self.options.bounds)
+                batch = await self.source.next_batch(self.options.bounds, held[1] if held else idle)
             if held is not None:
                 if not await self._finish(*held):
                     self.summary.unstored += len(held[0].lines) + (
@@ -229,23 +301,60 @@ class Follower:
                 self._last_line = time.monotonic()
                 if self.summary.first_line_at is None:
                     self.summary.first_line_at = self._last_line
-                held = (
-                    batch,
-                    asyncio.get_running_loop().run_in_executor(self._db, self._store_and_judge, batch),
-                )
-            elif self._idle():
-                return
+                held = (batch, asyncio.get_running_loop().run_in_executor(self._db, self._store_batch, batch))
+            else:
+                await self._catch_up()
+                if self._idle():
+                    return
             await self._every_second()
 
     def _start_judging(self) -> list[LiveFinding]:
+        told = None
+        try:
+            self._told = ToldMark(self.app)
+            told = self._told.read()
+        except store_errors() as exc:
+            self._told = None
+            self._say(
+                f"cannot keep the told row ({str(exc).splitlines()[0]}): findings since the "
+                "newest checkpoint are told again after a restart"
+            )
         if self.options.resume:
-            self.judge.resume_from_checkpoint()
+            self.judge.resume_from_checkpoint(told)
+        self.judge.told_through = self._marked = told or 0
         return self._advance()
 
-    async def _in_db(self, work: Callable[[], list[LiveFinding]]) -> None:
-        """Run database work in the database thread, then tell the findings it made."""
-        found = await asyncio.get_running_loop().run_in_executor(self._db, work)
+    async def _catch_up(self) -> None:
+        """Nothing came: judge what was put off, extend the tree."""
+        self._judge_soon(force=True)
+        if self._tree_pending:
+            await asyncio.get_running_loop().run_in_executor(self._db, self._extend_tree)
+
+    def _judge_soon(self, *, force: bool = False, behind: bool = False) -> None:
+        """Start judging what was committed since the last judging, unless a judging is under
+        way (the next commit asks again) or, while the follower is ``behind``, the last one was
+        less than ``judge_every`` ago (storing catches up first)."""
+        if self._judge_task is not None and not self._judge_task.done():
+            return
+        if not (self._unjudged or force):
+            return
+        if behind and not force and time.monotonic() - self._judged_at < self.options.judge_every:
+            return
+        self._judge_task = asyncio.ensure_future(self._judge_and_tell())
+
+    async def _judge_and_tell(self) -> None:
+        found = await asyncio.get_running_loop().run_in_executor(self._judging, self._advance)
         await self._tell_all(found)
+
+    async def _judged_all(self) -> None:
+        """At the end: wait for the judging under way, then judge what is left."""
+        if self._judge_task is not None:
+            await asyncio.gather(self._judge_task, return_exceptions=True)
+        self._judge_soon(force=True)
+        if self._judge_task is not None:
+            await asyncio.gather(self._judge_task, return_exceptions=True)
+        if self._tree_pending:
+            await asyncio.get_running_loop().run_in_executor(self._db, self._extend_tree)
 
     async def _every_second(self) -> None:
         """What need not be done per batch: the lag (a request to the broker), the seal."""
@@ -262,19 +371,56 @@ class Follower:
 
     # -- storing ----------------------------------------------------------------------------
 
-    def _store_and_judge(self, batch: Batch) -> _Done:
-        """In the database thread: store the batch, then judge what is new in the store."""
+    def _store_batch(self, batch: Batch) -> _Done:
+        """In the database thread: store the batch (and extend the tree when it is due)."""
         started = time.perf_counter()
         by_number = {line.number: line for line in batch.lines}
+        rejects: list[Outgoing] = []
         try:
             report = self._ingestor.ingest(
                 [(line.number, line.text) for line in batch.lines],
-                on_reject=lambda r, text: self._rejected(r, text, by_number.get(r.line)),
+                on_reject=lambda r, text: rejects.extend(self._rejected(r, text, by_number.get(r.line))),
             )
         except BaseException:
-            self._ingestor = Ingestor(self.app)  # what it believed of the heads may be stale
+            self._ingestor = Ingestor(self.app, extend_tree=False)  # its heads may be stale
             raise
-        return _Done(report, self._advance(), time.perf_counter() - started)
+        self._tree_pending += report.stored
+        if self._tree_pending >= TREE_EVERY_ROWS:
+            self._extend_tree()
+        return _Done(report, rejects, time.perf_counter() - started)
+
+    def _extend_tree(self) -> None:
+        """In the database thread: append the rows stored since the last time to the Merkle
+        tree. The database away: counted, tried again later. Any other failure (e.g. no grant)
+        is said once and not tried again: ``ledger seal`` catches the tree up."""
+        if self._tree_failed:
+            self._tree_pending = 0
+            return
+        try:
+            if self._tree is None:
+                self._tree = MerkleLog(self.app)
+            self._tree.extend()
+            self._tree_pending = 0
+        except store_errors() as exc:
+            self.metrics.error("database", _first_line(exc))
+        except Exception as exc:  # a database's refusal, whichever the driver
+            self._tree_failed = True
+            self.metrics.error("tree", _first_line(exc))
+            self._say(f"the Merkle tree is not extended ({_first_line(exc)}); `ledger seal` catches it up")
+
+    def _close_db(self) -> None:
+        if self._tree is not None:
+            self._tree.close()
+        if self._told is not None:
+            self._told.close()
+
+    async def _store(self, batch: Batch) -> bool:
+        """Store and judge one batch (without acknowledging it): False if stopped first."""
+        work = asyncio.get_running_loop().run_in_executor(self._db, self._store_batch, batch)
+        if not await self._finish(batch, work, acknowledge=False):
+            return False
+        await self._judged_all()
+        return True
 
     async def _finish(self, batch: Batch, work: asyncio.Future[_Done], *, acknowledge: bool = True) -> bool:
         """Wait for a batch's database work (retrying while the database cannot be reached),
@@ -293,7 +439,7 @@ class Follower:
                     await asyncio.wait_for(self._stop.wait(), wait)
                     return False
                 except TimeoutError:
-                    work = asyncio.get_running_loop().run_in_executor(self._db, self._store_and_judge, batch)
+                    work = asyncio.get_running_loop().run_in_executor(self._db, self._store_batch, batch)
         if self._waiting:
             self._waiting = False
             self.metrics.up.set(1)
@@ -301,14 +447,12 @@ class Follower:
         self._count(done)
         if acknowledge:
             await self.source.committed(batch)
-        await self._tell_all(done.found)
         self.summary.last_commit_at = time.monotonic()
+        self._unjudged += done.report.stored
+        self._judge_soon(behind=batch.more)
+        if done.rejects and self._js is not None:
+            self._published(await publish_acked(self._js, done.rejects))
         return True
-
-    async def _store(self, batch: Batch) -> bool:
-        """Store and judge one batch (without acknowledging it): False if stopped first."""
-        work = asyncio.get_running_loop().run_in_executor(self._db, self._store_and_judge, batch)
-        return await self._finish(batch, work, acknowledge=False)
 
     def _count(self, done: _Done) -> None:
         report = done.report
@@ -321,9 +465,10 @@ class Follower:
         self.metrics.lines.labels("stored").inc(report.stored)
         self.metrics.lines.labels("duplicate").inc(report.duplicates)
         self.metrics.lines.labels("rejected").inc(len(report.rejected))
+        self.metrics.unjudged.set(self._unjudged)
 
     def _unreachable(self, exc: BaseException, wait: float) -> None:
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        message = _first_line(exc)
         self.metrics.error("database", message)
         self.metrics.up.set(0)
         if not self._waiting:
@@ -333,56 +478,86 @@ class Follower:
             )
         self._waiting = True
 
-    def _rejected(self, rejection: Rejection, text: str | bytes, line: Line | None) -> None:
+    def _rejected(self, rejection: Rejection, text: str | bytes, line: Line | None) -> list[Outgoing]:
+        """In the database thread: a rejected line to the rejects file; its NATS copy."""
         record = {"source": self.source.name, **rejection.as_dict(text)}
         table = line.table if line is not None and line.table else _table_in(text)
+        payload = json.dumps(record, ensure_ascii=False)
         if self.rejects is not None:
-            self.rejects.write(json.dumps(record, ensure_ascii=False) + "\n")
+            self.rejects.write(payload + "\n")
             self.rejects.flush()
-        self._publish(f"{REJECTS_SUBJECT}.{subject_token(table)}", record)
+        if not isinstance(self.source, NatsSource):
+            return []
+        subject = f"{REJECTS_SUBJECT}.{subject_token(table)}"
+        msg_id = reject_id(self.source.name, rejection.line, rejection.code)
+        return [Outgoing(subject, payload.encode(), msg_id)]
 
     # -- judging and telling ----------------------------------------------------------------
 
     def _advance(self) -> list[LiveFinding]:
-        """In the database thread: judge the rows stored since the last call. A database error
-        here is counted and left: the next batch judges from where this one stopped."""
+        """In the judging thread: judge the rows stored since the last call. A database error
+        here is counted and left: the next judging goes on from where this one stopped."""
+        before = self.judge.position
+        self._unjudged = 0
         try:
             found = self.judge.advance()
         except store_errors() as exc:
-            self.metrics.error("database", str(exc).splitlines()[0] if str(exc) else repr(exc))
+            self.metrics.error("database", _first_line(exc))
             return []
+        self._judged_at = time.monotonic()
+        if self.judge.position != before:
+            self.summary.last_judged_at = self._judged_at
         self.metrics.rounds.inc(self.judge.rounds)
         self.judge.rounds = 0
         return found
 
     async def _tell_all(self, found: list[LiveFinding]) -> None:
-        for live in found:
-            self._tell(live)
-        if self._pending:
-            await self._flush_publish()
-
-    def _tell(self, live: LiveFinding) -> None:
-        record = live.to_json()
-        self.out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-        self.out.flush()
-        self.summary.findings += 1
-        self.metrics.findings.labels(live.finding.severity).inc()
-        self._publish(f"{FINDINGS_SUBJECT}.{subject_token(live.finding.table)}", record)
-
-    def _publish(self, subject: str, record: dict[str, Any]) -> None:
-        nc = self.source.nc if isinstance(self.source, NatsSource) else None
-        if nc is None:
+        """Tell the findings, then store how far they go: JetStream first (acknowledged; a
+        repeat is dropped by the server), then standard output and, with no pause between
+        them, the told row (so a kill in between, which tells them again, has only that
+        instant)."""
+        if not found:
+            await self._mark()
             return
-        payload = json.dumps(record, ensure_ascii=False, default=str).encode()
-        self._pending.append(nc.publish(subject, payload))
+        records = [live.to_json() for live in found]
+        if self._js is not None:
+            outgoing = [
+                Outgoing(
+                    f"{FINDINGS_SUBJECT}.{subject_token(live.finding.table)}",
+                    json.dumps(record, ensure_ascii=False, default=str).encode(),
+                    finding_id(self._store_id, live.key, live.index),
+                )
+                for live, record in zip(found, records, strict=True)
+            ]
+            self._published(await publish_acked(self._js, outgoing))
+        self.out.write("".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records))
+        self.out.flush()
+        self._write_mark(self.judge.position)
+        for live in found:
+            self.summary.findings += 1
+            self.metrics.findings.labels(live.finding.severity).inc()
 
-    async def _flush_publish(self) -> None:
-        pending, self._pending = self._pending, []
-        for publish in pending:
-            try:
-                await publish
-            except Exception as exc:  # the broker away: the finding is on stdout already
-                self.metrics.error("broker", str(exc) or type(exc).__name__)
+    async def _mark(self, now: bool = False) -> None:
+        """Store the row through which findings are told, when no finding was told: at the
+        end (``now``), else at most every :data:`MARK_EVERY_SECONDS`."""
+        if now or time.monotonic() - self._marked_at >= MARK_EVERY_SECONDS:
+            self._write_mark(self.judge.position)
+
+    def _write_mark(self, position: int) -> None:
+        """The told row, written at once (in the loop's thread: a single small write)."""
+        if self._told is None or position <= self._marked:
+            return
+        try:
+            self._told.write(position)
+        except store_errors() as exc:
+            self.metrics.error("database", _first_line(exc))
+            return
+        self._marked, self._marked_at = position, time.monotonic()
+
+    def _published(self, errors: list[str]) -> None:
+        if errors:  # the broker away for long: on standard output (and the rejects file) only
+            self.metrics.error("broker", errors[0])
+            self._say(f"{len(errors)} finding(s) or reject(s) not acknowledged by JetStream: {errors[0]}")
 
     # -- sealing ----------------------------------------------------------------------------
 
@@ -404,17 +579,21 @@ class Follower:
         except (SealError, *store_errors()) as exc:  # type: ignore[misc]
             self.metrics.error("seal", str(exc))
             return
+        self.metrics.last_seal.set(time.time())
         if sealed.new:
             self.summary.seals += 1
-            self.metrics.last_seal.set(time.time())
             for hook in self.on_sealed:
                 hook(sealed)
-        else:
-            self.metrics.last_seal.set(time.time())
+            if self.cosigner is not None:
+                self.cosigner.offer(sealed, self._db)
 
     def _say(self, text: str) -> None:
         self.log.write(f"ledger follow: {text}\n")
         self.log.flush()
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def _table_in(text: str | bytes) -> str:
@@ -425,3 +604,6 @@ def _table_in(text: str | bytes) -> str:
         return ""
     table = data.get("table") if isinstance(data, dict) else None
     return table if isinstance(table, str) else ""
+
+
+__all__ = ["FollowOptions", "FollowSummary", "Follower", "subject_token"]

@@ -8,8 +8,12 @@ a later ``ledger verify``, so the findings are the same. A silent table's open r
 in play: only the end of a verify pass judges unfinished rounds, and a follower never ends it.
 
 At start the pass takes up the snapshot of the newest stored checkpoint (``ledger seal``,
-``--seal-every``) when there is one, so only the rows after it are read again; their findings
-are told again (at least once, never lost across a restart).
+``--seal-every``) valid under the store's sealing public key (``LEDGER_SEAL_PUBLIC_KEY`` or
+``ledger init --seal-public-key``, as every reader of a checkpoint checks it:
+:func:`ledger.checkpoints.sealing_key`), so only the rows after it are read again. With no such
+key, or no checkpoint valid under it, the pass starts from the beginning of the log and
+:attr:`LiveJudge.note` says why. The findings of rounds closed at rows up to
+:attr:`LiveJudge.told_through` (``ledger.live.told``) were told before: they are kept back.
 """
 
 from __future__ import annotations
@@ -32,10 +36,13 @@ class ResumeRefused(Exception):
 
 @dataclass(frozen=True)
 class LiveFinding:
-    """A finding, and when the follower made it."""
+    """A finding, when the follower made it, and where the pass made it: the key of its round
+    (kind, closing row, order) and its place among that round's findings (its message id)."""
 
     finding: Finding
     detected_at: datetime
+    key: tuple[int, int, int] = (0, 0, 0)
+    index: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """The finding's JSON (docs/schemas/finding.json) plus ``detected_at`` (UTC, ISO 8601)."""
@@ -53,13 +60,29 @@ class LiveJudge:
         self.rounds = 0
         self.resumed_from: int | None = None
         """The checkpoint number the pass started from (``None``: the whole log)."""
+        self.note: str | None = None
+        """Why stored checkpoints were not used, when there are some and none was."""
+        self.told_through = 0
+        """Findings of rounds closed at rows up to this one were told before (kept back)."""
 
-    def resume_from_checkpoint(self) -> None:
-        """Take up the newest stored checkpoint's snapshot, if there is one and it agrees with
-        the store; :class:`ResumeRefused` if it does not."""
+    def resume_from_checkpoint(self, told: int | None = None) -> None:
+        """Take up the newest checkpoint valid under the store's sealing public key (at a row
+        up to ``told``, the row through which the findings were told, when it is known: the
+        rounds after it must be judged again), if there is one and it agrees with the store
+        (:class:`ResumeRefused` if it does not); else start from the beginning, :attr:`note`
+        saying why."""
+        key = checkpoints.sealing_key(self.app)
         with checkpoints.CheckpointStore(self.app, create=False) as table:
-            stored = table.latest()
+            if not table.exists:
+                return
+            skipped: list[checkpoints.InvalidCheckpoint] = []
+            stored = None
+            if key is not None:
+                where = "" if told is None else f" WHERE position <= {table.p}"
+                params = () if told is None else (told,)
+                stored = next(table.valid_rows(key, where, params, skipped=skipped), None)
             if stored is None:
+                self.note = _why_from_start(key, table.newest(None), skipped)
                 return
             try:
                 snapshot = table.snapshot(stored)
@@ -76,7 +99,8 @@ class LiveJudge:
         self.resumed_from = stored.number
 
     def advance(self) -> list[LiveFinding]:
-        """Read and judge every row stored since the last call; the findings they make."""
+        """Read and judge every row stored since the last call; the findings they make, but
+        those of rounds closed at rows up to :attr:`told_through`."""
         scan = self.scan
         for page in self.app.rows(after=self.position):
             scan.feed(page)
@@ -84,6 +108,30 @@ class LiveJudge:
         detected = datetime.now(UTC)
         self.rounds += scan.report.rounds_checked
         scan.report.rounds_checked = 0
-        found = [LiveFinding(f, detected) for _, batch in scan.keyed for f in batch]
+        told = self.told_through
+        found = [
+            LiveFinding(f, detected, key, index)
+            for key, batch in scan.keyed
+            if not 0 < key[1] <= told
+            for index, f in enumerate(batch)
+        ]
         scan.keyed.clear()
         return found
+
+
+def _why_from_start(
+    key: checkpoints.SealingKey | None,
+    intact: checkpoints.StoredCheckpoint | None,
+    skipped: list[checkpoints.InvalidCheckpoint],
+) -> str | None:
+    """What the follower says when stored checkpoints exist but none is used (``None``: there
+    are none)."""
+    if intact is None and not skipped:
+        return None
+    if key is None:
+        return f"{checkpoints.NO_SEALING_KEY}; judging from the start of the log"
+    why = f" ({skipped[0].reason})" if skipped else ""
+    return (
+        f"no stored checkpoint is valid under the sealing public key {key.key_id} "
+        f"({key.source}){why}; judging from the start of the log"
+    )

@@ -61,6 +61,23 @@ class FollowerMetrics:
             registry=r,
         )
         self.seal_age.set_function(self._seal_age)
+        self.cosign = Counter(
+            "ledger_follow_cosign",
+            "Timed checkpoints offered to the witnesses, by outcome (cosigned: the quorum "
+            "cosigned; missed: fewer than the quorum did, nothing stored for that note).",
+            ["outcome"],
+            registry=r,
+        )
+        self.last_cosigned = Gauge(
+            "ledger_follow_last_cosigned_timestamp_seconds",
+            "When a quorum of witnesses last cosigned a follower's checkpoint (0: not yet).",
+            registry=r,
+        )
+        self.unjudged = Gauge(
+            "ledger_follow_unjudged_lines",
+            "Lines stored and not judged yet (judging is put off while the follower catches up).",
+            registry=r,
+        )
         self.errors = Counter(
             "ledger_follow_errors",
             "Errors the follower waited out (database unreachable, broker away), by kind.",

@@ -83,6 +83,8 @@ def follow(
                 raise FollowError(
                     f"cannot serve metrics on port {request.metrics_port}: {exc.strerror or exc}"
                 ) from None
+        if request.options.judge_process is None:
+            request.options.judge_process = request.url
         follower = Follower(
             app, source, options=request.options, out=out, log=log, rejects=rejects, metrics=metrics
         )

@@ -60,6 +60,8 @@ NOT_RUN: dict[str, list[str]] = {
         "ledger verify --since last --public-key /srv/ledger/seal.key.pub --json   # or --since cp-….json",
         "ledger seal --list                               # say checkpoints 1 … 40 exist",
         "nats-server -js -a 127.0.0.1 -p 4222 -sd /tmp/ledger-nats > /tmp/ledger-nats.log 2>&1 &",
+        "ledger ingest --follow nats://127.0.0.1:4222/TABLES --seal-every 5m --witness "
+        "https://w1.regulator.example --witness https://w2.regulator.example --quorum 2",
         "ledger seal --key /srv/ledger/seal.key --out /srv/ledger/checkpoints/cp.json --witness "
         "https://w1.regulator.example --witness https://w2.regulator.example --quorum 2",
         "ledger verify --since last --public-key seal.key.pub --witness-key w1.key.vkey "

@@ -16,6 +16,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ledger import checkpoints
 from ledger.live.follower import Follower, FollowOptions
@@ -35,21 +36,26 @@ def _write(path: Path, lines: list[bytes]) -> None:
     path.write_bytes(b"".join(line + b"\n" for line in lines))
 
 
-def test_seal_every_stores_checkpoints_and_a_restart_judges_from_the_newest(
-    tmp_path: Path, lines: list[bytes]
-) -> None:
+def _seal_while_following(
+    tmp_path: Path, lines: list[bytes], key: Ed25519PrivateKey, *, name_key: Ed25519PrivateKey | None
+) -> tuple[Follower, list[checkpoints.Sealed], Follower, list[checkpoints.StoredCheckpoint], int]:
+    """Follow a file fed in steps, sealing every 0.3 s (the store's sealing public key named
+    first when ``name_key``); then start a second follower on the same store. Both followers,
+    what the first sealed, the stored checkpoints (under ``key``) and verify's finding count."""
     feed = tmp_path / "feed.jsonl"
     feed.write_bytes(b"")
     app = open_ledger(f"sqlite:///{tmp_path / 'l.db'}")
+    if name_key is not None:
+        checkpoints.name_sealing_key(app, name_key.public_key())
     sealed: list[checkpoints.Sealed] = []
     follower = Follower(
         app,
         FileSource(str(feed)),
         out=Captured(),
         log=Captured(),
-        options=FollowOptions(Bounds(100, 0.05), seal_every=0.3, seal_key=generate_key(), idle_exit=1.0),
+        options=FollowOptions(Bounds(100, 0.05), seal_every=0.3, seal_key=key, idle_exit=1.0),
     )
-    follower.on_sealed.append(sealed.append)  # where a witness cosigns
+    follower.on_sealed.append(sealed.append)
 
     async def main() -> None:
         task = asyncio.create_task(follower.run())
@@ -62,17 +68,54 @@ def test_seal_every_stores_checkpoints_and_a_restart_judges_from_the_newest(
 
     try:
         asyncio.run(main())
-        stored = checkpoints.listing(app)
+        stored = checkpoints.read_checkpoints(
+            app, checkpoints.SealingKey(key.public_key(), "the test's key")
+        ).valid
         again, _ = run_follower(app, FileSource(str(feed)), idle=0.3)
         report = verify_store(app)
     finally:
         app.close()
+    return follower, sealed, again, stored, len(report.findings)
+
+
+def test_seal_every_stores_checkpoints_and_a_restart_judges_from_the_newest(
+    tmp_path: Path, lines: list[bytes]
+) -> None:
+    key = generate_key()
+    follower, sealed, again, stored, findings = _seal_while_following(tmp_path, lines, key, name_key=key)
     assert len(sealed) >= 2 and [s.number for s in sealed] == [s.number for s in stored]
     assert follower.metrics.seal_age._value.get() >= 0  # set since the last seal
-    newest = stored[-1]
-    assert again.judge.resumed_from == newest.number
-    # Started again, it judges from the newest checkpoint: only rounds closed after it are told.
-    assert len(again.out.records) < len(report.findings)  # type: ignore[attr-defined]
+    # Started again, it judges from the newest checkpoint, valid under the store's sealing
+    # public key; every finding was told by the first follower, once: none is told again.
+    assert again.judge.resumed_from == stored[-1].number
+    assert "judging from checkpoint" in again.log.text  # type: ignore[attr-defined]
+    assert len(follower.out.records) == findings > 0  # type: ignore[attr-defined]
+    assert again.out.records == []  # type: ignore[attr-defined]
+
+
+def test_a_restart_without_the_sealing_public_key_judges_from_the_start_and_says_so(
+    tmp_path: Path, lines: list[bytes]
+) -> None:
+    _, sealed, again, _, _ = _seal_while_following(tmp_path, lines, generate_key(), name_key=None)
+    assert sealed and again.judge.resumed_from is None
+    assert "no sealing public key is configured" in again.log.text  # type: ignore[attr-defined]
+    assert again.out.records == []  # type: ignore[attr-defined]
+
+
+def test_a_restart_does_not_use_a_checkpoint_signed_by_another_key(
+    tmp_path: Path, lines: list[bytes]
+) -> None:
+    store_key, other = generate_key(), generate_key()
+    _, sealed, _, _, _ = _seal_while_following(tmp_path, lines, other, name_key=None)
+    app = open_ledger(f"sqlite:///{tmp_path / 'l.db'}")
+    try:
+        checkpoints.name_sealing_key(app, store_key.public_key())
+        third, _ = run_follower(app, FileSource(str(tmp_path / "feed.jsonl")), idle=0.3)
+    finally:
+        app.close()
+    assert sealed and third.judge.resumed_from is None
+    assert "no stored checkpoint is valid under the sealing public key" in third.log.text  # type: ignore[attr-defined]
+    assert third.out.records == []  # type: ignore[attr-defined]
 
 
 def test_metrics_are_served_in_the_prometheus_text_format(tmp_path: Path, lines: list[bytes]) -> None:

@@ -1,0 +1,146 @@
+"""The live judge in a process of its own, so judging runs on another core than storing.
+
+A follower is one Python process: its storing, its broker connection and its judging share one
+interpreter lock, and judging (the verify pass) costs about as much as storing. With
+:class:`RemoteJudge` the judging runs in a child process (started with ``spawn``) that opens the
+same store, holds the :class:`~ledger.live.judging.LiveJudge` and answers the follower's
+requests over a socket pair (:mod:`multiprocessing.connection` framing): resume from a
+checkpoint, judge the rows stored since the last request. The follower keeps everything else
+(telling the findings, the told row). The child is ``python -m ledger.live.judge_process``
+(not :mod:`multiprocessing`'s ``spawn``, which would run the follower's main script again).
+
+The child ignores SIGTERM and SIGINT (the follower drains first, then closes the socket) and
+ends when the socket closes, so it never outlives the follower, even one killed by SIGKILL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+from multiprocessing.connection import Connection
+from typing import Any
+
+from ledger.errors import StoreError
+from ledger.games import GAMES
+from ledger.live.judging import LiveFinding, LiveJudge, ResumeRefused
+from ledger.store import open_ledger
+
+
+class RemoteJudge:
+    """A :class:`~ledger.live.judging.LiveJudge` in a child process, with the attributes and
+    calls the follower uses."""
+
+    def __init__(self, url: str) -> None:
+        mine, theirs = socket.socketpair()
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "ledger.live.judge_process", str(theirs.fileno())],
+            pass_fds=(theirs.fileno(),),
+            stdin=subprocess.DEVNULL,
+            env={**env, _URL_ENV: url},
+        )
+        theirs.close()
+        self._conn = Connection(mine.detach())
+        self.position = 0
+        self.rounds = 0
+        self.resumed_from: int | None = None
+        self.note: str | None = None
+        self.told_through = 0
+
+    def resume_from_checkpoint(self, told: int | None = None) -> None:
+        """As :meth:`LiveJudge.resume_from_checkpoint`, in the child."""
+        self._call("resume", told)
+
+    def advance(self) -> list[LiveFinding]:
+        """As :meth:`LiveJudge.advance`, in the child."""
+        found: list[LiveFinding] = self._call("advance", self.told_through)
+        return found
+
+    def close(self) -> None:
+        """Tell the child to end, and wait for it."""
+        with contextlib.suppress(OSError):
+            self._conn.send(("stop",))
+        self._conn.close()
+        try:
+            self._process.wait(10)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+
+    def _call(self, *request: Any) -> Any:
+        try:
+            self._conn.send(request)
+            kind, payload, state = self._conn.recv()
+        except (EOFError, OSError) as exc:
+            raise StoreError(f"the judging process ended: {exc or type(exc).__name__}") from None
+        if state:
+            self.position = state["position"]
+            self.rounds += state["rounds"]
+            self.resumed_from = state["resumed_from"]
+            self.note = state["note"]
+        if kind == "refused":
+            raise ResumeRefused(payload)
+        if kind == "error":
+            raise StoreError(payload)
+        return payload
+
+
+_URL_ENV = "LEDGER_JUDGE_STORE"
+"""How the child is given the store's URL (not on its command line, where ``ps`` shows it)."""
+
+
+def serve(url: str, conn: Connection) -> None:
+    """The child: answer the follower's requests until the socket closes or says stop."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    app = open_ledger(url, create=False)
+    judge = LiveJudge(app)
+    warm_up()
+    try:
+        while True:
+            try:
+                request = conn.recv()
+            except (EOFError, OSError):
+                return
+            if request[0] == "stop":
+                return
+            conn.send(_answer(judge, request))
+    finally:
+        app.close()
+
+
+def warm_up() -> None:
+    """Load every game now (the registry loads a game on its first round), so the first rounds
+    judged are not late by the imports."""
+    for code in GAMES:
+        GAMES[code]
+
+
+def _answer(judge: LiveJudge, request: tuple[Any, ...]) -> tuple[str, Any, dict[str, Any] | None]:
+    try:
+        if request[0] == "resume":
+            judge.resume_from_checkpoint(request[1])
+            payload: Any = None
+        else:
+            judge.told_through = request[1]
+            payload = judge.advance()
+    except ResumeRefused as exc:
+        return "refused", str(exc), None
+    except Exception as exc:  # the store away, whichever the driver: the follower counts it
+        return "error", str(exc).splitlines()[0] if str(exc) else type(exc).__name__, None
+    state = {
+        "position": judge.position,
+        "rounds": judge.rounds,
+        "resumed_from": judge.resumed_from,
+        "note": judge.note,
+    }
+    judge.rounds = 0
+    return "ok", payload, state
+
+
+if __name__ == "__main__":
+    serve(os.environ.pop(_URL_ENV), Connection(int(sys.argv[1])))

@@ -1,0 +1,52 @@
+"""How a batch is closed (:func:`ledger.live.sources.batch_wait`) and what a JetStream reply
+subject tells the source (stream sequence, messages still pending on the server)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from ledger.live.sources import Bounds, _sequence_and_pending, batch_wait
+
+BOUNDS = Bounds(lines=5000, seconds=0.2, linger=0.01)
+
+
+def _futures() -> tuple[asyncio.Future[None], asyncio.Future[None]]:
+    loop = asyncio.new_event_loop()
+    done: asyncio.Future[None] = loop.create_future()
+    done.set_result(None)
+    pending: asyncio.Future[None] = loop.create_future()
+    loop.close()
+    return done, pending
+
+
+def test_an_empty_batch_waits_for_the_window_then_goes_empty() -> None:
+    done, _ = _futures()
+    assert round(batch_wait(BOUNDS, 100.0, None, 100.05, done), 6) == 0.15
+    assert batch_wait(BOUNDS, 100.0, None, 100.25, done) < 0
+
+
+def test_with_the_database_idle_a_batch_goes_after_the_linger() -> None:
+    done, _ = _futures()
+    assert round(batch_wait(BOUNDS, 100.0, 100.0, 100.004, done), 6) == 0.006
+    assert batch_wait(BOUNDS, 100.0, 100.0, 100.011, done) < 0
+    assert batch_wait(Bounds(10, 0.005, 0.01), 100.0, 100.0, 100.006, done) < 0  # the window first
+
+
+def test_while_the_previous_batch_is_stored_a_batch_keeps_growing() -> None:
+    _, pending = _futures()
+    assert batch_wait(BOUNDS, 100.0, 100.0, 100.5, pending) > 0  # past the window: it could not go anyway
+
+
+def test_without_the_database_s_future_the_window_alone_bounds_a_batch() -> None:
+    assert round(batch_wait(BOUNDS, 100.0, 100.0, 100.15, None), 6) == 0.05
+    assert batch_wait(BOUNDS, 100.0, 100.0, 100.21, None) < 0
+
+
+def test_the_reply_subject_gives_the_stream_sequence_and_the_pending_count() -> None:
+    assert _sequence_and_pending("$JS.ACK.TABLES.ledger-follower.1.4821.4790.1795724813620655427.1859") == (
+        4821,
+        1859,
+    )
+    with_domain = "$JS.ACK.hub.ACCHASH.TABLES.ledger-follower.2.17.16.1795724813620655427.0.tok"
+    assert _sequence_and_pending(with_domain) == (17, 0)
+    assert _sequence_and_pending("_INBOX.abc") == (0, 0)
