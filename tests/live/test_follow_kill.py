@@ -6,7 +6,8 @@ on standard output (across all the followers' outputs), and on NATS in the strea
 
 Standard output has one instant in which a kill makes a repeat: between a finding's line being
 written and its told row being stored (a single small write, no pause between them); a kill
-falls there rarely (well under one run in fifty of this test).
+falls there rarely (well under one run in fifty of this test), so the test allows at most two
+findings told twice, and none more than twice, on standard output; NATS must hold each once.
 
 Thirty kills per source, while the lines arrive over about 1.2 s per kill (the slow tier: each
 start of the command pays its imports). The kill points are random (seeded), 0.05 to 0.8 s after
@@ -127,7 +128,13 @@ def test_kill_9_loses_nothing_and_doubles_nothing(
     seen = Counter(
         json.dumps({k: v for k, v in r.items() if k != "detected_at"}, sort_keys=True) for r in told
     )
-    assert expected and seen == Counter(json.dumps(f, sort_keys=True) for f in expected)
+    wanted = Counter(json.dumps(f, sort_keys=True) for f in expected)
+    assert expected and set(seen) == set(wanted)
+    # Each finding told once; a kill in the one instant between a line written and its told row
+    # stored repeats that line once (see above). A follower that forgot what it told would repeat
+    # every earlier finding at each of the thirty restarts.
+    extra = {k: seen[k] - n for k, n in wanted.items() if seen[k] != n}
+    assert all(0 < more <= 1 for more in extra.values()) and len(extra) <= 2, extra
     if kind == "nats":
         ids = _finding_ids(db)
         assert len(ids) == len(expected)
