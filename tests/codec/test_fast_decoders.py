@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from ledger.equipment import _CARDS, _TILES
 from ledger.codec.native import fast_validate_json, native_validate_json
+from ledger.codec.rows import all_kinds
+from ledger.equipment import _CARDS, _TILES
 from ledger.games import GAMES
 from ledger.rulebook import complete_rulebook
-from ledger.codec.rows import all_kinds
 
 NAMES = ("rl", "fpc", "3cb", "sp9", "mj", "stud")
 

@@ -17,12 +17,12 @@ from uuid import UUID
 import pytest
 from eventsourcing.persistence import IntegrityError, StoredEvent
 
+from ledger.codec.ids import fast_round_id as _round_id
 from ledger.codec.library import BulkSQLiteRecorder
 from ledger.codec.library.postgres import BulkPostgresRecorder
-from ledger.feed.parse import MAX_LINE_BYTES, parse_line
-from ledger.codec.ids import fast_round_id as _round_id
-from ledger.ingest import ingest_file
 from ledger.codec.openings import OpeningParser
+from ledger.feed.parse import MAX_LINE_BYTES, parse_line
+from ledger.ingest import ingest_file
 from ledger.round import round_id
 from ledger.store import content_of, open_ledger
 
