@@ -106,7 +106,7 @@ class RowDecoder:
 
     def opening(self, topic: str, content: bytes) -> FeedEvent:
         """A stored ``round_opened`` (``ValueError`` if it cannot be decoded)."""
-        cls = TOPICS.get(topic)
+        cls: Any = TOPICS.get(topic)
         if cls is None:
             raise ValueError(f"unknown topic {topic!r}")
         if self._openings is None:

@@ -108,7 +108,7 @@ def model_with(cls: type, values: dict[str, Any], fields_set: Iterable[str]) -> 
     """An instance of the (plain) model ``cls`` whose ``__dict__`` is ``values`` (taken, not
     copied) and whose set fields are ``fields_set``, built without validation: what
     ``model_copy(update=…)`` gives, without its generic steps."""
-    fact = _new(cls)
+    fact: Any = _new(cls)
     _set(fact, "__dict__", values)
     _set(fact, "__pydantic_extra__", None)
     _set(fact, "__pydantic_fields_set__", set(fields_set))
