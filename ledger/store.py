@@ -33,6 +33,7 @@ from ledger.codec.facts import TopicRegistry as TopicRegistry
 from ledger.codec.facts import content_of as content_of
 from ledger.codec.facts import topic_of as topic_of
 from ledger.codec.library import POSTGRES_TOPIC, SQLITE_TOPIC, stored_event
+from ledger.codec.rows import RowDecoder
 from ledger.errors import StoreDamaged, StoreError, StoreMissing, StoreUnreachable
 from ledger.feed.envelope import FeedModel
 from ledger.round import Round, round_id
@@ -74,6 +75,10 @@ class Recorded:
         return aggregate
 
 
+_ROWS = RowDecoder()
+"""The codec's decoders of the rows the application reads back (heads, a round's events)."""
+
+
 class LedgerMapper(Mapper[UUID]):
     """Maps :class:`Recorded` events to stored rows and back (with optional compression/cipher)."""
 
@@ -97,10 +102,10 @@ class LedgerMapper(Mapper[UUID]):
         return stored_event(originator_id, originator_version, topic, state)
 
     def to_domain_event(self, stored_event: StoredEvent) -> Any:
-        """Read a stored row back into a :class:`Recorded`."""
+        """Read a stored row back into a :class:`Recorded` (the fact decoded by the codec,
+        ``ledger.codec.rows``)."""
         digest, content = self.open_state(stored_event.state)
-        cls = TOPICS.get(stored_event.topic)
-        if cls is None:
+        if TOPICS.get(stored_event.topic) is None:
             raise FrameError(f"unknown topic {stored_event.topic!r}")
         originator_id = stored_event.originator_id
         if not isinstance(originator_id, UUID):
@@ -115,7 +120,7 @@ class LedgerMapper(Mapper[UUID]):
             originator_id,
             stored_event.originator_version,
             stored_event.topic,
-            cls.model_validate_json(content),
+            _ROWS.fact(stored_event.topic, content),
             content,
             digest,
         )
