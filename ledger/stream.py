@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from enum import Enum
 
 from pydantic import ValidationError
 
@@ -48,16 +47,6 @@ Unreadable = Callable[[int, str, int, str, Exception], None]
 Check = Callable[[str, int, str, bytes], "bytes | None"]
 """A tap every row passes through first (``ledger verify``'s chain check): given (aggregate,
 version, topic, stored state), the row's content, or ``None`` to pass the row over."""
-
-
-class _Done(Enum):
-    """The type of :data:`_DONE`."""
-
-    DONE = "done"
-
-
-_DONE = _Done.DONE
-"""A row the tap has dealt with entirely (refused it, or a chain link)."""
 
 
 def _skip(position: int, aggregate: str, version: int, topic: str, why: Exception) -> None:
@@ -136,16 +125,23 @@ class RoundStream:
     def closed(self, rows: Iterable[RawRow]) -> Iterator[ClosedRound]:
         """Each round closed within ``rows``, when its closing row is read."""
         kinds = self.codec.kinds
+        check = self.check
+        feed_row = self._feed_row
         for nid, oid, version, topic, state in rows:
             self.position = nid
-            content = self._tap(nid, oid, version, topic, state)
-            if content is _DONE:
+            content = None
+            if check is not None:  # the tap (ledger verify's chain check) sees every row first
+                content = check(oid, version, topic, state)
+                if content is None:
+                    continue
+            if topic == CHAIN_TOPIC:
+                self.link = (nid, version)
                 continue
             kind = kinds.get(topic)
             if kind is None:
                 kind = self.codec.kind(topic)  # the first row of a game not yet loaded
             if kind is not None:
-                ended = self._feed_row(kind, nid, oid, version, topic, state, content)
+                ended = feed_row(kind, nid, oid, version, topic, state, content)
                 if ended is not None:
                     yield ended
             elif topic == TABLE_TOPIC:
@@ -154,19 +150,6 @@ class RoundStream:
                 self._opening_row(nid, oid, version, topic, state, content)
             else:
                 self._other_row(nid, oid, version, topic, state)
-
-    def _tap(self, nid: int, oid: str, version: int, topic: str, state: bytes) -> bytes | _Done | None:
-        """The row through the ``check`` tap: its content (``None``: not opened yet), or
-        :data:`_DONE` if nothing more is to be done with it (refused by the tap, a chain link)."""
-        content = None
-        if self.check is not None:
-            content = self.check(oid, version, topic, state)
-            if content is None:
-                return _DONE
-        if topic == CHAIN_TOPIC:
-            self.link = (nid, version)
-            return _DONE
-        return content
 
     def _feed_row(
         self, kind: Kind, nid: int, oid: str, version: int, topic: str, state: bytes, content: bytes | None

@@ -18,6 +18,7 @@ hostile.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -49,19 +50,18 @@ class LineParser:
         self.fast = fast
         self._shortcuts = OpeningParser(max_bytes) if fast else None
         self._window: tuple[datetime, datetime] | None = None
+        self.parse: Callable[[str | bytes, int], tuple[FeedEvent | Rejection, bytes | None]] = (
+            self._reference if self._shortcuts is None else self._shortcuts.parse_with_content
+        )
+        """The line's fact (or rejection) and, if the line is canonical, its stored bytes (the
+        shortcuts' own method when fast: no call in between, once per line of an ingest)."""
 
     @property
     def canonical(self) -> int:
         """Lines taken by the canonical shortcut so far."""
         return 0 if self._shortcuts is None else self._shortcuts.canonical
 
-    def parse(self, text: str | bytes, line_no: int) -> tuple[FeedEvent | Rejection, bytes | None]:
-        """The line's fact (or rejection) and, if the line is canonical, its stored bytes."""
-        if self._shortcuts is not None:
-            parsed: tuple[FeedEvent | Rejection, bytes | None] = self._shortcuts.parse_with_content(
-                text, line_no
-            )
-            return parsed
+    def _reference(self, text: str | bytes, line_no: int) -> tuple[FeedEvent | Rejection, bytes | None]:
         if self._window is None:
             self._window = accepted_window()
         return reference_parse(text, line_no, max_bytes=self.max_bytes, window=self._window), None
