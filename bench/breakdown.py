@@ -61,15 +61,15 @@ def verify_stages(app: Any, feed_lines: int, verify_cpu_s: float) -> dict[str, f
 
 def ingest_stages(path: str, feed_lines: int, ingest_cpu_s: float) -> dict[str, float]:
     """Client CPU µs per feed event of each ingest stage (see the module docstring)."""
+    from ledger.codec.lines import LineParser
     from ledger.feed.parse import MAX_LINE_BYTES
     from ledger.ingest import bounded_lines
-    from ledger.openings import OpeningParser
 
     def parse() -> None:
-        parser = OpeningParser(MAX_LINE_BYTES)
+        parser = LineParser(MAX_LINE_BYTES)
         with open(path, "rb") as stream:
             for number, line in bounded_lines(stream):
-                parser.parse_with_content(line, number)
+                parser.parse(line, number)
 
     return _per_event(["parse + validate", "store"], [_cpu(parse), ingest_cpu_s], feed_lines)
 

@@ -20,21 +20,21 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
-from functools import lru_cache
-from typing import Any, BinaryIO
+from typing import BinaryIO
 from uuid import UUID
 
 from eventsourcing.persistence import IntegrityError
 
 from ledger.chain import CHAIN_ID, Linked, genesis, link_entries, next_digest, now
+from ledger.codec.facts import content_of, topic_of
+from ledger.codec.ids import id_makers
+from ledger.codec.lines import LineParser
 from ledger.collector import pass_collector
 from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent, RoundOpened
 from ledger.feed.parse import MAX_LINE_BYTES, Rejection
 from ledger.merkle.log import MerkleLog
-from ledger.openings import OpeningParser
-from ledger.round import round_id
-from ledger.store import SAVE_EVENTS_MAX, LedgerApp, RawRow, Recorded, content_of, topic_of
-from ledger.table import RoundStarted, table_id
+from ledger.store import SAVE_EVENTS_MAX, LedgerApp, RawRow, Recorded
+from ledger.table import RoundStarted
 
 BATCH_EVENTS = 500
 """Feed events per save: well under the 1,000-event cap, leaving room for table and chain events."""
@@ -43,41 +43,6 @@ SAVE_ATTEMPTS = 20
 TREE_EVERY_ROWS = 5000
 """Rows saved between two extensions of the Merkle tree (and once at the end of an ingest):
 each extension is a transaction of its own, so fewer, larger ones cost less per row."""
-
-
-class _Id(UUID):
-    """An aggregate id that hashes from a stored value: ``UUID.__hash__`` is ``hash(self.int)``,
-    and ingest looks every id up in dicts several times per line. Its ``hex`` (what the SQLite
-    recorder writes, once per row) is stored too. Equal to, and hashing like, the plain
-    ``UUID``; pickles as one."""
-
-    __slots__ = ("_hash", "hex")
-    _hash: int
-    hex: str
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (UUID, (str(self),))
-
-
-def _fast_id(plain: UUID) -> UUID:
-    fast = _Id(int=plain.int)
-    object.__setattr__(fast, "_hash", hash(plain))
-    object.__setattr__(fast, "hex", plain.hex)
-    return fast
-
-
-@lru_cache(maxsize=1 << 12)
-def _round_id(table: str, round: str) -> UUID:
-    """``round_id`` is a SHA-1 and a ``UUID`` per call; every line of a round asks for it."""
-    return _fast_id(round_id(table, round))
-
-
-@lru_cache(maxsize=1 << 12)
-def _table_id(code: str) -> UUID:
-    return _fast_id(table_id(code))
 
 
 class Accepted(Enum):
@@ -171,7 +136,10 @@ class Ingestor:
         batch_events: int = BATCH_EVENTS,
         max_line_bytes: int = MAX_LINE_BYTES,
         extend_tree: bool = True,
+        fast: bool = True,
     ) -> None:
+        """``fast=False`` parses and keys the lines with the codec's reference mode
+        (``ledger.codec``): the same rows, more slowly."""
         if not 1 <= batch_events <= SAVE_EVENTS_MAX // 2:
             raise ValueError(f"batch_events must be 1-{SAVE_EVENTS_MAX // 2}")
         self.app = app
@@ -179,7 +147,8 @@ class Ingestor:
         self.max_line_bytes = max_line_bytes
         self._heads: dict[UUID, _Head | None] = {}
         self._batch = _Batch()
-        self._parser = OpeningParser(max_line_bytes)
+        self._parser = LineParser(max_line_bytes, fast=fast)
+        self._round_id, self._table_id = id_makers(fast)
         self._tree: MerkleLog | None = None
         self._tree_pending = 0
         self._tree_rows: list[RawRow] = []
@@ -198,7 +167,7 @@ class Ingestor:
         report = IngestReport()
         started = time.perf_counter()
         group: list[_Parsed] = []
-        parse = self._parser.parse_with_content
+        parse = self._parser.parse
         with pass_collector():  # lines are freed by reference counting: see ledger.collector
             for line_no, text in lines:
                 if on_progress is not None:
@@ -262,17 +231,18 @@ class Ingestor:
         the round id of each line (``None`` for a rejection)."""
         wanted: dict[UUID, None] = {}
         heads = self._heads
+        round_key, table_key = self._round_id, self._table_id
         oids: list[UUID | None] = []
         for _, _, parsed, _ in group:
             if isinstance(parsed, Rejection):
                 oids.append(None)
                 continue
-            oid = _round_id(parsed.table, parsed.round)
+            oid = round_key(parsed.table, parsed.round)
             oids.append(oid)
             if oid not in heads:
                 wanted[oid] = None
             if _opens(parsed.__class__):
-                tid = _table_id(parsed.table)
+                tid = table_key(parsed.table)
                 if tid not in heads:
                     wanted[tid] = None
         if wanted:
@@ -307,7 +277,7 @@ class Ingestor:
         ``oid``, if given, the round's aggregate id.
         """
         if oid is None:
-            oid = _round_id(event.table, event.round)
+            oid = self._round_id(event.table, event.round)
         head = self._heads.get(oid, _UNKNOWN)
         if head is _UNKNOWN:
             head = self._head(oid)
@@ -395,7 +365,7 @@ class Ingestor:
         batch.events.append((oid, version, topic, content, digest))
 
     def _start_round(self, opened: RoundOpened) -> None:
-        tid = _table_id(opened.table)
+        tid = self._table_id(opened.table)
         started = RoundStarted(table=opened.table, round=opened.round, game=opened.game, at=opened.at)
         self._append(tid, started, self._head(tid))
         self._batch.rounds_opened += 1
@@ -422,7 +392,7 @@ class Ingestor:
             assert len(batch.events) <= SAVE_EVENTS_MAX
             try:
                 # Straight to the library's recorder: one transaction, one bulk statement
-                # (``ledger.bulk``); ``Application.save`` would add a ``Recording`` and a
+                # (``ledger.codec.library``); ``Application.save`` would add a ``Recording`` and a
                 # ``Notification`` object per event that nothing here reads.
                 stored = self.app.ledger_mapper.stored_event
                 rows = [stored(*e) for e in batch.events]

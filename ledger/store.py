@@ -3,10 +3,12 @@
 - **Aggregates.** One per round (id from table + round, version = the feed's ``seq``), one per
   table (``ledger.table``) and one chain (``ledger.chain``).
 - **Events.** A stored event is a :class:`Recorded`: a pydantic fact plus its chain digest. The
-  :class:`LedgerMapper` writes the fact with ``model_dump_json()`` inside a fixed frame and reads
-  it back with ``model_validate_json()``, so ``Decimal``, enums, tuples and nested models
-  round-trip exactly. Topics are stable names (``"RL/spin_result"``, ``"table/round_started"``),
-  never module paths, so stored history survives refactoring (EVENTSOURCING.md hazard 9).
+  :class:`LedgerMapper` writes the fact's canonical bytes (``model_dump_json()``,
+  ``ledger.codec.facts``) inside a fixed frame and reads them back with
+  ``model_validate_json()``, so ``Decimal``, enums, tuples and nested models round-trip
+  exactly. Topics are stable names (``"RL/spin_result"``, ``"table/round_started"``), never
+  module paths, so stored history survives refactoring (EVENTSOURCING.md hazard 9). How bytes
+  become facts and facts bytes, fast and plain, is ``ledger.codec``'s.
 - **Databases.** ``sqlite:///ledger.db`` (the default) or ``postgresql://user@host:port/db``
   (``?schema=name`` optional), chosen by ``--db`` or ``LEDGER_DB``. One code path serves both:
   the only difference is the environment handed to the library.
@@ -15,10 +17,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
-from dataclasses import fields as dataclass_fields
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 from uuid import UUID
@@ -26,14 +27,18 @@ from uuid import UUID
 from eventsourcing.application import Application
 from eventsourcing.persistence import Mapper, StoredEvent, Transcoder
 
-from ledger.bulk import POSTGRES_TOPIC, SQLITE_TOPIC
-from ledger.chain import CHAIN_ID, CHAIN_TOPIC, FrameError, Linked, frame, unframe
+from ledger.chain import CHAIN_ID, FrameError, frame, unframe
+from ledger.codec.facts import TOPICS as TOPICS
+from ledger.codec.facts import TopicRegistry as TopicRegistry
+from ledger.codec.facts import content_of as content_of
+from ledger.codec.facts import topic_of as topic_of
+from ledger.codec.library import POSTGRES_TOPIC, SQLITE_TOPIC, stored_event
+from ledger.codec.rows import RowDecoder
 from ledger.errors import StoreDamaged, StoreError, StoreMissing, StoreUnreachable
-from ledger.feed.envelope import FeedEvent, FeedModel
-from ledger.games import GAMES
+from ledger.feed.envelope import FeedModel
 from ledger.round import Round, round_id
 from ledger.sql import PERSISTENCE_MODULES, Dialect, dialect_of, literal, quote, read_rows, settings_dialect
-from ledger.table import TABLE_TOPIC, RoundStarted, Table, table_id
+from ledger.table import RoundStarted, Table, table_id
 
 RawRow = tuple[int, str, int, str, bytes]
 """One stored row as :meth:`LedgerApp.rows` gives it: notification id, aggregate id (text),
@@ -49,71 +54,6 @@ CONNECT_TIMEOUT_S = 5
 SAVE_EVENTS_MAX = 1000
 """Never more events than this in one save: a larger PostgreSQL save can hang forever
 (EVENTSOURCING.md hazard 1)."""
-
-
-class TopicRegistry(Mapping[str, type[FeedModel]]):
-    """Every stored topic and the model its facts are read with.
-
-    A game's topics (``"RL/spin_result"``) are read from its :class:`Game` on the first lookup
-    of one of them, so that only the games a store actually holds get imported
-    (``ledger.games`` loads a game's package on first use); iterating loads every game.
-    """
-
-    def __init__(self) -> None:
-        self._fixed: dict[str, type[FeedModel]] = {TABLE_TOPIC: RoundStarted, CHAIN_TOPIC: Linked}
-        self._by_game: dict[str, dict[str, type[FeedModel]]] = {}
-        self._known: dict[str, type[FeedModel]] = dict(self._fixed)
-        """Every topic loaded so far, for the lookup of each stored row (one dict lookup)."""
-
-    def _game_topics(self, key: str) -> dict[str, type[FeedModel]]:
-        topics = self._by_game.get(key)
-        if topics is None:
-            topics = {f"{key}/{cls.TYPE}": cls for cls in GAMES[key].events}
-            self._by_game[key] = topics
-            self._known.update(topics)
-        return topics
-
-    def get(self, topic: str, default: Any = None) -> Any:
-        """The model of ``topic``, else ``default`` (the loaded topics first: one dict lookup)."""
-        cls = self._known.get(topic)
-        if cls is not None:
-            return cls
-        try:
-            return self[topic]
-        except KeyError:
-            return default
-
-    def __getitem__(self, topic: str) -> type[FeedModel]:
-        cls = self._known.get(topic)
-        if cls is not None:
-            return cls
-        key, slash, _ = topic.partition("/")
-        if not slash or key not in GAMES:
-            raise KeyError(topic)
-        return self._game_topics(key)[topic]
-
-    def __iter__(self) -> Iterator[str]:
-        yield from self._fixed
-        for key in GAMES:
-            yield from self._game_topics(key)
-
-    def __len__(self) -> int:
-        return len(self._fixed) + sum(len(self._game_topics(key)) for key in GAMES)
-
-
-TOPICS: Mapping[str, type[FeedModel]] = TopicRegistry()
-"""Every stored topic and the model its facts are read with."""
-
-
-def topic_of(fact: FeedModel) -> str:
-    """The stored topic of a fact."""
-    if isinstance(fact, FeedEvent):
-        return f"{fact.game}/{fact.type}"
-    if isinstance(fact, RoundStarted):
-        return TABLE_TOPIC
-    if isinstance(fact, Linked):
-        return CHAIN_TOPIC
-    raise TypeError(f"no topic for {type(fact).__name__}")
 
 
 @dataclass(frozen=True)
@@ -135,47 +75,8 @@ class Recorded:
         return aggregate
 
 
-def content_of(fact: FeedModel) -> bytes:
-    """The canonical bytes of a fact: pydantic's JSON, fields in declaration order."""
-    return fact.model_dump_json(exclude_none=True).encode()
-
-
-def _stored_event(originator_id: UUID, originator_version: int, topic: str, state: bytes) -> StoredEvent:
-    """``StoredEvent(...)`` with these values. The library's class is a frozen dataclass, whose
-    ``__init__`` sets each field through ``object.__setattr__``; the instance is built with its
-    ``__dict__`` at once instead (equal, field for field, to the constructor's)."""
-    event = _new_object(StoredEvent)
-    _set_attribute(
-        event,
-        "__dict__",
-        {
-            "originator_id": originator_id,
-            "originator_version": originator_version,
-            "topic": topic,
-            "state": state,
-        },
-    )
-    return event
-
-
-def _plain_stored_event(
-    originator_id: UUID, originator_version: int, topic: str, state: bytes
-) -> StoredEvent:
-    return StoredEvent(
-        originator_id=originator_id, originator_version=originator_version, topic=topic, state=state
-    )
-
-
-_new_object = object.__new__
-_set_attribute = object.__setattr__
-_STORED_EVENT = (
-    _plain_stored_event  # another version of the library: use its constructor
-    if hasattr(StoredEvent, "__slots__")
-    or hasattr(StoredEvent, "__post_init__")
-    or [f.name for f in dataclass_fields(StoredEvent)]
-    != ["originator_id", "originator_version", "topic", "state"]
-    else _stored_event
-)
+_ROWS = RowDecoder()
+"""The codec's decoders of the rows the application reads back (heads, a round's events)."""
 
 
 class LedgerMapper(Mapper[UUID]):
@@ -198,13 +99,13 @@ class LedgerMapper(Mapper[UUID]):
             state = self.compressor.compress(state)
         if self.cipher:
             state = self.cipher.encrypt(state)
-        return _STORED_EVENT(originator_id, originator_version, topic, state)
+        return stored_event(originator_id, originator_version, topic, state)
 
     def to_domain_event(self, stored_event: StoredEvent) -> Any:
-        """Read a stored row back into a :class:`Recorded`."""
+        """Read a stored row back into a :class:`Recorded` (the fact decoded by the codec,
+        ``ledger.codec.rows``)."""
         digest, content = self.open_state(stored_event.state)
-        cls = TOPICS.get(stored_event.topic)
-        if cls is None:
+        if TOPICS.get(stored_event.topic) is None:
             raise FrameError(f"unknown topic {stored_event.topic!r}")
         originator_id = stored_event.originator_id
         if not isinstance(originator_id, UUID):
@@ -219,7 +120,7 @@ class LedgerMapper(Mapper[UUID]):
             originator_id,
             stored_event.originator_version,
             stored_event.topic,
-            cls.model_validate_json(content),
+            _ROWS.fact(stored_event.topic, content),
             content,
             digest,
         )
@@ -695,7 +596,7 @@ class _CreationLock:
 
 
 def bulk_recorder_topic(env: dict[str, str]) -> str:
-    """The library recorder that writes a save in one statement (``ledger.bulk``)."""
+    """The library recorder that writes a save in one statement (``ledger.codec.library``)."""
     return SQLITE_TOPIC if settings_dialect(env) == "sqlite" else POSTGRES_TOPIC
 
 

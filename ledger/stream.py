@@ -1,10 +1,10 @@
 """Reading the log as rounds: stored rows → (position, decoded facts) → closed rounds.
 
 :class:`RoundStream` takes the rows of :meth:`ledger.store.LedgerApp.rows` (plain tuples, in
-notification order), decodes the feed facts with the fast decoder (:func:`all_kinds`: each model's
-native twin, ``ledger.feed.fast``; ``OpeningDecoder`` for ``round_opened``), gathers them per round
-and hands over each round when its closing event (``round_closed`` / ``round_voided``) is read.
-Rows of other aggregates (tables, the chain) are passed over.
+notification order), decodes the feed facts with the codec (``ledger.codec.rows.RowDecoder``,
+fast unless told otherwise), gathers them per round and hands over each round when its closing
+event (``round_closed`` / ``round_voided``) is read. Rows of other aggregates (tables, the
+chain) are passed over.
 
 Every reader of the log that gathers rounds reads through it: ``ledger verify`` (which taps
 every row for the integrity chain and pairs openings with table starts,
@@ -16,85 +16,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import ValidationError
 
 from ledger.chain import CHAIN_TOPIC, FrameError
-from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent, RoundOpened
-from ledger.feed.fast import fast_validate_json, native_validate_json
-from ledger.games import GAMES
-from ledger.openings import OpeningDecoder
-from ledger.store import TOPICS, LedgerMapper, RawRow
+from ledger.codec.facts import TOPICS
+from ledger.codec.rows import OPENING_SUFFIX as OPENING_SUFFIX
+from ledger.codec.rows import TERMINAL_SUFFIXES as TERMINAL_SUFFIXES
+from ledger.codec.rows import Kind, RowDecoder
+from ledger.feed.envelope import FeedEvent
+from ledger.store import LedgerMapper, RawRow
 from ledger.table import TABLE_TOPIC
-
-TERMINAL_SUFFIXES = tuple("/" + t for t in TERMINAL_TYPES)
-OPENING_SUFFIX = "/round_opened"
-
-Kind = tuple[Callable[[bytes], Any], type, bool]
-"""A feed topic's decoder, its class, and whether its event ends a round."""
-
-
-PassKind = tuple[Callable[[bytes], Any], type, bool, Callable[[bytes], Any]]
-"""A :data:`Kind` with its decoder's native validator alone, which the pass calls directly (one
-Python call less per row); only what it refuses goes through the decoder."""
-
-_KINDS: dict[str, Kind] = {}
-"""The fast decoder of every feed topic but ``round_opened``, by topic, of the games loaded so
-far (:func:`_load_kinds`)."""
-_PASS_KINDS: dict[str, PassKind] = {}
-""":data:`_KINDS` as the pass reads them (:data:`PassKind`)."""
-_KINDS_LOADED: set[str] = set()
-"""The games whose topics are in :data:`_KINDS`."""
-
-
-def _load_kinds(topic: str) -> bool:
-    """Add the kinds of the game ``topic`` belongs to, if not yet there: whether any were added.
-
-    Each feed topic but the openings gets its decoder, its class, whether it ends a round. The
-    decoder is the model's native twin (``ledger.feed.fast``): the same model, its feed field
-    types checked in Rust; it accepts what ``model_validate_json`` accepts, with equal results,
-    and a row it refuses is decoded again by ``model_validate_json`` (its error is what is
-    reported). A game's models are built on the first row of that game the process reads, so a
-    pass over a store without STUD rounds never imports STUD.
-    """
-    key = topic.partition("/")[0]
-    if key in _KINDS_LOADED or key not in GAMES:
-        return False
-    _KINDS_LOADED.add(key)
-    for cls in GAMES[key].events:
-        name = f"{key}/{cls.TYPE}"
-        if name.endswith(OPENING_SUFFIX) or not issubclass(cls, FeedEvent) or issubclass(cls, RoundOpened):
-            continue
-        decode = fast_validate_json(cls)
-        ends = name.endswith(TERMINAL_SUFFIXES)
-        _KINDS[name] = (decode, cls, ends)
-        _PASS_KINDS[name] = (decode, cls, ends, native_validate_json(cls))
-    return True
-
-
-def _kind(topic: str) -> Kind | None:
-    """The kind of ``topic``, its game's kinds loaded first if need be (``None``: not a kind)."""
-    kind = _KINDS.get(topic)
-    if kind is None and _load_kinds(topic):
-        kind = _KINDS.get(topic)
-    return kind
-
-
-def all_kinds() -> dict[str, Kind]:
-    """The fast decoder of every feed topic of every game but ``round_opened``, by topic (every
-    game loaded)."""
-    for key in GAMES:
-        _load_kinds(f"{key}/")
-    return dict(_KINDS)
-
-
-def __getattr__(name: str) -> Any:
-    """``KINDS``: :func:`all_kinds`, for readers that want them all (PEP 562: loading every game
-    only when asked)."""
-    if name == "KINDS":
-        return all_kinds()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -135,7 +67,8 @@ class RoundStream:
       gathered, and rows of other rounds are passed over undecoded;
     - ``keep_content`` keeps the stored content of the rounds in play beside their facts
       (:attr:`contents`), so the state of a pass can be written down and resumed
-      (``ledger.verify.snapshot``).
+      (``ledger.verify.snapshot``);
+    - ``fast=False`` decodes with the codec's reference mode.
     """
 
     def __init__(
@@ -147,6 +80,7 @@ class RoundStream:
         partial: bool = True,
         keep_content: bool = False,
         probe: bool = True,
+        fast: bool = True,
     ) -> None:
         self.mapper = mapper
         self.probe = probe
@@ -155,7 +89,8 @@ class RoundStream:
         self.on_unreadable = on_unreadable
         self.check = check
         self.partial = partial
-        self.decoder = OpeningDecoder()
+        self.codec = RowDecoder(fast=fast)
+        """How rows become facts (``fast=False``: the reference decoders)."""
         self.gathering: dict[str, list[FeedEvent]] = {}
         """Facts of the rounds in play, by aggregate id."""
         self.contents: dict[str, list[tuple[str, bytes]]] | None = {} if keep_content else None
@@ -189,102 +124,110 @@ class RoundStream:
 
     def closed(self, rows: Iterable[RawRow]) -> Iterator[ClosedRound]:
         """Each round closed within ``rows``, when its closing row is read."""
-        gathering = self.gathering
-        contents = self.contents
-        kinds = _PASS_KINDS
+        kinds = self.codec.kinds
         check = self.check
-        partial = self.partial
+        feed_row = self._feed_row
         for nid, oid, version, topic, state in rows:
             self.position = nid
-            content: bytes | None
-            if check is not None:
+            content = None
+            if check is not None:  # the tap (ledger verify's chain check) sees every row first
                 content = check(oid, version, topic, state)
                 if content is None:
                     continue
-                if topic == CHAIN_TOPIC:
-                    self.link = (nid, version)
-                    continue
-            elif topic == CHAIN_TOPIC:
+            if topic == CHAIN_TOPIC:
                 self.link = (nid, version)
                 continue
-            else:
-                content = None
             kind = kinds.get(topic)
-            if kind is None and _load_kinds(topic):  # the first row of a game not yet loaded
-                kind = kinds.get(topic)
+            if kind is None:
+                kind = self.codec.kind(topic)  # the first row of a game not yet loaded
             if kind is not None:
-                facts = gathering.get(oid)
-                if facts is None and not partial:
-                    continue
-                if content is None:
-                    content = self._content(nid, oid, version, topic, state)
-                    if content is None:
-                        continue
-                try:
-                    fact = kind[3](content)
-                except ValueError:  # refused natively: the decoder gives the model's own error
-                    try:
-                        fact = kind[0](content)
-                    except (ValidationError, ValueError) as exc:
-                        self.on_unreadable(nid, oid, version, topic, exc)
-                        continue
-                if facts is not None:
-                    facts.append(fact)
-                    if contents is not None:
-                        contents[oid].append((topic, content))
-                if kind[2]:
-                    if facts is not None:
-                        del gathering[oid]
-                        if contents is not None:
-                            del contents[oid]
-                        yield ClosedRound(nid, oid, facts, facts[0].seq == 1)
-                    else:
-                        yield ClosedRound(nid, oid, [fact], False)
-                continue
-            if topic == TABLE_TOPIC:
-                wanted = self.wants_table_rows(oid)
-                if content is None and (wanted or self.probe):
-                    content = self._content(nid, oid, version, topic, state)
-                if wanted and content is not None:
-                    self.started(nid, oid, version, content)
-                continue
-            if not topic.endswith(OPENING_SUFFIX):
-                if oid in gathering:  # an event of a round in play that no model reads
-                    self.on_unreadable(nid, oid, version, topic, ValueError(f"unknown topic {topic!r}"))
-                elif self.probe and check is None and topic in TOPICS:
-                    self._content(nid, oid, version, topic, state)  # readable? (a key problem)
-                continue
+                ended = feed_row(kind, nid, oid, version, topic, state, content)
+                if ended is not None:
+                    yield ended
+            elif topic == TABLE_TOPIC:
+                self._table_row(nid, oid, version, topic, state, content)
+            elif topic.endswith(OPENING_SUFFIX):
+                self._opening_row(nid, oid, version, topic, state, content)
+            else:
+                self._other_row(nid, oid, version, topic, state)
+
+    def _feed_row(
+        self, kind: Kind, nid: int, oid: str, version: int, topic: str, state: bytes, content: bytes | None
+    ) -> ClosedRound | None:
+        """A feed fact other than an opening: decoded and gathered; the round if it ends."""
+        facts = self.gathering.get(oid)
+        if facts is None and not self.partial:
+            return None
+        if content is None:
+            content = self._content(nid, oid, version, topic, state)
             if content is None:
-                content = self._content(nid, oid, version, topic, state)
-                if content is None:
-                    continue
-            if not self.admit(content):
-                continue
+                return None
+        try:
+            fact = kind.first(content)
+        except ValueError:  # refused natively: the decoder gives the model's own error
             try:
-                cls = TOPICS.get(topic)
-                if cls is None:
-                    raise ValueError(f"unknown topic {topic!r}")
-                opening = self.decoder.decode(cls, content)
+                fact = kind.decode(content)
             except (ValidationError, ValueError) as exc:
                 self.on_unreadable(nid, oid, version, topic, exc)
-                continue
-            if self.opened(nid, oid, opening):
-                gathering[oid] = [opening]
-                if contents is not None:
-                    contents[oid] = [(topic, content)]
+                return None
+        if facts is not None:
+            facts.append(fact)
+            if self.contents is not None:
+                self.contents[oid].append((topic, content))
+        if not kind.ends:
+            return None
+        return self._ended(nid, oid, facts, fact)
+
+    def _ended(self, nid: int, oid: str, facts: list[FeedEvent] | None, fact: FeedEvent) -> ClosedRound:
+        """The round ``fact`` ends, its facts no longer in play."""
+        if facts is None:
+            return ClosedRound(nid, oid, [fact], False)
+        del self.gathering[oid]
+        if self.contents is not None:
+            del self.contents[oid]
+        return ClosedRound(nid, oid, facts, facts[0].seq == 1)
+
+    def _table_row(
+        self, nid: int, oid: str, version: int, topic: str, state: bytes, content: bytes | None
+    ) -> None:
+        """A table's ``round_started``: to :meth:`started` if wanted, else opened to probe it."""
+        wanted = self.wants_table_rows(oid)
+        if content is None and (wanted or self.probe):
+            content = self._content(nid, oid, version, topic, state)
+        if wanted and content is not None:
+            self.started(nid, oid, version, content)
+
+    def _other_row(self, nid: int, oid: str, version: int, topic: str, state: bytes) -> None:
+        """A row of a topic no feed model reads: unreadable if its round is in play."""
+        if oid in self.gathering:  # an event of a round in play that no model reads
+            self.on_unreadable(nid, oid, version, topic, ValueError(f"unknown topic {topic!r}"))
+        elif self.probe and self.check is None and topic in TOPICS:
+            self._content(nid, oid, version, topic, state)  # readable? (a key problem)
+
+    def _opening_row(
+        self, nid: int, oid: str, version: int, topic: str, state: bytes, content: bytes | None
+    ) -> None:
+        """A ``round_opened``: decoded, and its round gathered if :meth:`opened` says so."""
+        if content is None:
+            content = self._content(nid, oid, version, topic, state)
+            if content is None:
+                return
+        if not self.admit(content):
+            return
+        try:
+            opening = self.codec.opening(topic, content)
+        except (ValidationError, ValueError) as exc:
+            self.on_unreadable(nid, oid, version, topic, exc)
+            return
+        if self.opened(nid, oid, opening):
+            self.gathering[oid] = [opening]
+            if self.contents is not None:
+                self.contents[oid] = [(topic, content)]
 
     def decode(self, topic: str, content: bytes) -> FeedEvent:
         """One stored feed fact, decoded as the pass decodes it (``ValueError`` if it cannot
         be)."""
-        kind = _kind(topic)
-        if kind is not None:
-            fact: FeedEvent = kind[0](content)
-            return fact
-        cls = TOPICS.get(topic)
-        if cls is None or not topic.endswith(OPENING_SUFFIX):
-            raise ValueError(f"unknown topic {topic!r}")
-        opening: FeedEvent = self.decoder.decode(cls, content)
-        return opening
+        return self.codec.feed_fact(topic, content)
 
     def resume(self, rounds: dict[str, list[tuple[str, bytes]]]) -> None:
         """Take up the rounds in play of an earlier pass: each aggregate's (topic, stored

@@ -124,7 +124,7 @@ def parse_line(
     """Validate one line; a ``round_opened`` comes back with its completed, hashed rulebook.
 
     ``window=False`` skips the accepted-time check (``ledger.feed.window``): only for the
-    placeholder lines of ``ledger.openings``, whose filled-in times are checked there. A
+    placeholder lines of ``ledger.codec.openings``, whose filled-in times are checked there. A
     ``(earliest, latest)`` pair is the accepted window as already read (by an ingest, once),
     so that it is not read from the environment again for every line."""
     if len(text) > max_bytes:

@@ -32,7 +32,7 @@ _RFC3339 = re.compile(
 NATIVE: dict[Callable[[object], object], CoreSchema] = {}
 """For each plain validator below, a pydantic-core schema that accepts exactly the same JSON
 values and gives equal results, checked in Rust without a call into Python for most of them
-(``ledger.feed.fast`` builds the decoders of ``verify`` and of canonical ingest lines from them;
+(``ledger.codec.native`` builds the decoders of ``verify`` and of canonical ingest lines from them;
 whatever a native schema refuses is validated again by the model itself, whose errors are the
 ones reported)."""
 

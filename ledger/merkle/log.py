@@ -289,7 +289,7 @@ class MerkleLog:
 
     def _insert(self, cur: Cursor, insert: str, values: list[tuple[int, int, bytes]]) -> None:
         """SQLite: one ``executemany``; PostgreSQL: one statement of three arrays (as
-        ``ledger.bulk`` writes events), not a statement per row."""
+        ``ledger.codec.library`` writes events), not a statement per row."""
         if self.dialect.is_sqlite:
             cur.executemany(insert, values)
             return

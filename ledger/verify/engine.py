@@ -29,9 +29,9 @@ from uuid import UUID
 from pydantic import ValidationError
 
 from ledger.chain import FrameError
+from ledger.codec.rows import validator
 from ledger.collector import pass_collector
 from ledger.feed.envelope import FeedEvent, RoundOpened
-from ledger.feed.fast import fast_validate_json
 from ledger.findings import Finding
 from ledger.games import GAMES
 from ledger.store import LedgerApp, LedgerMapper, RawRow
@@ -161,7 +161,7 @@ def verify_store(
 
 
 _DECODED, _UNFINISHED, _SESSION = 1, 2, 3
-_decode_started = fast_validate_json(RoundStarted)
+_decode_started = validator(RoundStarted)
 """``RoundStarted.model_validate_json``, natively where it can (it raises the model's own
 errors)."""
 

@@ -14,23 +14,13 @@ from __future__ import annotations
 import json
 import re
 from array import array
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from hashlib import sha256
 from typing import Any
 from uuid import UUID
 
-from ledger.chain import (
-    CHAIN_ID,
-    CHAIN_TOPIC,
-    FRAME_HEAD,
-    FRAME_MID,
-    FRAME_TAIL,
-    GENESIS_TAG,
-    FrameError,
-    Linked,
-    unframe,
-)
+from ledger.chain import CHAIN_ID, CHAIN_TOPIC, GENESIS_TAG, FrameError, Linked
+from ledger.codec.frame import Split, splitter
 from ledger.errors import StoreDamaged
 from ledger.feed.envelope import TERMINAL_TYPES
 from ledger.findings import Finding
@@ -39,9 +29,6 @@ from ledger.store import LedgerMapper
 MAX_CHAIN_FINDINGS = 1000
 _TERMINAL_SUFFIXES = tuple("/" + t for t in TERMINAL_TYPES)
 _CHAIN_ID_TEXT = CHAIN_ID.hex
-_DIGEST_START = len(FRAME_HEAD)
-_DIGEST_END = _DIGEST_START + 64
-_CONTENT_START = _DIGEST_END + len(FRAME_MID)
 _OTHER, _TERMINAL, _LINK = "other", "terminal", "link"
 """What a row's topic means to the chain: a link, the end of a round, anything else."""
 
@@ -56,6 +43,8 @@ class ChainVerifier:
     """
 
     mapper: LedgerMapper
+    fast: bool = True
+    """Split stored frames with the codec's fast split (``False``: its reference)."""
     findings: list[Finding] = field(default_factory=list)
     head: str | None = None
     heads_seen: set[str] = field(default_factory=set)
@@ -72,8 +61,8 @@ class ChainVerifier:
     def __post_init__(self) -> None:
         # Chosen once, not per row: without a cipher or compressor a row is its frame.
         mapper = self.mapper
-        self._plain = mapper.cipher is None and mapper.compressor is None
-        self._open: Callable[[bytes], tuple[str, bytes]] = unframe if self._plain else mapper.open_state
+        plain = mapper.cipher is None and mapper.compressor is None
+        self._split: Split = splitter(None if plain else mapper.open_state, fast=self.fast)
 
     @property
     def broken(self) -> bool:
@@ -130,27 +119,14 @@ class ChainVerifier:
         content bytes if they can be read.
 
         This runs once per stored row, so it is written for speed: digests are kept as the
-        stored ASCII bytes (what the next digest hashes), a plain frame is split in place,
-        and the kind of each topic is looked up once."""
+        stored ASCII bytes (what the next digest hashes; the codec's split,
+        ``ledger.codec.frame``), and the kind of each topic is looked up once."""
         self.events += 1
-        if (
-            self._plain
-            and state.startswith(FRAME_HEAD)
-            and state.endswith(FRAME_TAIL)
-            and state[_DIGEST_END:_CONTENT_START] == FRAME_MID
-        ):
-            digest = state[_DIGEST_START:_DIGEST_END]
-            content = state[_CONTENT_START:-1]
-            if not digest.isascii():  # what unframe refuses
-                self._unreadable(oid, version, FrameError("the stored digest is not text"))
-                return None
-        else:
-            try:
-                text, content = self._open(state)
-            except FrameError as exc:
-                self._unreadable(oid, version, exc)
-                return None
-            digest = text.encode("ascii")
+        try:
+            digest, content = self._split(state)
+        except FrameError as exc:
+            self._unreadable(oid, version, exc)
+            return None
         last = self._last
         if version == 1:
             expected_prev: bytes | None = _genesis(oid)

@@ -14,10 +14,10 @@ import sys
 import pytest
 
 from ledger.chain import CHAIN_TOPIC, Linked
+from ledger.codec.rows import all_kinds
 from ledger.feed.envelope import FeedEvent, RoundOpened
 from ledger.games import GAMES
 from ledger.store import TOPICS
-from ledger.stream import all_kinds
 from ledger.table import TABLE_TOPIC, RoundStarted
 
 _LOADED_GAMES = (

@@ -1,4 +1,4 @@
-"""Fast decoders of the feed models: the same models, validated in Rust where the field types
+"""Native decoders of the feed models: the same models, validated in Rust where the field types
 allow it.
 
 The feed's field types (codes, money, timestamps, cards, tiles, card places) validate with plain
@@ -15,13 +15,14 @@ class, equal to what ``cls.model_validate_json`` returns for the same bytes.
 
 Used where a refusal is not reported as it stands but sends the bytes to the full path:
 
-- ``ledger verify`` and the views decode stored rows with it (``ledger.stream.KINDS``);
-- ingest's canonical-line shortcut (``ledger.openings.OpeningParser``), whose refusals go to
-  ``parse_line``, so a rejection's code, field and message are the full path's.
+- the fast row decoders (``ledger.codec.rows``), which ``ledger verify`` and the views read
+  stored rows with;
+- ingest's canonical-line shortcut (``ledger.codec.openings.OpeningParser``), whose refusals
+  go to the full path, so a rejection's code, field and message are the full path's.
 
 Bytes the native validator refuses are validated again by the model itself, so an error is
 always the model's own and the fast path can change no message;
-``tests/ledger/feed/test_fast_decoders.py`` pins that the native validators accept what the
+``tests/codec/test_fast_decoders.py`` pins that the native validators accept what the
 models accept, refuse what they refuse, and give equal facts.
 """
 
@@ -30,8 +31,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pydantic_core import CoreSchema, SchemaValidator, core_schema
+from pydantic_core import CoreSchema, core_schema
 
+from ledger.codec.library import schema_validator
 from ledger.equipment import _CARDS, _TILES, _parse_card, _parse_tile
 from ledger.feed.types import NATIVE
 
@@ -61,34 +63,6 @@ def _swap(node: Any, natives: dict[Callable[[object], object], CoreSchema]) -> A
     if isinstance(node, list):
         return [_swap(value, natives) for value in node]
     return node
-
-
-def _classes(node: Any, found: set[type]) -> set[type]:
-    """Every model class a core schema builds."""
-    if isinstance(node, dict):
-        if node.get("type") == "model" and isinstance(node.get("cls"), type):
-            found.add(node["cls"])
-        for key, value in node.items():
-            if key not in ("serialization", "metadata", "cls"):
-                _classes(value, found)
-    elif isinstance(node, list):
-        for value in node:
-            _classes(value, found)
-    return found
-
-
-def _build(schema: Any) -> SchemaValidator:
-    """A validator of ``schema`` itself. pydantic-core reuses a complete model class's own
-    validator for a ``model`` node ("prebuilt"), which would bring its Python field functions
-    back; the classes are marked incomplete while the new validator is built, then restored."""
-    classes = [cls for cls in _classes(schema, set()) if cls.__dict__.get("__pydantic_complete__") is True]
-    try:
-        for cls in classes:
-            type.__setattr__(cls, "__pydantic_complete__", False)
-        return SchemaValidator(schema)
-    finally:
-        for cls in classes:
-            type.__setattr__(cls, "__pydantic_complete__", True)
 
 
 _FAST: dict[type, Callable[[bytes], Any]] = {}
@@ -122,5 +96,5 @@ def native_validate_json(cls: type) -> Callable[[bytes], Any]:
     known = _NATIVE.get(cls)
     if known is None:
         schema = _swap(cls.__pydantic_core_schema__, _natives())  # type: ignore[attr-defined]
-        known = _NATIVE[cls] = _build(schema).validate_json
+        known = _NATIVE[cls] = schema_validator(schema).validate_json
     return known

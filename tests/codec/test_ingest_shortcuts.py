@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from ledger.codec.openings import PROBE_EVERY, SKIP_AFTER_MISSES, OpeningDecoder, OpeningParser
 from ledger.feed.envelope import FeedEvent, RoundOpened
 from ledger.feed.parse import MAX_LINE_BYTES, Rejection, parse_line
 from ledger.feed.window import accepted_window
-from ledger.openings import PROBE_EVERY, SKIP_AFTER_MISSES, OpeningDecoder, OpeningParser
 from ledger.rulebook import Rulebook
 from ledger.store import TOPICS, content_of, topic_of
 

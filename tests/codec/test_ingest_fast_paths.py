@@ -17,11 +17,12 @@ from uuid import UUID
 import pytest
 from eventsourcing.persistence import IntegrityError, StoredEvent
 
-from ledger.bulk import BulkSQLiteRecorder
-from ledger.bulk_postgres import BulkPostgresRecorder
+from ledger.codec.ids import fast_round_id as _round_id
+from ledger.codec.library import BulkSQLiteRecorder
+from ledger.codec.library.postgres import BulkPostgresRecorder
+from ledger.codec.openings import OpeningParser
 from ledger.feed.parse import MAX_LINE_BYTES, parse_line
-from ledger.ingest import _round_id, ingest_file
-from ledger.openings import OpeningParser
+from ledger.ingest import ingest_file
 from ledger.round import round_id
 from ledger.store import content_of, open_ledger
 

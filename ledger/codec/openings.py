@@ -25,8 +25,9 @@ from typing import Any, Literal
 
 from pydantic import TypeAdapter, ValidationError
 
+from ledger.codec.library import is_plain_model, model_with, pin_method
+from ledger.codec.native import native_validate_json
 from ledger.feed.envelope import RoundOpened
-from ledger.feed.fast import native_validate_json
 from ledger.feed.parse import parse_line
 from ledger.feed.types import Timestamp
 from ledger.feed.window import accepted_window
@@ -126,7 +127,7 @@ def _template(
         # Every round filled from this template shares this frozen rulebook, and verify checks
         # its hash once per round (7-10 % of verify): hash it once. Pydantic compares and
         # serialises fields only, so the instance stays equal to a freshly validated one.
-        object.__setattr__(template.rules, "content_hash", _Known(_rules_hash(template.rules, hashes)))
+        pin_method(template.rules, "content_hash", _rules_hash(template.rules, hashes))
     return _Template(template)
 
 
@@ -161,37 +162,17 @@ class _Template:
         self.fields = opening.__dict__
         self.fields_set = opening.__pydantic_fields_set__ | {"table", "round", "at"}
         # Anything that model_copy would carry besides __dict__ and the set fields: then use it.
-        self.plain = (
-            opening.__pydantic_extra__ is None and getattr(opening, "__pydantic_private__", None) is None
-        )
+        self.plain = is_plain_model(opening)
 
     def fill(self, table: str, round: str, at: datetime) -> Any:
         """The opening with the round's own ``table``, ``round`` and ``at``."""
         if not self.plain:
             return self.opening.model_copy(update={"table": table, "round": round, "at": at})
-        fact = self.cls.__new__(self.cls)
         values = self.fields.copy()
         values["table"] = table
         values["round"] = round
         values["at"] = at
-        _set(fact, "__dict__", values)
-        _set(fact, "__pydantic_extra__", None)
-        _set(fact, "__pydantic_fields_set__", set(self.fields_set))
-        _set(fact, "__pydantic_private__", None)
-        return fact
-
-
-_set = object.__setattr__
-
-
-class _Known:
-    """A frozen rulebook's ``content_hash``, computed once (picklable, unlike a lambda)."""
-
-    def __init__(self, digest: str) -> None:
-        self.digest = digest
-
-    def __call__(self) -> str:
-        return self.digest
+        return model_with(self.cls, values, self.fields_set)
 
 
 class OpeningDecoder:
@@ -262,7 +243,7 @@ class OpeningParser:
     key (serialised once, so shorter), another key order or spelling, or any validation error
     takes the full path of ``parse_line`` — the one place a duplicate-key check needs to sit —
     so every rejection is unchanged. The validation is the models' native twin
-    (``ledger.feed.fast``): it accepts what they accept, with equal results.
+    (``ledger.codec.native``): it accepts what they accept, with equal results.
 
     The accepted window of event times (``ledger.feed.window``) is read once, at the parser's
     first line (one ingest): the shortcuts compare against it; a time outside it takes the

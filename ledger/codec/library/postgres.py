@@ -1,7 +1,10 @@
-"""The bulk PostgreSQL application recorder: a save sent as four binary arrays (see ``ledger.bulk``).
+"""The bulk PostgreSQL application recorder: a save sent as four binary arrays (see
+``ledger.codec.library``).
 
-A module of its own, named by ``ledger.bulk.POSTGRES_TOPIC``: the library imports it, and with it
-``eventsourcing.postgres`` and ``psycopg`` (~0.1 s), only when a PostgreSQL store is opened.
+A module of its own, named by ``ledger.codec.library.POSTGRES_TOPIC``: the library imports it,
+and with it ``eventsourcing.postgres`` and ``psycopg`` (~0.1 s), only when a PostgreSQL store
+is opened. It overrides the library's private ``_insert_stored_events`` (checked by
+``tests/codec/test_library_contract.py``).
 """
 
 from __future__ import annotations

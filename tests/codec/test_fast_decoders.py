@@ -1,4 +1,4 @@
-"""The native decoders (``ledger.feed.fast``) accept exactly what the models accept, and give
+"""The native decoders (``ledger.codec.native``) accept exactly what the models accept, and give
 equal facts: on every example line, and on each field of them replaced by hostile values."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from ledger.codec.native import fast_validate_json, native_validate_json
+from ledger.codec.rows import all_kinds
 from ledger.equipment import _CARDS, _TILES
-from ledger.feed.fast import fast_validate_json, native_validate_json
 from ledger.games import GAMES
 from ledger.rulebook import complete_rulebook
-from ledger.stream import KINDS
 
 NAMES = ("rl", "fpc", "3cb", "sp9", "mj", "stud")
 
@@ -166,10 +166,13 @@ def test_hostile_values_are_refused_exactly_when_the_model_refuses_them(examples
     assert len(seen) > 100
 
 
-@pytest.mark.parametrize("topic", sorted(KINDS))
+@pytest.mark.parametrize("topic", sorted(all_kinds()))
 def test_the_verify_decoder_of_every_topic_is_the_native_one(topic: str) -> None:
-    decode, cls, _ = KINDS[topic]
-    assert decode is fast_validate_json(cls)
+    kind = all_kinds()[topic]
+    assert kind.decode is fast_validate_json(kind.cls)
+    assert kind.first is native_validate_json(kind.cls)
+    plain = all_kinds(fast=False)[topic]
+    assert plain.decode == plain.first == kind.cls.model_validate_json
 
 
 def test_a_refused_row_raises_the_models_own_error(examples: Path) -> None:
