@@ -43,6 +43,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from ledger.findings import Finding
+from ledger.seal_index import IndexCollector, write_index
 from ledger.seal import (
     ChainPosition,
     Checkpoint,
@@ -802,6 +803,8 @@ class Sealed:
     events_read: int
     skipped: tuple[InvalidCheckpoint, ...] = ()
     """Rows of the checkpoints table that are not valid under the key (never used)."""
+    indexed: int = 0
+    """Rows of the seal index written beside it (``ledger.seal_index``; 0: none could be)."""
 
 
 def seal(app: LedgerApp, key: Ed25519PrivateKey, *, store: str = "", full: bool = False) -> Sealed:
@@ -839,7 +842,8 @@ def seal(app: LedgerApp, key: Ed25519PrivateKey, *, store: str = "", full: bool 
                     f"the store does not verify; refusing to seal it: stored "
                     f"checkpoint {last.number}: {problems[0].message}"
                 )
-        report = verify_store(app, start=start, snapshot=True)
+        collected = IndexCollector(start)
+        report = verify_store(app, start=start, snapshot=True, on_judged=collected.on_judged)
         if not report.integrity_ok:
             first = next((f.message for f in report.findings if f.code == "chain_broken"), "integrity broken")
             raise SealRefused(f"the store does not verify; refusing to seal it: {first}")
@@ -873,6 +877,25 @@ def seal(app: LedgerApp, key: Ed25519PrivateKey, *, store: str = "", full: bool 
             id_sum=totals[1],
         )
         number = table.save(checkpoint, snapshot)
+    indexed = _index(app, key, StoredCheckpoint(number, checkpoint), 0 if start is None else start.position, collected)
     return Sealed(
-        checkpoint, snapshot, number, None if last is None else last.number, True, report.events, skipped
+        checkpoint,
+        snapshot,
+        number,
+        None if last is None else last.number,
+        True,
+        report.events,
+        skipped,
+        indexed,
     )
+
+
+def _index(
+    app: LedgerApp, key: Ed25519PrivateKey, stored: StoredCheckpoint, after: int, collected: IndexCollector
+) -> int:
+    """Write the seal index of a new checkpoint; 0 if it cannot be written (e.g. a sealing role
+    not granted the table): readers then read from the checkpoint, as without an index."""
+    try:
+        return write_index(app, key, stored, after, collected, REFUSE_FUNCTION)
+    except Exception:  # the index only saves reading: never a reason for a seal to fail
+        return 0

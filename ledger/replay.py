@@ -10,6 +10,14 @@ A stored checkpoint is used only if its signature is valid under the store's sea
 (``ledger.checkpoints.sealing_key``) and its snapshot matches the digest it signs; with no key
 configured none is trusted, the pass starts at the beginning of the store, and
 :attr:`RoundReplay.note` says so.
+
+Nearer still: ``ledger seal`` also stores, every few rounds of each such game, that game's
+state (:mod:`ledger.seal_index`, signed with the sealing key). A closed round sealed under a
+checkpoint is judged from the newest valid state point of its game before it, reading only the
+rows from there to where it closed, and only its game's rounds: the derivation and findings are
+those of the pass from the checkpoint (the round's game's state is all its judgement reads), and
+``judged_from`` still names that checkpoint. Without a valid state point the pass starts at the
+checkpoint, as above.
 """
 
 from __future__ import annotations
@@ -17,17 +25,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.checkpoints import NO_SEALING_KEY, nearest, sealing_key, stored_rows
+from ledger.checkpoints import NO_SEALING_KEY, SealingKey, nearest, sealing_key, stored_rows
 from ledger.feed.envelope import BetPlaced, FeedEvent
 from ledger.findings import Finding
 from ledger.games import GAMES
 from ledger.games.base import Derivation
 from ledger.round import Round, round_id
+from ledger.seal_index import SealIndex
 from ledger.store import LedgerApp
-from ledger.stream import TERMINAL_SUFFIXES
+from ledger.stream import TERMINAL_SUFFIXES, RoundStream
+from ledger.table import table_id
 from ledger.verify.checks import check_round
 from ledger.verify.engine import Selection, verify_store
-from ledger.verify.judge import Judged
+from ledger.verify.judge import Judged, RoundJudge
 from ledger.verify.snapshot import Snapshot
 
 _ENVELOPE = {"v", "table", "game", "round", "seq", "at", "type", "rules", "rules_hash"}
@@ -114,7 +124,7 @@ def replay_round(app: LedgerApp, table: str, round: str, *, from_start: bool = F
     game = GAMES[rnd.game]
     if game.follows_rounds:
         return _replay_in_context(app, table, round, from_start=from_start)
-    newest = app.load_table(table).newest_round == round
+    newest = _newest_round(app, table) == round
     derivation = game.derive(rnd)
     return RoundReplay(rnd, derivation, check_round(rnd, game, is_newest=newest))
 
@@ -137,6 +147,7 @@ def judge_in_store(
         return []
     start: Snapshot | None = None
     note: str | None = None
+    key: SealingKey | None = None
     if not from_start:
         key = sealing_key(app)
         if key is not None:
@@ -145,6 +156,12 @@ def judge_in_store(
         elif stored_rows(app):
             note = f"{NO_SEALING_KEY}: judged from the start of the store"
     in_play = any(not topic.endswith(TERMINAL_SUFFIXES) for _, _, topic in spans)
+    where = None if start is None else {"position": start.position, "links": start.links, "head": start.head}
+    wanted = set(rounds)
+    if key is not None and not in_play:
+        near = _from_state_point(app, key, wanted, spans, 0 if start is None else start.position)
+        if near is not None:
+            return [RoundReplay(j.round, j.derivation, j.findings, where, note) for j in near]
     seen: list[Judged] = []
     verify_store(
         app,
@@ -153,13 +170,63 @@ def judge_in_store(
         start=start,
         stop=None if in_play else max(last for _, last, _ in spans),
     )
-    where = None if start is None else {"position": start.position, "links": start.links, "head": start.head}
-    wanted = set(rounds)
     return [
         RoundReplay(j.round, j.derivation, j.findings, where, note)
         for j in seen
         if (j.round.table, j.round.round) in wanted
     ]
+
+
+def _newest_round(app: LedgerApp, table: str) -> str | None:
+    """The table's newest started round: its last stored event only (not the whole table)."""
+    last = app.stored(table_id(table), desc=True, limit=1)
+    return None if not last else str(last[0].fact.round)  # type: ignore[attr-defined]
+
+
+def _from_state_point(
+    app: LedgerApp, key: SealingKey, wanted: set[tuple[str, str]], spans: list[tuple[int, int, str]], floor: int
+) -> list[Judged] | None:
+    """The closed ``wanted`` rounds (all of one game), judged from the newest valid state point
+    of their game at or after row ``floor`` and before the first of them closed; ``None`` if
+    there is none (or the rounds are of several games)."""
+    games = {topic.partition("/")[0] for _, _, topic in spans}
+    if len(games) != 1:
+        return None
+    before, stop = min(last for _, last, _ in spans), max(last for _, last, _ in spans)
+    with SealIndex(app, key) as index:
+        point = index.state_before(games.pop(), before, floor)
+    if point is None:
+        return None
+    game = GAMES[point.game].key
+    judge = RoundJudge()
+    judge.load_game_state(game, point.state)
+    found: list[Judged] = []
+    for rnd in _game_rounds(app, game, point.position, stop):
+        judged = judge.judge_round(rnd)
+        if (rnd.table, rnd.round) in wanted:
+            found.append(judged)
+    return found if len(found) == len(wanted) else None
+
+
+def _game_rounds(app: LedgerApp, game: str, after: int, stop: int) -> list[Round]:
+    """The rounds of ``game`` that closed after row ``after`` up to row ``stop``, in store
+    order (a round that opened before ``after`` is loaded whole)."""
+    stream = RoundStream(app.ledger_mapper, probe=False)
+    rounds: list[Round] = []
+    for rows in app.rows(after=after):
+        for closed in stream.closed(row for row in rows if row[0] <= stop):
+            last = closed.facts[-1]
+            if last.game != game:
+                continue
+            if closed.complete:
+                rounds.append(Round.replay(closed.facts))
+            else:
+                loaded = app.load_round(last.table, last.round)
+                if loaded is not None:
+                    rounds.append(loaded)
+        if rows[-1][0] >= stop:
+            break
+    return rounds
 
 
 def summarize(e: FeedEvent) -> str:
