@@ -160,7 +160,9 @@ def measure(built: Built, runs: int) -> dict[str, Any]:
     full_days = built.days[1:-1] or built.days
     picks = sorted({full_days[0], full_days[len(full_days) // 2], full_days[-1]})
     days: list[dict[str, Any]] = []
-    print("\n| day | report --day CPU s | verify --since CPU s | ratio | full-pass report CPU s | same JSON |")
+    print(
+        "\n| day | report --day CPU s | verify --since CPU s | ratio | full-pass report CPU s | same JSON |"
+    )
     print("|---|---|---|---|---|---|")
     for day in picks:
         report, out = median_cpu(["report", "--day", day.isoformat(), "--json"], keyed, runs)
@@ -182,7 +184,9 @@ def measure(built: Built, runs: int) -> dict[str, Any]:
     return {"days": days, "replay": measure_replay(built, keyed, plain, runs)}
 
 
-def measure_replay(built: Built, keyed: dict[str, str], plain: dict[str, str], runs: int) -> list[dict[str, Any]]:
+def measure_replay(
+    built: Built, keyed: dict[str, str], plain: dict[str, str], runs: int
+) -> list[dict[str, Any]]:
     """Replay of rounds early, mid and late in a checkpoint interval; recall --last 10."""
     from ledger.checkpoints import listing
     from ledger.table import TABLE_TOPIC
@@ -203,7 +207,7 @@ def measure_replay(built: Built, keyed: dict[str, str], plain: dict[str, str], r
     finally:
         app.close()
     found: list[dict[str, Any]] = []
-    print("\n| game | where in the interval | replay CPU s | replay from start CPU s | same | recall --last 10 CPU s |")
+    print("\n| game | where | replay CPU s | from the start CPU s | same | recall --last 10 CPU s |")
     print("|---|---|---|---|---|---|")
     for game in ("3CB", "SP9", "STUD"):
         picked = starts.get(game, [])
@@ -227,7 +231,10 @@ def measure_replay(built: Built, keyed: dict[str, str], plain: dict[str, str], r
                 "recall_cpu_s": round(recall, 3),
             }
             found.append(row)
-            print(f"| {game} | {where} ({target}) | {row['replay_cpu_s']} | {row['replay_from_start_cpu_s']} | {same} | {row['recall_cpu_s']} |")
+            print(
+                f"| {game} | {where} ({target}) | {row['replay_cpu_s']} | "
+                f"{row['replay_from_start_cpu_s']} | {same} | {row['recall_cpu_s']} |"
+            )
     return found
 
 

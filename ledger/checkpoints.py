@@ -43,7 +43,6 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from ledger.findings import Finding
-from ledger.seal_index import IndexCollector, write_index
 from ledger.seal import (
     ChainPosition,
     Checkpoint,
@@ -57,6 +56,8 @@ from ledger.seal import (
     raw_public,
     sign,
 )
+from ledger.seal_index import IndexCollector, SealIndex, write_index
+from ledger.seal_index import Sealed as Indexed
 from ledger.sql import Connection, Dialect, connect, read_rows
 from ledger.sql import literal as _literal
 from ledger.sql import quote as _quote
@@ -877,7 +878,9 @@ def seal(app: LedgerApp, key: Ed25519PrivateKey, *, store: str = "", full: bool 
             id_sum=totals[1],
         )
         number = table.save(checkpoint, snapshot)
-    indexed = _index(app, key, StoredCheckpoint(number, checkpoint), 0 if start is None else start.position, collected)
+    indexed = _index(
+        app, key, StoredCheckpoint(number, checkpoint), 0 if start is None else start.position, collected
+    )
     return Sealed(
         checkpoint,
         snapshot,
@@ -890,12 +893,24 @@ def seal(app: LedgerApp, key: Ed25519PrivateKey, *, store: str = "", full: bool 
     )
 
 
+def _indexed(stored: StoredCheckpoint) -> Indexed:
+    return Indexed(stored.number, stored.position, stored.checkpoint.snapshot or "")
+
+
+def seal_index(app: LedgerApp, key: SealingKey) -> tuple[SealIndex, list[StoredCheckpoint]]:
+    """The store's seal index read through ``key`` (``ledger.seal_index``), and the stored
+    checkpoints valid under it, oldest first (close the index after use)."""
+    with CheckpointStore(app, create=False) as store:
+        valid = store.read(key).valid
+    return SealIndex(app, key.key, [_indexed(s) for s in valid]), valid
+
+
 def _index(
     app: LedgerApp, key: Ed25519PrivateKey, stored: StoredCheckpoint, after: int, collected: IndexCollector
 ) -> int:
     """Write the seal index of a new checkpoint; 0 if it cannot be written (e.g. a sealing role
     not granted the table): readers then read from the checkpoint, as without an index."""
     try:
-        return write_index(app, key, stored, after, collected, REFUSE_FUNCTION)
+        return write_index(app, key, _indexed(stored), after, collected, REFUSE_FUNCTION)
     except Exception:  # the index only saves reading: never a reason for a seal to fail
         return 0

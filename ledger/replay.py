@@ -25,13 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.checkpoints import NO_SEALING_KEY, SealingKey, nearest, sealing_key, stored_rows
+from ledger.checkpoints import NO_SEALING_KEY, SealingKey, nearest, seal_index, sealing_key, stored_rows
 from ledger.feed.envelope import BetPlaced, FeedEvent
 from ledger.findings import Finding
 from ledger.games import GAMES
 from ledger.games.base import Derivation
 from ledger.round import Round, round_id
-from ledger.seal_index import SealIndex
 from ledger.store import LedgerApp
 from ledger.stream import TERMINAL_SUFFIXES, RoundStream
 from ledger.table import table_id
@@ -184,7 +183,11 @@ def _newest_round(app: LedgerApp, table: str) -> str | None:
 
 
 def _from_state_point(
-    app: LedgerApp, key: SealingKey, wanted: set[tuple[str, str]], spans: list[tuple[int, int, str]], floor: int
+    app: LedgerApp,
+    key: SealingKey,
+    wanted: set[tuple[str, str]],
+    spans: list[tuple[int, int, str]],
+    floor: int,
 ) -> list[Judged] | None:
     """The closed ``wanted`` rounds (all of one game), judged from the newest valid state point
     of their game at or after row ``floor`` and before the first of them closed; ``None`` if
@@ -193,7 +196,8 @@ def _from_state_point(
     if len(games) != 1:
         return None
     before, stop = min(last for _, last, _ in spans), max(last for _, last, _ in spans)
-    with SealIndex(app, key) as index:
+    index, _ = seal_index(app, key)
+    with index:
         point = index.state_before(games.pop(), before, floor)
     if point is None:
         return None

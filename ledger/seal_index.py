@@ -30,7 +30,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from ledger.games import GAMES
 from ledger.round import round_id
@@ -40,7 +40,6 @@ from ledger.sql import quote as _quote
 from ledger.verify.judge import Judged, RoundJudge
 
 if TYPE_CHECKING:
-    from ledger.checkpoints import SealingKey, StoredCheckpoint
     from ledger.store import LedgerApp
     from ledger.verify.snapshot import Snapshot
 
@@ -142,17 +141,26 @@ class IndexCollector:
             self.points.append((game.key, rnd.table, rnd.round, state))
 
 
+@dataclass(frozen=True)
+class Sealed:
+    """A stored checkpoint as the index names it: its number, row and snapshot digest."""
+
+    number: int
+    position: int
+    digest: str
+
+
 def write_index(
     app: LedgerApp,
     key: Ed25519PrivateKey,
-    checkpoint: StoredCheckpoint,
+    checkpoint: Sealed,
     after: int,
     collected: IndexCollector,
     refuse_function: str,
 ) -> int:
     """Sign and store the interval and state points of checkpoint ``checkpoint`` (rows after
     notification id ``after`` up to its row); how many rows were written."""
-    digest = checkpoint.checkpoint.snapshot or ""
+    digest = checkpoint.digest
     rows: list[tuple[str, str, int, Any]] = [
         (
             _INTERVAL,
@@ -205,7 +213,7 @@ class Interval:
     """The rows after ``after`` up to checkpoint ``checkpoint``: when the rounds that closed
     there opened (``first``/``last``; ``None``: no round closed there)."""
 
-    checkpoint: StoredCheckpoint
+    checkpoint: Sealed
     after: int
     first: datetime | None
     last: datetime | None
@@ -221,19 +229,14 @@ class StatePoint:
 
 
 class SealIndex:
-    """The seal index of one store, read through the store's sealing public key: only rows
-    signed by it, belonging to a valid stored checkpoint, are returned."""
+    """The seal index of one store, read through the store's sealing public key ``key``: only
+    rows signed by it, belonging to one of the ``valid`` stored checkpoints (those valid under
+    that key, :func:`ledger.checkpoints.seal_index` gives them), are returned."""
 
-    def __init__(self, app: LedgerApp, key: SealingKey) -> None:
-        from ledger.checkpoints import CheckpointStore
-
+    def __init__(self, app: LedgerApp, key: Ed25519PublicKey, valid: list[Sealed]) -> None:
         self.key = key
         self.cipher = app.ledger_mapper.cipher
-        with CheckpointStore(app, create=False) as store:
-            valid = store.read(key).valid
-        self.checkpoints: dict[str, StoredCheckpoint] = {
-            s.checkpoint.snapshot: s for s in valid if s.checkpoint.snapshot is not None
-        }
+        self.checkpoints = {s.digest: s for s in valid}
         self.db: Connection = connect(app)
         self.exists = self.db.table_exists(INDEX_TABLE)
         self.table = self.db.dialect.qualified(INDEX_TABLE)
@@ -248,7 +251,7 @@ class SealIndex:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _checked(self, row: tuple[Any, ...]) -> tuple[StoredCheckpoint, Any] | None:
+    def _checked(self, row: tuple[Any, ...]) -> tuple[Sealed, Any] | None:
         """The row's checkpoint and plain body if the row is valid, else ``None``."""
         number, kind, game, position, digest, body, signature = row
         stored = self.checkpoints.get(str(digest))
@@ -259,7 +262,7 @@ class SealIndex:
             if self.cipher:
                 data = self.cipher.decrypt(data)
             plain = json.loads(zlib.decompress(data))
-            self.key.key.verify(
+            self.key.verify(
                 bytes.fromhex(str(signature)), signed_bytes(number, kind, game, int(position), digest, plain)
             )
         except (InvalidSignature, ValueError, zlib.error, TypeError):
