@@ -273,13 +273,21 @@ class SealIndex:
 
     _COLUMNS = "number, kind, game, position, checkpoint, body, signature"
 
+    def _read(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        """Rows of the index; none if it cannot be read (e.g. a role not granted it): the
+        caller then reads the store as without an index."""
+        try:
+            return self.db.read(sql, params)
+        except Exception:  # the drivers' several kinds (permission denied, damaged table)
+            return []
+
     def intervals(self) -> list[Interval]:
         """Every valid interval row, by checkpoint position."""
         if not self.exists:
             return []
         p = self.db.dialect.p
         found: list[Interval] = []
-        for row in self.db.read(f"SELECT {self._COLUMNS} FROM {self.table} WHERE kind = {p}", (_INTERVAL,)):
+        for row in self._read(f"SELECT {self._COLUMNS} FROM {self.table} WHERE kind = {p}", (_INTERVAL,)):
             checked = self._checked(row)
             if checked is None or checked[0].position != int(row[3]):
                 continue
@@ -295,7 +303,7 @@ class SealIndex:
         if not self.exists:
             return None
         p = self.db.dialect.p
-        rows = self.db.read(
+        rows = self._read(
             f"SELECT {self._COLUMNS} FROM {self.table} WHERE kind = {p} AND game = {p} AND "
             f"position < {p} AND position >= {p} ORDER BY position DESC, number LIMIT 8",
             (_STATE, game, before, floor),
