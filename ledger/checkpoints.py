@@ -56,7 +56,7 @@ from ledger.seal import (
     raw_public,
     sign,
 )
-from ledger.seal_index import IndexCollector, SealIndex, write_index
+from ledger.seal_index import STATE_EVERY, IndexCollector, SealIndex, write_index
 from ledger.seal_index import Sealed as Indexed
 from ledger.sql import Connection, Dialect, connect, read_rows
 from ledger.sql import literal as _literal
@@ -808,7 +808,14 @@ class Sealed:
     """Rows of the seal index written beside it (``ledger.seal_index``; 0: none could be)."""
 
 
-def seal(app: LedgerApp, key: Ed25519PrivateKey, *, store: str = "", full: bool = False) -> Sealed:
+def seal(
+    app: LedgerApp,
+    key: Ed25519PrivateKey,
+    *,
+    store: str = "",
+    full: bool = False,
+    state_every: int = STATE_EVERY,
+) -> Sealed:
     """Verify what was stored since the newest valid stored checkpoint, then sign and store a
     new one.
 
@@ -819,6 +826,10 @@ def seal(app: LedgerApp, key: Ed25519PrivateKey, *, store: str = "", full: bool 
     rows it covers (:func:`resume_findings`); then only the rows after it are read. ``full``
     (or no valid checkpoint) reads the whole store. :class:`SealRefused` if the store or the
     checkpoint does not verify.
+
+    Beside the checkpoint it signs and stores its seal index (``ledger.seal_index``): the
+    interval's opening times, and every ``state_every`` rounds of each game that follows
+    rounds, that game's state.
     """
     public = key.public_key()
     configured = sealing_key(app)
@@ -843,7 +854,7 @@ def seal(app: LedgerApp, key: Ed25519PrivateKey, *, store: str = "", full: bool 
                     f"the store does not verify; refusing to seal it: stored "
                     f"checkpoint {last.number}: {problems[0].message}"
                 )
-        collected = IndexCollector(start)
+        collected = IndexCollector(start, every=state_every)
         report = verify_store(app, start=start, snapshot=True, on_judged=collected.on_judged)
         if not report.integrity_ok:
             first = next((f.message for f in report.findings if f.code == "chain_broken"), "integrity broken")
