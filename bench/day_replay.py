@@ -136,16 +136,51 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--out", default=None)
     parser.add_argument("--workdir", default=None)
+    parser.add_argument("--reuse", action="store_true", help="measure the store --workdir already holds")
     args = parser.parse_args(argv)
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="day-replay-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    built = build(workdir, args.rounds, args.tables, args.minutes, args.seed)
+    built = _reused(workdir) if args.reuse else None
+    if built is None:
+        built = build(workdir, args.rounds, args.tables, args.minutes, args.seed)
+        _keep(workdir, built)
     print(f"store: {built.lines} feed lines, {built.rows} rows, {len(built.days)} gaming days ({built.url})")
     results = {"store": {"lines": built.lines, "rows": built.rows, "days": len(built.days)}}
     results.update(measure(built, args.runs))
     if args.out:
         Path(args.out).write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
     return 0
+
+
+def _keep(workdir: Path, built: Built) -> None:
+    (workdir / "built.json").write_text(
+        json.dumps(
+            {
+                "url": built.url,
+                "public_key": str(built.public_key),
+                "days": [d.isoformat() for d in built.days],
+                "checkpoints": {d.isoformat(): str(p) for d, p in built.checkpoints.items()},
+                "rows": built.rows,
+                "lines": built.lines,
+            }
+        ),
+        encoding="utf-8",
+    )
+
+
+def _reused(workdir: Path) -> Built | None:
+    path = workdir / "built.json"
+    if not path.exists():
+        return None
+    kept = json.loads(path.read_text(encoding="utf-8"))
+    return Built(
+        kept["url"],
+        Path(kept["public_key"]),
+        [date.fromisoformat(d) for d in kept["days"]],
+        {date.fromisoformat(d): Path(p) for d, p in kept["checkpoints"].items()},
+        kept["rows"],
+        kept["lines"],
+    )
 
 
 def _envs(built: Built) -> tuple[dict[str, str], dict[str, str]]:
@@ -219,7 +254,7 @@ def measure_replay(
             target = f"{table}/{rnd}"
             near, out = median_cpu(["replay", target, "--json"], keyed, runs)
             slow, slow_out = median_cpu(["replay", target, "--json"], plain, 1)
-            recall, _ = median_cpu(["recall", table, "--last", "10", "--json"], keyed, runs)
+            recall, _ = median_cpu(["recall", "--table", table, "--last", "10", "--json"], keyed, runs)
             same = _without_start(out) == _without_start(slow_out)
             row = {
                 "game": game,

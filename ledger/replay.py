@@ -176,6 +176,12 @@ def judge_in_store(
     ]
 
 
+def game_topics(key: str) -> tuple[str, ...]:
+    """The stored topics of one game's feed events (its opening included), sorted: the other
+    games' rows need not be read, nor their models built."""
+    return tuple(sorted({f"{key}/round_opened", *(f"{key}/{cls.TYPE}" for cls in GAMES[key].events)}))
+
+
 def _newest_round(app: LedgerApp, table: str) -> str | None:
     """The table's newest started round: its last stored event only (not the whole table)."""
     last = app.stored(table_id(table), desc=True, limit=1)
@@ -214,10 +220,11 @@ def _from_state_point(
 
 def _game_rounds(app: LedgerApp, game: str, after: int, stop: int) -> list[Round]:
     """The rounds of ``game`` that closed after row ``after`` up to row ``stop``, in store
-    order (a round that opened before ``after`` is loaded whole)."""
+    order (a round that opened before ``after`` is loaded whole); only that game's rows are
+    read."""
     stream = RoundStream(app.ledger_mapper, probe=False)
     rounds: list[Round] = []
-    for rows in app.rows(after=after):
+    for rows in app.rows(after=after, topics=game_topics(game)):
         for closed in stream.closed(row for row in rows if row[0] <= stop):
             last = closed.facts[-1]
             if last.game != game:
