@@ -142,3 +142,38 @@ def test_without_a_sealing_key_the_whole_store_is_read_and_said(
     summary = summarize_day(app, days[1], CUTOFF)
     assert summary.note is not None and "no sealing public key" in summary.note
     assert summary.tables
+
+
+def test_an_encrypted_store_is_read_by_position_too(
+    db_url: str, tmp_path: Path, keyed: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``LEDGER_CIPHER_KEY`` the index rows are stored encrypted, and read back with it."""
+    from eventsourcing.cryptography import AESCipher
+
+    from ledger.store import open_ledger
+
+    monkeypatch.setenv("LEDGER_CIPHER_KEY", AESCipher.create_key(32))
+    app = open_ledger(db_url)
+    try:
+        days = _build(app, tmp_path)
+        middle = days[len(days) // 2]
+        assert isinstance(plan_day(app, middle, CUTOFF), DayPlan)
+        db = connect(app)
+        try:
+            bodies = db.read(f"SELECT body FROM {db.dialect.qualified(INDEX_TABLE)}")
+        finally:
+            db.close()
+        assert bodies and not any(_inflates(bytes(b)) for (b,) in bodies)  # not plain zlib
+        near = summarize_day(app, middle, CUTOFF)
+        assert near.note is None and near.tables
+        assert json.dumps(_everything(near)) == json.dumps(_everything(_full_pass(app, middle, monkeypatch)))
+    finally:
+        app.close()
+
+
+def _inflates(data: bytes) -> bool:
+    try:
+        zlib.decompress(data)
+    except zlib.error:
+        return False
+    return True
