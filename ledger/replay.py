@@ -12,12 +12,12 @@ configured none is trusted, the pass starts at the beginning of the store, and
 :attr:`RoundReplay.note` says so.
 
 Nearer still: ``ledger seal`` also stores, every few rounds of each such game, that game's
-state (:mod:`ledger.seal_index`, signed with the sealing key). A closed round sealed under a
-checkpoint is judged from the newest valid state point of its game before it, reading only the
-rows from there to where it closed, and only its game's rounds: the derivation and findings are
-those of the pass from the checkpoint (the round's game's state is all its judgement reads), and
-``judged_from`` still names that checkpoint. Without a valid state point the pass starts at the
-checkpoint, as above.
+state (:mod:`ledger.seal_index`, signed with the sealing key). A closed round is judged from the
+newest valid state point of its game after that checkpoint and before the round closed (else
+from the checkpoint's snapshot), reading only its game's rows from there to where it closed: the
+derivation and findings are those of the pass from the checkpoint (the round's game's state is
+all its judgement reads), and ``judged_from`` still names that checkpoint. A round still in
+play is judged in the pass described above, to the end of the log.
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ def judge_in_store(
     where = None if start is None else {"position": start.position, "links": start.links, "head": start.head}
     wanted = set(rounds)
     if key is not None and not in_play:
-        near = _from_state_point(app, key, wanted, spans, 0 if start is None else start.position)
+        near = _from_state_point(app, key, wanted, spans, start)
         if near is not None:
             return [RoundReplay(j.round, j.derivation, j.findings, where, note) for j in near]
     seen: list[Judged] = []
@@ -193,25 +193,29 @@ def _from_state_point(
     key: SealingKey,
     wanted: set[tuple[str, str]],
     spans: list[tuple[int, int, str]],
-    floor: int,
+    start: Snapshot | None,
 ) -> list[Judged] | None:
     """The closed ``wanted`` rounds (all of one game), judged from the newest valid state point
-    of their game at or after row ``floor`` and before the first of them closed; ``None`` if
-    there is none (or the rounds are of several games)."""
+    of their game after the checkpoint ``start`` and before the first of them closed — else
+    from ``start`` itself (its snapshot holds every game's state), else from the start of the
+    store — reading only that game's rows; ``None`` if the rounds are of several games."""
     games = {topic.partition("/")[0] for _, _, topic in spans}
     if len(games) != 1:
         return None
     before, stop = min(last for _, last, _ in spans), max(last for _, last, _ in spans)
+    game = GAMES[games.pop()].key
+    floor = 0 if start is None else start.position
     index, _ = seal_index(app, key)
     with index:
-        point = index.state_before(games.pop(), before, floor)
-    if point is None:
-        return None
-    game = GAMES[point.game].key
+        point = index.state_before(game, before, floor)
     judge = RoundJudge()
-    judge.load_game_state(game, point.state)
+    if point is not None:
+        judge.load_game_state(game, point.state)
+        floor = point.position
+    elif start is not None:
+        judge.load(start.state["judge"])
     found: list[Judged] = []
-    for rnd in _game_rounds(app, game, point.position, stop):
+    for rnd in _game_rounds(app, game, floor, stop):
         judged = judge.judge_round(rnd)
         if (rnd.table, rnd.round) in wanted:
             found.append(judged)
