@@ -107,21 +107,33 @@ def _parse(text: str) -> Any:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def cpu_of(args: list[str], env: dict[str, str]) -> tuple[float, bytes]:
+def cpu_of(args: list[str], env: dict[str, str], program: str = LEDGER) -> tuple[float, bytes]:
     """CPU seconds (user + system) of one ``ledger`` child process, and its standard output."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run([LEDGER, *args], env=env, capture_output=True, check=False)
+    done = subprocess.run([program, *args], env=env, capture_output=True, check=False)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):
         raise RuntimeError(f"ledger {' '.join(args)}: exit {done.returncode}: {done.stderr.decode()[-400:]}")
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done.stdout
 
 
-def median_cpu(args: list[str], env: dict[str, str], runs: int) -> tuple[float, bytes]:
-    """The median CPU of ``runs`` runs and the output of the last."""
+BEFORE = (
+    "import sys, ledger.replay as r; r._from_state_point = lambda *a, **k: None; "
+    "from cli.main import main; sys.argv[0] = 'ledger'; main()"
+)
+"""``ledger`` as it judged a round before the seal index: a pass from the nearest checkpoint."""
+
+
+def median_cpu(
+    args: list[str], env: dict[str, str], runs: int, *, before: bool = False
+) -> tuple[float, bytes]:
+    """The median CPU of ``runs`` runs and the output of the last (``before``: the pass from the
+    checkpoint, :data:`BEFORE`)."""
     figures, out = [], b""
     for _ in range(runs):
-        cpu, out = cpu_of(args, env)
+        cpu, out = cpu_of(
+            ["-c", BEFORE, *args] if before else args, env, sys.executable if before else LEDGER
+        )
         figures.append(cpu)
     return statistics.median(figures), out
 
@@ -263,8 +275,10 @@ def measure_replay(
     finally:
         app.close()
     found: list[dict[str, Any]] = []
-    print("\n| game | where | replay CPU s | from the start CPU s | same | recall --last 10 CPU s |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "\n| game | where | replay | before: from the checkpoint | from the start | same | recall --last 10 |"
+    )
+    print("|---|---|---|---|---|---|---|")
     for game in ("3CB", "SP9", "STUD"):
         picked = starts.get(game, [])
         if len(picked) < 3:
@@ -275,21 +289,24 @@ def measure_replay(
             target = f"{table}/{rnd}"
             near, out = median_cpu(["replay", target, "--json"], keyed, runs)
             slow, slow_out = median_cpu(["replay", target, "--json"], plain, 1)
+            checkpoint, checkpoint_out = median_cpu(["replay", target, "--json"], keyed, 1, before=True)
             recall, _ = median_cpu(["recall", "--table", table, "--last", "10", "--json"], keyed, runs)
-            same = _without_start(out) == _without_start(slow_out)
+            same = _without_start(out) == _without_start(slow_out) and out == checkpoint_out
             row = {
                 "game": game,
                 "where": where,
                 "round": target,
                 "replay_cpu_s": round(near, 3),
                 "replay_from_start_cpu_s": round(slow, 3),
+                "replay_from_checkpoint_cpu_s": round(checkpoint, 3),
                 "same": same,
                 "recall_cpu_s": round(recall, 3),
             }
             found.append(row)
             print(
                 f"| {game} | {where} ({target}) | {row['replay_cpu_s']} | "
-                f"{row['replay_from_start_cpu_s']} | {same} | {row['recall_cpu_s']} |"
+                f"{row['replay_from_checkpoint_cpu_s']} | {row['replay_from_start_cpu_s']} | {same} | "
+                f"{row['recall_cpu_s']} |"
             )
     return found
 
