@@ -60,8 +60,9 @@ class Built:
     lines: int
 
 
-def build(workdir: Path, rounds: int, tables: int, minutes: int, seed: int) -> Built:
-    """Simulate, ingest one gaming day at a time, seal after each (checkpoint files kept)."""
+def build(workdir: Path, rounds: int, tables: int, minutes: int, seed: int, every: int = 1) -> Built:
+    """Simulate, ingest one gaming day at a time, seal after each ``every`` days (checkpoint
+    files kept)."""
     sim = simulate(
         simulated_games(),
         rounds=rounds,
@@ -84,7 +85,7 @@ def build(workdir: Path, rounds: int, tables: int, minutes: int, seed: int) -> B
     checkpoints: dict[date, Path] = {}
     try:
         for n, (day, lines) in enumerate(sorted(by_day.items())):
-            if n:
+            if n and n % every == 0:
                 sealed = seal(app, key)
                 path = workdir / f"cp-{day.isoformat()}.json"
                 path.write_text(sealed.checkpoint.dumps(), encoding="utf-8")
@@ -145,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tables", type=int, default=2, help="tables per game")
     parser.add_argument("--minutes", type=int, default=10, help="minutes between two rounds of a table")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seal-days", type=int, default=1, help="days between two seals")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--out", default=None)
     parser.add_argument("--workdir", default=None)
@@ -154,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     workdir.mkdir(parents=True, exist_ok=True)
     built = _reused(workdir) if args.reuse else None
     if built is None:
-        built = build(workdir, args.rounds, args.tables, args.minutes, args.seed)
+        built = build(workdir, args.rounds, args.tables, args.minutes, args.seed, args.seal_days)
         _keep(workdir, built)
     print(f"store: {built.lines} feed lines, {built.rows} rows, {len(built.days)} gaming days ({built.url})")
     results = {"store": {"lines": built.lines, "rows": built.rows, "days": len(built.days)}}
@@ -208,7 +210,7 @@ def measure(built: Built, runs: int) -> dict[str, Any]:
     also given against that share plus one start-up (``verify --since`` the newest checkpoint,
     which reads nothing new: ``startup_cpu_s``)."""
     keyed, plain = _envs(built)
-    full_days = built.days[1:-1] or built.days
+    full_days = [d for d in built.days[1:-1] if d in built.checkpoints] or list(built.checkpoints)
     picks = sorted({full_days[0], full_days[len(full_days) // 2], full_days[-1]})
     startup, _ = median_cpu(["verify", "--since", "last"], keyed, runs)
     days: list[dict[str, Any]] = []
