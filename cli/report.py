@@ -126,6 +126,8 @@ def _day(
         summary = summarize_day(app, day, cutoff_hour)
         watch = day_surveillance(app, day, cutoff_hour) if html is not None else None
         made_from = provenance(app, sealed)
+    if summary.note:
+        err.print(f"note: {summary.note}", markup=False)
     if html is not None:
         _write(html, render_day(summary, made_from, [watch] if watch is not None else []))
     if as_json:

@@ -56,6 +56,8 @@ from ledger.seal import (
     raw_public,
     sign,
 )
+from ledger.seal_index import STATE_EVERY, IndexCollector, SealIndex, write_index
+from ledger.seal_index import Sealed as Indexed
 from ledger.sql import Connection, Dialect, connect, read_rows
 from ledger.sql import literal as _literal
 from ledger.sql import quote as _quote
@@ -802,9 +804,18 @@ class Sealed:
     events_read: int
     skipped: tuple[InvalidCheckpoint, ...] = ()
     """Rows of the checkpoints table that are not valid under the key (never used)."""
+    indexed: int = 0
+    """Rows of the seal index written beside it (``ledger.seal_index``; 0: none could be)."""
 
 
-def seal(app: LedgerApp, key: Ed25519PrivateKey, *, store: str = "", full: bool = False) -> Sealed:
+def seal(
+    app: LedgerApp,
+    key: Ed25519PrivateKey,
+    *,
+    store: str = "",
+    full: bool = False,
+    state_every: int = STATE_EVERY,
+) -> Sealed:
     """Verify what was stored since the newest valid stored checkpoint, then sign and store a
     new one.
 
@@ -815,6 +826,10 @@ def seal(app: LedgerApp, key: Ed25519PrivateKey, *, store: str = "", full: bool 
     rows it covers (:func:`resume_findings`); then only the rows after it are read. ``full``
     (or no valid checkpoint) reads the whole store. :class:`SealRefused` if the store or the
     checkpoint does not verify.
+
+    Beside the checkpoint it signs and stores its seal index (``ledger.seal_index``): the
+    interval's opening times, and every ``state_every`` rounds of each game that follows
+    rounds, that game's state.
     """
     public = key.public_key()
     configured = sealing_key(app)
@@ -839,7 +854,8 @@ def seal(app: LedgerApp, key: Ed25519PrivateKey, *, store: str = "", full: bool 
                     f"the store does not verify; refusing to seal it: stored "
                     f"checkpoint {last.number}: {problems[0].message}"
                 )
-        report = verify_store(app, start=start, snapshot=True)
+        collected = IndexCollector(start, every=state_every)
+        report = verify_store(app, start=start, snapshot=True, on_judged=collected.on_judged)
         if not report.integrity_ok:
             first = next((f.message for f in report.findings if f.code == "chain_broken"), "integrity broken")
             raise SealRefused(f"the store does not verify; refusing to seal it: {first}")
@@ -873,6 +889,39 @@ def seal(app: LedgerApp, key: Ed25519PrivateKey, *, store: str = "", full: bool 
             id_sum=totals[1],
         )
         number = table.save(checkpoint, snapshot)
-    return Sealed(
-        checkpoint, snapshot, number, None if last is None else last.number, True, report.events, skipped
+    indexed = _index(
+        app, key, StoredCheckpoint(number, checkpoint), 0 if start is None else start.position, collected
     )
+    return Sealed(
+        checkpoint,
+        snapshot,
+        number,
+        None if last is None else last.number,
+        True,
+        report.events,
+        skipped,
+        indexed,
+    )
+
+
+def _indexed(stored: StoredCheckpoint) -> Indexed:
+    return Indexed(stored.number, stored.position, stored.checkpoint.snapshot or "")
+
+
+def seal_index(app: LedgerApp, key: SealingKey) -> tuple[SealIndex, list[StoredCheckpoint]]:
+    """The store's seal index read through ``key`` (``ledger.seal_index``), and the stored
+    checkpoints valid under it, oldest first (close the index after use)."""
+    with CheckpointStore(app, create=False) as store:
+        valid = store.read(key).valid
+    return SealIndex(app, key.key, [_indexed(s) for s in valid]), valid
+
+
+def _index(
+    app: LedgerApp, key: Ed25519PrivateKey, stored: StoredCheckpoint, after: int, collected: IndexCollector
+) -> int:
+    """Write the seal index of a new checkpoint; 0 if it cannot be written (e.g. a sealing role
+    not granted the table): readers then read from the checkpoint, as without an index."""
+    try:
+        return write_index(app, key, _indexed(stored), after, collected, REFUSE_FUNCTION)
+    except Exception:  # the index only saves reading: never a reason for a seal to fail
+        return 0

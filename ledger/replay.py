@@ -10,6 +10,14 @@ A stored checkpoint is used only if its signature is valid under the store's sea
 (``ledger.checkpoints.sealing_key``) and its snapshot matches the digest it signs; with no key
 configured none is trusted, the pass starts at the beginning of the store, and
 :attr:`RoundReplay.note` says so.
+
+Nearer still: ``ledger seal`` also stores, every few rounds of each such game, that game's
+state (:mod:`ledger.seal_index`, signed with the sealing key). A closed round is judged from the
+newest valid state point of its game after that checkpoint and before the round closed (else
+from the checkpoint's snapshot), reading only its game's rows from there to where it closed: the
+derivation and findings are those of the pass from the checkpoint (the round's game's state is
+all its judgement reads), and ``judged_from`` still names that checkpoint. A round still in
+play is judged in the pass described above, to the end of the log.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.checkpoints import NO_SEALING_KEY, nearest, sealing_key, stored_rows
+from ledger.checkpoints import NO_SEALING_KEY, SealingKey, nearest, seal_index, sealing_key, stored_rows
 from ledger.feed.envelope import BetPlaced, FeedEvent
 from ledger.findings import Finding
 from ledger.games import GAMES
@@ -25,10 +33,11 @@ from ledger.games.base import Derivation
 from ledger.money import AMOUNT_FIELDS, field_text, plain
 from ledger.round import Round, round_id
 from ledger.store import LedgerApp
-from ledger.stream import TERMINAL_SUFFIXES
+from ledger.stream import TERMINAL_SUFFIXES, RoundStream
+from ledger.table import table_id
 from ledger.verify.checks import check_round
 from ledger.verify.engine import Selection, verify_store
-from ledger.verify.judge import Judged
+from ledger.verify.judge import Judged, RoundJudge
 from ledger.verify.snapshot import Snapshot
 
 _ENVELOPE = {"v", "table", "game", "round", "seq", "at", "type", "rules", "rules_hash"}
@@ -120,7 +129,7 @@ def replay_round(app: LedgerApp, table: str, round: str, *, from_start: bool = F
     game = GAMES[rnd.game]
     if game.follows_rounds:
         return _replay_in_context(app, table, round, from_start=from_start)
-    newest = app.load_table(table).newest_round == round
+    newest = _newest_round(app, table) == round
     derivation = game.derive(rnd)
     return RoundReplay(rnd, derivation, check_round(rnd, game, is_newest=newest))
 
@@ -143,6 +152,7 @@ def judge_in_store(
         return []
     start: Snapshot | None = None
     note: str | None = None
+    key: SealingKey | None = None
     if not from_start:
         key = sealing_key(app)
         if key is not None:
@@ -151,6 +161,12 @@ def judge_in_store(
         elif stored_rows(app):
             note = f"{NO_SEALING_KEY}: judged from the start of the store"
     in_play = any(not topic.endswith(TERMINAL_SUFFIXES) for _, _, topic in spans)
+    where = None if start is None else {"position": start.position, "links": start.links, "head": start.head}
+    wanted = set(rounds)
+    if key is not None and not in_play:
+        near = _from_state_point(app, key, wanted, spans, start)
+        if near is not None:
+            return [RoundReplay(j.round, j.derivation, j.findings, where, note) for j in near]
     seen: list[Judged] = []
     verify_store(
         app,
@@ -159,13 +175,79 @@ def judge_in_store(
         start=start,
         stop=None if in_play else max(last for _, last, _ in spans),
     )
-    where = None if start is None else {"position": start.position, "links": start.links, "head": start.head}
-    wanted = set(rounds)
     return [
         RoundReplay(j.round, j.derivation, j.findings, where, note)
         for j in seen
         if (j.round.table, j.round.round) in wanted
     ]
+
+
+def game_topics(key: str) -> tuple[str, ...]:
+    """The stored topics of one game's feed events (its opening included), sorted: the other
+    games' rows need not be read, nor their models built."""
+    return tuple(sorted({f"{key}/round_opened", *(f"{key}/{cls.TYPE}" for cls in GAMES[key].events)}))
+
+
+def _newest_round(app: LedgerApp, table: str) -> str | None:
+    """The table's newest started round: its last stored event only (not the whole table)."""
+    last = app.stored(table_id(table), desc=True, limit=1)
+    return None if not last else str(last[0].fact.round)  # type: ignore[attr-defined]
+
+
+def _from_state_point(
+    app: LedgerApp,
+    key: SealingKey,
+    wanted: set[tuple[str, str]],
+    spans: list[tuple[int, int, str]],
+    start: Snapshot | None,
+) -> list[Judged] | None:
+    """The closed ``wanted`` rounds (all of one game), judged from the newest valid state point
+    of their game after the checkpoint ``start`` and before the first of them closed — else
+    from ``start`` itself (its snapshot holds every game's state), else from the start of the
+    store — reading only that game's rows; ``None`` if the rounds are of several games."""
+    games = {topic.partition("/")[0] for _, _, topic in spans}
+    if len(games) != 1:
+        return None
+    before, stop = min(last for _, last, _ in spans), max(last for _, last, _ in spans)
+    game = GAMES[games.pop()].key
+    floor = 0 if start is None else start.position
+    index, _ = seal_index(app, key)
+    with index:
+        point = index.state_before(game, before, floor)
+    judge = RoundJudge()
+    if point is not None:
+        judge.load_game_state(game, point.state)
+        floor = point.position
+    elif start is not None:
+        judge.load(start.state["judge"])
+    found: list[Judged] = []
+    for rnd in _game_rounds(app, game, floor, stop):
+        judged = judge.judge_round(rnd)
+        if (rnd.table, rnd.round) in wanted:
+            found.append(judged)
+    return found if len(found) == len(wanted) else None
+
+
+def _game_rounds(app: LedgerApp, game: str, after: int, stop: int) -> list[Round]:
+    """The rounds of ``game`` that closed after row ``after`` up to row ``stop``, in store
+    order (a round that opened before ``after`` is loaded whole); only that game's rows are
+    read."""
+    stream = RoundStream(app.ledger_mapper, probe=False)
+    rounds: list[Round] = []
+    for rows in app.rows(after=after, topics=game_topics(game)):
+        for closed in stream.closed(row for row in rows if row[0] <= stop):
+            last = closed.facts[-1]
+            if last.game != game:
+                continue
+            if closed.complete:
+                rounds.append(Round.replay(closed.facts))
+            else:
+                loaded = app.load_round(last.table, last.round)
+                if loaded is not None:
+                    rounds.append(loaded)
+        if rows[-1][0] >= stop:
+            break
+    return rounds
 
 
 def summarize(e: FeedEvent) -> str:

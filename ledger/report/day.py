@@ -8,6 +8,13 @@ counts it (:mod:`projections.gaming_day`: Macau time, from the cut-off hour
 ``LEDGER_GAMING_DAY_CUTOFF``, default 06:00), so the day page and ``ledger commission`` always
 cover the same rounds. Rounds still in play are not counted.
 
+The rounds are found **by position** when the store is sealed with a seal index
+(:mod:`ledger.report.day_index`): the pass starts at the checkpoint before the day's first
+round (every game's state taken up from its checked snapshot) and stops after the day's last
+one, instead of reading the whole store; the figures and findings are the same. Without a usable
+index (no sealing key, an index row missing or not valid) the whole store is read, and
+:attr:`DaySummary.note` says why when checkpoints are stored.
+
 What the figures mean (all from what the table **recorded**, in the round's currency). Each
 comes from the round's game's money hooks (``ledger.games.<game>.money``), the same the
 ``house`` view and the exports use:
@@ -31,17 +38,20 @@ comes from the round's game's money hooks (``ledger.games.<game>.money``), the s
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 from typing import Any
 
+from ledger.checkpoints import stored_rows
 from ledger.feed.envelope import BetPlaced
 from ledger.findings import Finding
 from ledger.games import GAMES
 from ledger.games.base import Derivation
 from ledger.games.money import money_of
 from ledger.money import plain
+from ledger.report.day_index import DayPlan, plan_day
 from ledger.round import Round
 from ledger.store import LedgerApp
 from ledger.verify.judge import Judged, RoundJudge, judge_rounds
@@ -101,6 +111,8 @@ class DaySummary:
 
     day: date
     tables: list[TableDay]
+    note: str | None = None
+    """Why the whole store was read although checkpoints are stored (not in the JSON)."""
 
     def totals(self) -> dict[str, TableDay]:
         """One total row per currency (amounts in different currencies are never added)."""
@@ -135,21 +147,68 @@ def summarize_day(app: LedgerApp, day: date, cutoff_hour: int | None = None) -> 
     """The day's figures per table, judged as verify judges them; ``cutoff_hour`` defaults to
     the ``LEDGER_GAMING_DAY_CUTOFF`` setting."""
     cutoff = default_cutoff() if cutoff_hour is None else check_cutoff(cutoff_hour)
+    plan = plan_day(app, day, cutoff)
+    note = None
+    if isinstance(plan, str):
+        note = f"{plan}: the whole store was read" if stored_rows(app) else None
+        plan = DayPlan(None, None)
+    elif plan.empty:
+        return DaySummary(day, [])
     judge = RoundJudge()
+    if plan.start is not None:
+        judge.load(plan.start.state["judge"])
+    rounds = _Bounded(closed_rounds(app, after=0 if plan.start is None else plan.start.position), plan.stop)
     tables: dict[str, TableDay] = {}
     on_day: set[tuple[str, str]] = set()
-    for _, judged in judge_rounds(
-        closed_rounds(app), judge=judge, wanted=lambda r: day_of(r.opened_at, cutoff) == day
-    ):
+    for _, judged in judge_rounds(rounds, judge=judge, wanted=lambda r: day_of(r.opened_at, cutoff) == day):
         rnd = judged.round
         on_day.add((rnd.table, rnd.round))
         row = tables.setdefault(rnd.table, TableDay(rnd.table, rnd.game, rnd.opened.currency))
         add_round(row, judged)
         row.findings += judged.findings
-    for finding in judge.finish():
-        if (finding.table or "", finding.round or "") in on_day and finding.table in tables:
+    for finding in _at_end_of_log(judge, rounds, on_day):
+        if finding.table in tables:
             tables[finding.table].findings.append(finding)
-    return DaySummary(day, [tables[k] for k in sorted(tables)])
+    return DaySummary(day, [tables[k] for k in sorted(tables)], note)
+
+
+class _Bounded:
+    """Closed rounds up to row ``stop`` (all with ``None``); :meth:`rest` gives those after."""
+
+    def __init__(self, rounds: Iterator[tuple[int, Round]], stop: int | None) -> None:
+        self.rounds = rounds
+        self.stop = stop
+        self.over: tuple[int, Round] | None = None
+
+    def __iter__(self) -> Iterator[tuple[int, Round]]:
+        for item in self.rounds:
+            if self.stop is not None and item[0] > self.stop:
+                self.over = item
+                return
+            yield item
+
+    def rest(self) -> Iterator[tuple[int, Round]]:
+        """The rounds that closed after ``stop``."""
+        if self.over is not None:
+            yield self.over
+        yield from self.rounds
+
+
+def _at_end_of_log(judge: RoundJudge, rounds: _Bounded, on_day: set[tuple[str, str]]) -> list[Finding]:
+    """The end-of-log findings (:meth:`RoundJudge.finish`) about the day's rounds that a pass
+    over the whole log would give. A pass that stopped early has the state after the day:
+    a carried bet of a round of the day still outstanding there is outstanding at the end of
+    the log unless a later round of its table closes, so the log is read on only until each
+    such table's next closed round (usually a few rows)."""
+    found = [f for f in judge.finish() if (f.table or "", f.round or "") in on_day]
+    if rounds.stop is None or not found:
+        return found
+    waiting = {f.table for f in found}
+    for _, rnd in rounds.rest():
+        waiting.discard(rnd.table)
+        if not waiting:
+            break
+    return [f for f in found if f.table in waiting]
 
 
 def add_round(row: TableDay, judged: Judged) -> None:

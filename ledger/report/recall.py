@@ -2,7 +2,8 @@
 
 Gaming standards ask that the last rounds of a table can be recalled with their bets, outcome,
 settlement and anything irregular. The table aggregate (:mod:`ledger.table`) knows the order of
-its rounds; each round is replayed and judged exactly as ``ledger replay`` judges it
+its rounds (only its newest ``last`` starts are read, and its starts counted); each round is
+replayed and judged exactly as ``ledger replay`` judges it
 (:func:`ledger.replay.replay_round`). Rounds of games whose rules span rounds (3CB carry-over,
 SP9 bank runs, the STUD pool) are judged in one pass for all of them together, instead of one
 pass per round, starting at the nearest checkpoint before the first of them
@@ -17,7 +18,9 @@ from typing import Any
 from ledger.games import GAMES
 from ledger.replay import RoundReplay, event_data, judge_in_store, replay_round
 from ledger.report.glyphs import outcome_lines
+from ledger.sql import read_rows
 from ledger.store import LedgerApp
+from ledger.table import RoundStarted, table_id
 from ledger.verify.engine import Selection
 
 DEFAULT_LAST = 10
@@ -69,11 +72,12 @@ def recall(
     """The last ``last`` rounds of ``table``, or ``None`` if the store has no round of it."""
     if last < 1:
         raise ValueError(f"--last must be at least 1, not {last}")
-    started = app.load_table(table).rounds
-    if not started:
+    newest = app.stored(table_id(table), desc=True, limit=last)
+    if not newest:
         return None
-    wanted = [s.round for s in started[-last:]]
-    following = {s.round for s in started[-last:] if GAMES[s.game].follows_rounds}
+    started = [fact for rec in reversed(newest) if isinstance(fact := rec.fact, RoundStarted)]
+    wanted = [s.round for s in started]
+    following = {s.round for s in started if GAMES[s.game].follows_rounds}
     judged = (
         {
             r.round.round: r
@@ -89,4 +93,13 @@ def recall(
         replay = judged.get(round_) or (None if round_ in following else replay_round(app, table, round_))
         if replay is not None:
             replays.append(replay)
-    return Recall(table, replays, played=len(started))
+    return Recall(table, replays, played=_played(app, table))
+
+
+def _played(app: LedgerApp, table: str) -> int:
+    """How many rounds the table has started: its aggregate's stored events, counted."""
+    d = app.dialect
+    events = d.qualified(app.recorder.events_table_name)  # type: ignore[attr-defined]
+    oid: object = table_id(table).hex if d.is_sqlite else table_id(table)
+    found = read_rows(app, f"SELECT COUNT(*) FROM {events} WHERE originator_id = {d.p}", (oid,))
+    return int(found[0][0])
