@@ -56,7 +56,7 @@ from ledger.seal import (
     raw_public,
     sign,
 )
-from ledger.seal_index import STATE_EVERY, IndexCollector, SealIndex, write_index
+from ledger.seal_index import STATE_EVERY, IndexCollector, SealIndex, index_sql, write_index
 from ledger.seal_index import Sealed as Indexed
 from ledger.sql import Connection, Dialect, connect, read_rows
 from ledger.sql import literal as _literal
@@ -92,11 +92,15 @@ def checkpoints_sql(dialect: Dialect) -> list[str]:
         f"checkpoint TEXT NOT NULL, snapshot {blob} NOT NULL)"
     )
     if dialect.is_sqlite:
-        return [create] + [
-            f"CREATE TRIGGER IF NOT EXISTS ledger_checkpoints_no_{op.lower()} BEFORE {op} ON "
-            f"{table} BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY_MESSAGE}: {op} refused'); END"
-            for op in ("UPDATE", "DELETE")
-        ]
+        return (
+            [create]
+            + [
+                f"CREATE TRIGGER IF NOT EXISTS ledger_checkpoints_no_{op.lower()} BEFORE {op} ON "
+                f"{table} BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY_MESSAGE}: {op} refused'); END"
+                for op in ("UPDATE", "DELETE")
+            ]
+            + index_sql(dialect, REFUSE_FUNCTION)
+        )
     schema = _quote(dialect.schema)
     function = f"{schema}.{_quote(REFUSE_FUNCTION)}"
     body = (
@@ -121,6 +125,9 @@ def checkpoints_sql(dialect: Dialect) -> list[str]:
         f"n.oid = p.pronamespace WHERE p.proname = {_literal(REFUSE_FUNCTION)} AND n.nspname = "
         f"{_literal(dialect.schema)}) THEN EXECUTE $fn${body}$fn$; END IF; END $do$",
         *triggers,
+        # The seal index (ledger.seal_index) is created with the checkpoints, so that `ledger init`
+        # makes it and `init --roles` can grant the sealer its INSERT.
+        *index_sql(dialect, REFUSE_FUNCTION),
     ]
 
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 from ledger.checkpoints import CHECKPOINTS_TABLE
 from ledger.merkle.storage import merkle_grants_sql
+from ledger.seal_index import INDEX_TABLE
 from ledger.sql import Dialect, DialectName, dialect_of
 from ledger.sql import literal as _literal
 from ledger.sql import quote as _quote
@@ -168,13 +169,16 @@ def _events_grants(where: EventsTable, roles: Roles) -> list[str]:
 
 def _checkpoint_grants(where: EventsTable, roles: Roles) -> list[str]:
     """Only the sealer (and the owner) may store a checkpoint; the others read them."""
-    checkpoints = f"{_quote(where.schema)}.{_quote(CHECKPOINTS_TABLE)}"
     everyone = ", ".join(_quote(r) for r in roles.all())
-    return [
-        f"REVOKE ALL ON {checkpoints} FROM {everyone}",
-        f"GRANT SELECT ON {checkpoints} TO {everyone}",
-        f"GRANT INSERT ON {checkpoints} TO {_quote(roles.sealer)}",
-    ]
+    statements = []
+    for name in (CHECKPOINTS_TABLE, INDEX_TABLE):  # the seal index is written with each checkpoint
+        table = f"{_quote(where.schema)}.{_quote(name)}"
+        statements += [
+            f"REVOKE ALL ON {table} FROM {everyone}",
+            f"GRANT SELECT ON {table} TO {everyone}",
+            f"GRANT INSERT ON {table} TO {_quote(roles.sealer)}",
+        ]
+    return statements
 
 
 VIEW_TABLES = (ROWS_TABLE, TRACKING_TABLE)

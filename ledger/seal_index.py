@@ -180,7 +180,8 @@ def write_index(
     db = connect(app)
     cipher = app.ledger_mapper.cipher
     try:
-        db.create(index_sql(db.dialect, refuse_function))
+        if not db.table_exists(INDEX_TABLE):  # a store made before the index (`ledger init` makes it):
+            db.create(index_sql(db.dialect, refuse_function))  # CREATE … IF NOT EXISTS needs CREATE
         p = db.dialect.p
         values = []
         for kind, game, position, body in rows:

@@ -112,13 +112,14 @@ def test_only_the_sealer_stores_a_checkpoint_the_auditor_only_reads(
 
     d = deployment
     ingest, auditor, sealer = d.roles
-    assert not _privilege(d, auditor, "ledger_checkpoints", "INSERT")
-    assert not _privilege(d, ingest, "ledger_checkpoints", "INSERT")
-    assert _privilege(d, sealer, "ledger_checkpoints", "INSERT")
-    for role in d.roles:
-        assert _privilege(d, role, "ledger_checkpoints", "SELECT")
-        for what in ("UPDATE", "DELETE", "TRUNCATE"):
-            assert not _privilege(d, role, "ledger_checkpoints", what), (role, what)
+    for table in ("ledger_checkpoints", "ledger_seal_index"):  # the index is written with each seal
+        assert not _privilege(d, auditor, table, "INSERT")
+        assert not _privilege(d, ingest, table, "INSERT")
+        assert _privilege(d, sealer, table, "INSERT")
+        for role in d.roles:
+            assert _privilege(d, role, table, "SELECT")
+            for what in ("UPDATE", "DELETE", "TRUNCATE"):
+                assert not _privilege(d, role, table, what), (role, table, what)
 
     forged = "(99, 1, 1, 1, 'h', 'd', 't', 'c', '')"
     with _connect(d.auditor) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
@@ -132,6 +133,9 @@ def test_only_the_sealer_stores_a_checkpoint_the_auditor_only_reads(
     assert code == 0, output
     code, output = _run("seal", "--list", "--json", db=d.auditor)
     assert code == 0 and '"number": 1' in output, output
+    with _connect(d.auditor) as conn:  # the sealer wrote the checkpoint's seal index too
+        (indexed,) = conn.execute(f'SELECT count(*) FROM "{d.schema}".ledger_seal_index').fetchone()
+    assert indexed >= 1
 
 
 def test_the_ingest_role_cannot_lock_the_view_tables_against_readers(deployment: Deployment) -> None:
