@@ -12,7 +12,9 @@ from pathlib import Path
 import nats
 
 from ledger.live.follower import Follower, FollowOptions
+from ledger.live.judging import LiveJudge
 from ledger.live.sources import Bounds, NatsAddress, NatsSource
+from ledger.live.told import finding_id, reject_id, store_identity
 from ledger.store import open_ledger
 from ledger.verify.engine import verify_store
 from tests.live.conftest import Captured, batch_store, publish, run_follower, store_rows
@@ -53,8 +55,8 @@ def test_findings_and_rejects_are_published_per_table(
 ) -> None:
     hostile = b'{"v":1,"table":"RL-01","round":"000001","seq":"x","type":"bet_placed"}'
     address = NatsAddress.parse(stream)
-    findings: list[tuple[str, dict]] = []
-    rejects: list[tuple[str, dict]] = []
+    findings: list[tuple[str, dict, str | None]] = []
+    rejects: list[tuple[str, dict, str | None]] = []
 
     async def main() -> Follower:
         nc = await nats.connect(address.server)
@@ -81,6 +83,12 @@ def test_findings_and_rejects_are_published_per_table(
 
     follower = asyncio.run(main())
     printed = follower.out.records  # type: ignore[attr-defined]
+    # The subjects are the property's, not this test's: keep only this store's messages (by their
+    # Nats-Msg-Id), so that another follower on the same server cannot be heard here.
+    ours = _finding_ids(f"sqlite:///{tmp_path / 'l.db'}")
+    findings = [(s, r) for s, r, msg_id in findings if msg_id in ours]
+    rejected = reject_id(NatsSource(stream).name, 31, "unknown_game")
+    rejects = [(s, r) for s, r, msg_id in rejects if msg_id == rejected]
     assert printed and [r for _, r in findings] == printed
     assert all(subject == f"ledger.findings.{r['table']}" for subject, r in findings)
     assert [(s, r["code"], r["line"]) for s, r in rejects] == [("ledger.rejects.RL-01", "unknown_game", 31)]
@@ -90,5 +98,14 @@ def test_findings_and_rejects_are_published_per_table(
     assert f'ledger_follow_findings_total{{severity="error"}} {float(len(printed))}' in metrics
 
 
-async def _append(into: list[tuple[str, dict]], msg: nats.aio.msg.Msg) -> None:
-    into.append((msg.subject, json.loads(msg.data)))
+async def _append(into: list[tuple[str, dict, str | None]], msg: nats.aio.msg.Msg) -> None:
+    into.append((msg.subject, json.loads(msg.data), (msg.headers or {}).get("Nats-Msg-Id")))
+
+
+def _finding_ids(url: str) -> set[str]:
+    """The ``Nats-Msg-Id`` of every finding of the store at ``url``, from a judge run over it."""
+    app = open_ledger(url, create=False)
+    try:
+        return {finding_id(store_identity(app), f.key, f.index) for f in LiveJudge(app).advance()}
+    finally:
+        app.close()
