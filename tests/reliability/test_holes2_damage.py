@@ -63,9 +63,20 @@ def _not_a_uuid(path: Path) -> None:
 
 
 def _damaged_page(path: Path) -> None:
-    size = path.stat().st_size
+    """A leaf page of the events table in the middle of the file, overwritten (the middle of the
+    file alone may fall in another table, e.g. the seal index, that these commands never read)."""
+    with sqlite3.connect(path) as conn:
+        size, pages = (
+            conn.execute("PRAGMA page_size").fetchone()[0],
+            [
+                n
+                for (n,) in conn.execute(
+                    "SELECT pageno FROM dbstat WHERE name = 'stored_events' AND pagetype = 'leaf'"
+                )
+            ],
+        )
     with open(path, "r+b") as raw:
-        raw.seek(size // 2)
+        raw.seek((sorted(pages)[len(pages) // 2] - 1) * size)
         raw.write(b"\xff" * 3000)
 
 

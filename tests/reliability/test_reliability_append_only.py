@@ -56,9 +56,10 @@ def test_sqlite_init_refuses_update_and_delete_and_ingest_still_works(tmp_path: 
 def test_init_prints_its_sql_for_an_operator(tmp_path: Path) -> None:
     result = runner.invoke(cli_app, ["init", "--db", f"sqlite:///{tmp_path / 'l.db'}", "--print-sql"])
     assert result.exit_code == 0
-    # the events table's update, delete and positive-id triggers, the checkpoints' two, and
-    # two for each of the Merkle log's four tables
-    assert result.stdout.count("CREATE TRIGGER") == 13
+    # the events table's update, delete and positive-id triggers, the checkpoints' two, the seal
+    # index's two, and two for each of the Merkle log's four tables
+    assert result.stdout.count("CREATE TRIGGER") == 15
+    assert 'CREATE TABLE IF NOT EXISTS "ledger_seal_index"' in result.stdout
     assert (
         runner.invoke(cli_app, ["init", "--db", f"sqlite:///{tmp_path / 'l.db'}", "--roles"]).exit_code == 2
     )
@@ -68,6 +69,7 @@ def test_init_prints_its_sql_for_an_operator(tmp_path: Path) -> None:
         assert _tables(conn) == {
             "stored_events",
             "ledger_checkpoints",
+            "ledger_seal_index",
             "ledger_view_rows",
             "ledger_view_tracking",
             "ledger_merkle_tree",
