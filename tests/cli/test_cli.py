@@ -118,7 +118,7 @@ def test_verify_finds_exactly_what_the_simulator_injected(tmp_path: Path) -> Non
     run(
         "simulate",
         "--rounds",
-        "60",
+        "20",
         "--tables",
         "2",
         "--seed",
