@@ -28,6 +28,7 @@ from projections.updater import (
     rebuild,
     rebuild_all,
 )
+from tests.conftest import tiered
 
 GAME_FILES = ["rl.jsonl", "fpc.jsonl", "sp9.jsonl", "3cb.jsonl", "stud.jsonl", "mj.jsonl"]
 
@@ -102,7 +103,7 @@ def test_views_at_different_positions_catch_up_in_the_same_pass(
         assert _stored(app, view.name)[1] == _text(fold_store(app, view)), view.name
 
 
-@pytest.mark.parametrize("batch_rounds", [1, 3, 500])
+@pytest.mark.parametrize("batch_rounds", tiered([1, 3, 500], 1))
 def test_small_batches_of_several_views_equal_one_fold_each(
     app: LedgerApp, examples: Path, batch_rounds: int
 ) -> None:
