@@ -250,6 +250,7 @@ def test_a_bad_line_is_rejected_once_and_the_log_says_so(tmp_path: Path, example
     assert LOG_LINE.findall(site.output)[-1] == "exit 0"
 
 
+@pytest.mark.slow  # a real `ledger report` process under `sh`, as cron runs it
 def test_the_day_report_cron_line_names_its_store_and_logs_its_exit_code(
     tmp_path: Path, examples: Path
 ) -> None:

@@ -124,7 +124,7 @@ def test_segments_merged_equal_a_full_verify(db_url: str, app: LedgerApp, seed: 
     assert verify_parallel_segments(db_url, jobs=2).to_json() == full
 
 
-@pytest.mark.slow_postgres
+@pytest.mark.slow  # a third simulated store, sealed twice
 def test_jobs_split_by_segments_only_where_checkpoints_cut_evenly(db_url: str, app: LedgerApp) -> None:
     lines = _lines(5)
     key = KEY

@@ -56,7 +56,7 @@ def test_a_faulty_simulated_store_gives_the_same_findings_in_the_same_order(
     assert len({f["table"] for f in body["findings"]}) >= 3  # spread over several workers
 
 
-@pytest.mark.slow_postgres
+@pytest.mark.slow  # a second simulated store; the faulty-store test covers the workers by default
 def test_a_selection_gives_the_same_report(db_url: str, app: LedgerApp) -> None:
     _ingest(app, _simulated(error_rate=0.3))
     table = next(iter(assign(app, 2)))

@@ -140,6 +140,7 @@ def test_whole_tables_verify_with_exactly_the_injected_findings(seed: int) -> No
     assert {i.code for i in sim.injected} == {ERROR_KINDS[k] for k in INJECTABLE}
 
 
+@pytest.mark.slow  # a long simulation, to meet every table feature at least once
 def test_tables_carry_ties_and_odd_even_and_run_shoes_of_one_and_more_decks() -> None:
     sim = simulate([GAME], rounds=200, tables=6, seed=5, error_rate=0.0)
     types = Counter(line["type"] for line in sim.lines)
