@@ -30,6 +30,10 @@ from projections.updater import (
 )
 from tests.conftest import tiered
 
+# the shared pass is the same code on both stores (test_projection_updater keeps the views'
+# PostgreSQL writes in the developer's tier); its PostgreSQL cases run in the slow tier
+pytestmark = pytest.mark.slow_postgres
+
 GAME_FILES = ["rl.jsonl", "fpc.jsonl", "sp9.jsonl", "3cb.jsonl", "stud.jsonl", "mj.jsonl"]
 
 
