@@ -1,9 +1,17 @@
 """Shared fixtures: a fresh ledger on SQLite and on a real PostgreSQL; the two tiers.
 
-A bare ``pytest`` is the developer's tier: every module exercised, on both stores, in about a
-minute of CPU. Tests marked ``slow`` (long simulations, valgrind, many real subprocesses) are
-left out of it, and run by ``pytest -m slow`` (only them), ``pytest --all`` (everything, the
-README's command) and under ``CI=true`` (everything).
+A bare ``pytest`` is the developer's tier: every module exercised, on both stores. Tests marked
+``slow`` (long simulations, valgrind, many real subprocesses) are left out of it, and run by
+``pytest -m slow`` (only them), ``pytest --all`` (everything, the README's command) and under
+``CI=true`` (everything). Two finer tools keep a light case of a heavy test by default:
+:func:`tiered` (the first few seeds or sizes by default, the rest slow) and the
+``slow_postgres`` marker (the SQLite case by default, the PostgreSQL one slow, for a test whose
+PostgreSQL assertion another default test already makes). Hypothesis runs the ``dev`` profile
+(few examples) in the developer's tier and ``ci`` in a full run; ``--cpu-report FILE`` writes
+what each test costs in CPU.
+
+Under pytest-xdist (``-n 2``) each worker names its PostgreSQL schemas with its id
+(``PYTEST_XDIST_WORKER``); roles and NATS streams carry random names in the tests that make them.
 
 PostgreSQL tests use a fresh schema per test on ``LEDGER_TEST_PG`` (default
 ``postgresql://postgres@127.0.0.1:5432/test``). Without a server they are skipped — except
@@ -55,7 +63,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--cpu-report",
         metavar="FILE",
         default=None,
-        help="write each test's CPU seconds (this process and its subprocesses) to FILE, slowest first",
+        help="write each test's CPU seconds (this process and its subprocesses) to FILE, slowest first"
+        " (FILE.gw0, FILE.gw1 … under pytest-xdist)",
     )
 
 
