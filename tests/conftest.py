@@ -1,9 +1,19 @@
 """Shared fixtures: a fresh ledger on SQLite and on a real PostgreSQL; the two tiers.
 
-A bare ``pytest`` is the developer's tier: every module exercised, on both stores, in about a
-minute of CPU. Tests marked ``slow`` (long simulations, valgrind, many real subprocesses) are
-left out of it, and run by ``pytest -m slow`` (only them), ``pytest --all`` (everything, the
-README's command) and under ``CI=true`` (everything).
+A bare ``pytest`` is the developer's tier: every module exercised, on both stores. Tests marked
+``slow`` (long simulations, valgrind, many real subprocesses) are left out of it, and run by
+``pytest -m slow`` (only them), ``pytest --all`` (everything, the README's command) and under
+``CI=true`` (everything). Two finer tools keep a light case of a heavy test by default:
+:func:`tiered` (the first few seeds or sizes by default, the rest slow) and the
+``slow_postgres`` marker (the SQLite case by default, the PostgreSQL one slow, for a test whose
+PostgreSQL assertion another default test already makes). Hypothesis runs the ``dev`` profile
+(few examples) in the developer's tier and ``ci`` in a full run; ``--cpu-report FILE`` writes
+what each test costs in CPU.
+
+Under pytest-xdist (``-n 2``) each worker names its PostgreSQL schemas with its id
+(``PYTEST_XDIST_WORKER``); roles and NATS streams carry random names in the tests that make them.
+Not yet safe in parallel: the follower publishes findings on the NATS server's fixed
+``ledger.findings.*`` subjects, which a test listening there hears from another test's follower.
 
 PostgreSQL tests use a fresh schema per test on ``LEDGER_TEST_PG`` (default
 ``postgresql://postgres@127.0.0.1:5432/test``). Without a server they are skipped — except
@@ -13,15 +23,22 @@ under ``CI=true``, where a missing server fails the run: CI must prove both stor
 from __future__ import annotations
 
 import os
+import resource
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from ledger.store import LedgerApp, open_ledger
 
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
+"""This pytest-xdist worker's name (``gw0``, ``gw1`` …; ``main`` without xdist), in the names
+of the PostgreSQL schemas the fixtures make, so that parallel workers never share one."""
 PG_BASE = os.environ.get("LEDGER_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+DEV_EXAMPLES, CI_EXAMPLES = 10, 100
+"""Hypothesis examples per property: the developer's tier, and a full run (its default)."""
 VENDORED_EXAMPLES = Path(__file__).resolve().parent / "examples"
 """A copy of shared/examples kept in the repository, for a clone without shared/ beside it."""
 
@@ -44,16 +61,100 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--all", action="store_true", dest="all_tiers", help="run the slow tier too (as CI=true does)"
     )
+    parser.addoption(
+        "--cpu-report",
+        metavar="FILE",
+        default=None,
+        help="write each test's CPU seconds (this process and its subprocesses) to FILE, slowest first"
+        " (FILE.gw0, FILE.gw1 … under pytest-xdist)",
+    )
 
 
+def _cpu_seconds() -> float:
+    """User + system CPU of this process and of its finished subprocesses."""
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
+_CPU: dict[str, float] = {}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Under ``--cpu-report``: the CPU each test costs, set-up and tear-down included."""
+    if not item.config.getoption("cpu_report"):
+        return (yield)
+    start = _cpu_seconds()
+    try:
+        return (yield)
+    finally:
+        _CPU[item.nodeid] = _cpu_seconds() - start
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Write the ``--cpu-report`` file: total, then per module, then per test, slowest first."""
+    target = session.config.getoption("cpu_report")
+    if not target or not _CPU:
+        return
+    modules: dict[str, float] = {}
+    for nodeid, seconds in _CPU.items():
+        modules[nodeid.split("::")[0]] = modules.get(nodeid.split("::")[0], 0.0) + seconds
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    path = Path(f"{target}.{worker}" if worker else target)
+    lines = [f"total {_cpu_seconds():.1f} s CPU (tests {sum(_CPU.values()):.1f} s)", "", "per module:"]
+    lines += [f"{v:8.2f} {k}" for k, v in sorted(modules.items(), key=lambda kv: -kv[1])]
+    lines += ["", "per test:"] + [f"{v:8.2f} {k}" for k, v in sorted(_CPU.items(), key=lambda kv: -kv[1])]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def full_run(config: pytest.Config) -> bool:
+    """Whether this run includes the slow tier (``--all``, ``-m …`` or ``CI=true``)."""
+    return bool(config.getoption("all_tiers") or config.option.markexpr or os.environ.get("CI") == "true")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Hypothesis: ``dev`` (few examples) for the developer's tier, ``ci`` (many) for a full run."""
+    settings.register_profile("dev", max_examples=DEV_EXAMPLES, deadline=None)
+    settings.register_profile("ci", max_examples=CI_EXAMPLES, deadline=None)
+    settings.load_profile("ci" if full_run(config) else "dev")
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Leave the ``slow`` tier out unless asked for (``--all``, ``-m …`` or ``CI=true``)."""
-    if config.getoption("all_tiers") or config.option.markexpr or os.environ.get("CI") == "true":
+    """Mark the PostgreSQL case of each ``slow_postgres`` test ``slow`` (before ``-m`` selects),
+    then leave the ``slow`` tier out unless asked for (``--all``, ``-m …`` or ``CI=true``)."""
+    for item in items:
+        if _postgres_case_of_slow_postgres(item):
+            item.add_marker(pytest.mark.slow)
+    if full_run(config):
         return
     slow = [item for item in items if item.get_closest_marker("slow") is not None]
     if slow:
         config.hook.pytest_deselected(items=slow)
         items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+
+
+def _postgres_case_of_slow_postgres(item: pytest.Item) -> bool:
+    """The PostgreSQL case of a test marked ``slow_postgres`` (its SQLite case stays in the
+    developer's tier)."""
+    params = getattr(item, "callspec", None)
+    return (
+        item.get_closest_marker("slow_postgres") is not None
+        and params is not None
+        and "postgres" in params.params.values()
+    )
+
+
+def tiered(values: Iterable[object], keep: int) -> list[object]:
+    """Parameters of which the first ``keep`` run in the developer's tier and the rest only in
+    the slow one (for a property checked over many seeds or sizes: a few by default, all in CI);
+    a tuple is the values of several parameter names."""
+    return [
+        value
+        if n < keep
+        else pytest.param(*(value if isinstance(value, tuple) else (value,)), marks=pytest.mark.slow)
+        for n, value in enumerate(values)
+    ]
 
 
 def _pg_available() -> str | None:
@@ -96,7 +197,7 @@ def _empty_url(backend: str, folder: Path) -> Iterator[str]:
         yield f"sqlite:///{folder / 'ledger.db'}"
         return
     require_postgres()
-    schema = "t_" + uuid.uuid4().hex[:12]
+    schema = f"t_{WORKER}_{uuid.uuid4().hex[:12]}"
     sep = "&" if "?" in PG_BASE else "?"
     yield f"{PG_BASE}{sep}schema={schema}"
     _drop_schema(schema)

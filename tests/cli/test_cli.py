@@ -118,7 +118,7 @@ def test_verify_finds_exactly_what_the_simulator_injected(tmp_path: Path) -> Non
     run(
         "simulate",
         "--rounds",
-        "60",
+        "20",
         "--tables",
         "2",
         "--seed",
@@ -145,9 +145,10 @@ def test_verify_finds_exactly_what_the_simulator_injected(tmp_path: Path) -> Non
 
 
 def test_the_demo_reports_its_injected_errors_and_exits_0(tmp_path: Path) -> None:
-    result = run("demo", "--rounds", "40", "--tables", "2", "--json", "--keep", str(tmp_path))
+    result = run("demo", "--rounds", "20", "--tables", "2", "--json", "--keep", str(tmp_path))
     assert result.exit_code == 0, result.output
     body = json.loads(result.stdout)
+    assert body["injected"] > 0  # the comparison below is about something
     assert body["ok"] and body["integrity"] == "ok" and body["missed"] == [] == body["unexpected"]
     assert sum(body["findings_by_code"].values()) == body["injected"]
 

@@ -171,6 +171,7 @@ def _other_store_snapshot(examples: Path, key: Path, tmp_path: Path) -> Path:
     return tmp_path / "other.snapshot.json"
 
 
+@pytest.mark.slow_postgres
 def test_a_tampered_snapshot_is_exit_3(
     db_url: str, sealed_store: dict[str, Any], examples: Path, keys: tuple[Path, Path], tmp_path: Path
 ) -> None:
@@ -222,6 +223,7 @@ def test_an_edited_stored_snapshot_is_exit_3(
     assert code == 3 and output.startswith("integrity broken")
 
 
+@pytest.mark.slow_postgres
 def test_segments_merge_into_the_full_report(
     db_url: str, sealed_store: dict[str, Any], tmp_path: Path, json_schema: Any
 ) -> None:

@@ -30,6 +30,7 @@ from ledger.feed.envelope import TERMINAL_TYPES
 from ledger.ingest import Ingestor, numbered_lines
 from ledger.store import LedgerApp, RawRow
 from ledger.verify.integrity import ChainVerifier
+from tests.conftest import tiered
 
 Row = tuple[str, int, str, bytes]
 
@@ -197,8 +198,9 @@ LINK_CHANGES = {
 }
 
 
+@pytest.mark.slow_postgres
 @pytest.mark.parametrize("change", list(LINK_CHANGES))
-@pytest.mark.parametrize("which", [1, 3])
+@pytest.mark.parametrize("which", tiered([1, 3], 1))
 def test_a_changed_link_gives_the_findings_of_the_plain_check(
     app: LedgerApp, examples: Path, change: str, which: int
 ) -> None:
@@ -219,6 +221,7 @@ ROW_CHANGES = {
 }
 
 
+@pytest.mark.slow_postgres
 @pytest.mark.parametrize("change", list(ROW_CHANGES))
 @pytest.mark.parametrize("where", [0, 1, 7])
 def test_a_damaged_row_gives_the_findings_of_the_plain_check(

@@ -228,6 +228,7 @@ def test_nightly_job_and_weekly_audit_end_to_end(db_url: str, tmp_path: Path, ex
     assert any(f["code"] == "chain_broken" for f in audit["findings"])
 
 
+@pytest.mark.slow  # two runs of the nightly job: about ten real `ledger` processes under `sh`
 def test_a_bad_line_is_rejected_once_and_the_log_says_so(tmp_path: Path, examples: Path) -> None:
     site = Site(tmp_path, f"sqlite:///{tmp_path / 'ledger.db'}")
     lines = (examples / "rl.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
@@ -249,6 +250,7 @@ def test_a_bad_line_is_rejected_once_and_the_log_says_so(tmp_path: Path, example
     assert LOG_LINE.findall(site.output)[-1] == "exit 0"
 
 
+@pytest.mark.slow  # a real `ledger report` process under `sh`, as cron runs it
 def test_the_day_report_cron_line_names_its_store_and_logs_its_exit_code(
     tmp_path: Path, examples: Path
 ) -> None:

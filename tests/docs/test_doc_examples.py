@@ -20,6 +20,9 @@ A block the test cannot run says why just above it, ``<!-- not run: why -->``; a
 marked ``<!-- slow: why -->`` and runs only with ``-m slow`` (its document then runs once more,
 whole). :data:`NOT_RUN` lists the skipped blocks per document by their first command, and the
 documents must agree with it — a new block runs unless someone marks it and says why.
+
+Each command has :data:`TIMEOUT` seconds (``LEDGER_DOC_TIMEOUT`` changes it); one that takes
+longer fails the test with the document, the block's line and the command named.
 """
 
 from __future__ import annotations
@@ -30,9 +33,12 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +51,8 @@ ROOT = Path(__file__).resolve().parents[2]
 LEDGER = Path(sys.executable).with_name("ledger")
 slow = pytest.mark.slow
 """Registered in pyproject by the test-tier work; only applied here."""
+TIMEOUT = float(os.environ.get("LEDGER_DOC_TIMEOUT", "120"))
+"""Seconds one command of a document may take."""
 
 NOT_RUN: dict[str, list[str]] = {
     "README.md": [
@@ -215,11 +223,36 @@ def matches(expected: list[str], actual: list[str]) -> bool:
     return bool(actual) and actual[0].rstrip() == head and matches(rest, actual[1:])
 
 
+class CommandTimeout(Exception):
+    """A document's command ran longer than :data:`TIMEOUT`."""
+
+
+@contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise :class:`CommandTimeout` in this (main) thread after ``seconds``; elsewhere (no
+    signals off the main thread) the block runs unbounded."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise CommandTimeout(f"took more than {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 class Shell:
     """The scratch folder of one document and the state its commands share (cwd, exports)."""
 
-    def __init__(self, scratch: Path) -> None:
+    def __init__(self, scratch: Path, timeout: float = TIMEOUT) -> None:
         self.home = scratch
+        self.timeout = timeout
         self.cwd = scratch
         self.exports: dict[str, str] = {}
         self.last = 0
@@ -245,24 +278,29 @@ class Shell:
         return env
 
     def run(self, line: str) -> tuple[int, str]:
+        """Run one command line; :class:`CommandTimeout` if it outlasts ``self.timeout``."""
         segments = self.plain(line)
         if segments is None:
-            done = subprocess.run(
-                ["bash", "-c", line],
-                cwd=self.cwd,
-                capture_output=True,
-                text=True,
-                env=self.environment({}),
-                timeout=900,
-            )
+            try:
+                done = subprocess.run(
+                    ["bash", "-c", line],
+                    cwd=self.cwd,
+                    capture_output=True,
+                    text=True,
+                    env=self.environment({}),
+                    timeout=self.timeout,
+                )
+            except subprocess.TimeoutExpired as exc:
+                raise CommandTimeout(f"took more than {self.timeout:g} s") from exc
             self.last = done.returncode
             return done.returncode, done.stdout + done.stderr
         output = ""
-        for joiner, words in segments:
-            if joiner == "&&" and self.last != 0:
-                break
-            self.last, out = self.simple(words)
-            output += out
+        with time_limit(self.timeout):
+            for joiner, words in segments:
+                if joiner == "&&" and self.last != 0:
+                    break
+                self.last, out = self.simple(words)
+                output += out
         return self.last, output
 
     def plain(self, line: str) -> list[tuple[str, list[str]]] | None:
@@ -343,8 +381,11 @@ def run_document(doc: str, scratch: Path, with_slow: bool) -> None:
         if block.mark == "not run" or (block.mark == "slow" and not with_slow):
             continue
         for command in block.commands:
-            code, output = shell.run(command.line)
             where = f"{doc}:{block.line}: $ {command.line}"
+            try:
+                code, output = shell.run(command.line)
+            except CommandTimeout as exc:
+                pytest.fail(f"{where}\n  {exc} (the block at line {block.line} of {doc}; LEDGER_DOC_TIMEOUT)")
             if code != command.exit_code:
                 failures.append(f"{where}\n  exit {code}, the document says {command.exit_code}\n{output}")
             elif command.output is not None and not matches(command.output, output.rstrip("\n").splitlines()):
@@ -407,3 +448,32 @@ def test_the_shell_runs_ledger_in_process_and_the_rest_in_bash(tmp_path: Path) -
     assert '"integrity"' in (tmp_path / "v.json").read_text(encoding="utf-8")
     assert shell.run("ledger --version | grep -c .")[0] == 0  # bash, through the .venv shim
     assert shell.run("nosuchcommand-xyz")[0] == 127
+
+
+def test_a_command_that_outlasts_the_timeout_fails_naming_the_document_and_block(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    line = "sleep 3"
+    doc = tmp_path / "slow.md"
+    doc.write_text(f"Text.\n\n```sh\nledger --version\n{line}\n```\n", encoding="utf-8")
+    name = os.path.relpath(doc, ROOT)
+    monkeypatch.setattr(Shell, "__init__", _quick_shell)
+    with pytest.raises(pytest.fail.Exception) as failed:
+        run_document(name, tmp_path / "scratch", with_slow=False)
+    message = str(failed.value)
+    assert f"{name}:3: $ {line}" in message and "took more than 0.5 s" in message
+
+
+def test_an_in_process_command_is_stopped_by_the_time_limit() -> None:
+    with pytest.raises(CommandTimeout), time_limit(0.2):
+        while True:
+            pass
+
+
+def _quick_shell(self: Shell, scratch: Path, timeout: float = TIMEOUT) -> None:
+    """A shell with a 0.5 s limit and no copied examples (the timeout test needs none)."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    self.home = self.cwd = scratch
+    self.timeout = 0.5
+    self.exports, self.last = {}, 0
+    self.bin = scratch

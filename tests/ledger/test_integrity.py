@@ -111,7 +111,11 @@ def _sqlite_store(tmp: Path, examples: Path) -> tuple[bytes, list[bytes]]:
 _BASE: dict[str, tuple[bytes, list[bytes]]] = {}
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=min(60, settings.default.max_examples),  # the dev profile: fewer by default
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(which=st.integers(min_value=0), offset=st.integers(min_value=0), bit=st.integers(0, 7))
 def test_one_flipped_byte_of_any_stored_event_in_the_sqlite_file_exits_3(
     tmp_path: Path, examples: Path, which: int, offset: int, bit: int

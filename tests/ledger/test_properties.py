@@ -29,7 +29,11 @@ from ledger.verify.engine import verify_store
 from ledger.verify.judge import Judged
 
 SIMULATED = sorted(SIMULATORS)
-SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=min(15, settings.default.max_examples),  # the dev profile: fewer by default
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 sessions = st.fixed_dictionaries(
     {

@@ -19,9 +19,11 @@ from ledger.seal import generate_key, public_pem
 from ledger.simulate import simulate
 from ledger.store import LedgerApp
 from ledger.verify.engine import Selection
+from tests.conftest import tiered
 
 SPACING = 300
-"""Feed lines between two checkpoints after the first one."""
+"""Feed lines between two checkpoints after the first one (on the full-size feed; the
+developer's tier runs a half-size feed with checkpoints closer together)."""
 
 KEY = generate_key()
 
@@ -44,19 +46,23 @@ def _without_start(body: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in body.items() if k != "judged_from"}
 
 
+@pytest.mark.slow_postgres
+@pytest.mark.parametrize(("rounds_per_table", "spacing"), tiered([(12, 120), (24, SPACING)], 1))
 def test_replay_and_recall_from_the_nearest_checkpoint_equal_a_pass_from_the_start(
-    app: LedgerApp, tmp_path: Path
+    app: LedgerApp, tmp_path: Path, rounds_per_table: int, spacing: int
 ) -> None:
     """Linear in the store: every round after the first checkpoint is judged from the start in
     one pass (``judge_in_store`` over all of them), and replayed from its nearest checkpoint,
     sealed every ``SPACING`` lines so that each of those passes is short."""
-    sim = simulate([GAMES["3CB"], GAMES["STUD"], GAMES["SP9"]], rounds=24, tables=2, seed=3, error_rate=0.2)
+    sim = simulate(
+        [GAMES["3CB"], GAMES["STUD"], GAMES["SP9"]], rounds=rounds_per_table, tables=2, seed=3, error_rate=0.2
+    )
     cut = len(sim.lines) * 2 // 5
     key = KEY
     _ingest(app, sim.lines[:cut], tmp_path / "a.jsonl")
     seal(app, key)
-    for n, at in enumerate(range(cut, len(sim.lines), SPACING)):
-        _ingest(app, sim.lines[at : at + SPACING], tmp_path / f"b{n}.jsonl")
+    for n, at in enumerate(range(cut, len(sim.lines), spacing)):
+        _ingest(app, sim.lines[at : at + spacing], tmp_path / f"b{n}.jsonl")
         seal(app, key)
     rounds = sorted({(line["table"], line["round"]) for line in sim.lines[cut:]})
     whole = {
@@ -70,9 +76,10 @@ def test_replay_and_recall_from_the_nearest_checkpoint_equal_a_pass_from_the_sta
         assert _without_start(near.to_json()) == _without_start(whole[table, rnd].to_json()), (table, rnd)
         from_checkpoint += near.judged_from is not None
     assert from_checkpoint > len(rounds) // 2  # most rounds after the cut start at a checkpoint
+    window = rounds_per_table * 5 // 12  # the last 10 rounds of a table of 24: after the cut
     for table in sorted({t for t, _ in rounds}):
-        near_recall = recall(app, table, 10)
-        whole_recall = recall(app, table, 10, from_start=True)
+        near_recall = recall(app, table, window)
+        whole_recall = recall(app, table, window, from_start=True)
         assert near_recall is not None and whole_recall is not None
         assert [_without_start(r) for r in near_recall.to_json()["rounds"]] == [
             _without_start(r) for r in whole_recall.to_json()["rounds"]

@@ -34,6 +34,7 @@ from ledger.verify.segments import (
     verify_parallel_segments,
     verify_segment,
 )
+from tests.conftest import tiered
 
 SEEDS = [3, 11, 29]
 KEY = generate_key()
@@ -87,7 +88,8 @@ def _seeds(db_url: str) -> list[int]:
     return SEEDS if db_url.startswith("sqlite") else SEEDS[:1]
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.slow_postgres
+@pytest.mark.parametrize("seed", tiered(SEEDS, 1))
 def test_since_each_checkpoint_equals_a_full_verify_after_it(db_url: str, app: LedgerApp, seed: int) -> None:
     if seed not in _seeds(db_url):
         pytest.skip("one seed on PostgreSQL")
@@ -106,7 +108,7 @@ def test_since_each_checkpoint_equals_a_full_verify_after_it(db_url: str, app: L
             assert resumed.events < full.events
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", tiered(SEEDS, 1))
 def test_segments_merged_equal_a_full_verify(db_url: str, app: LedgerApp, seed: int) -> None:
     if seed not in _seeds(db_url):
         pytest.skip("one seed on PostgreSQL")
@@ -122,6 +124,7 @@ def test_segments_merged_equal_a_full_verify(db_url: str, app: LedgerApp, seed: 
     assert verify_parallel_segments(db_url, jobs=2).to_json() == full
 
 
+@pytest.mark.slow  # a third simulated store, sealed twice
 def test_jobs_split_by_segments_only_where_checkpoints_cut_evenly(db_url: str, app: LedgerApp) -> None:
     lines = _lines(5)
     key = KEY

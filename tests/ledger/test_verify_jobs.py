@@ -15,6 +15,7 @@ from ledger.simulators import simulated_games
 from ledger.store import LedgerApp, open_ledger
 from ledger.verify.engine import Selection, verify_store
 from ledger.verify.partition import assign, verify_parallel
+from tests.conftest import tiered
 
 
 def _ingest(app: LedgerApp, lines: list[str]) -> None:
@@ -44,7 +45,8 @@ def _same(db_url: str, app: LedgerApp, jobs: int, selection: Selection = Selecti
     return one
 
 
-@pytest.mark.parametrize("jobs", [2, 3])
+@pytest.mark.slow_postgres
+@pytest.mark.parametrize("jobs", tiered([2, 3], 1))
 def test_a_faulty_simulated_store_gives_the_same_findings_in_the_same_order(
     db_url: str, app: LedgerApp, jobs: int
 ) -> None:
@@ -54,6 +56,7 @@ def test_a_faulty_simulated_store_gives_the_same_findings_in_the_same_order(
     assert len({f["table"] for f in body["findings"]}) >= 3  # spread over several workers
 
 
+@pytest.mark.slow  # a second simulated store; the faulty-store test covers the workers by default
 def test_a_selection_gives_the_same_report(db_url: str, app: LedgerApp) -> None:
     _ingest(app, _simulated(error_rate=0.3))
     table = next(iter(assign(app, 2)))

@@ -67,6 +67,11 @@ def _money(text: str) -> Decimal:
     return Decimal(text) if text else ZERO
 
 
+# The views, exports and journal are the same code on both stores (test_projection_updater and
+# test_projection_export keep PostgreSQL in the developer's tier); the PostgreSQL day runs slow.
+pytestmark = pytest.mark.slow_postgres
+
+
 @pytest.fixture(scope="module")
 def finance_day(
     module_db_url: str, tmp_path_factory: pytest.TempPathFactory

@@ -12,6 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 from typer.testing import CliRunner
 
 from cli.main import app as cli_app
@@ -136,6 +137,7 @@ def test_a_day_range_exports_only_those_gaming_days(app: LedgerApp, examples: Pa
     assert 0 < rows < 22  # rounds opened 10:xx Macau fall on the 19th under an 11:00 cut-off
 
 
+@pytest.mark.slow_postgres
 def test_cli_commission_projections_and_export(db_url: str, examples: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     files = [str(examples / n) for n in GAME_FILES]

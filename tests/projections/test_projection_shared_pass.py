@@ -28,6 +28,11 @@ from projections.updater import (
     rebuild,
     rebuild_all,
 )
+from tests.conftest import tiered
+
+# the shared pass is the same code on both stores (test_projection_updater keeps the views'
+# PostgreSQL writes in the developer's tier); its PostgreSQL cases run in the slow tier
+pytestmark = pytest.mark.slow_postgres
 
 GAME_FILES = ["rl.jsonl", "fpc.jsonl", "sp9.jsonl", "3cb.jsonl", "stud.jsonl", "mj.jsonl"]
 
@@ -102,7 +107,7 @@ def test_views_at_different_positions_catch_up_in_the_same_pass(
         assert _stored(app, view.name)[1] == _text(fold_store(app, view)), view.name
 
 
-@pytest.mark.parametrize("batch_rounds", [1, 3, 500])
+@pytest.mark.parametrize("batch_rounds", tiered([1, 3, 500], 1))
 def test_small_batches_of_several_views_equal_one_fold_each(
     app: LedgerApp, examples: Path, batch_rounds: int
 ) -> None:

@@ -204,6 +204,7 @@ print("finished", flush=True)
 """
 
 
+@pytest.mark.slow_postgres
 def test_an_updater_killed_mid_transaction_counts_nothing_twice_and_loses_nothing(
     db_url: str, examples: Path
 ) -> None:

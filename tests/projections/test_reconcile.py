@@ -63,6 +63,7 @@ def test_the_example_meters_find_exactly_the_planted_variances(finance_db: str) 
     assert "11 matched, 4 variance, 3 unknown" in text.output
 
 
+@pytest.mark.slow_postgres
 def test_matching_meters_exit_0(finance_db: str, tmp_path: Path) -> None:
     """Without the planted lines the file still leaves tables out (exit 1, each named as
     missing); with a line for each of those, nothing differs: exit 0."""

@@ -139,6 +139,7 @@ def _replays_agree(app: LedgerApp, table: str, rounds: list[str]) -> None:
 # --- hole 1: a forged stored checkpoint ---------------------------------------------------------
 
 
+@pytest.mark.slow_postgres
 def test_hole1_a_forged_stored_checkpoint_does_not_make_replay_lie(
     app: LedgerApp, raw: Any, sp9: dict[str, Any], db_url: str
 ) -> None:
@@ -161,6 +162,7 @@ def test_hole1_a_forged_stored_checkpoint_does_not_make_replay_lie(
     assert code == (1 if replay_round(app, sp9["table"], sp9["later"][0], from_start=True).errors else 0), err  # type: ignore[union-attr]
 
 
+@pytest.mark.slow_postgres
 def test_hole1_a_garbage_signature_numbered_0_is_refused_by_list_since_and_seal(
     app: LedgerApp, raw: Any, sp9: dict[str, Any], db_url: str, keys: tuple[Path, Path]
 ) -> None:
@@ -381,6 +383,7 @@ def _whole_store(db_url: str) -> bytes:
     return done.stdout
 
 
+@pytest.mark.slow_postgres
 def test_hole4_snapshots_are_encrypted_in_the_store_and_in_the_file(
     db_url: str, raw: Any, tmp_path: Path, keys: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -131,6 +131,7 @@ def _projections_survive_kills(db_url: str, harness, rng: random.Random) -> None
         app.close()
 
 
+@pytest.mark.slow_postgres
 def test_a_kill_inside_the_transaction_leaves_nothing_of_that_save(db_url, harness, tmp_path) -> None:
     feed = _feed(harness, tmp_path, rounds=4)
     expected = harness.feed_rounds(feed)

@@ -191,6 +191,7 @@ def test_a_1_gb_file_without_newline_is_rejected_with_bounded_memory(tmp_path: P
     assert rss_kb < 400 * 1024, f"max RSS {rss_kb} KiB for a 1 GiB line"
 
 
+@pytest.mark.slow  # a real `ledger ingest` process fed through a pipe
 def test_a_long_line_from_a_pipe_is_rejected_and_the_next_line_is_stored(tmp_path: Path) -> None:
     feed = tmp_path / "feed.jsonl"
     with open(feed, "wb") as stream:

@@ -161,6 +161,7 @@ def test_one_changed_byte_is_detected(app, db_url, raw, examples, tmp_path) -> N
     assert _verify(db_url, checkpoint, public) == 3
 
 
+@pytest.mark.slow_postgres
 def test_a_checkpoint_forged_with_another_key_fails_against_the_real_public_key(
     app, db_url, raw, examples, tmp_path
 ) -> None:

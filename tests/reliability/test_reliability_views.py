@@ -117,6 +117,7 @@ def test_view_rows_hold_nothing_in_clear_under_the_cipher_key(db_url: str, examp
     assert leaks == []
 
 
+@pytest.mark.slow_postgres
 @pytest.mark.parametrize("variant", ["missing", "wrong"])
 def test_a_missing_or_wrong_key_is_one_line_and_exit_2(
     db_url: str, examples: Path, cli, variant: str

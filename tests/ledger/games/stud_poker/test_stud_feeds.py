@@ -34,6 +34,9 @@ from ledger.verify.engine import verify_store
 from projections.base import fold_store
 from projections.jackpot import JackpotView, conservation_gap
 
+# the game's feeds judge alike on both stores; their PostgreSQL cases run in the slow tier
+pytestmark = pytest.mark.slow_postgres
+
 RULEBOOK: dict[str, Any] = {
     "jackpot": {
         "pool": "PJ-T",

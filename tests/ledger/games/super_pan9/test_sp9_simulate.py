@@ -25,6 +25,7 @@ from ledger.round import Round
 from ledger.simulate import DEFAULT_START, ERROR_KINDS, RoundBuilder, simulate
 from ledger.simulators import SIMULATORS
 from ledger.verify.checks import check_round
+from tests.conftest import tiered
 
 GAME = GAMES["SP9"]
 Key = tuple[str, str, str, str]
@@ -63,14 +64,14 @@ def test_the_game_record_wires_rules_session_and_simulator() -> None:
     assert not set(EXTRA_KINDS) & set(ERROR_KINDS)
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", tiered(range(12), 3))
 def test_clean_tables_verify_with_no_finding(seed: int) -> None:
     sim = simulate([GAME], rounds=25, tables=2, seed=seed)
     assert sim.injected == []
     assert judge(sim.lines) == []
 
 
-@pytest.mark.parametrize("seed", range(25))
+@pytest.mark.parametrize("seed", tiered(range(25), 5))
 def test_injected_errors_are_found_exactly(seed: int) -> None:
     sim = simulate([GAME], rounds=25, tables=2, seed=seed, error_rate=0.3)
     assert sim.injected

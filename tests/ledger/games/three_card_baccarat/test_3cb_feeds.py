@@ -46,6 +46,9 @@ from ledger.round import Round
 from ledger.store import LedgerApp
 from ledger.verify.engine import verify_store
 
+# the game's feeds judge alike on both stores; their PostgreSQL cases run in the slow tier
+pytestmark = pytest.mark.slow_postgres
+
 TABLE = "3CB-T1"
 START = datetime(2026, 11, 21, 20, 0, tzinfo=timezone(timedelta(hours=8)))
 

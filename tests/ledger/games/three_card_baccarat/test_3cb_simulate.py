@@ -32,6 +32,7 @@ from ledger.store import LedgerApp
 from ledger.verify.checks import check_round
 from ledger.verify.engine import verify_store
 from ledger.verify.judge import RoundJudge
+from tests.conftest import tiered
 
 SEEDS = range(30)
 Key = tuple[str, str | None, str | None, str | None]
@@ -132,13 +133,14 @@ def test_a_round_looks_like_a_3cb_round() -> None:
             assert lo <= int(bet["amount"]) <= hi
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3, 2026])
+@pytest.mark.parametrize("seed", tiered([1, 2, 3, 2026], 1))
 def test_whole_tables_verify_with_exactly_the_injected_findings(seed: int) -> None:
     sim = simulate([GAME], rounds=150, tables=4, seed=seed, error_rate=0.3)
     assert finding_keys(judge_all(sim)) == injected_keys(sim.injected)
     assert {i.code for i in sim.injected} == {ERROR_KINDS[k] for k in INJECTABLE}
 
 
+@pytest.mark.slow  # a long simulation, to meet every table feature at least once
 def test_tables_carry_ties_and_odd_even_and_run_shoes_of_one_and_more_decks() -> None:
     sim = simulate([GAME], rounds=200, tables=6, seed=5, error_rate=0.0)
     types = Counter(line["type"] for line in sim.lines)
@@ -176,6 +178,7 @@ def test_a_carried_bet_settles_in_the_next_round_under_its_restated_id() -> None
         assert line["from_round"] in rounds and line["round"] in rounds
 
 
+@pytest.mark.slow_postgres
 def test_a_simulated_feed_ingested_into_the_store_verifies_to_the_injected_errors(app: LedgerApp) -> None:
     sim = simulate([GAME], rounds=60, tables=3, seed=11, error_rate=0.25)
     text = "".join(json.dumps(line) + "\n" for line in sim.lines)
