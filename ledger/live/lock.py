@@ -15,6 +15,7 @@ import hashlib
 import os
 from typing import Any
 
+from ledger.sql import settings_dialect
 from ledger.store import environment_for
 
 
@@ -30,10 +31,11 @@ class FollowerLock:
         self._env = environment_for(url)
         self._file: int | None = None
         self._conn: Any = None
+        self._key = 0
 
     def acquire(self) -> None:
         """Take the lock, or raise :class:`FollowerRunning`."""
-        if self._env["PERSISTENCE_MODULE"] == "eventsourcing.sqlite":
+        if settings_dialect(self._env) == "sqlite":
             self._lock_file(self._env["SQLITE_DBNAME"] + ".follow.lock")
         else:
             self._lock_postgres()
@@ -67,6 +69,7 @@ class FollowerLock:
             connect_timeout=int(env["POSTGRES_CONNECT_TIMEOUT"]),
             application_name="ledger follower",
         )
+        self._key = key
         row = self._conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
         if not row or not row[0]:
             self._conn.close()
@@ -82,6 +85,10 @@ class FollowerLock:
             os.close(self._file)
             self._file = None
         if self._conn is not None:
+            with contextlib.suppress(Exception):
+                # unlocked before closing: the server ends a closed session (and frees its locks)
+                # a moment later, so a follower started right after would be refused
+                self._conn.execute("SELECT pg_advisory_unlock(%s)", (self._key,))
             with contextlib.suppress(Exception):
                 self._conn.close()
             self._conn = None
