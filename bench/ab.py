@@ -17,8 +17,8 @@ import time
 
 def main(argv: list[str]) -> dict[str, float]:
     """Measure the feed at ``argv[0]``; returns CPU µs per feed line for ingest and verify."""
-    from ledger.ingest import ingest_file
-    from ledger.store import open_ledger
+    from ledger.services.ingest import ingest_file
+    from ledger.storage.store import open_ledger
     from ledger.verify.engine import verify_store
 
     feed = argv[0]

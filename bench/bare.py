@@ -47,7 +47,7 @@ class BareApp(Application[UUID]):
 def bare_app(url: str) -> BareApp:
     """The bare application on the store at ``url`` (``sqlite:///…`` or ``postgresql://…``),
     with the library's environment for it, as the ledger's own store would get."""
-    from ledger.store import environment_for
+    from ledger.storage.store import environment_for
 
     return BareApp(env=environment_for(url))
 

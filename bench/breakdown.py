@@ -5,23 +5,23 @@ work of the stage before it too, so a stage's cost is the difference of two pass
 
 verify (on the ledger store the harness just verified):
 
-1. ``read`` — the rows as :meth:`ledger.store.LedgerApp.rows` gives them;
+1. ``read`` — the rows as :meth:`ledger.storage.store.LedgerApp.rows` gives them;
 2. ``chain`` — plus the integrity chain of every row (``ChainVerifier.check_raw``);
 3. ``decode + gather`` — plus decoding every fact and gathering rounds (the one round stream,
-   ``ledger.stream.RoundStream``, with the chain as its tap);
+   ``ledger.storage.stream.RoundStream``, with the chain as its tap);
 4. ``judge`` — the rest of a whole ``verify_store``: replaying and judging every round, the
    checks common to every game, and the verify pass's own bookkeeping.
 
 ingest (of the harness's feed file):
 
 1. ``parse + validate`` — every line read and validated as ingest does it (the parser of
-   ``ledger.ingest.Ingestor``), nothing stored;
+   ``ledger.services.ingest.Ingestor``), nothing stored;
 2. ``store`` — the rest of a whole ingest: serialising, the chain, the table aggregates,
    the SQL and commits.
 
 Figures are client CPU µs per feed event (``time.process_time``), like the harness's. They are
 single passes on a shared machine: read them to within ±10-20 %. Every stage pass runs under the
-collector setting of a whole ingest or verify (``ledger.collector.pass_collector``); without it,
+collector setting of a whole ingest or verify (``ledger.storage.collector.pass_collector``); without it,
 the cyclic collector's work in the partial passes was counted in *decode + gather* and taken
 out of *judge* (about 1.5 µs/event on the harness's feed).
 """
@@ -34,7 +34,7 @@ from typing import Any
 
 def verify_stages(app: Any, feed_lines: int, verify_cpu_s: float) -> dict[str, float]:
     """Client CPU µs per feed event of each verify stage (see the module docstring)."""
-    from ledger.stream import RoundStream
+    from ledger.storage.stream import RoundStream
     from ledger.verify.integrity import ChainVerifier
 
     def read() -> None:
@@ -62,8 +62,8 @@ def verify_stages(app: Any, feed_lines: int, verify_cpu_s: float) -> dict[str, f
 def ingest_stages(path: str, feed_lines: int, ingest_cpu_s: float) -> dict[str, float]:
     """Client CPU µs per feed event of each ingest stage (see the module docstring)."""
     from ledger.codec.lines import LineParser
-    from ledger.feed.parse import MAX_LINE_BYTES
-    from ledger.ingest import bounded_lines
+    from ledger.codec.parse import MAX_LINE_BYTES
+    from ledger.services.ingest import bounded_lines
 
     def parse() -> None:
         parser = LineParser(MAX_LINE_BYTES)
@@ -75,7 +75,7 @@ def ingest_stages(path: str, feed_lines: int, ingest_cpu_s: float) -> dict[str, 
 
 
 def _cpu(work: Any) -> float:
-    from ledger.collector import pass_collector
+    from ledger.storage.collector import pass_collector
 
     with pass_collector():  # as in the whole ingest or verify the stages are taken from
         started = time.process_time()

@@ -37,11 +37,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.feed import simulated_games
-from ledger.checkpoints import seal, write_snapshot_file
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.seal import generate_key, public_pem
-from ledger.simulate import DEFAULT_START, simulate
-from ledger.store import open_ledger
+from ledger.proof.checkpoints import seal, write_snapshot_file
+from ledger.proof.seal import generate_key, public_pem
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import open_ledger
+from ledger.tools.simulate import DEFAULT_START, simulate
 from projections.gaming_day import day_of, default_cutoff
 
 LEDGER = str(Path(sys.executable).with_name("ledger"))
@@ -119,7 +119,7 @@ def cpu_of(args: list[str], env: dict[str, str], program: str = LEDGER) -> tuple
 
 
 BEFORE = (
-    "import sys, ledger.replay as r; r._from_state_point = lambda *a, **k: None; "
+    "import sys, ledger.services.replay as r; r._from_state_point = lambda *a, **k: None; "
     "from cli.main import main; sys.argv[0] = 'ledger'; main()"
 )
 """``ledger`` as it judged a round before the seal index: a pass from the nearest checkpoint."""
@@ -258,8 +258,8 @@ def measure_replay(
     built: Built, keyed: dict[str, str], plain: dict[str, str], runs: int
 ) -> list[dict[str, Any]]:
     """Replay of rounds early, mid and late in a checkpoint interval; recall --last 10."""
-    from ledger.checkpoints import listing
-    from ledger.table import TABLE_TOPIC
+    from ledger.domain.table import TABLE_TOPIC
+    from ledger.proof.checkpoints import listing
 
     os.environ["LEDGER_SEAL_PUBLIC_KEY"] = str(built.public_key)
     app = open_ledger(built.url)

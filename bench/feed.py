@@ -18,8 +18,8 @@ from typing import Any
 
 from ledger.games import GAMES
 from ledger.games.base import Game
-from ledger.simulate import DEFAULT_START, simulate
-from ledger.simulators import SIMULATORS
+from ledger.tools.simulate import DEFAULT_START, simulate
+from ledger.tools.simulators import SIMULATORS
 
 CHUNK_ROUNDS = 20_000
 ROUND_INTERVAL = timedelta(seconds=90)

@@ -251,8 +251,8 @@ def _run_child(work: str, folder: str, feed: str, passes: int) -> None:
 
 
 def _ingest(db: str, feed: str) -> None:
-    from ledger.ingest import Ingestor, bounded_lines
-    from ledger.store import open_ledger
+    from ledger.services.ingest import Ingestor, bounded_lines
+    from ledger.storage.store import open_ledger
 
     app = open_ledger("sqlite:///" + db)
     with open(feed, "rb") as lines:
@@ -263,7 +263,7 @@ def _ingest(db: str, feed: str) -> None:
 
 
 def _verify(db: str) -> None:
-    from ledger.store import open_ledger
+    from ledger.storage.store import open_ledger
     from ledger.verify.engine import verify_store
 
     app = open_ledger("sqlite:///" + db)

@@ -45,12 +45,12 @@ import nats
 
 from bench.stores import DEFAULT_PG, Store, Stores, pg_reachable
 from ledger.games import GAMES
-from ledger.ingest import Ingestor
 from ledger.live.follower import Follower, FollowOptions
 from ledger.live.publish import publish_lines
 from ledger.live.sources import NatsAddress, NatsSource
-from ledger.simulate import simulate
-from ledger.store import open_ledger
+from ledger.services.ingest import Ingestor
+from ledger.storage.store import open_ledger
+from ledger.tools.simulate import simulate
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"p99_latency_s": 1.0, "follow_vs_batch": 0.8}

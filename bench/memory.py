@@ -45,8 +45,8 @@ def _peak_mb() -> float:
 
 
 def _child(argv: list[str]) -> dict[str, Any]:
-    from ledger.ingest import Ingestor, bounded_lines
-    from ledger.store import open_ledger
+    from ledger.services.ingest import Ingestor, bounded_lines
+    from ledger.storage.store import open_ledger
 
     what, url = argv[0], argv[1]
     baseline = _peak_mb()

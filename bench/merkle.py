@@ -8,14 +8,14 @@
   events, table events and chain links), and the difference of the two ingests per row (noisier
   on a shared machine).
 - **seal, per new row**: after a first seal, a second feed (its own tables) is ingested and
-  sealed again: the incremental JSON checkpoint (``ledger.checkpoints.seal``) and the note
+  sealed again: the incremental JSON checkpoint (``ledger.proof.checkpoints.seal``) and the note
   (``ledger.merkle.sealing.seal_tree``: re-hash the new rows, compare the stored tree, sign),
   each divided by the rows stored since the first seal.
 - **proof sizes against log size**, 10³ to 10⁸ rows, from the tree's shape alone
   (``ledger.merkle.tree``): the longest inclusion and consistency proofs in hashes and bytes,
   the stored hashes a proof reads, and the ``merkle`` section of a round bundle (proof in base64
   plus a measured checkpoint note) — and a 200-event round's whole bundle: 200 stored feed
-  events of the bench store packed as a bundle packs a round's (``ledger.bundle.pack_events``:
+  events of the bench store packed as a bundle packs a round's (``ledger.proof.bundle.pack_events``:
   topic and content once each, zlib, base64), plus that merkle section and the bundle's other
   fields. The state part a 3CB, SP9 or STUD round adds (``ledger.merkle.dependent``) is printed
   for the bench store's largest round of such a game: it grows with the rounds of its table (or
@@ -37,18 +37,18 @@ from uuid import UUID
 
 from bench.feed import write_feed
 from bench.stores import DEFAULT_PG, Stores, pg_reachable
-from ledger.bundle import bundle_items, export_round, pack_events
-from ledger.chain import CHAIN_TOPIC, unframe
-from ledger.checkpoints import seal
+from ledger.codec.chain import CHAIN_TOPIC, unframe
+from ledger.domain.round import round_id
+from ledger.domain.table import TABLE_TOPIC
 from ledger.feed.envelope import FeedEvent
-from ledger.ingest import Ingestor, bounded_lines
 from ledger.merkle.sealing import seal_tree
 from ledger.merkle.tree import consistency_ranges, inclusion_ranges, nodes_for
-from ledger.round import round_id
-from ledger.seal import generate_key
-from ledger.sql import read_rows
-from ledger.store import LedgerApp, open_ledger
-from ledger.table import TABLE_TOPIC
+from ledger.proof.bundle import bundle_items, export_round, pack_events
+from ledger.proof.checkpoints import seal
+from ledger.proof.seal import generate_key
+from ledger.services.ingest import Ingestor, bounded_lines
+from ledger.storage.sql import read_rows
+from ledger.storage.store import LedgerApp, open_ledger
 
 SIZES = tuple(10**k for k in range(3, 9))
 ROUND_EVENTS = 200

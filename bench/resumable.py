@@ -43,7 +43,7 @@ from typing import Any, TypeVar
 from bench.feed import FeedFile, write_feed
 from bench.memory import measure
 from bench.stores import DEFAULT_PG, Stores, pg_reachable
-from ledger.store import LedgerApp
+from ledger.storage.store import LedgerApp
 from ledger.verify.engine import VerifyReport
 
 T = TypeVar("T")
@@ -205,10 +205,10 @@ def verify_since(
     after it. Raises ``RuntimeError`` if there is no checkpoint or it does not match.
 
     ``steps`` receives the CPU seconds of each step: ``checkpoint`` (reading it, its signature,
-    its link at its row and the count of rows before it, ``ledger.checkpoints.resume_findings``,
+    its link at its row and the count of rows before it, ``ledger.proof.checkpoints.resume_findings``,
     as the CLI does), ``snapshot`` (loading and checking it) and ``verify`` (the rows after
     it)."""
-    from ledger.checkpoints import latest, load_snapshot, resume_findings
+    from ledger.proof.checkpoints import latest, load_snapshot, resume_findings
     from ledger.verify.engine import verify_store
 
     clock = [time.process_time()]
@@ -238,7 +238,7 @@ def verify_since(
 
 def ingest(app: LedgerApp, path: str) -> int:
     """Ingest one feed file as ``ledger ingest`` does; the rows it stored."""
-    from ledger.ingest import Ingestor, bounded_lines
+    from ledger.services.ingest import Ingestor, bounded_lines
 
     with open(path, "rb") as lines:
         report = Ingestor(app).ingest(bounded_lines(lines))
@@ -345,14 +345,14 @@ def measure_store_kind(
     args: argparse.Namespace,
 ) -> dict[str, Any]:
     """Every measurement on one store kind (see the module docstring)."""
-    from ledger.checkpoints import listing
-    from ledger.checkpoints import seal as seal_store
-    from ledger.replay import replay_round
+    from ledger.proof.checkpoints import listing
+    from ledger.proof.checkpoints import seal as seal_store
+    from ledger.proof.seal import generate_key, public_pem
     from ledger.report.recall import recall
-    from ledger.seal import generate_key, public_pem
-    from ledger.store import open_ledger
+    from ledger.services.replay import replay_round
+    from ledger.services.segments import plan, verify_parallel_segments, verify_segment
+    from ledger.storage.store import open_ledger
     from ledger.verify.engine import verify_store
-    from ledger.verify.segments import plan, verify_parallel_segments, verify_segment
 
     fig: dict[str, Any] = {}
     key = generate_key()

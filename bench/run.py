@@ -288,8 +288,8 @@ def _bare(store: Store, feed: FeedFile) -> dict[str, Any]:
 
 
 def _ledger(store: Store, feed: FeedFile, jobs: int) -> dict[str, Any]:
-    from ledger.ingest import Ingestor, bounded_lines
-    from ledger.store import open_ledger
+    from ledger.services.ingest import Ingestor, bounded_lines
+    from ledger.storage.store import open_ledger
     from ledger.verify.engine import verify_store
 
     fig: dict[str, Any] = {}

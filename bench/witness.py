@@ -30,8 +30,8 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ledger.merkle.rfc6962 import leaf_hash, reference_consistency, reference_root
-from ledger.note import CheckpointBody, sign_note
-from ledger.seal import public_pem
+from ledger.proof.note import CheckpointBody, sign_note
+from ledger.proof.seal import public_pem
 from ledger.witness.client import collect_cosignatures, request_cosignature
 from ledger.witness.keys import load_witness_key, write_key_files
 

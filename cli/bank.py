@@ -12,7 +12,7 @@ import typer
 from cli.context import DbOption, current_view, one_format, only, opened
 from cli.render import out, print_json
 from ledger.report.numbers import plain, plain_amounts, text
-from ledger.store import LedgerApp
+from ledger.storage.store import LedgerApp
 from projections.bank import BankView, bank_rounds, bank_runs, bank_tables
 from projections.base import Row
 

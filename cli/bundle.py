@@ -13,9 +13,9 @@ from cli.context import DbOption, open_app
 from cli.contract import EXIT_INTEGRITY, fail
 from cli.quorum import QuorumOption, WitnessKeyOption, asked, bundle_notes, notes_for, require
 from cli.render import err, finding_lines, print_json
-from ledger.bundle import BundleCheck, bundle_items, check_bundle, export_round, parse_bundle
-from ledger.errors import BundleError, SealError
-from ledger.seal import Checkpoint, key_id, load_public_key, read_checkpoint
+from ledger.domain.errors import BundleError, SealError
+from ledger.proof.bundle import BundleCheck, bundle_items, check_bundle, export_round, parse_bundle
+from ledger.proof.seal import Checkpoint, key_id, load_public_key, read_checkpoint
 from ledger.witness.quorum import Quorum, QuorumRefused, require_witnessed
 
 

@@ -12,7 +12,7 @@ import typer
 from cli.context import DbOption, current_view, opened
 from cli.contract import fail
 from cli.render import out, print_json
-from ledger.errors import UsageError
+from ledger.domain.errors import UsageError
 from ledger.report.numbers import text
 from projections.commission import (
     GROUPINGS,

@@ -17,8 +17,8 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from cli.contract import EXIT_INTEGRITY, EXIT_USAGE, fail
-from ledger.errors import StoreDamaged, StoreError
-from ledger.store import LedgerApp, open_ledger
+from ledger.domain.errors import StoreDamaged, StoreError
+from ledger.storage.store import LedgerApp, open_ledger
 from projections.base import MemoryRows, View
 from projections.updater import read_views
 

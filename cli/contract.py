@@ -8,7 +8,7 @@ Exit codes (``ledger --help`` and docs/CLI.md say the same):
 2     the command could not run as asked: usage error, no ledger at the URL, a selection that
       matches nothing, the database cannot be reached or refuses the role
 3     the store's integrity is broken (wins over 1); a damaged store too (a damaged database
-      page, a row that is not a ledger row: ``ledger.errors.StoreDamaged``), in every command
+      page, a row that is not a ledger row: ``ledger.domain.errors.StoreDamaged``), in every command
 4     internal error: a bug in ledger (one line on stderr; the traceback with ``--debug`` or
       ``LEDGER_DEBUG=1``)
 ====  ==========================================================================================
@@ -18,8 +18,8 @@ prints; :func:`fail` prints ``{"schema_version", "error", "exit_code"}`` on stan
 when the command was given ``--json``, so a scheduled job always gets one object to parse.
 A new command follows the contract by calling ``print_json`` for its output and ``fail`` for
 every error it detects; exceptions it does not catch are mapped by :class:`cli.main.LedgerGroup`
-(damage the store reports, :func:`ledger.errors.damage_in`, to 3; a
-:class:`~ledger.errors.StoreError` to 2 with its message; anything else to 4).
+(damage the store reports, :func:`ledger.domain.errors.damage_in`, to 3; a
+:class:`~ledger.domain.errors.StoreError` to 2 with its message; anything else to 4).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from cli.render import out, print_json
-from ledger.demo import DemoReport, run_demo
+from ledger.tools.demo import DemoReport, run_demo
 
 DEMO_DIR = "ledger-demo"
 """Where the demo keeps its feed and store by default, so its hints work when copied."""

@@ -11,7 +11,7 @@ from cli.commission import cutoff_option, parse_day
 from cli.context import DbOption, opened
 from cli.contract import fail
 from cli.render import out, print_json, working
-from ledger.errors import UsageError
+from ledger.domain.errors import UsageError
 from projections.export import FORMATS, export
 
 KEPT = ("MANIFEST.json", "SHA256SUMS")

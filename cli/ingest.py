@@ -14,12 +14,12 @@ import typer
 from cli.context import DbOption, open_app
 from cli.contract import fail
 from cli.render import err, print_json, progress_bar
-from ledger.feed.parse import Rejection
-from ledger.ingest import Ingestor, IngestReport, bounded_lines
+from ledger.codec.parse import Rejection
 from ledger.live.follower import FollowOptions
 from ledger.live.run import FollowError, FollowRequest, follow, make_bounds, parse_duration
-from ledger.seal import SEAL_KEY_ENV, SealError, load_private_key
-from ledger.store import database_url, redact
+from ledger.proof.seal import SEAL_KEY_ENV, SealError, load_private_key
+from ledger.services.ingest import Ingestor, IngestReport, bounded_lines
+from ledger.storage.store import database_url, redact
 from ledger.witness.client import QuorumError
 from ledger.witness.sealing import check_options
 

@@ -8,7 +8,11 @@ import typer
 
 from cli.context import DbOption, open_app
 from cli.contract import fail, print_json
-from ledger.checkpoints import (
+from ledger.domain.errors import SealError
+from ledger.merkle.heads import OriginError, set_origin
+from ledger.merkle.log import MerkleLog
+from ledger.merkle.storage import merkle_sql
+from ledger.proof.checkpoints import (
     SEAL_KEY_TABLE,
     SEAL_PUBLIC_KEY_ENV,
     CheckpointStore,
@@ -16,7 +20,8 @@ from ledger.checkpoints import (
     name_sealing_key,
     seal_key_sql,
 )
-from ledger.db_admin import (
+from ledger.proof.seal import key_id, load_public_key
+from ledger.services.db_admin import (
     AUDITOR_ROLE,
     INGEST_ROLE,
     SEALER_ROLE,
@@ -28,14 +33,9 @@ from ledger.db_admin import (
     install_append_only,
     roles_sql,
 )
-from ledger.errors import SealError
-from ledger.merkle.heads import OriginError, set_origin
-from ledger.merkle.log import MerkleLog
-from ledger.merkle.storage import merkle_sql
-from ledger.seal import key_id, load_public_key
-from ledger.sql import dialect_of
-from ledger.sql import quote as _quote
-from ledger.store import LOCK_FUNCTION, LedgerApp
+from ledger.storage.sql import dialect_of
+from ledger.storage.sql import quote as _quote
+from ledger.storage.store import LOCK_FUNCTION, LedgerApp
 from projections.updater import ViewStore
 from projections.view_store import view_tables_sql
 

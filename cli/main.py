@@ -47,7 +47,7 @@ from cli.contract import (
     report_error,
     state,
 )
-from ledger.errors import LedgerError, damage_in
+from ledger.domain.errors import LedgerError, damage_in
 
 
 def _exit_codes_help() -> str:
@@ -191,7 +191,7 @@ for _cls in (typer.core.TyperOption, typer.core.TyperArgument):
 
 
 def _damaged(exc: BaseException) -> None:
-    """A damaged store (``ledger.errors.damage_in``) ends every command alike: one line and
+    """A damaged store (``ledger.domain.errors.damage_in``) ends every command alike: one line and
     exit 3 (integrity broken), never "internal error"."""
     damage = damage_in(exc)
     if damage is not None:

@@ -19,12 +19,12 @@ import typer
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from cli.contract import EXIT_INTEGRITY, fail
-from ledger.checkpoints import by_number, note_path, sealing_key
-from ledger.errors import SealError, UsageError
+from ledger.domain.errors import SealError, UsageError
 from ledger.merkle.heads import note_at
-from ledger.seal import Checkpoint
-from ledger.store import LedgerApp
-from ledger.verify.segments import parse_segment
+from ledger.proof.checkpoints import by_number, note_path, sealing_key
+from ledger.proof.seal import Checkpoint
+from ledger.services.segments import parse_segment
+from ledger.storage.store import LedgerApp
 from ledger.witness.quorum import (
     Quorum,
     QuorumRefused,

@@ -10,8 +10,8 @@ import typer
 from cli.context import DbOption, opened
 from cli.contract import fail
 from cli.render import err, out, print_json
-from ledger.errors import SealError
-from ledger.money import text_or_same
+from ledger.domain.errors import SealError
+from ledger.domain.money import text_or_same
 from ledger.report.recall import DEFAULT_LAST, Recall, recall
 
 

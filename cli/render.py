@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from cli.contract import print_json as print_json
-from ledger.findings import Finding
-from ledger.money import field_text
+from ledger.domain.findings import Finding
+from ledger.domain.money import field_text
 
 if TYPE_CHECKING:
     from rich.progress import Progress, ProgressColumn

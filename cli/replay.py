@@ -9,9 +9,9 @@ import typer
 from cli.context import DbOption, opened, round_target
 from cli.contract import fail
 from cli.render import err, out, print_json
-from ledger.errors import SealError
-from ledger.money import text_or_same
-from ledger.replay import RoundReplay, replay_round
+from ledger.domain.errors import SealError
+from ledger.domain.money import text_or_same
+from ledger.services.replay import RoundReplay, replay_round
 
 
 def replay(

@@ -11,14 +11,14 @@ import typer
 from cli.context import DbOption, opened, round_target
 from cli.contract import fail
 from cli.render import err, out, print_json, working
-from ledger.errors import SealError
-from ledger.replay import replay_round
+from ledger.domain.errors import SealError
+from ledger.proof.seal import Checkpoint, read_checkpoint
 from ledger.report.day import summarize_day
 from ledger.report.html_day import render_day
 from ledger.report.html_round import render_round
 from ledger.report.provenance import provenance
 from ledger.report.surveillance import day_surveillance
-from ledger.seal import Checkpoint, read_checkpoint
+from ledger.services.replay import replay_round
 
 
 def report(

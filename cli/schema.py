@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from ledger.feed.schema import event_tables_markdown, feed_line_schema
+from ledger.codec.schema import event_tables_markdown, feed_line_schema
 
 schema = typer.Typer(
     name="schema", no_args_is_help=True, help="JSON Schemas of what the ledger reads: `ledger schema feed`."

@@ -13,7 +13,9 @@ import typer
 from cli.context import DbOption, open_app
 from cli.contract import fail
 from cli.render import print_json, working
-from ledger.checkpoints import (
+from ledger.merkle.heads import stored_origin
+from ledger.merkle.sealing import NoteRefused, NoteSealed, seal_tree
+from ledger.proof.checkpoints import (
     NO_SEALING_KEY,
     Checkpoints,
     CheckpointStore,
@@ -26,10 +28,8 @@ from ledger.checkpoints import (
     snapshot_path,
     write_snapshot_file,
 )
-from ledger.checkpoints import seal as incremental_seal
-from ledger.merkle.heads import stored_origin
-from ledger.merkle.sealing import NoteRefused, NoteSealed, seal_tree
-from ledger.seal import (
+from ledger.proof.checkpoints import seal as incremental_seal
+from ledger.proof.seal import (
     SEAL_KEY_ENV,
     SealError,
     generate_key,
@@ -38,7 +38,7 @@ from ledger.seal import (
     private_pem,
     public_pem,
 )
-from ledger.store import LedgerApp, database_url, redact
+from ledger.storage.store import LedgerApp, database_url, redact
 from ledger.witness.client import QuorumError
 from ledger.witness.sealing import Witnessed, check_options, witness_note
 

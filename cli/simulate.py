@@ -16,9 +16,9 @@ from ledger.games import GAMES
 from ledger.games.stud_poker.simulate import force_plan
 from ledger.live.publish import publish_lines
 from ledger.live.sources import NatsAddress, SourceError
-from ledger.simulate import parse_bias, parse_croupier_rates
-from ledger.simulate import simulate as run_simulation
-from ledger.simulators import SIMULATORS
+from ledger.tools.simulate import parse_bias, parse_croupier_rates
+from ledger.tools.simulate import simulate as run_simulation
+from ledger.tools.simulators import SIMULATORS
 
 
 def simulated_games(names: list[str]) -> list[str]:

@@ -13,8 +13,8 @@ from cli.commission import cutoff_option
 from cli.context import DbOption, opened
 from cli.contract import EXIT_USAGE, fail
 from cli.render import out, print_json
+from ledger.domain.money import text as amount_text
 from ledger.feed.types import GAME_KEYS
-from ledger.money import text as amount_text
 from ledger.report.surveillance import stats_page
 from ledger.stats.survey import DEFAULT_ALPHA, Entry, StatsQuery, StatsReport, survey
 

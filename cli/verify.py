@@ -15,7 +15,12 @@ from cli.context import DbOption, open_app
 from cli.contract import fail
 from cli.quorum import QuorumOption, WitnessKeyOption, asked, notes_for, require, require_segment
 from cli.render import err, out, print_json, print_verify, progress_bar
-from ledger.checkpoints import (
+from ledger.domain.errors import SealError, UsageError
+from ledger.domain.findings import Finding
+from ledger.feed.types import GAME_KEYS
+from ledger.merkle.sample import SampleError
+from ledger.merkle.sample import sample as spot_sample
+from ledger.proof.checkpoints import (
     NO_SEALING_KEY,
     SealingKey,
     latest,
@@ -25,29 +30,24 @@ from ledger.checkpoints import (
     sealing_key,
     snapshot_path,
 )
-from ledger.errors import SealError, UsageError
-from ledger.feed.types import GAME_KEYS
-from ledger.findings import Finding
-from ledger.merkle.sample import SampleError
-from ledger.merkle.sample import sample as spot_sample
-from ledger.seal import (
+from ledger.proof.seal import (
     Checkpoint,
     checkpoint_findings,
     key_id,
     load_public_key,
     read_checkpoint,
 )
-from ledger.store import LedgerApp, database_url
-from ledger.verify.engine import Selection, VerifyReport, verify_store
-from ledger.verify.integrity import unreadable_store
-from ledger.verify.segments import (
+from ledger.services.segments import (
     Part,
     parse_segment,
     part_from_json,
     verify_parallel_segments,
     verify_segment,
 )
-from ledger.verify.segments import merge as merge_parts
+from ledger.services.segments import merge as merge_parts
+from ledger.storage.store import LedgerApp, database_url
+from ledger.verify.engine import Selection, VerifyReport, verify_store
+from ledger.verify.integrity import unreadable_store
 from ledger.verify.snapshot import Snapshot, SnapshotError
 from ledger.witness.quorum import Quorum
 from projections.check import check_projections

@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from cli.contract import EXIT_FINDINGS, EXIT_INTEGRITY, EXIT_USAGE, fail, print_json
-from ledger.note import Verifier
+from ledger.proof.note import Verifier
 from ledger.witness.core import Witness
 from ledger.witness.keys import (
     WitnessKey,

@@ -27,9 +27,9 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any, ClassVar
 
+from ledger.domain.round import Round
 from ledger.games import GAMES
 from ledger.games.base import BankHolder
-from ledger.round import Round
 from projections.base import Row, Rows, View
 from projections.judged import judged as judged_round
 

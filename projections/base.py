@@ -22,11 +22,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, Protocol
 
-from ledger.chain import FrameError
-from ledger.errors import StoreError
-from ledger.round import Round
-from ledger.store import LedgerApp
-from ledger.stream import RoundStream
+from ledger.codec.chain import FrameError
+from ledger.domain.errors import StoreError
+from ledger.domain.round import Round
+from ledger.storage.store import LedgerApp
+from ledger.storage.stream import RoundStream
 
 Row = dict[str, Any]
 """One view row: a JSON object, decimals as strings."""
@@ -86,7 +86,7 @@ def closed_rounds(app: LedgerApp, after: int = 0, page: int = 1000) -> Iterator[
     """Every round whose closing event is stored after notification ``after``, with that event's
     notification id, in store order. Rounds still in play are not yielded.
 
-    The log is read through :class:`ledger.stream.RoundStream`; a round that opened at or
+    The log is read through :class:`ledger.storage.stream.RoundStream`; a round that opened at or
     before ``after`` (the updater resumes mid-round) is loaded from the store when it closes.
     Undecodable rows are skipped here: verify is the one place that reports a broken store.
     """

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ledger.findings import Finding
-from ledger.store import LedgerApp
+from ledger.domain.findings import Finding
+from ledger.storage.store import LedgerApp
 from projections.base import MemoryRows, View, closed_rounds, fold_views
 from projections.diff import Difference, compare, encode_row
 from projections.registry import registered_views

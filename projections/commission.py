@@ -34,10 +34,10 @@ from datetime import date
 from decimal import Decimal
 from typing import Any, ClassVar, Literal
 
+from ledger.domain.money import plain
+from ledger.domain.round import Round
 from ledger.games import GAMES
 from ledger.games.money import bet_player, money_of
-from ledger.money import plain
-from ledger.round import Round
 from ledger.verify.judge import Judged
 from projections.base import Row, Rows, View
 from projections.gaming_day import gaming_day, hour_of
@@ -103,7 +103,7 @@ def commission_items(judgement: Judged) -> list[Item]:
 
 
 def money_text(amount: Decimal) -> str:
-    """An exact amount as text with at least two decimals (never rounded): :func:`ledger.money.plain`.
+    """An exact amount as text with at least two decimals (never rounded): :func:`ledger.domain.money.plain`.
 
     >>> money_text(Decimal("65.0")), money_text(Decimal("0.125")), money_text(Decimal("-3"))
     ('65.00', '0.125', '-3.00')

@@ -55,12 +55,12 @@ from itertools import takewhile
 from pathlib import Path
 from typing import Any
 
-from ledger.errors import UsageError
+from ledger.domain.errors import UsageError
+from ledger.domain.round import Round
 from ledger.feed.envelope import BetSettled
 from ledger.games import GAMES
 from ledger.games.money import money_of
-from ledger.round import Round
-from ledger.store import LedgerApp
+from ledger.storage.store import LedgerApp
 from ledger.verify.judge import Judged, judge_rounds
 from projections.base import MemoryRows, closed_rounds
 from projections.beancount import journal, movements

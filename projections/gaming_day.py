@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from datetime import date, datetime, timedelta, timezone
 
-from ledger.errors import UsageError
+from ledger.domain.errors import UsageError
 
 MACAU = timezone(timedelta(hours=8), "Asia/Macau")
 """Macau time: UTC+8 all year (no daylight saving)."""

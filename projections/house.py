@@ -24,9 +24,9 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import ClassVar
 
+from ledger.domain.round import Round
 from ledger.games import GAMES
 from ledger.games.money import money_of
-from ledger.round import Round
 from projections.base import Row, Rows, View
 from projections.gaming_day import hour_of
 from projections.judged import judged

@@ -24,10 +24,10 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any, ClassVar
 
+from ledger.domain.round import Round
 from ledger.games import GAMES
 from ledger.games.base import JackpotMovement
 from ledger.games.money import money_of
-from ledger.round import Round
 from projections.base import Row, Rows, View
 from projections.judged import judged
 

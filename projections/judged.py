@@ -11,7 +11,7 @@ as a single pass would judge it, so *rebuild equals incremental* and the view eq
 
 from __future__ import annotations
 
-from ledger.round import Round
+from ledger.domain.round import Round
 from ledger.verify.judge import Judged, judge_in_context
 from projections.base import Rows
 

@@ -27,7 +27,7 @@ import json
 import re
 from typing import Any
 
-from ledger.errors import StoreError
+from ledger.domain.errors import StoreError
 
 ENCRYPTED = "enc:"
 _KIND = re.compile(r"[A-Za-z~]*")

@@ -1,7 +1,7 @@
 """The projection updater: the catch-up algorithm that keeps stored views exactly once.
 
 The rows live in the store's own database (``projections.view_store``: the repository; SQL
-dialect from ``ledger.sql``); during a batch a view reads and writes them through a cache
+dialect from ``ledger.storage.sql``); during a batch a view reads and writes them through a cache
 (``projections.row_cache``). This module decides what to fold and when to commit.
 
 :func:`catch_up` runs batches until the views reach the end of the log. All the views of one
@@ -32,10 +32,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from ledger.domain.round import Round
 from ledger.feed.envelope import TERMINAL_TYPES
 from ledger.games import GAMES
-from ledger.round import Round
-from ledger.store import LedgerApp
+from ledger.storage.store import LedgerApp
 from projections.base import MemoryRows, View, closed_rounds
 from projections.diff import compare, encode_row
 from projections.registry import registered_views

@@ -8,7 +8,7 @@
 :class:`ViewStore` reads rows and tracking records, and commits a batch of views' changed rows
 together with their new positions in one transaction (:meth:`ViewStore.commit_all`), refusing
 (:class:`Moved`) if another updater moved a position meanwhile. The SQL dialect comes from
-``ledger.sql``; the catch-up algorithm that drives it is ``projections.updater``.
+``ledger.storage.sql``; the catch-up algorithm that drives it is ``projections.updater``.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from typing import Any
 
 from eventsourcing.persistence import IntegrityError
 
-from ledger.errors import StoreError
-from ledger.sql import Connection, Dialect, connect
-from ledger.store import LedgerApp
+from ledger.domain.errors import StoreError
+from ledger.storage.sql import Connection, Dialect, connect
+from ledger.storage.store import LedgerApp
 from projections.base import MemoryRows
 from projections.sealed_rows import META_KEY, RowCodec
 

@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from ledger.store import LedgerApp, open_ledger
+from ledger.storage.store import LedgerApp, open_ledger
 
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
 """This pytest-xdist worker's name (``gw0``, ``gw1`` …; ``main`` without xdist), in the names

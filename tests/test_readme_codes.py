@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ledger.feed.parse import REJECT_CODES
-from ledger.findings import FINDING_CODES
+from ledger.codec.parse import REJECT_CODES
+from ledger.domain.findings import FINDING_CODES
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")

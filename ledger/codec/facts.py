@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ledger.chain import CHAIN_TOPIC, Linked
+from ledger.codec.chain import CHAIN_TOPIC, Linked
+from ledger.domain.table import TABLE_TOPIC, RoundStarted
 from ledger.feed.envelope import FeedEvent, FeedModel
 from ledger.games import GAMES
-from ledger.table import TABLE_TOPIC, RoundStarted
 
 
 class TopicRegistry(Mapping[str, type[FeedModel]]):

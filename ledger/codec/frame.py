@@ -1,10 +1,11 @@
 """The stored frame of a fact, split: ``{"chain":"<digest>","fact":<content>}`` → digest, content.
 
-``ledger.chain`` defines the frame (:func:`~ledger.chain.frame`, :func:`~ledger.chain.unframe`);
+``ledger.codec.chain`` defines the frame (:func:`~ledger.codec.chain.frame`,
+:func:`~ledger.codec.chain.unframe`);
 the integrity check splits one frame per stored row, so :func:`splitter` gives it a split made
 for that: on a store without cipher or compressor a well-formed frame is cut in place, and the
 digest stays the stored ASCII bytes (what the next digest hashes); anything else goes through
-``unframe`` (or the mapper's ``open_state``), whose :class:`~ledger.errors.FrameError` is the
+``unframe`` (or the mapper's ``open_state``), whose :class:`~ledger.domain.errors.FrameError` is the
 one reported. ``fast=False`` is the reference: always the full path.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ledger.chain import FRAME_HEAD, FRAME_MID, FRAME_TAIL, FrameError, unframe
+from ledger.codec.chain import FRAME_HEAD, FRAME_MID, FRAME_TAIL, FrameError, unframe
 
 _DIGEST_START = len(FRAME_HEAD)
 _DIGEST_END = _DIGEST_START + 64
@@ -37,7 +38,7 @@ def splitter(open_state: Callable[[bytes], tuple[str, bytes]] | None = None, *, 
 
 
 def split_plain(state: bytes) -> tuple[bytes, bytes]:
-    """:func:`~ledger.chain.unframe` of a plain store's row, the digest as its stored bytes."""
+    """:func:`~ledger.codec.chain.unframe` of a plain store's row, the digest as its stored bytes."""
     if (
         state.startswith(FRAME_HEAD)
         and state.endswith(FRAME_TAIL)

@@ -2,8 +2,8 @@
 
 ``fast=True`` gives each id once per (table, round) or table code, remembered, as a
 :class:`~ledger.codec.library.HashedUUID` (equal to the plain ``UUID``, hashing from a stored
-value); ``fast=False`` is the reference: :func:`ledger.round.round_id` and
-:func:`ledger.table.table_id` themselves, a SHA-1 and a ``UUID`` per call.
+value); ``fast=False`` is the reference: :func:`ledger.domain.round.round_id` and
+:func:`ledger.domain.table.table_id` themselves, a SHA-1 and a ``UUID`` per call.
 """
 
 from __future__ import annotations
@@ -13,19 +13,19 @@ from functools import lru_cache
 from uuid import UUID
 
 from ledger.codec.library import hashed_uuid
-from ledger.round import round_id
-from ledger.table import table_id
+from ledger.domain.round import round_id
+from ledger.domain.table import table_id
 
 
 @lru_cache(maxsize=1 << 12)
 def fast_round_id(table: str, round: str) -> UUID:
-    """:func:`~ledger.round.round_id`, remembered (every line of a round asks for it)."""
+    """:func:`~ledger.domain.round.round_id`, remembered (every line of a round asks for it)."""
     return hashed_uuid(round_id(table, round))
 
 
 @lru_cache(maxsize=1 << 12)
 def fast_table_id(code: str) -> UUID:
-    """:func:`~ledger.table.table_id`, remembered."""
+    """:func:`~ledger.domain.table.table_id`, remembered."""
     return hashed_uuid(table_id(code))
 
 

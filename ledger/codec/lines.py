@@ -3,7 +3,7 @@
 :func:`parse_line` is the entry point; :class:`LineParser` is the same for a whole ingest (it
 keeps the shortcuts' caches and reads the accepted window of event times once).
 
-- ``fast=False`` is the **reference**: ``ledger.feed.parse.parse_line`` (``json.loads`` with
+- ``fast=False`` is the **reference**: ``ledger.codec.parse.parse_line`` (``json.loads`` with
   the duplicate-key and NaN checks, then ``model_validate`` of the game's model), and the
   fact's bytes are :func:`~ledger.codec.facts.content_of` of it.
 - ``fast=True`` adds the shortcuts of ``ledger.codec.openings``: a *canonical* line (exactly
@@ -24,9 +24,9 @@ from datetime import datetime
 
 from ledger.codec.facts import content_of
 from ledger.codec.openings import OpeningParser
+from ledger.codec.parse import MAX_LINE_BYTES, Rejection
+from ledger.codec.parse import parse_line as reference_parse
 from ledger.feed.envelope import FeedEvent
-from ledger.feed.parse import MAX_LINE_BYTES, Rejection
-from ledger.feed.parse import parse_line as reference_parse
 from ledger.feed.window import accepted_window
 
 

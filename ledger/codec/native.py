@@ -34,7 +34,7 @@ from typing import Any
 from pydantic_core import CoreSchema, core_schema
 
 from ledger.codec.library import schema_validator
-from ledger.equipment import _CARDS, _TILES, _parse_card, _parse_tile
+from ledger.domain.equipment import _CARDS, _TILES, _parse_card, _parse_tile
 from ledger.feed.types import NATIVE
 
 

@@ -27,12 +27,12 @@ from pydantic import TypeAdapter, ValidationError
 
 from ledger.codec.library import is_plain_model, model_with, pin_method
 from ledger.codec.native import native_validate_json
+from ledger.codec.parse import parse_line
+from ledger.domain.rulebook import Rulebook
 from ledger.feed.envelope import RoundOpened
-from ledger.feed.parse import parse_line
 from ledger.feed.types import Timestamp
 from ledger.feed.window import accepted_window
 from ledger.games import GAMES
-from ledger.rulebook import Rulebook
 
 _OPENING = re.compile(
     rb'\{"v":1,"table":"([A-Za-z0-9._-]{1,40})","game":"([A-Z0-9]{1,8})","round":'
@@ -231,7 +231,7 @@ line starts the count again."""
 
 
 class OpeningParser:
-    """``parse(text, line_no)`` equals ``ledger.feed.parse.parse_line`` for feed lines.
+    """``parse(text, line_no)`` equals ``ledger.codec.parse.parse_line`` for feed lines.
 
     Besides the ``round_opened`` templates it has a second shortcut, for **canonical** lines:
     a line whose bytes are exactly what the ledger stores for it (pydantic's JSON of the

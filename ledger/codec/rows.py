@@ -1,7 +1,7 @@
 """A stored row → the decoded fact that the round stream, verify and replay use.
 
 :func:`decode_row` is the entry point; :class:`RowDecoder` is the same for a whole pass (the
-round stream, ``ledger.stream``, holds one and calls its parts row by row).
+round stream, ``ledger.storage.stream``, holds one and calls its parts row by row).
 
 - ``fast=False`` is the **reference**: the row's model (``ledger.codec.facts.TOPICS``) and its
   ``model_validate_json``.
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.chain import unframe
+from ledger.codec.chain import unframe
 from ledger.codec.facts import TOPICS
 from ledger.codec.native import fast_validate_json, native_validate_json
 from ledger.codec.openings import OpeningDecoder

@@ -10,7 +10,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, StrictBool, StrictInt, StrictStr
 
-from ledger.equipment import CardField
+from ledger.domain.equipment import CardField
 from ledger.feed.envelope import FeedEvent
 from ledger.feed.types import Code
 

@@ -7,7 +7,7 @@ silently"). Game folders subclass these where a game narrows a field (the bet ``
 ``(game, type)`` pair to its class.
 
 The same models are the ledger's stored facts: a round's events are exactly its feed lines as
-validated, plus, on ``round_opened``, the completed rulebook and its hash (``ledger.rulebook``).
+validated, plus, on ``round_opened``, the completed rulebook and its hash (``ledger.domain.rulebook``).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
+from ledger.domain.rulebook import Rulebook
 from ledger.feed.types import Code, GameKey, Money, Seq, Timestamp
-from ledger.rulebook import Rulebook
 
 Result = Literal["win", "lose", "push", "void", "carry"]
 """A bet's fate as the table reported it (FEED §2 ``bet_settled``)."""

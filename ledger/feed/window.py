@@ -14,7 +14,7 @@ import os
 from datetime import datetime
 from functools import lru_cache
 
-from ledger.errors import UsageError
+from ledger.domain.errors import UsageError
 
 EARLIEST_SETTING = "LEDGER_EARLIEST_AT"
 LATEST_SETTING = "LEDGER_LATEST_AT"

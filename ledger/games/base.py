@@ -26,7 +26,7 @@ and, in the folders whose game needs them (the defaults on :class:`Game` do noth
                     ones: which keys of the signed state a round reads and moves, and how its
                     state splits into those keys and back (3CB, SP9, STUD; ``ledger.merkle.state``);
 - ``simulate.py`` — plays realistic rounds for ``ledger simulate``, with injected errors
-                    (registered in ``ledger/simulators.py``, not here: production code never
+                    (registered in ``ledger/tools/simulators.py``, not here: production code never
                     imports a simulator);
 - ``__init__.py`` — ``GAME``, the :class:`Game` record below.
 
@@ -45,13 +45,13 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
+from ledger.domain.findings import Finding
+from ledger.domain.money import ZERO, same_amount
 from ledger.feed.envelope import BetPlaced, FeedEvent, Result
 from ledger.feed.types import GameKey
-from ledger.findings import Finding
-from ledger.money import ZERO, same_amount
 
 if TYPE_CHECKING:
-    from ledger.round import Round
+    from ledger.domain.round import Round
 
 
 D = TypeVar("D")

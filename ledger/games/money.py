@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from ledger.domain.round import Round
 from ledger.feed.envelope import BetPlaced
 from ledger.games.base import Charge, Derivation, Game, JackpotMovement, Money
-from ledger.round import Round
 
 ZERO = Decimal(0)
 NO_PLAYER = "-"

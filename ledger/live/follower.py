@@ -6,7 +6,7 @@ The loop of one :class:`Follower`:
    batch is being stored: it closes at 5,000 lines, 200 ms after its first line, or 10 ms after
    it once the previous batch is stored, so batches grow while the follower is behind and stay
    small (quick) when it is not (:class:`~ledger.live.sources.Bounds`);
-2. store it with the batch ingest's :class:`~ledger.ingest.Ingestor` (the same validation,
+2. store it with the batch ingest's :class:`~ledger.services.ingest.Ingestor` (the same validation,
    chain, duplicate rules and bulk recorder; a line stored before is an exact duplicate and is
    skipped), in one or a few atomic saves; while the database cannot be reached, wait and retry
    the same batch, saying so (nothing is acknowledged meanwhile). The Merkle tree is extended
@@ -21,7 +21,7 @@ The loop of one :class:`Follower`:
    first; then the row through which findings were told is stored (``ledger.live.told``), so a
    follower started again tells none of them twice;
 5. every ``seal_every`` seconds, store an incremental checkpoint
-   (:func:`ledger.checkpoints.seal`) and hand it to :attr:`Follower.on_sealed`; with witnesses,
+   (:func:`ledger.proof.checkpoints.seal`) and hand it to :attr:`Follower.on_sealed`; with witnesses,
    have them cosign it (:class:`~ledger.live.witnessing.Cosigner`).
 
 SIGTERM or SIGINT ends the loop after the batch in hand is stored and acknowledged (exit 0).
@@ -46,10 +46,8 @@ from typing import Any, Protocol
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from eventsourcing.persistence import PersistenceError
 
-from ledger import checkpoints
-from ledger.errors import StoreError
-from ledger.feed.parse import Rejection
-from ledger.ingest import Ingestor, IngestReport
+from ledger.codec.parse import Rejection
+from ledger.domain.errors import StoreError
 from ledger.live.judge_process import RemoteJudge, warm_up
 from ledger.live.judging import LiveFinding, LiveJudge
 from ledger.live.metrics import FollowerMetrics
@@ -58,8 +56,10 @@ from ledger.live.sources import Batch, Bounds, Line, NatsSource, Source
 from ledger.live.told import ToldMark, finding_id, reject_id, store_identity
 from ledger.live.witnessing import Cosigner
 from ledger.merkle.log import MerkleLog
-from ledger.seal import SealError
-from ledger.store import LedgerApp
+from ledger.proof import checkpoints
+from ledger.proof.seal import SealError
+from ledger.services.ingest import Ingestor, IngestReport
+from ledger.storage.store import LedgerApp
 
 
 class TextSink(Protocol):

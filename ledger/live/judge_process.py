@@ -24,10 +24,10 @@ import sys
 from multiprocessing.connection import Connection
 from typing import Any
 
-from ledger.errors import StoreError
+from ledger.domain.errors import StoreError
 from ledger.games import GAMES
 from ledger.live.judging import LiveFinding, LiveJudge, ResumeRefused
-from ledger.store import open_ledger
+from ledger.storage.store import open_ledger
 
 
 class RemoteJudge:

@@ -10,7 +10,7 @@ in play: only the end of a verify pass judges unfinished rounds, and a follower 
 At start the pass takes up the snapshot of the newest stored checkpoint (``ledger seal``,
 ``--seal-every``) valid under the store's sealing public key (``LEDGER_SEAL_PUBLIC_KEY`` or
 ``ledger init --seal-public-key``, as every reader of a checkpoint checks it:
-:func:`ledger.checkpoints.sealing_key`), so only the rows after it are read again. With no such
+:func:`ledger.proof.checkpoints.sealing_key`), so only the rows after it are read again. With no such
 key, or no checkpoint valid under it, the pass starts from the beginning of the log and
 :attr:`LiveJudge.note` says why. The findings of rounds closed at rows up to
 :attr:`LiveJudge.told_through` (``ledger.live.told``) were told before: they are kept back.
@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ledger import checkpoints
-from ledger.findings import Finding
-from ledger.store import LedgerApp
+from ledger.domain.findings import Finding
+from ledger.proof import checkpoints
+from ledger.storage.store import LedgerApp
 from ledger.verify.engine import VerifyPass
 from ledger.verify.snapshot import SnapshotError
 

@@ -15,8 +15,8 @@ import hashlib
 import os
 from typing import Any
 
-from ledger.sql import settings_dialect
-from ledger.store import environment_for
+from ledger.storage.sql import settings_dialect
+from ledger.storage.store import environment_for
 
 
 class FollowerRunning(Exception):

@@ -13,7 +13,7 @@ from ledger.live.judging import ResumeRefused
 from ledger.live.lock import FollowerLock, FollowerRunning
 from ledger.live.metrics import FollowerMetrics
 from ledger.live.sources import Bounds, NatsSource, SourceError, open_source
-from ledger.store import LedgerApp
+from ledger.storage.store import LedgerApp
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)?$")
 _UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}

@@ -30,8 +30,8 @@ from nats.errors import ConnectionClosedError, NoServersError
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
-from ledger.feed.parse import MAX_LINE_BYTES
-from ledger.ingest import bounded_lines
+from ledger.codec.parse import MAX_LINE_BYTES
+from ledger.services.ingest import bounded_lines
 
 BEHIND_LINES = 1000
 """Lines waiting at the source (or, for a file, 200 bytes each) from which a follower counts

@@ -20,8 +20,8 @@ import hashlib
 import os
 from datetime import UTC, datetime
 
-from ledger.sql import Connection, SQLiteConnection, connect
-from ledger.store import LedgerApp
+from ledger.storage.sql import Connection, SQLiteConnection, connect
+from ledger.storage.store import LedgerApp
 
 TOLD_TABLE = "ledger_follow_told"
 

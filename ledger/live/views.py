@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Sequence
 from types import FrameType
 
-from ledger.store import LedgerApp
+from ledger.storage.store import LedgerApp
 from projections.base import View
 from projections.updater import catch_up
 

@@ -19,11 +19,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from ledger import checkpoints
 from ledger.live.metrics import FollowerMetrics
 from ledger.merkle.heads import StoredNote
 from ledger.merkle.sealing import seal_tree
-from ledger.store import LedgerApp
+from ledger.proof import checkpoints
+from ledger.storage.store import LedgerApp
 from ledger.witness.client import TIMEOUT_SECONDS
 from ledger.witness.sealing import Witnessed, witness_note
 

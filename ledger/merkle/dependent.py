@@ -36,10 +36,10 @@ from uuid import UUID
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from ledger.checkpoints import CheckpointStore
-from ledger.errors import BundleError
+from ledger.domain.errors import BundleError
+from ledger.domain.findings import Finding
+from ledger.domain.round import Round
 from ledger.feed.envelope import FeedEvent
-from ledger.findings import Finding
 from ledger.games import GAMES
 from ledger.merkle.heads import Heads, StoredNote
 from ledger.merkle.log import MerkleLog
@@ -47,9 +47,9 @@ from ledger.merkle.proofs import check_exportable
 from ledger.merkle.rfc6962 import HASH_SIZE, verify_consistency
 from ledger.merkle.sealing import SNAPSHOT_EXTENSION, open_checkpoint
 from ledger.merkle.state import StateTree, check_entry, read_state_line, state_entries
-from ledger.note import CheckpointBody, NoteError
-from ledger.round import Round
-from ledger.store import LedgerApp
+from ledger.proof.checkpoints import CheckpointStore
+from ledger.proof.note import CheckpointBody, NoteError
+from ledger.storage.store import LedgerApp
 from ledger.verify.judge import RoundJudge
 from ledger.verify.snapshot import SnapshotError
 

@@ -11,8 +11,8 @@
   (:meth:`StoredNote.cosigned`).
 
 Nothing here is trusted for being stored: readers open a note with the operator's key
-(``ledger.note.open_note``) and count cosignatures with the witnesses' keys
-(``ledger.note.require_quorum``).
+(``ledger.proof.note.open_note``) and count cosignatures with the witnesses' keys
+(``ledger.proof.note.require_quorum``).
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ledger.errors import StoreError
+from ledger.domain.errors import StoreError
 from ledger.merkle.log import MerkleLog
 from ledger.merkle.storage import COSIGNATURES_TABLE, HEADS_TABLE, ORIGIN_TABLE
-from ledger.note import CheckpointBody, NoteError, check_name, parse_note, parse_signature_line
-from ledger.sql import Connection, connect
-from ledger.store import LedgerApp
+from ledger.proof.note import CheckpointBody, NoteError, check_name, parse_note, parse_signature_line
+from ledger.storage.sql import Connection, connect
+from ledger.storage.store import LedgerApp
 
 MAX_ORIGIN_CHARS = 200
 

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.errors import StoreError
+from ledger.domain.errors import StoreError
 from ledger.merkle.rfc6962 import EMPTY_ROOT, HASH_SIZE
 from ledger.merkle.storage import TREE_TABLE, merkle_sql
 from ledger.merkle.tree import (
@@ -39,8 +39,8 @@ from ledger.merkle.tree import (
     range_roots,
     row_leaf,
 )
-from ledger.sql import Connection, Cursor, TupleCursor, connect, read_rows
-from ledger.store import MIN_ROW_ID, LedgerApp, RawRow
+from ledger.storage.sql import Connection, Cursor, TupleCursor, connect, read_rows
+from ledger.storage.store import MIN_ROW_ID, LedgerApp, RawRow
 
 EXTEND_CHUNK = 5000
 """Leaves appended per transaction when catching up: progress is kept on a long catch-up."""

@@ -8,7 +8,7 @@
 of ``N`` rows, and the signed (possibly cosigned) checkpoint note of that tree. Its size does
 not grow with the distance to the checkpoint: ``⌈log2 N⌉`` hashes at most, 27 at 10⁸ rows.
 
-Why one leaf is enough: the round's events form a hash chain (``ledger.chain``), so the last
+Why one leaf is enough: the round's events form a hash chain (``ledger.codec.chain``), so the last
 event's digest commits to every earlier one, and the leaf (``ledger.merkle.tree.leaf_data``)
 commits to the round's id, the last version, its topic and its stored bytes, which hold that
 digest. :func:`check_round_proof` recomputes the leaf from the bundle's events, opens the note
@@ -31,16 +31,16 @@ from uuid import UUID
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from eventsourcing.compressor import ZlibCompressor
 
-from ledger.chain import frame
-from ledger.errors import BundleError
+from ledger.codec.chain import frame
+from ledger.domain.errors import BundleError
 from ledger.merkle.heads import Heads, StoredNote
 from ledger.merkle.log import MerkleLog, TreeError
 from ledger.merkle.rfc6962 import HASH_SIZE, verify_inclusion
 from ledger.merkle.sealing import CHAIN_EXTENSION, open_checkpoint
 from ledger.merkle.tree import row_leaf
-from ledger.note import NoteError
-from ledger.seal import Checkpoint, parse_public_key
-from ledger.store import LedgerApp
+from ledger.proof.note import NoteError
+from ledger.proof.seal import Checkpoint, parse_public_key
+from ledger.storage.store import LedgerApp
 
 MAX_PROOF_HASHES = 64
 """An inclusion proof in a tree of fewer than 2⁶⁴ leaves has fewer hashes: longer is refused."""

@@ -32,8 +32,8 @@ from ledger.merkle.log import MerkleLog, TreeError
 from ledger.merkle.rfc6962 import verify_inclusion
 from ledger.merkle.sealing import open_checkpoint
 from ledger.merkle.tree import row_leaf
-from ledger.note import NoteError, require_quorum
-from ledger.store import LedgerApp
+from ledger.proof.note import NoteError, require_quorum
+from ledger.storage.store import LedgerApp
 
 SHARES = (0.001, 0.01, 0.1)
 """The shares of history a rewrite of which ``verify --sample`` states the unseen chance for."""

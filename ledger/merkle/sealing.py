@@ -25,12 +25,12 @@ from dataclasses import dataclass
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from ledger.checkpoints import CheckpointStore
 from ledger.merkle.heads import Heads, OriginError, StoredNote, default_origin
 from ledger.merkle.log import MerkleLog, TreeError
 from ledger.merkle.state import state_line
 from ledger.merkle.tree import Frontier
-from ledger.note import (
+from ledger.proof.checkpoints import CheckpointStore
+from ledger.proof.note import (
     CheckpointBody,
     Note,
     NoteError,
@@ -40,8 +40,8 @@ from ledger.note import (
     sign_note,
     verifier_key,
 )
-from ledger.seal import Checkpoint, SealError
-from ledger.store import LedgerApp
+from ledger.proof.seal import Checkpoint, SealError
+from ledger.storage.store import LedgerApp
 from ledger.verify.snapshot import Snapshot, SnapshotError
 
 CHAIN_EXTENSION = "ledger/chain"

@@ -18,10 +18,10 @@ a signed root or recomputed from the rows before it is relied on.
 
 from __future__ import annotations
 
-from ledger.sql import Dialect, literal, quote
+from ledger.storage.sql import Dialect, literal, quote
 
 REFUSE_FUNCTION = "ledger_refuse_change"
-"""The PostgreSQL trigger function the checkpoints table uses too (``ledger.checkpoints``),
+"""The PostgreSQL trigger function the checkpoints table uses too (``ledger.proof.checkpoints``),
 created here if missing; named here so that ingest need not import the checkpoints' module."""
 
 TREE_TABLE = "ledger_merkle_tree"

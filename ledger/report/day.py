@@ -44,16 +44,16 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from ledger.checkpoints import stored_rows
+from ledger.domain.findings import Finding
+from ledger.domain.money import plain
+from ledger.domain.round import Round
 from ledger.feed.envelope import BetPlaced
-from ledger.findings import Finding
 from ledger.games import GAMES
 from ledger.games.base import Derivation
 from ledger.games.money import money_of
-from ledger.money import plain
+from ledger.proof.checkpoints import stored_rows
 from ledger.report.day_index import DayPlan, plan_day
-from ledger.round import Round
-from ledger.store import LedgerApp
+from ledger.storage.store import LedgerApp
 from ledger.verify.judge import Judged, RoundJudge, judge_rounds
 from projections.base import closed_rounds
 from projections.gaming_day import check_cutoff, day_of, default_cutoff
@@ -88,7 +88,7 @@ class TableDay:
         return self.hold + self.commission
 
     def to_json(self) -> dict[str, Any]:
-        """The row as JSON (amounts as two-decimal strings, :func:`ledger.money.plain`)."""
+        """The row as JSON (amounts as two-decimal strings, :func:`ledger.domain.money.plain`)."""
         return {
             "table": self.table,
             "game": self.game,

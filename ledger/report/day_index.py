@@ -1,7 +1,7 @@
 """Where a gaming day's rounds are stored: the rows ``ledger report --day`` must read.
 
 ``ledger seal`` signs, beside each checkpoint, when the rounds that closed since the previous
-one opened (:mod:`ledger.seal_index`, an *interval*). The intervals of the valid checkpoints,
+one opened (:mod:`ledger.proof.seal_index`, an *interval*). The intervals of the valid checkpoints,
 chained from the newest back to the start of the store (each begins where the one before it
 ends), say which of them can hold a round of day ``D``: those whose opening times reach into
 it. The day's rounds are then judged in one pass from the checkpoint before the first such
@@ -12,7 +12,7 @@ round) or in play at it (its snapshot).
 
 Every part is checked before it is used: an interval counts only with a valid signature under
 the store's sealing public key and a valid checkpoint; a gap in the chain, a checkpoint before
-which rows were added or removed (:func:`ledger.checkpoints.resume_findings`), or no sealing key
+which rows were added or removed (:func:`ledger.proof.checkpoints.resume_findings`), or no sealing key
 makes :func:`plan_day` return why, and the report reads the whole store as before.
 """
 
@@ -21,11 +21,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from ledger.checkpoints import CheckpointStore, StoredCheckpoint, resume_findings, seal_index, sealing_key
-from ledger.seal_index import Interval
-from ledger.store import LedgerApp
-from ledger.stream import RoundStream
-from ledger.table import TABLE_TOPIC, RoundStarted
+from ledger.domain.table import TABLE_TOPIC, RoundStarted
+from ledger.proof.checkpoints import (
+    CheckpointStore,
+    StoredCheckpoint,
+    resume_findings,
+    seal_index,
+    sealing_key,
+)
+from ledger.proof.seal_index import Interval
+from ledger.storage.store import LedgerApp
+from ledger.storage.stream import RoundStream
 from ledger.verify.snapshot import Snapshot, SnapshotError
 from projections.gaming_day import day_of
 

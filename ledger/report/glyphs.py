@@ -21,9 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ledger.equipment import FPC_FACES
+from ledger.domain.equipment import FPC_FACES
+from ledger.domain.round import Round
 from ledger.feed.envelope import FeedEvent
-from ledger.round import Round
 
 SUITS = {
     "S": ("♠", "spades", "black"),

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from ledger.findings import FINDING_CODES, Finding
+from ledger.domain.findings import FINDING_CODES, Finding
 from ledger.games import GAMES
 from ledger.report.day import DaySummary, TableDay
 from ledger.report.html_round import findings_table

@@ -1,6 +1,6 @@
 """``ledger report TABLE/ROUND --html FILE``: one round as a page an inspector would rather read.
 
-Rendered generically from a :class:`~ledger.replay.RoundReplay` — the outcome drawn as glyphs
+Rendered generically from a :class:`~ledger.services.replay.RoundReplay` — the outcome drawn as glyphs
 (:mod:`ledger.report.glyphs`), the bets with the derived settlement beside the recorded one, the
 derivation step by step with its articles, the findings, and every event in ``seq`` order. An
 event type the report does not know is a plain row of its fields, so a game's new events never
@@ -12,9 +12,8 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from ledger.domain.money import AMOUNT_FIELDS
 from ledger.games import GAMES
-from ledger.money import AMOUNT_FIELDS
-from ledger.replay import RoundReplay
 from ledger.report.glyphs import Glyph, OutcomeLine, outcome_lines
 from ledger.report.markup import Markup, el, join
 from ledger.report.money import MoneyTable, Pair, money_tables
@@ -23,6 +22,7 @@ from ledger.report.page import page
 from ledger.report.provenance import Provenance, footer
 from ledger.report.recall import state
 from ledger.report.svg import fpc_figure
+from ledger.services.replay import RoundReplay
 
 NOTABLE = frozenset(
     {

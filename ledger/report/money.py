@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from ledger.domain.round import Round
 from ledger.games import GAMES
 from ledger.games.base import ComparedField, Derivation
 from ledger.games.base import MoneyTable as GameMoneyTable
 from ledger.report.numbers import amount
-from ledger.round import Round
 
 __all__ = ["MoneyRow", "MoneyTable", "Pair", "money_tables"]
 

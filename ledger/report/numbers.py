@@ -1,6 +1,6 @@
 """How the pages write numbers: amounts with thousands separators and two decimals, counts with
 separators, percentages with two decimals. Amounts stay :class:`~decimal.Decimal` to the end.
-The amount formatters are :mod:`ledger.money`'s (one way to write money, everywhere); this
+The amount formatters are :mod:`ledger.domain.money`'s (one way to write money, everywhere); this
 module adds counts, percentages and :func:`plain_amounts` for JSON documents.
 
 >>> amount(Decimal("1350")), amount(Decimal("-240.5")), amount(Decimal("1234567.891"))
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from ledger.money import MINUS, amount, plain, text
+from ledger.domain.money import MINUS, amount, plain, text
 
 __all__ = ["MINUS", "amount", "count", "percent", "plain", "plain_amounts", "text"]
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 
-from ledger.errors import SealError
+from ledger.domain.errors import SealError
+from ledger.proof.seal import Checkpoint, checkpoint_findings
 from ledger.report.markup import Markup, el, join
-from ledger.seal import Checkpoint, checkpoint_findings
-from ledger.store import LedgerApp
+from ledger.storage.store import LedgerApp
 
 
 @dataclass(frozen=True)

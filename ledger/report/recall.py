@@ -1,13 +1,13 @@
 """The recall: a table's last rounds, in the order the table played them.
 
 Gaming standards ask that the last rounds of a table can be recalled with their bets, outcome,
-settlement and anything irregular. The table aggregate (:mod:`ledger.table`) knows the order of
+settlement and anything irregular. The table aggregate (:mod:`ledger.domain.table`) knows the order of
 its rounds (only its newest ``last`` starts are read, and its starts counted); each round is
 replayed and judged exactly as ``ledger replay`` judges it
-(:func:`ledger.replay.replay_round`). Rounds of games whose rules span rounds (3CB carry-over,
+(:func:`ledger.services.replay.replay_round`). Rounds of games whose rules span rounds (3CB carry-over,
 SP9 bank runs, the STUD pool) are judged in one pass for all of them together, instead of one
 pass per round, starting at the nearest checkpoint before the first of them
-(:func:`ledger.replay.judge_in_store`): the derivation and findings are the same.
+(:func:`ledger.services.replay.judge_in_store`): the derivation and findings are the same.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ledger.domain.table import RoundStarted, table_id
 from ledger.games import GAMES
-from ledger.replay import RoundReplay, event_data, judge_in_store, replay_round
 from ledger.report.glyphs import outcome_lines
-from ledger.sql import read_rows
-from ledger.store import LedgerApp
-from ledger.table import RoundStarted, table_id
+from ledger.services.replay import RoundReplay, event_data, judge_in_store, replay_round
+from ledger.storage.sql import read_rows
+from ledger.storage.store import LedgerApp
 from ledger.verify.engine import Selection
 
 DEFAULT_LAST = 10

@@ -24,7 +24,7 @@ from ledger.report.numbers import amount
 from ledger.report.page import page
 from ledger.stats.collect import cell_labels
 from ledger.stats.survey import Entry, ErrorRate, Sequential, StatsQuery, StatsReport, survey
-from ledger.store import LedgerApp
+from ledger.storage.store import LedgerApp
 from projections.gaming_day import check_cutoff, default_cutoff
 
 MAX_PLOTS = 12

@@ -40,9 +40,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ledger.domain.round import Round
 from ledger.games import GAMES
 from ledger.games.base import Cells, Equipment
-from ledger.round import Round
 from ledger.stats.shaped import (
     CARD_CUSUM,
     TILE_CUSUM,

@@ -38,9 +38,9 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from ledger.findings import Finding
+from ledger.domain.findings import Finding
+from ledger.domain.round import Round
 from ledger.games import GAMES
-from ledger.round import Round
 from ledger.stats.collect import (
     FACES,
     TableWatch,
@@ -66,7 +66,7 @@ from ledger.stats.shaped import (
     more_to_decide,
 )
 from ledger.stats.tests import TestResult
-from ledger.store import LedgerApp
+from ledger.storage.store import LedgerApp
 from ledger.verify.judge import RoundJudge
 from projections.base import closed_rounds
 from projections.gaming_day import day_of

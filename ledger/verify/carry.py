@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from ledger.findings import Finding
-from ledger.money import text
-from ledger.round import Round
+from ledger.domain.findings import Finding
+from ledger.domain.money import text
+from ledger.domain.round import Round
 
 CARRY_RULE = "FEED §5 (carry-over); RULES §3.7, §6.7"
 

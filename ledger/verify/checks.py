@@ -15,11 +15,11 @@ from collections.abc import Iterator
 from itertools import islice
 from operator import attrgetter, le
 
+from ledger.domain.findings import BETTING_CLOSED_RULE, Finding, round_finding
+from ledger.domain.money import same_amount, text
+from ledger.domain.round import Round
 from ledger.feed.envelope import BetPlaced, BetSettled, FeedEvent
-from ledger.findings import BETTING_CLOSED_RULE, Finding, round_finding
 from ledger.games.base import Derivation, Game, Settlement
-from ledger.money import same_amount, text
-from ledger.round import Round
 
 
 def check_round(

@@ -1,13 +1,13 @@
 """``ledger verify``: replay every selected round from the store and report what differs.
 
 One streaming pass over the notification log, in the order the ledger stored events, read
-through the one reader of the log (:class:`~ledger.stream.RoundStream`):
+through the one reader of the log (:class:`~ledger.storage.stream.RoundStream`):
 
 1. every row goes through the :class:`~ledger.verify.integrity.ChainVerifier`, a tap on the
    stream (all rows, also those of unselected rounds, because integrity is a property of the
    whole store);
 2. the facts of selected rounds are decoded and gathered; when a round ends it is replayed
-   (:class:`~ledger.round.Round`) and judged by a :class:`~ledger.verify.judge.RoundJudge`, then
+   (:class:`~ledger.domain.round.Round`) and judged by a :class:`~ledger.verify.judge.RoundJudge`, then
    dropped, so memory holds only the rounds still in play. Rounds of games whose rules span
    rounds (carried bets, bank runs, a jackpot pool) are all judged, in store order, and only the
    findings of selected rounds are kept.
@@ -28,15 +28,15 @@ from uuid import UUID
 
 from pydantic import ValidationError
 
-from ledger.chain import FrameError
+from ledger.codec.chain import FrameError
 from ledger.codec.rows import validator
-from ledger.collector import pass_collector
+from ledger.domain.findings import Finding
+from ledger.domain.table import TABLE_TOPIC, RoundStarted
 from ledger.feed.envelope import FeedEvent, RoundOpened
-from ledger.findings import Finding
 from ledger.games import GAMES
-from ledger.store import LedgerApp, LedgerMapper, RawRow
-from ledger.stream import Check, RoundStream
-from ledger.table import TABLE_TOPIC, RoundStarted
+from ledger.storage.collector import pass_collector
+from ledger.storage.store import LedgerApp, LedgerMapper, RawRow
+from ledger.storage.stream import Check, RoundStream
 from ledger.verify.integrity import ChainVerifier
 from ledger.verify.judge import Judged, RoundJudge
 from ledger.verify.snapshot import Snapshot, SnapshotError
@@ -141,7 +141,7 @@ def verify_store(
     )  # kept content is only for a snapshot
     if start is not None:
         scan.resume(start)
-    with pass_collector():  # facts are freed by reference counting: see ledger.collector
+    with pass_collector():  # facts are freed by reference counting: see ledger.storage.collector
         for page in app.rows(after=None if start is None else start.position):
             last_page = stop is not None and page[-1][0] > stop
             if stop is not None and last_page:
@@ -199,7 +199,7 @@ class _VerifyStream(RoundStream):
 
 class VerifyPass:
     """One streaming pass over stored rows in notification order, read through
-    :class:`~ledger.stream.RoundStream`.
+    :class:`~ledger.storage.stream.RoundStream`.
 
     With a ``chain`` it checks the integrity of every row (a tap on the stream); with ``owns``
     it judges only the tables ``owns`` accepts (a partition of ``ledger verify --jobs``).

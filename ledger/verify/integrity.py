@@ -1,4 +1,4 @@
-"""Checking the integrity chain (``ledger.chain``) against the stored bytes, in one pass.
+"""Checking the integrity chain (``ledger.codec.chain``) against the stored bytes, in one pass.
 
 :class:`ChainVerifier` is fed every stored row in notification order. For each aggregate it
 recomputes ``SHA-256(previous digest ‖ stored content)`` and compares it with the stored digest;
@@ -19,12 +19,12 @@ from hashlib import sha256
 from typing import Any
 from uuid import UUID
 
-from ledger.chain import CHAIN_ID, CHAIN_TOPIC, GENESIS_TAG, FrameError, Linked
+from ledger.codec.chain import CHAIN_ID, CHAIN_TOPIC, GENESIS_TAG, FrameError, Linked
 from ledger.codec.frame import Split, splitter
-from ledger.errors import StoreDamaged
+from ledger.domain.errors import StoreDamaged
+from ledger.domain.findings import Finding
 from ledger.feed.envelope import TERMINAL_TYPES
-from ledger.findings import Finding
-from ledger.store import LedgerMapper
+from ledger.storage.store import LedgerMapper
 
 MAX_CHAIN_FINDINGS = 1000
 _TERMINAL_SUFFIXES = tuple("/" + t for t in TERMINAL_TYPES)

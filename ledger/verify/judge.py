@@ -20,11 +20,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ledger.domain.findings import Finding
+from ledger.domain.round import Round
 from ledger.feed.envelope import FeedEvent
-from ledger.findings import Finding
 from ledger.games import GAMES
 from ledger.games.base import Derivation, GameSession
-from ledger.round import Round
 from ledger.verify.carry import CarryTracker
 from ledger.verify.checks import check_round
 

@@ -31,11 +31,11 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
-from ledger.chain import FrameError
-from ledger.findings import Finding
+from ledger.codec.chain import FrameError
+from ledger.domain.findings import Finding
+from ledger.domain.table import TABLE_TOPIC, table_id
 from ledger.games import GAMES
-from ledger.store import LedgerApp, open_ledger
-from ledger.table import TABLE_TOPIC, table_id
+from ledger.storage.store import LedgerApp, open_ledger
 from ledger.verify.engine import Keyed, Selection, VerifyPass, VerifyReport, verify_store
 from ledger.verify.integrity import ChainVerifier
 

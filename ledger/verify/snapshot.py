@@ -26,7 +26,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.errors import SealError
+from ledger.domain.errors import SealError
 
 SNAPSHOT_FORMAT = "ledger-snapshot-v1"
 

@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ledger.errors import LedgerError
-from ledger.note import (
+from ledger.domain.errors import LedgerError
+from ledger.proof.note import (
     SIGNATURE_PREFIX,
     CheckpointBody,
     NoteError,

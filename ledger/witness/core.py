@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Mapping
 
 from ledger.merkle.rfc6962 import EMPTY_ROOT, verify_consistency
-from ledger.note import CheckpointBody, NoteError, Verifier, cosign, open_note, parse_note
+from ledger.proof.note import CheckpointBody, NoteError, Verifier, cosign, open_note, parse_note
 from ledger.witness.keys import WitnessKey
 from ledger.witness.protocol import (
     BAD_REQUEST,

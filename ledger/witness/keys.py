@@ -21,7 +21,7 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from ledger.note import (
+from ledger.proof.note import (
     ALG_COSIGNATURE_V1,
     ALG_ED25519,
     NoteError,
@@ -31,7 +31,14 @@ from ledger.note import (
     parse_verifier,
     verifier_key,
 )
-from ledger.seal import SealError, parse_private_key, parse_public_key, private_pem, public_pem, raw_public
+from ledger.proof.seal import (
+    SealError,
+    parse_private_key,
+    parse_public_key,
+    private_pem,
+    public_pem,
+    raw_public,
+)
 
 NAME_FILE_SUFFIX = ".vkey"
 

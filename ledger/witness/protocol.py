@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ledger.merkle.rfc6962 import HASH_SIZE, split
-from ledger.note import MAX_NOTE_BYTES
+from ledger.proof.note import MAX_NOTE_BYTES
 
 MAX_PROOF_LINES = 63
 """The protocol's cap on proof lines (a proof between trees below 2³¹ leaves has at most 62)."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from ledger.note import (
+from ledger.proof.note import (
     CheckpointBody,
     Note,
     NoteError,

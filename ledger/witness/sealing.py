@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ledger.merkle.heads import StoredNote, add_cosignatures, note_at
 from ledger.merkle.log import MerkleLog
-from ledger.store import LedgerApp
+from ledger.storage.store import LedgerApp
 from ledger.witness.client import (
     TIMEOUT_SECONDS,
     QuorumError,

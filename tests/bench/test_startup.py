@@ -11,7 +11,7 @@ from bench.startup import main, measure, parse_importtime, render
 IMPORTTIME = """import time: self [us] | cumulative | imported package
 import time:       120 |        120 |   _io
 import time:       300 |        420 | site
-import time:      1000 |       1000 |     ledger.errors
+import time:      1000 |       1000 |     ledger.domain.errors
 import time:      2000 |       3000 |   cli.contract
 import time:      5000 |       8000 | cli.main
 some other line on stderr

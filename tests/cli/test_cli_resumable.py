@@ -16,9 +16,9 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app as cli_app
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.seal import ChainPosition, generate_key, private_pem, public_pem, sign
-from ledger.store import LedgerApp, open_ledger
+from ledger.proof.seal import ChainPosition, generate_key, private_pem, public_pem, sign
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import LedgerApp, open_ledger
 
 runner = CliRunner()
 

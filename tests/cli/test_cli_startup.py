@@ -28,7 +28,7 @@ def _imported(*args: str) -> list[str]:
 
 def test_version_and_help_import_no_command_module() -> None:
     for args in (["--version"], ["-V"], ["--help"]):
-        assert _imported(*args) == ["cli.contract", "cli.main", "ledger.errors"], args
+        assert _imported(*args) == ["cli.contract", "cli.main", "ledger.domain", "ledger.domain.errors"], args
 
 
 def test_a_command_imports_its_module_and_not_the_others() -> None:
@@ -112,10 +112,11 @@ def test_ledger_alone_still_prints_the_help(ledger_cli: Any) -> None:
 def test_the_package_loads_its_public_names_on_first_use() -> None:
     probe = (
         "import sys, ledger\n"
-        "assert 'ledger.store' not in sys.modules and 'ledger.errors' not in sys.modules\n"
+        "assert 'ledger.storage.store' not in sys.modules and 'ledger.domain.errors' not in sys.modules\n"
         "from ledger import Ingestor, open_ledger, verify_store\n"
-        "import ledger.store, ledger.ingest, ledger.verify.engine\n"
-        "assert open_ledger is ledger.store.open_ledger and Ingestor is ledger.ingest.Ingestor\n"
+        "import ledger.storage.store, ledger.services.ingest, ledger.verify.engine\n"
+        "assert open_ledger is ledger.storage.store.open_ledger\n"
+        "assert Ingestor is ledger.services.ingest.Ingestor\n"
         "assert verify_store is ledger.verify.engine.verify_store\n"
         "assert set(ledger.__all__) <= set(dir(ledger))\n"
         "try:\n    ledger.nothing_of_that_name\n"

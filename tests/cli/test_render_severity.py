@@ -7,7 +7,7 @@ import pytest
 from rich.console import Console
 
 import cli.render as render
-from ledger.findings import Finding
+from ledger.domain.findings import Finding
 from ledger.verify.engine import VerifyReport
 
 RED, YELLOW = "\x1b[31m", "\x1b[33m"

@@ -17,7 +17,7 @@ from uuid import UUID
 
 import pytest
 
-from ledger.chain import (
+from ledger.codec.chain import (
     CHAIN_TOPIC,
     FrameError,
     Linked,
@@ -27,8 +27,8 @@ from ledger.chain import (
     unframe,
 )
 from ledger.feed.envelope import TERMINAL_TYPES
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.store import LedgerApp, RawRow
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import LedgerApp, RawRow
 from ledger.verify.integrity import ChainVerifier
 from tests.conftest import tiered
 

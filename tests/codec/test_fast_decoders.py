@@ -12,9 +12,9 @@ from pydantic import ValidationError
 
 from ledger.codec.native import fast_validate_json, native_validate_json
 from ledger.codec.rows import all_kinds
-from ledger.equipment import _CARDS, _TILES
+from ledger.domain.equipment import _CARDS, _TILES
+from ledger.domain.rulebook import complete_rulebook
 from ledger.games import GAMES
-from ledger.rulebook import complete_rulebook
 
 NAMES = ("rl", "fpc", "3cb", "sp9", "mj", "stud")
 

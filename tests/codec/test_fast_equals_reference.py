@@ -1,6 +1,6 @@
 """The codec's fast mode equals its reference mode, over generated feed lines of all six games.
 
-One property: a short feed — lines of the example feeds and of the simulators (``ledger.simulate``,
+One property: a short feed — lines of the example feeds and of the simulators (``ledger.tools.simulate``,
 with injected errors), each kept or made hostile (a field deleted, a value of the wrong type, a
 huge number, unicode, a duplicated key, other whitespace or key order, truncated JSON, an extra
 field, another table, round or time) and some repeated, so that the shortcuts' caches are hit —
@@ -25,12 +25,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ledger.chain import frame
 from ledger.codec import LineParser, Parsed, RowDecoder, decode_row, parse_line
+from ledger.codec.chain import frame
 from ledger.codec.facts import topic_of
-from ledger.feed.parse import Rejection
+from ledger.codec.parse import Rejection
 from ledger.games import GAMES
-from ledger.simulate import simulate
+from ledger.tools.simulate import simulate
 
 EXAMPLES_DEFAULT = 200
 EXAMPLES_SLOW = 3000

@@ -2,7 +2,7 @@
 
 Over well-formed frames and damaged ones (bytes cut, changed or added anywhere, a digest that is
 not ASCII), the fast split gives the same digest and content, or the same ``FrameError``, as
-the reference split (``fast=False``: ``ledger.chain.unframe``).
+the reference split (``fast=False``: ``ledger.codec.chain.unframe``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger.chain import FrameError, frame
+from ledger.codec.chain import FrameError, frame
 from ledger.codec.frame import splitter
 
 

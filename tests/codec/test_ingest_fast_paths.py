@@ -21,10 +21,10 @@ from ledger.codec.ids import fast_round_id as _round_id
 from ledger.codec.library import BulkSQLiteRecorder
 from ledger.codec.library.postgres import BulkPostgresRecorder
 from ledger.codec.openings import OpeningParser
-from ledger.feed.parse import MAX_LINE_BYTES, parse_line
-from ledger.ingest import ingest_file
-from ledger.round import round_id
-from ledger.store import content_of, open_ledger
+from ledger.codec.parse import MAX_LINE_BYTES, parse_line
+from ledger.domain.round import round_id
+from ledger.services.ingest import ingest_file
+from ledger.storage.store import content_of, open_ledger
 
 GAMES = ("rl", "fpc", "3cb", "sp9", "mj", "stud")
 

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from ledger.codec.openings import PROBE_EVERY, SKIP_AFTER_MISSES, OpeningDecoder, OpeningParser
+from ledger.codec.parse import MAX_LINE_BYTES, Rejection, parse_line
+from ledger.domain.rulebook import Rulebook
 from ledger.feed.envelope import FeedEvent, RoundOpened
-from ledger.feed.parse import MAX_LINE_BYTES, Rejection, parse_line
 from ledger.feed.window import accepted_window
-from ledger.rulebook import Rulebook
-from ledger.store import TOPICS, content_of, topic_of
+from ledger.storage.store import TOPICS, content_of, topic_of
 
 ENVELOPE = '"v":1,"table":"RL-07","game":"RL","round":"R1","seq":{seq},"at":"{at}"'
 

@@ -39,9 +39,9 @@ from ledger.codec.library import (
     stored_event_layout_known,
 )
 from ledger.codec.native import native_validate_json
-from ledger.feed.parse import parse_line
+from ledger.codec.parse import parse_line
 from ledger.feed.types import NATIVE
-from ledger.store import open_ledger
+from ledger.storage.store import open_ledger
 
 ROOT = Path(__file__).resolve().parents[2]
 

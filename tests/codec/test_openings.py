@@ -9,9 +9,9 @@ import pytest
 from pydantic import ValidationError
 
 from ledger.codec.openings import OpeningDecoder, OpeningParser
+from ledger.codec.parse import MAX_LINE_BYTES, Rejection, parse_line
 from ledger.feed.envelope import FeedEvent
-from ledger.feed.parse import MAX_LINE_BYTES, Rejection, parse_line
-from ledger.store import TOPICS, content_of, topic_of
+from ledger.storage.store import TOPICS, content_of, topic_of
 
 GAMES = ("rl", "fpc", "3cb", "sp9", "mj", "stud")
 

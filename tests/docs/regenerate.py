@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cli.schema import schema_text
-from ledger.feed.schema import event_tables_markdown
+from ledger.codec.schema import event_tables_markdown
 
 ROOT = Path(__file__).resolve().parents[2]
 BEGIN = "<!-- BEGIN generated: ledger schema feed --markdown -->"

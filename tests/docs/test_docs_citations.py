@@ -3,7 +3,7 @@
 The citations are collected three ways: every string in the code (``ledger``, ``projections``,
 ``cli``) holding ``RULES §``, ``FEED §`` or ``<GAME> art.``; every ``rule`` in the golden replay
 transcripts; and every ``rule`` of the findings and derivation steps verify gives on a faulty
-simulated day of all six games. Each is resolved (:mod:`ledger.citations`) and each place it
+simulated day of all six games. Each is resolved (:mod:`ledger.domain.citations`) and each place it
 leads to must be a heading of that document. The documents must not point outside the
 repository."""
 
@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from ledger.citations import CITED, Ref, citations_in, heading_anchor, headings, resolve, slug
+from ledger.domain.citations import CITED, Ref, citations_in, heading_anchor, headings, resolve, slug
 from ledger.games import GAMES
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.simulate import simulate
-from ledger.store import open_ledger
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import open_ledger
+from ledger.tools.simulate import simulate
 from ledger.verify.engine import verify_store
 from ledger.verify.judge import Judged
 

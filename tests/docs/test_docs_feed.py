@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from cli.schema import schema_text
-from ledger.feed.parse import REJECT_CODES
-from ledger.feed.schema import event_tables_markdown, feed_line_schema
-from ledger.findings import FINDING_CODES
+from ledger.codec.parse import REJECT_CODES
+from ledger.codec.schema import event_tables_markdown, feed_line_schema
+from ledger.domain.findings import FINDING_CODES
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"

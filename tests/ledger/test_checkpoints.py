@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from ledger.checkpoints import (
+from ledger.proof.checkpoints import (
     CheckpointStore,
     SealingKey,
     by_number,
@@ -29,7 +29,7 @@ from ledger.checkpoints import (
     snapshot_path,
     write_snapshot_file,
 )
-from ledger.seal import (
+from ledger.proof.seal import (
     CHECKPOINT_FORMAT,
     CHECKPOINT_FORMAT_V1,
     ChainPosition,
@@ -38,7 +38,7 @@ from ledger.seal import (
     parse_checkpoint,
     sign,
 )
-from ledger.store import LedgerApp
+from ledger.storage.store import LedgerApp
 from ledger.verify.snapshot import Snapshot, SnapshotError
 
 HEAD = "ab" * 32
@@ -199,9 +199,9 @@ def test_checked_snapshot_refuses_another_stores_snapshot() -> None:
 
 
 def test_a_v2_checkpoint_must_find_its_link_at_its_row(app: LedgerApp, examples: Path) -> None:
-    from ledger.checkpoints import seal
-    from ledger.ingest import Ingestor, numbered_lines
-    from ledger.seal import checkpoint_findings
+    from ledger.proof.checkpoints import seal
+    from ledger.proof.seal import checkpoint_findings
+    from ledger.services.ingest import Ingestor, numbered_lines
 
     with open(examples / "rl.jsonl", encoding="utf-8") as stream:
         assert Ingestor(app, batch_events=40).ingest(numbered_lines(stream)).rejected == []

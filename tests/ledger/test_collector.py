@@ -1,4 +1,4 @@
-"""The collector setting of a long pass (``ledger.collector``): raised for the pass, restored
+"""The collector setting of a long pass (``ledger.storage.collector``): raised for the pass, restored
 after (also on an error, also around ingest and verify), and cyclic garbage still collected."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ledger.collector import pass_collector
-from ledger.ingest import ingest_file
-from ledger.store import LedgerApp
+from ledger.services.ingest import ingest_file
+from ledger.storage.collector import pass_collector
+from ledger.storage.store import LedgerApp
 from ledger.verify.engine import verify_store
 
 

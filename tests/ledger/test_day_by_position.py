@@ -15,16 +15,16 @@ from typing import Any
 
 import pytest
 
-from ledger.checkpoints import seal
 from ledger.games import GAMES
-from ledger.ingest import Ingestor, numbered_lines
+from ledger.proof.checkpoints import seal
+from ledger.proof.seal import generate_key, public_pem
+from ledger.proof.seal_index import INDEX_TABLE
 from ledger.report.day import DaySummary, summarize_day
 from ledger.report.day_index import DayPlan, plan_day
-from ledger.seal import generate_key, public_pem
-from ledger.seal_index import INDEX_TABLE
-from ledger.simulate import simulate
-from ledger.sql import connect
-from ledger.store import LedgerApp
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.sql import connect
+from ledger.storage.store import LedgerApp
+from ledger.tools.simulate import simulate
 from projections.gaming_day import day_of
 
 KEY = generate_key()
@@ -150,7 +150,7 @@ def test_an_encrypted_store_is_read_by_position_too(
     """With ``LEDGER_CIPHER_KEY`` the index rows are stored encrypted, and read back with it."""
     from eventsourcing.cryptography import AESCipher
 
-    from ledger.store import open_ledger
+    from ledger.storage.store import open_ledger
 
     monkeypatch.setenv("LEDGER_CIPHER_KEY", AESCipher.create_key(32))
     app = open_ledger(db_url)

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from ledger.ingest import ingest_file
-from ledger.replay import replay_round
-from ledger.store import open_ledger
+from ledger.services.ingest import ingest_file
+from ledger.services.replay import replay_round
+from ledger.storage.store import open_ledger
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 FEEDS = ["rl.jsonl", "fpc.jsonl", "sp9.jsonl", "3cb.jsonl", "stud.jsonl", "mj.jsonl"]

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from ledger.feed.parse import REJECT_CODES
-from ledger.ingest import Ingestor, bounded_lines, numbered_lines
-from ledger.store import LedgerApp
+from ledger.codec.parse import REJECT_CODES
+from ledger.services.ingest import Ingestor, bounded_lines, numbered_lines
+from ledger.storage.store import LedgerApp
 from ledger.verify.engine import verify_store
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ledger.ingest import Ingestor, ingest_file, numbered_lines
-from ledger.store import LedgerApp, open_ledger
+from ledger.services.ingest import Ingestor, ingest_file, numbered_lines
+from ledger.storage.store import LedgerApp, open_ledger
 from ledger.verify.engine import verify_store
 
 
@@ -61,7 +61,7 @@ def test_swapping_two_events_is_detected(app, raw, examples) -> None:
 
 
 def test_a_rewritten_event_with_a_recomputed_digest_still_breaks_the_next_link(app, raw, examples) -> None:
-    from ledger.chain import frame, next_digest, unframe
+    from ledger.codec.chain import frame, next_digest, unframe
 
     _fill(app, examples)
     rows = raw.rows()

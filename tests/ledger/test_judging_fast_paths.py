@@ -16,12 +16,12 @@ from datetime import timedelta
 from pathlib import Path
 from typing import ClassVar, Literal
 
+from ledger.codec.parse import parse_line
+from ledger.domain.findings import BETTING_CLOSED_RULE, Finding
+from ledger.domain.round import Round
 from ledger.feed.envelope import BetPlaced, BetSettled, FeedEvent, RoundOpened
-from ledger.feed.parse import parse_line
-from ledger.findings import BETTING_CLOSED_RULE, Finding
 from ledger.games import GAMES
 from ledger.games.base import Game
-from ledger.round import Round
 from ledger.verify.checks import (
     MAX_DISORDER_FINDINGS,
     TIME_RULE,

@@ -1,6 +1,6 @@
 """The games' registry loads a game on first use, and gives what the eager tables gave.
 
-``ledger.games.GAMES``, ``ledger.store.TOPICS`` and ``ledger.stream``'s decoders load a game's
+``ledger.games.GAMES``, ``ledger.storage.store.TOPICS`` and ``ledger.storage.stream``'s decoders load a game's
 package only when one of its keys or topics is looked up (so that a command on an empty store,
 or on a store of one game, does not import the six); what they answer is what the tables built
 at import answered.
@@ -13,12 +13,12 @@ import sys
 
 import pytest
 
-from ledger.chain import CHAIN_TOPIC, Linked
+from ledger.codec.chain import CHAIN_TOPIC, Linked
 from ledger.codec.rows import all_kinds
+from ledger.domain.table import TABLE_TOPIC, RoundStarted
 from ledger.feed.envelope import FeedEvent, RoundOpened
 from ledger.games import GAMES
-from ledger.store import TOPICS
-from ledger.table import TABLE_TOPIC, RoundStarted
+from ledger.storage.store import TOPICS
 
 _LOADED_GAMES = (
     "import sys\n"
@@ -38,7 +38,7 @@ def _games_loaded_after(setup: str) -> list[str]:
 
 def test_the_store_and_the_stream_import_no_game_until_one_is_looked_up() -> None:
     setup = (
-        "import ledger.store, ledger.stream, projections.updater\n"
+        "import ledger.storage.store, ledger.storage.stream, projections.updater\n"
         "from ledger.games import GAMES\n"
         "assert list(GAMES) == ['SP9', 'FPC', '3CB', 'MJ', 'RL', 'STUD'] and 'RL' in GAMES"
     )
@@ -46,7 +46,7 @@ def test_the_store_and_the_stream_import_no_game_until_one_is_looked_up() -> Non
 
 
 def test_a_topic_of_one_game_loads_that_game_only() -> None:
-    setup = "from ledger.store import TOPICS\nassert TOPICS.get('RL/spin_result') is not None"
+    setup = "from ledger.storage.store import TOPICS\nassert TOPICS.get('RL/spin_result') is not None"
     assert _games_loaded_after(setup) == ["ledger.games.roulette"]
 
 

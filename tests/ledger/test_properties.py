@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 
 from ledger.feed.envelope import BetSettled
 from ledger.games import GAMES
-from ledger.ingest import ingest_file
-from ledger.simulate import Simulation, simulate
-from ledger.simulators import SIMULATORS
-from ledger.store import LedgerApp, open_ledger
+from ledger.services.ingest import ingest_file
+from ledger.storage.store import LedgerApp, open_ledger
+from ledger.tools.simulate import Simulation, simulate
+from ledger.tools.simulators import SIMULATORS
 from ledger.verify.engine import verify_store
 from ledger.verify.judge import Judged
 

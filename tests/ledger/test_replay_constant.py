@@ -1,5 +1,5 @@
 """``ledger replay`` and ``ledger recall`` judge a sealed round of a game whose rules span rounds
-(3CB, SP9, STUD) from the nearest signed state point of its game (``ledger.seal_index``), not in
+(3CB, SP9, STUD) from the nearest signed state point of its game (``ledger.proof.seal_index``), not in
 a pass from the checkpoint: the same derivation and findings as a pass from the start of the
 store, wherever the round sits between checkpoints; a forged state point is never used."""
 
@@ -12,17 +12,17 @@ from typing import Any
 
 import pytest
 
-import ledger.replay
-from ledger.checkpoints import seal
+import ledger.services.replay
 from ledger.games import GAMES
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.replay import judge_in_store, replay_round
+from ledger.proof.checkpoints import seal
+from ledger.proof.seal import generate_key, public_pem
+from ledger.proof.seal_index import INDEX_TABLE
 from ledger.report.recall import recall
-from ledger.seal import generate_key, public_pem
-from ledger.seal_index import INDEX_TABLE
-from ledger.simulate import simulate
-from ledger.sql import connect
-from ledger.store import LedgerApp
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.services.replay import judge_in_store, replay_round
+from ledger.storage.sql import connect
+from ledger.storage.store import LedgerApp
+from ledger.tools.simulate import simulate
 from ledger.verify.engine import Selection
 
 KEY = generate_key()
@@ -70,11 +70,11 @@ def test_sealed_rounds_are_judged_from_a_state_point_as_from_the_start(
     }
     picked = rounds[2::9]
     with monkeypatch.context() as m:
-        m.setattr(ledger.replay, "_from_state_point", lambda *a, **k: None)
+        m.setattr(ledger.services.replay, "_from_state_point", lambda *a, **k: None)
         from_checkpoint = {(t, r): replay_round(app, t, r) for t, r in picked}
     near = 0
     with monkeypatch.context() as m:
-        m.setattr(ledger.replay, "verify_store", _no_pass)
+        m.setattr(ledger.services.replay, "verify_store", _no_pass)
         for (table, rnd), reference in from_checkpoint.items():
             assert reference is not None
             replay = replay_round(app, table, rnd)
@@ -95,7 +95,7 @@ def test_recall_of_sealed_rounds_needs_no_pass(
         whole = recall(app, table, 10, from_start=True)
         assert whole is not None
         with monkeypatch.context() as m:
-            m.setattr(ledger.replay, "verify_store", _no_pass)
+            m.setattr(ledger.services.replay, "verify_store", _no_pass)
             near = recall(app, table, 10)
         assert near is not None
         assert [_body(r) for r in near.rounds] == [_body(r) for r in whole.rounds]
@@ -107,7 +107,7 @@ def test_a_forged_state_point_is_not_used(app: LedgerApp, tmp_path: Path) -> Non
     rounds = _build(app, tmp_path)
     table, rnd = next((t, r) for t, r in reversed(rounds) if t.startswith("3CB"))
     before = replay_round(app, table, rnd)
-    span = app.span(ledger.replay.round_id(table, rnd))
+    span = app.span(ledger.services.replay.round_id(table, rnd))
     assert before is not None and span is not None
     db = connect(app)
     name = db.dialect.qualified(INDEX_TABLE)

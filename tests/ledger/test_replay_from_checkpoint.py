@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from ledger.checkpoints import seal
 from ledger.games import GAMES
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.replay import judge_in_store, replay_round
+from ledger.proof.checkpoints import seal
+from ledger.proof.seal import generate_key, public_pem
 from ledger.report.recall import recall
-from ledger.seal import generate_key, public_pem
-from ledger.simulate import simulate
-from ledger.store import LedgerApp
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.services.replay import judge_in_store, replay_round
+from ledger.storage.store import LedgerApp
+from ledger.tools.simulate import simulate
 from ledger.verify.engine import Selection
 from tests.conftest import tiered
 

@@ -20,20 +20,20 @@ from pathlib import Path
 
 import pytest
 
-from ledger.checkpoints import CheckpointStore, listing, seal
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.seal import generate_key, public_pem
-from ledger.simulate import simulate
-from ledger.simulators import simulated_games
-from ledger.store import LedgerApp
-from ledger.verify.engine import VerifyReport, verify_store
-from ledger.verify.segments import (
+from ledger.proof.checkpoints import CheckpointStore, listing, seal
+from ledger.proof.seal import generate_key, public_pem
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.services.segments import (
     finding_keys,
     merge,
     plan,
     verify_parallel_segments,
     verify_segment,
 )
+from ledger.storage.store import LedgerApp
+from ledger.tools.simulate import simulate
+from ledger.tools.simulators import simulated_games
+from ledger.verify.engine import VerifyReport, verify_store
 from tests.conftest import tiered
 
 SEEDS = [3, 11, 29]

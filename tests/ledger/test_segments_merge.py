@@ -11,10 +11,9 @@ import json
 
 import pytest
 
-from ledger.errors import UsageError
-from ledger.findings import Finding
-from ledger.verify.engine import VerifyReport
-from ledger.verify.segments import (
+from ledger.domain.errors import UsageError
+from ledger.domain.findings import Finding
+from ledger.services.segments import (
     INTEGRITY_KEY,
     Part,
     finding_from_json,
@@ -22,6 +21,7 @@ from ledger.verify.segments import (
     parse_segment,
     part_from_json,
 )
+from ledger.verify.engine import VerifyReport
 
 
 def _f(round_: str, code: str = "settlement_mismatch", **extra: object) -> Finding:

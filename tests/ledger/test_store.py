@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from ledger.chain import CHAIN_ID, Linked
-from ledger.feed.parse import parse_line
-from ledger.ingest import Ingestor, ingest_file, numbered_lines
-from ledger.store import LedgerApp, LedgerMapper, Recorded, content_of, environment_for, topic_of
+from ledger.codec.chain import CHAIN_ID, Linked
+from ledger.codec.parse import parse_line
+from ledger.services.ingest import Ingestor, ingest_file, numbered_lines
+from ledger.storage.store import LedgerApp, LedgerMapper, Recorded, content_of, environment_for, topic_of
 from ledger.verify.engine import verify_store
 
 GAME_FILES = ["rl.jsonl", "fpc.jsonl", "sp9.jsonl", "3cb.jsonl", "stud.jsonl", "mj.jsonl"]
@@ -76,7 +76,7 @@ def test_ingesting_the_same_file_twice_stores_nothing_twice(app: LedgerApp, exam
 
 def test_saves_never_exceed_the_cap_and_links_cover_every_event(app: LedgerApp, tmp_path: Path) -> None:
     from ledger.games import GAMES
-    from ledger.simulate import simulate
+    from ledger.tools.simulate import simulate
 
     sim = simulate([GAMES["RL"]], rounds=120, tables=2, seed=7)
     path = tmp_path / "feed.jsonl"
@@ -94,7 +94,7 @@ def test_saves_never_exceed_the_cap_and_links_cover_every_event(app: LedgerApp, 
 
 
 def test_a_round_loads_through_the_library_repository(app: LedgerApp, examples: Path) -> None:
-    from ledger.round import round_id
+    from ledger.domain.round import round_id
 
     _ingest(app, examples / "rl.jsonl")
     rnd = app.repository.get(round_id("RL-01", "000001"))
@@ -116,7 +116,7 @@ def test_database_urls_map_to_library_settings(url: str, key: str, value: str) -
 
 
 def test_an_unsupported_url_is_a_usage_error() -> None:
-    from ledger.errors import StoreError
+    from ledger.domain.errors import StoreError
 
     with pytest.raises(StoreError, match="unsupported database URL"):
         environment_for("mysql://x")

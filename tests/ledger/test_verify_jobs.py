@@ -9,10 +9,10 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app as cli
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.simulate import simulate
-from ledger.simulators import simulated_games
-from ledger.store import LedgerApp, open_ledger
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import LedgerApp, open_ledger
+from ledger.tools.simulate import simulate
+from ledger.tools.simulators import simulated_games
 from ledger.verify.engine import Selection, verify_store
 from ledger.verify.partition import assign, verify_parallel
 from tests.conftest import tiered

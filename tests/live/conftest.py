@@ -18,14 +18,14 @@ from urllib.parse import urlsplit
 import nats
 import pytest
 
-from ledger.chain import CHAIN_TOPIC
+from ledger.codec.chain import CHAIN_TOPIC
 from ledger.games import GAMES
-from ledger.ingest import Ingestor
 from ledger.live.follower import Follower, FollowOptions
 from ledger.live.publish import publish_lines
 from ledger.live.sources import Bounds, Source
-from ledger.simulate import simulate
-from ledger.store import LedgerApp, open_ledger
+from ledger.services.ingest import Ingestor
+from ledger.storage.store import LedgerApp, open_ledger
+from ledger.tools.simulate import simulate
 
 NATS_BASE = os.environ.get("LEDGER_TEST_NATS", "nats://127.0.0.1:4222")
 

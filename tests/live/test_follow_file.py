@@ -17,7 +17,7 @@ import pytest
 from ledger.live.follower import Follower, FollowOptions
 from ledger.live.lock import FollowerLock, FollowerRunning
 from ledger.live.sources import Bounds, FileSource
-from ledger.store import open_ledger
+from ledger.storage.store import open_ledger
 from ledger.verify.engine import verify_store
 from tests.live.conftest import Captured, batch_store, run_follower, store_rows
 

@@ -37,7 +37,7 @@ from ledger.live.judging import LiveJudge
 from ledger.live.publish import FINDINGS_STREAM, publish_lines
 from ledger.live.sources import FileSource, NatsSource
 from ledger.live.told import finding_id, store_identity
-from ledger.store import open_ledger
+from ledger.storage.store import open_ledger
 from ledger.verify.engine import verify_store
 from tests.live.conftest import NATS_BASE, batch_store, feed_lines, run_follower, store_rows
 

@@ -15,7 +15,7 @@ from ledger.live.follower import Follower, FollowOptions
 from ledger.live.judging import LiveJudge
 from ledger.live.sources import Bounds, NatsAddress, NatsSource
 from ledger.live.told import finding_id, reject_id, store_identity
-from ledger.store import open_ledger
+from ledger.storage.store import open_ledger
 from ledger.verify.engine import verify_store
 from tests.live.conftest import Captured, batch_store, publish, run_follower, store_rows
 

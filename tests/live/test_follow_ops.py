@@ -18,14 +18,14 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from ledger import checkpoints
 from ledger.live.follower import Follower, FollowOptions
 from ledger.live.metrics import FollowerMetrics
 from ledger.live.publish import publish_lines
 from ledger.live.sources import Bounds, FileSource, NatsSource
 from ledger.live.views import follow_views
-from ledger.seal import generate_key
-from ledger.store import open_ledger
+from ledger.proof import checkpoints
+from ledger.proof.seal import generate_key
+from ledger.storage.store import open_ledger
 from ledger.verify.engine import verify_store
 from projections.registry import registered_views
 from tests.conftest import require_postgres
@@ -157,7 +157,7 @@ def test_metrics_are_served_in_the_prometheus_text_format(tmp_path: Path, lines:
 def test_the_views_follow_the_log(tmp_path: Path, lines: list[bytes]) -> None:
     url = f"sqlite:///{tmp_path / 'l.db'}"
     app = open_ledger(url)
-    from ledger.ingest import Ingestor
+    from ledger.services.ingest import Ingestor
 
     Ingestor(app).ingest(enumerate(lines[:300], 1))
     moved: list[tuple[str, int]] = []

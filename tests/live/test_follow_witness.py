@@ -10,12 +10,12 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from ledger import checkpoints
 from ledger.live.follower import Follower, FollowOptions
 from ledger.live.sources import Bounds, FileSource
 from ledger.merkle.heads import Heads, set_origin
-from ledger.seal import public_pem
-from ledger.store import open_ledger
+from ledger.proof import checkpoints
+from ledger.proof.seal import public_pem
+from ledger.storage.store import open_ledger
 from ledger.witness.keys import write_key_files
 from tests.live.conftest import Captured
 from tests.witness.conftest import start

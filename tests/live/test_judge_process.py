@@ -10,11 +10,11 @@ import sys
 import time
 from pathlib import Path
 
-from ledger.ingest import Ingestor
 from ledger.live.judge_process import RemoteJudge
 from ledger.live.judging import LiveJudge
 from ledger.live.sources import Bounds, FileSource
-from ledger.store import open_ledger
+from ledger.services.ingest import Ingestor
+from ledger.storage.store import open_ledger
 from tests.live.conftest import run_follower
 
 ROOT = Path(__file__).resolve().parents[2]

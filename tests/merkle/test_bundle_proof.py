@@ -14,12 +14,12 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app as cli_app
-from ledger.bundle import bundle_items, check_bundle, export_round, with_items
-from ledger.checkpoints import seal
-from ledger.ingest import Ingestor, numbered_lines
 from ledger.merkle.sealing import seal_tree
-from ledger.seal import Checkpoint, generate_key, private_pem, public_pem
-from ledger.store import LedgerApp
+from ledger.proof.bundle import bundle_items, check_bundle, export_round, with_items
+from ledger.proof.checkpoints import seal
+from ledger.proof.seal import Checkpoint, generate_key, private_pem, public_pem
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import LedgerApp
 
 runner = CliRunner()
 
@@ -59,7 +59,7 @@ def test_a_changed_bundle_is_broken(sealed: tuple[LedgerApp, Checkpoint, Any], t
     bad = copy.deepcopy(bundle)
     merkle = bad["merkle"]
     if tamper == "content":  # the last event rewritten, its digest recomputed: the chain holds
-        from ledger.chain import next_digest
+        from ledger.codec.chain import next_digest
 
         items = bundle_items(bad)
         last = items[-1]

@@ -17,7 +17,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger.ingest import Ingestor, numbered_lines
 from ledger.merkle.log import MerkleLog, TreeError, extend
 from ledger.merkle.rfc6962 import (
     leaf_hash,
@@ -36,7 +35,8 @@ from ledger.merkle.tree import (
     perfect_cover,
     range_roots,
 )
-from ledger.store import LedgerApp, open_ledger
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import LedgerApp, open_ledger
 
 
 def _ingest(app: LedgerApp, path: Path, batch: int = 40, *, tree: bool = True) -> None:

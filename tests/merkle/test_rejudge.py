@@ -18,18 +18,18 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app as cli_app
-from ledger.bundle import BundleError, check_bundle, export_round, pack_events, unpack_events
-from ledger.checkpoints import seal
 from ledger.games import GAMES
 from ledger.games.stud_poker.simulate import force_plan
-from ledger.ingest import Ingestor, numbered_lines
 from ledger.merkle.heads import Heads
 from ledger.merkle.log import MerkleLog
 from ledger.merkle.sealing import seal_note, seal_tree
-from ledger.note import cosign
-from ledger.seal import Checkpoint, generate_key, public_pem
-from ledger.simulate import simulate
-from ledger.store import LedgerApp, open_ledger
+from ledger.proof.bundle import BundleError, check_bundle, export_round, pack_events, unpack_events
+from ledger.proof.checkpoints import seal
+from ledger.proof.note import cosign
+from ledger.proof.seal import Checkpoint, generate_key, public_pem
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import LedgerApp, open_ledger
+from ledger.tools.simulate import simulate
 from ledger.verify.engine import Selection, verify_store
 from ledger.witness.keys import load_signing_key
 

@@ -12,12 +12,12 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app as cli_app
-from ledger.checkpoints import seal
-from ledger.ingest import Ingestor, numbered_lines
 from ledger.merkle.sample import SampleError, draw, sample, unseen_chance
 from ledger.merkle.sealing import seal_tree
-from ledger.seal import generate_key, public_pem
-from ledger.store import LedgerApp
+from ledger.proof.checkpoints import seal
+from ledger.proof.seal import generate_key, public_pem
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import LedgerApp
 from tests.cli.conftest import check_schema
 
 runner = CliRunner()
@@ -131,7 +131,7 @@ def test_with_a_quorum_the_newest_cosigned_note_is_sampled(
     noted: tuple[LedgerApp, Any, int],
 ) -> None:
     from ledger.merkle.heads import add_cosignatures, latest_note
-    from ledger.note import cosign, cosigner_key, parse_note
+    from ledger.proof.note import cosign, cosigner_key, parse_note
 
     app, key, size = noted
     witness = generate_key()

@@ -11,13 +11,13 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from typer.testing import CliRunner
 
 from cli.main import app as cli_app
-from ledger.checkpoints import seal
-from ledger.ingest import Ingestor, numbered_lines
 from ledger.merkle.heads import add_cosignatures
 from ledger.merkle.sealing import seal_tree
-from ledger.note import cosign
-from ledger.seal import generate_key, public_pem
-from ledger.store import LedgerApp
+from ledger.proof.checkpoints import seal
+from ledger.proof.note import cosign
+from ledger.proof.seal import generate_key, public_pem
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import LedgerApp
 from ledger.witness.keys import load_signing_key
 
 runner = CliRunner()

@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from ledger.checkpoints import seal
-from ledger.ingest import Ingestor, numbered_lines
 from ledger.merkle.heads import (
     OriginError,
     add_cosignatures,
@@ -25,9 +23,11 @@ from ledger.merkle.heads import (
 from ledger.merkle.log import MerkleLog
 from ledger.merkle.rfc6962 import EMPTY_ROOT, reference_root, verify_consistency
 from ledger.merkle.sealing import NoteRefused, log_verifier, open_checkpoint, seal_tree
-from ledger.note import CheckpointBody, NoteError, cosign, cosigner_key, open_note, require_quorum
-from ledger.seal import generate_key
-from ledger.store import LedgerApp
+from ledger.proof.checkpoints import seal
+from ledger.proof.note import CheckpointBody, NoteError, cosign, cosigner_key, open_note, require_quorum
+from ledger.proof.seal import generate_key
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import LedgerApp
 from tests.merkle.test_log import _leaves_from_rows, _run
 
 
@@ -167,7 +167,7 @@ def test_a_removed_newest_leaf_is_appended_again(app: LedgerApp, examples: Path,
 
 
 def test_a_key_change_with_nothing_new_is_a_usage_error(app: LedgerApp, examples: Path) -> None:
-    from ledger.seal import SealError
+    from ledger.proof.seal import SealError
 
     _ingest(app, examples / "sp9.jsonl")
     old, new = generate_key(), generate_key()

@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from cli.main import app as cli
 from ledger.games import GAMES
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.simulate import simulate
-from ledger.store import LedgerApp
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import LedgerApp
+from ledger.tools.simulate import simulate
 from ledger.verify.engine import verify_store
 from projections.bank import BankView, round_key, run_key, table_key
 from projections.base import MemoryRows, closed_rounds, fold_store

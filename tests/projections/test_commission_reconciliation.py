@@ -6,8 +6,8 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
-from ledger.ingest import Ingestor, ingest_file, numbered_lines
-from ledger.store import LedgerApp
+from ledger.services.ingest import Ingestor, ingest_file, numbered_lines
+from ledger.storage.store import LedgerApp
 from ledger.verify.judge import RoundJudge
 from projections.base import MemoryRows, closed_rounds, fold_store
 from projections.commission import CommissionView, commission_items, commission_report

@@ -13,11 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ledger.games import GAMES
-from ledger.ingest import ingest_file
 from ledger.report.day import summarize_day
-from ledger.simulate import simulate
-from ledger.simulators import SIMULATORS
-from ledger.store import LedgerApp, open_ledger
+from ledger.services.ingest import ingest_file
+from ledger.storage.store import LedgerApp, open_ledger
+from ledger.tools.simulate import simulate
+from ledger.tools.simulators import SIMULATORS
 from ledger.verify.engine import verify_store
 from ledger.verify.judge import Judged
 from projections.base import MemoryRows, closed_rounds, fold_store

@@ -25,11 +25,11 @@ from typer.testing import CliRunner
 
 from cli.main import app as cli_app
 from ledger.games.stud_poker.simulate import force_plan
-from ledger.ingest import ingest_file
 from ledger.report.day import summarize_day
-from ledger.simulate import simulate
-from ledger.simulators import simulated_games
-from ledger.store import LedgerApp, open_ledger
+from ledger.services.ingest import ingest_file
+from ledger.storage.store import LedgerApp, open_ledger
+from ledger.tools.simulate import simulate
+from ledger.tools.simulators import simulated_games
 from projections.beancount import account_part
 from projections.export import export
 from projections.house import HouseView

@@ -17,15 +17,15 @@ from typing import Any
 from typer.testing import CliRunner
 
 from cli.main import app as cli_app
+from ledger.codec.parse import parse_object
+from ledger.domain.round import Round
 from ledger.feed.envelope import FeedEvent
-from ledger.feed.parse import parse_object
 from ledger.games.stud_poker.session import StudSession
 from ledger.games.stud_poker.simulate import FORCE_KEY, POOL, finish_feed, simulate_round
 from ledger.games.stud_poker.tables import Category
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.round import Round
-from ledger.simulate import DEFAULT_START, RoundBuilder
-from ledger.store import open_ledger
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import open_ledger
+from ledger.tools.simulate import DEFAULT_START, RoundBuilder
 from projections.base import MemoryRows, closed_rounds, fold_store
 from projections.jackpot import JackpotView, conservation_gap
 

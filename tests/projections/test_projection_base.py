@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ledger.ingest import ingest_file
-from ledger.round import Round
-from ledger.store import LedgerApp
+from ledger.domain.round import Round
+from ledger.services.ingest import ingest_file
+from ledger.storage.store import LedgerApp
 from projections.base import MemoryRows, Rows, View, closed_rounds, fold_store
 
 GAME_FILES = ["rl.jsonl", "fpc.jsonl", "sp9.jsonl", "3cb.jsonl", "stud.jsonl", "mj.jsonl"]

@@ -16,8 +16,8 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app as cli_app
-from ledger.ingest import ingest_file
-from ledger.store import LedgerApp
+from ledger.services.ingest import ingest_file
+from ledger.storage.store import LedgerApp
 from projections.commission import CommissionView, commission_report
 from projections.export import export
 from projections.house import HouseView

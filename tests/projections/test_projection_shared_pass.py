@@ -10,9 +10,9 @@ import pytest
 
 import projections.base
 import projections.updater
-from ledger.ingest import ingest_file
-from ledger.round import Round
-from ledger.store import LedgerApp
+from ledger.domain.round import Round
+from ledger.services.ingest import ingest_file
+from ledger.storage.store import LedgerApp
 from projections.base import MemoryRows, closed_rounds, fold_store, fold_views
 from projections.check import check_projections
 from projections.commission import CommissionView

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ledger.ingest import ingest_file
-from ledger.store import LedgerApp, open_ledger
+from ledger.services.ingest import ingest_file
+from ledger.storage.store import LedgerApp, open_ledger
 from projections.base import MemoryRows, fold_store
 from projections.check import check_projections
 from projections.commission import CommissionView
@@ -189,7 +189,7 @@ def test_read_view_returns_the_caught_up_rows(app: LedgerApp, examples: Path) ->
 
 KILLED_UPDATER = """
 import sys, time
-from ledger.store import open_ledger
+from ledger.storage.store import open_ledger
 from projections.commission import CommissionView
 from projections.updater import catch_up_view
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.store import LedgerApp
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import LedgerApp
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-c", "from cli.main import main; main()"]
@@ -95,8 +95,8 @@ def cli_in_process() -> Callable[..., subprocess.CompletedProcess[str]]:
 
 DRIVER = """
 import os, signal, sys
-from ledger.ingest import Ingestor, bounded_lines
-from ledger.store import open_ledger
+from ledger.services.ingest import Ingestor, bounded_lines
+from ledger.storage.store import open_ledger
 
 db, feed, kill_at, phase, batch = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
 app = open_ledger(db)
@@ -139,7 +139,7 @@ def driver_cmd(db: str, feed: Path, kill_at: int = 0, phase: str = "before", bat
 
 def feed_rounds(feed: Path) -> dict[tuple[str, str], list[dict[str, object]]]:
     """The feed's events by round, in seq order, as the ledger compares them (feed fields)."""
-    from ledger.feed.parse import Rejection, parse_line
+    from ledger.codec.parse import Rejection, parse_line
 
     rounds: dict[tuple[str, str], list[dict[str, object]]] = {}
     with open(feed, "rb") as stream:
@@ -152,7 +152,7 @@ def feed_rounds(feed: Path) -> dict[tuple[str, str], list[dict[str, object]]]:
 
 def stored_rounds(app: LedgerApp, keys: object) -> dict[tuple[str, str], list[dict[str, object]]]:
     """The stored feed events of the given rounds, in version order (absent rounds left out)."""
-    from ledger.round import round_id
+    from ledger.domain.round import round_id
 
     out: dict[tuple[str, str], list[dict[str, object]]] = {}
     for table, round in keys:  # type: ignore[attr-defined]
@@ -166,7 +166,7 @@ def stored_rounds(app: LedgerApp, keys: object) -> dict[tuple[str, str], list[di
 def assert_prefix_of_feed(app: LedgerApp, feed: dict[tuple[str, str], list[dict[str, object]]]) -> int:
     """Every stored round is a prefix of its feed lines, and the chain verifies; returns how
     many feed events are stored."""
-    from ledger.table import table_id
+    from ledger.domain.table import table_id
     from ledger.verify.engine import verify_store
 
     stored = stored_rounds(app, feed)

@@ -20,15 +20,15 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app as cli_app
-from ledger.checkpoints import seal
+from ledger.domain.round import round_id
 from ledger.games import GAMES
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.replay import replay_round
+from ledger.proof.checkpoints import seal
+from ledger.proof.seal import ChainPosition, generate_key, private_pem, public_pem, sign
 from ledger.report.recall import recall
-from ledger.round import round_id
-from ledger.seal import ChainPosition, generate_key, private_pem, public_pem, sign
-from ledger.simulate import simulate
-from ledger.store import LedgerApp, open_ledger
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.services.replay import replay_round
+from ledger.storage.store import LedgerApp, open_ledger
+from ledger.tools.simulate import simulate
 from ledger.verify.engine import verify_store
 from ledger.verify.snapshot import Snapshot
 

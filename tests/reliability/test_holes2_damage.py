@@ -22,7 +22,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app as cli_app
-from ledger.errors import StoreDamaged, damage_in
+from ledger.domain.errors import StoreDamaged, damage_in
 from tests.conftest import EXAMPLES
 
 runner = CliRunner()

@@ -16,9 +16,9 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app as cli_app
-from ledger.db_admin import append_only_sql, events_table
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.store import open_ledger
+from ledger.services.db_admin import append_only_sql, events_table
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import open_ledger
 from ledger.verify.engine import verify_store
 
 runner = CliRunner()

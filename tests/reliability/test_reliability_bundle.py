@@ -9,10 +9,10 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app as cli_app
-from ledger.bundle import BundleError, check_bundle, export_round, parse_bundle
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.seal import generate_key, private_pem, public_pem, seal_store
-from ledger.store import LedgerApp
+from ledger.proof.bundle import BundleError, check_bundle, export_round, parse_bundle
+from ledger.proof.seal import generate_key, private_pem, public_pem, seal_store
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import LedgerApp
 
 runner = CliRunner()
 
@@ -67,7 +67,7 @@ def test_a_round_saved_after_the_checkpoint_is_not_proven_by_it(app, examples) -
 
 @pytest.mark.parametrize("attack", ["amount", "drop_last_event", "drop_link", "digest", "rename"])
 def test_every_edit_of_a_bundle_breaks_the_proof(attack: str, tmp_path: Path, examples: Path) -> None:
-    from ledger.store import open_ledger
+    from ledger.storage.store import open_ledger
 
     app = open_ledger(f"sqlite:///{tmp_path / 'l.db'}")
     _ingest(app, examples / "rl.jsonl")

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from eventsourcing.cryptography import AESCipher
 
-from ledger.chain import FrameError
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.round import round_id
-from ledger.store import LedgerApp, open_ledger
+from ledger.codec.chain import FrameError
+from ledger.domain.round import round_id
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import LedgerApp, open_ledger
 from ledger.verify.engine import verify_store
 
 FEEDS = ("rl.jsonl", "3cb.jsonl")

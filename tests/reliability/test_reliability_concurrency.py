@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger.store import open_ledger
+from ledger.storage.store import open_ledger
 from ledger.verify.engine import verify_store
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger.store import open_ledger
+from ledger.storage.store import open_ledger
 
 RUNS = int(os.environ.get("LEDGER_CRASH_RUNS", "2"))
 SEED = int(os.environ.get("LEDGER_CRASH_SEED", "20261121"))

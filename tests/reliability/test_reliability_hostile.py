@@ -18,9 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ledger.feed.parse import MAX_LINE_BYTES, REJECT_CODES
-from ledger.ingest import Ingestor, IngestReport
-from ledger.store import LedgerApp, open_ledger
+from ledger.codec.parse import MAX_LINE_BYTES, REJECT_CODES
+from ledger.services.ingest import Ingestor, IngestReport
+from ledger.storage.store import LedgerApp, open_ledger
 from ledger.verify.engine import verify_store
 
 EXAMPLES = Path(os.environ["LEDGER_EXAMPLES"])  # set by tests/conftest.py

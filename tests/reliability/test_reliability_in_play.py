@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ledger.ingest import Ingestor
-from ledger.store import open_ledger
+from ledger.services.ingest import Ingestor
+from ledger.storage.store import open_ledger
 from ledger.verify.engine import verify_store
 
 EXAMPLES = Path(os.environ["LEDGER_EXAMPLES"])  # set by tests/conftest.py

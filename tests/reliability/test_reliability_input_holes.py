@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from ledger.chain import frame, unframe
-from ledger.feed.parse import Rejection, parse_line
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.store import open_ledger
+from ledger.codec.chain import frame, unframe
+from ledger.codec.parse import Rejection, parse_line
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import open_ledger
 
 
 @pytest.fixture

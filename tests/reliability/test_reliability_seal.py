@@ -14,9 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app as cli_app
-from ledger.chain import unframe
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.seal import (
+from ledger.codec.chain import unframe
+from ledger.proof.seal import (
     ChainPosition,
     SealError,
     checkpoint_findings,
@@ -29,7 +28,8 @@ from ledger.seal import (
     seal_store,
     sign,
 )
-from ledger.store import LedgerApp, open_ledger
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import LedgerApp, open_ledger
 from ledger.verify.engine import verify_store
 
 runner = CliRunner()

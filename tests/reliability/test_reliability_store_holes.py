@@ -23,10 +23,10 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app as cli_app
-from ledger.chain import frame, next_digest, unframe
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.round import round_id
-from ledger.store import open_ledger
+from ledger.codec.chain import frame, next_digest, unframe
+from ledger.domain.round import round_id
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import open_ledger
 from ledger.verify.engine import verify_store
 
 
@@ -194,8 +194,8 @@ def test_a_planted_row_in_a_gap_of_the_chain_is_chain_broken(db_url: str, exampl
 
 WRITER = """
 import sys, time
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.store import open_ledger
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import open_ledger
 time.sleep(max(0.0, float(sys.argv[3]) - time.time()))  # all four open the store at once
 app = open_ledger(sys.argv[1])
 with open(sys.argv[2], encoding="utf-8") as stream:

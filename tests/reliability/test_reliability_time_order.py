@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.store import open_ledger
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import open_ledger
 
 
 @pytest.fixture

@@ -19,8 +19,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from eventsourcing.cryptography import AESCipher
 
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.store import open_ledger
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import open_ledger
 
 
 @pytest.fixture

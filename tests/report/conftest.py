@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.store import LedgerApp, open_ledger
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import LedgerApp, open_ledger
 
 EXAMPLES = Path(os.environ["LEDGER_EXAMPLES"])  # set by tests/conftest.py
 EXAMPLE_FILES = ("3cb", "fpc", "mj", "rl", "sp9", "stud")

@@ -22,13 +22,13 @@ from typing import Any
 
 import pytest
 
-from ledger.findings import Finding
-from ledger.replay import replay_round
+from ledger.domain.findings import Finding
 from ledger.report.day import DaySummary, TableDay, summarize_day
 from ledger.report.html_day import render_day
 from ledger.report.html_round import render_round
 from ledger.report.provenance import provenance
-from ledger.store import LedgerApp, open_ledger
+from ledger.services.replay import replay_round
+from ledger.storage.store import LedgerApp, open_ledger
 
 CHROMIUM = os.environ.get("LEDGER_CHROMIUM", "/usr/bin/chromium")
 SHOTS = Path(os.environ.get("LEDGER_SCREENSHOTS", Path(__file__).resolve().parents[2] / "screenshots"))

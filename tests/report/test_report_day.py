@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from cli.main import app as cli
 from ledger.report.day import summarize_day
-from ledger.store import LedgerApp
+from ledger.storage.store import LedgerApp
 
 DAY = date(2026, 11, 20)
 runner = CliRunner()

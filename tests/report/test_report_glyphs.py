@@ -8,9 +8,9 @@ import unicodedata
 import pytest
 
 from ledger.feed.cards import CardDealt
-from ledger.replay import replay_round
 from ledger.report.glyphs import card, die, fpc_face, outcome_lines, tile, wheel
-from ledger.store import LedgerApp
+from ledger.services.replay import replay_round
+from ledger.storage.store import LedgerApp
 
 RANKS = "A23456789TJQK"
 SUITS = "SHDC"

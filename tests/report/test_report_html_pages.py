@@ -12,15 +12,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ledger.domain.round import Round
 from ledger.feed.envelope import FeedEvent, RoundOpened
 from ledger.games.base import Derivation
-from ledger.replay import RoundReplay, replay_round
 from ledger.report.day import summarize_day
 from ledger.report.html_day import render_day
 from ledger.report.html_round import render_round
 from ledger.report.markup import el
-from ledger.round import Round
-from ledger.store import LedgerApp
+from ledger.services.replay import RoundReplay, replay_round
+from ledger.storage.store import LedgerApp
 
 ROUNDS = {
     "RL-01": "000001 000002 000003 000004 000005",

@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app as cli
-from ledger.replay import replay_round
 from ledger.report.recall import recall, round_json
-from ledger.store import LedgerApp
+from ledger.services.replay import replay_round
+from ledger.storage.store import LedgerApp
 
 runner = CliRunner()
 

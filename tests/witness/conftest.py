@@ -17,8 +17,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ledger.merkle.rfc6962 import leaf_hash, reference_consistency, reference_root
-from ledger.note import CheckpointBody, sign_note
-from ledger.seal import private_pem, public_pem
+from ledger.proof.note import CheckpointBody, sign_note
+from ledger.proof.seal import private_pem, public_pem
 from ledger.witness.keys import write_key_files
 
 ORIGIN = "casino.example/ledger"

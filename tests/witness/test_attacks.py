@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from ledger.note import NoteError, cosign, parse_note, require_quorum
+from ledger.proof.note import NoteError, cosign, parse_note, require_quorum
 from ledger.witness.client import QuorumError, WitnessError, collect_cosignatures, request_cosignature
 from ledger.witness.keys import load_signing_key, load_witness_key
 

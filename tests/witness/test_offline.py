@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from typer.testing import CliRunner
 
 from cli.main import app
-from ledger.note import (
+from ledger.proof.note import (
     CheckpointBody,
     cosigner_key,
     parse_note,

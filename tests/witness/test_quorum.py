@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from ledger.note import CheckpointBody, cosign, sign_note
+from ledger.proof.note import CheckpointBody, cosign, sign_note
 from ledger.witness.keys import load_signing_key, parse_log_option
 from ledger.witness.quorum import QuorumRefused, QuorumUsage, quorum_from_options, require_witnessed
 

@@ -136,7 +136,7 @@ def test_a_re_ingested_edited_history_under_the_same_origin_is_refused(
     # the operator copies the real store's cosignature lines next to the forged note
     lines = list(latest_note_of(db_url).cosignatures)
     from ledger.merkle.heads import add_cosignatures
-    from ledger.store import open_ledger
+    from ledger.storage.store import open_ledger
 
     forged_app = open_ledger(other_url)
     try:
@@ -148,7 +148,7 @@ def test_a_re_ingested_edited_history_under_the_same_origin_is_refused(
 
 
 def latest_note_of(url):
-    from ledger.store import open_ledger
+    from ledger.storage.store import open_ledger
 
     opened = open_ledger(url)
     try:

@@ -33,9 +33,9 @@ The bulk recorders, in detail:
   ``BulkPostgresRecorder`` (in ``ledger.codec.library.postgres``, so that a SQLite store never
   loads the driver) sends four arrays of plain types (``uuid[]``, ``bigint[]``, ``text[]``,
   ``bytea[]``) in binary, unnested in the same ``INSERT … RETURNING``. Saves stay capped at
-  ``ledger.store.SAVE_EVENTS_MAX`` events.
+  ``ledger.storage.store.SAVE_EVENTS_MAX`` events.
 
-Selected by the ``APPLICATION_RECORDER_TOPIC`` setting in :func:`ledger.store.open_ledger`.
+Selected by the ``APPLICATION_RECORDER_TOPIC`` setting in :func:`ledger.storage.store.open_ledger`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Fish-Prawn-Crab: what the rules say about one recorded round (RULES §2.3–§2.6).
 
-:func:`derive` folds a :class:`~ledger.round.Round` into a
+:func:`derive` folds a :class:`~ledger.domain.round.Round` into a
 :class:`~ledger.games.base.Derivation`:
 
 - the outcome is the last ``dice_shown`` that no ``die_cocked`` follows (a cocked die means the
@@ -14,12 +14,12 @@
 
 from __future__ import annotations
 
+from ledger.domain.findings import Finding
+from ledger.domain.round import Round
 from ledger.feed.envelope import BetPlaced
-from ledger.findings import Finding
 from ledger.games.base import Derivation, Settlement, Step
 from ledger.games.fish_prawn_crab.feed import DiceShown, DieCocked, FishPrawnCrabBetPlaced, Spot
 from ledger.games.fish_prawn_crab.rules import describe, label, settle
-from ledger.round import Round
 
 COCKED_DIE_RULE = "FPC art. 3 C) [S]; RULES §8.2 F2 [I]"
 ROUND_VOIDED_RULE = "FEED §2 (round_voided)"

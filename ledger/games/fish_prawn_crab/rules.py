@@ -21,6 +21,7 @@ from collections import Counter
 from decimal import Decimal
 from typing import assert_never
 
+from ledger.domain.money import ZERO
 from ledger.games.base import Settlement, Verdict
 from ledger.games.fish_prawn_crab.feed import (
     AnySpot,
@@ -42,7 +43,6 @@ from ledger.games.fish_prawn_crab.tables import (
     TOTALS_ON_TRIPLES,
     Prize,
 )
-from ledger.money import ZERO
 
 COLOUR_COUNTS = {"one_colour": 1, "two_colours": 2, "three_colours": 3}
 """How many dice of the chosen colour each colour bet needs, exactly (F4)."""

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Final
 
-from ledger.builder import Injected, RoundBuilder, TableBias
 from ledger.games.fish_prawn_crab.feed import (
     AnySpot,
     ColourSpot,
@@ -27,6 +26,7 @@ from ledger.games.fish_prawn_crab.feed import (
 )
 from ledger.games.fish_prawn_crab.rules import settle
 from ledger.games.fish_prawn_crab.tables import COLOURS
+from ledger.tools.builder import Injected, RoundBuilder, TableBias
 
 LIMITS: Final[dict[str, dict[str, str]]] = {
     "small": {"min": "50", "max": "20000"},
@@ -105,7 +105,7 @@ _LINE_ERRORS: Final[dict[str, Callable[[dict[str, Any], _Bet], None]]] = {
 }
 
 INJECTABLE: Final = ("wrong_payout", "late_bet", "missing_settlement", "wrong_commission")
-"""The error kinds this simulator injects (the keys of ``ledger.simulate.ERROR_KINDS``)."""
+"""The error kinds this simulator injects (the keys of ``ledger.tools.simulate.ERROR_KINDS``)."""
 
 
 def simulate_round(b: RoundBuilder, rng: random.Random, inject: str | None) -> list[Injected]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, NamedTuple
 
-from ledger.equipment import FPC_FACES
+from ledger.domain.equipment import FPC_FACES
 from ledger.games.fish_prawn_crab.feed import Colour
 
 

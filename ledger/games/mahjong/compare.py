@@ -9,12 +9,12 @@ from collections import defaultdict
 from collections.abc import Iterator
 from decimal import Decimal
 
-from ledger.findings import Finding
+from ledger.domain.findings import Finding
+from ledger.domain.money import ZERO, same_amount, text
+from ledger.domain.round import Round
 from ledger.games.base import Derivation, PaymentDue
 from ledger.games.mahjong.feed import CommissionCharged, PaymentMade, PaymentShortfall
 from ledger.games.mahjong.payments import SHORTFALL_RULE, UNDUE_RULE
-from ledger.money import ZERO, same_amount, text
-from ledger.round import Round
 
 
 def compare(rnd: Round, derivation: Derivation) -> Iterator[Finding]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ledger.domain.round import Round
 from ledger.games.base import Cells, Equipment, Pool
 from ledger.games.mahjong.tiles import CODES, COPIES, KINDS, SIMPLIFIED_KINDS
-from ledger.round import Round
 
 _INDEX = {code: i for i, code in enumerate(CODES)}
 _SIMPLIFIED = frozenset(SIMPLIFIED_KINDS)

@@ -24,7 +24,7 @@ from typing import ClassVar, Literal
 from pydantic import ConfigDict, Field, StrictInt, StrictStr, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
-from ledger.equipment import TileField
+from ledger.domain.equipment import TileField
 from ledger.feed.envelope import LIFECYCLE_EVENTS, FeedEvent, RoundOpened
 from ledger.feed.types import Code, Die, Money, Wind
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from ledger.domain.round import Round
 from ledger.games.base import Charge, Money
 from ledger.games.mahjong.feed import CommissionCharged, MahjongRoundOpened, PaymentMade
 from ledger.games.money import ZERO, no_jackpot
-from ledger.round import Round
 
 
 def payer(rnd: Round, party: str) -> str:

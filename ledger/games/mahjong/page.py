@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections import defaultdict
 from decimal import Decimal
 
+from ledger.domain.money import ZERO
+from ledger.domain.round import Round
 from ledger.games.base import ComparedField, Derivation, MoneyRow, MoneyTable
-from ledger.money import ZERO
-from ledger.round import Round
 
 
 def money_tables(rnd: Round, derivation: Derivation) -> list[MoneyTable]:

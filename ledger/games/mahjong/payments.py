@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Literal
 
+from ledger.domain.money import CENT, ZERO, RoundingMode, round_money
 from ledger.games.base import PaymentDue
 from ledger.games.mahjong.tables import (
     COMMISSION,
@@ -29,7 +30,6 @@ from ledger.games.mahjong.tables import (
     unit,
 )
 from ledger.games.mahjong.tiles import Variant
-from ledger.money import CENT, ZERO, RoundingMode, round_money
 
 Reason = Literal["win", "liability", "false_win"]
 

@@ -21,15 +21,15 @@ from collections import defaultdict
 from dataclasses import dataclass
 from decimal import Decimal
 
-from ledger.findings import Finding
+from ledger.domain.findings import Finding
+from ledger.domain.money import ZERO, text
+from ledger.domain.round import Round
 from ledger.games.base import Commission, Derivation, PaymentDue, Step
 from ledger.games.mahjong.feed import CommissionCharged, MahjongRoundOpened
 from ledger.games.mahjong.payments import commission_due, false_win_payments, win_payments
 from ledger.games.mahjong.rules import GameEnd, derive_end
 from ledger.games.mahjong.state import GameState, replay
 from ledger.games.mahjong.tables import NO_COMMISSION_RULE
-from ledger.money import ZERO, text
-from ledger.round import Round
 
 MIN_CAPITAL_RULE = "RULES §8.4 M6 (mj.min_capital)"
 LOG_CHUNK = 24

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ledger.domain.rulebook import Rulebook
 from ledger.games.base import Step, Verdict
 from ledger.games.mahjong.fan import (
     CAP_RULE,
@@ -45,7 +46,6 @@ from ledger.games.mahjong.tiles import (
     distance,
     kinds_of,
 )
-from ledger.rulebook import Rulebook
 
 Ending = Literal["win", "false_win", "drawn", "open"]
 

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Final
 
-from ledger.builder import Injected, RoundBuilder
-from ledger.feed.parse import Rejection, parse_line
+from ledger.codec.parse import Rejection, parse_line
+from ledger.domain.round import Round
 from ledger.games.base import PaymentDue
 from ledger.games.mahjong.feed import STAKE_ROWS
 from ledger.games.mahjong.hands import is_complete
@@ -44,10 +44,10 @@ from ledger.games.mahjong.tiles import (
     next_seat,
     tile_set,
 )
-from ledger.round import Round
+from ledger.tools.builder import Injected, RoundBuilder
 
 INJECTABLE: Final = ("mj_wrong_fan", "mj_liability_ignored", "mj_missing_commission")
-"""The error kinds this simulator injects (keys of ``ledger.simulate.ERROR_KINDS``)."""
+"""The error kinds this simulator injects (keys of ``ledger.tools.simulate.ERROR_KINDS``)."""
 
 IRREGULARITY_RATE: Final = 0.03
 """Per game, the chance of each irregularity (withdrawn pung, tiles seen, claim error, top-up)."""

@@ -25,9 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
+from ledger.domain.findings import Finding
 from ledger.feed.envelope import FeedEvent
 from ledger.feed.types import Wind
-from ledger.findings import Finding
 from ledger.games.mahjong.feed import (
     CapitalToppedUp,
     ClaimCorrected,

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ledger.domain.findings import Finding
+from ledger.domain.round import Round
 from ledger.feed.envelope import BetPlaced, FeedEvent, RoundVoided
-from ledger.findings import Finding
 from ledger.games.base import Derivation, Settlement, Step
 from ledger.games.roulette.feed import GroupSpot, NumbersSpot, OutsideSpot, SpinResult, SpinVoided
 from ledger.games.roulette.rules import (
@@ -39,7 +40,6 @@ from ledger.games.roulette.rules import (
     settle,
     spot_issue,
 )
-from ledger.round import Round
 
 VOID_SPIN_RULE = "RL art. 2 / RULES §5.6"
 VOID_ROUND_RULE = "FEED §2 (round_voided)"

@@ -23,6 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+from ledger.domain.money import ZERO
+from ledger.domain.rulebook import DEFAULT_RULEBOOK, Rulebook
 from ledger.games.base import Settlement
 from ledger.games.roulette.feed import GroupSpot, NumbersSpot, OutsideSpot
 from ledger.games.roulette.tables import (
@@ -36,8 +38,6 @@ from ledger.games.roulette.tables import (
     ZERO_SPOTS,
     LayoutKind,
 )
-from ledger.money import ZERO
-from ledger.rulebook import DEFAULT_RULEBOOK, Rulebook
 
 Spot = NumbersSpot | GroupSpot | OutsideSpot
 """A spot on the roulette layout (FEED §3)."""

@@ -5,7 +5,7 @@ One round (FEED §3): ``round_opened`` (HKD, table limits for every spot kind, R
 sometimes a void spin («golpe nulo», RULES §5.6) before the ``spin_result``, one correct
 ``bet_settled`` per bet (RL arts. 7–8), ``round_closed``.
 
-An injected error (``ledger.simulate.ERROR_KINDS``) is chosen so that verify reports exactly one
+An injected error (``ledger.tools.simulate.ERROR_KINDS``) is chosen so that verify reports exactly one
 finding for it and nothing else:
 
 - ``wrong_payout`` — one winner paid a chip short, or one loser paid as a winner;
@@ -24,10 +24,10 @@ from decimal import Decimal
 from types import MappingProxyType
 from typing import Any, Final
 
-from ledger.builder import Injected, RoundBuilder
 from ledger.games.roulette.feed import GroupSpot, NumbersSpot, OutsideSpot
 from ledger.games.roulette.rules import Spot, settle
 from ledger.games.roulette.tables import LAYOUT_SPOTS, PAYOUTS, BetKind, LayoutKind
+from ledger.tools.builder import Injected, RoundBuilder
 
 LIMITS: Final[dict[BetKind, tuple[int, int]]] = {
     "straight": (10, 500),

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ledger.round import Round
+from ledger.domain.round import Round
 
 POOL = "STUD/pool/"
 TABLE = "STUD/table/"

@@ -45,7 +45,7 @@ from functools import cache, lru_cache
 from itertools import combinations_with_replacement
 from typing import Final
 
-from ledger.equipment import Card
+from ledger.domain.equipment import Card
 from ledger.games.stud_poker.tables import RANK_LETTERS, SUIT_NAMES, SUIT_ORDER, Category
 
 _CAT_SHIFT: Final = 24

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from ledger.domain.round import Round
 from ledger.games.base import Derivation, JackpotMovement, Money
 from ledger.games.money import banked_result, bet_charges, bet_turnover, seat_payer
 from ledger.games.stud_poker.feed import JackpotPaid
-from ledger.round import Round
 
 
 def house_result(rnd: Round) -> Decimal:

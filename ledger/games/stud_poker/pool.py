@@ -22,7 +22,7 @@ Within one round, in this order (RULES §6.6, §8.6 P4–P12):
 Seating order (art. 10(4)) orders the payments within each step. The identity
 ``balance = seed + Σ contributions − Σ pool-funded awards + Σ resets`` holds after every round.
 
->>> from ledger.rulebook import JackpotOptions, Rounding
+>>> from ledger.domain.rulebook import JackpotOptions, Rounding
 >>> opts = JackpotOptions.model_validate({"pool": "PJ-1", "bet_amount": "10",
 ...     "contribution_rate": "0.2", "seed": "1000", "fixed": {"flush": "200",
 ...     "full_house": "400", "four_of_a_kind": "2000", "straight_flush": "500",
@@ -39,9 +39,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from ledger.domain.money import ZERO, round_money, share_down
+from ledger.domain.rulebook import JackpotOptions, Rounding
 from ledger.games.stud_poker.tables import FIXED_FUNDED_BY_HOUSE, SF_SHARE, Category
-from ledger.money import ZERO, round_money, share_down
-from ledger.rulebook import JackpotOptions, Rounding
 
 CONTRIBUTION_RULE = "STUD art. 10; RULES §6.6, §8.6 P4"
 SF_RULE = "STUD art. 10(2), (6), (7); RULES §8.6 P5, P7, P12"

@@ -36,9 +36,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from ledger.domain.findings import Finding
+from ledger.domain.money import text as amount_text
+from ledger.domain.round import Round
 from ledger.feed.cards import DeckShuffled
 from ledger.feed.envelope import BetPlaced, FeedEvent, Irregularity, RoundVoided
-from ledger.findings import Finding
 from ledger.games.base import Derivation, Settlement, Step
 from ledger.games.stud_poker.feed import (
     AnteSpot,
@@ -60,8 +62,6 @@ from ledger.games.stud_poker.rules import (
     settle_raise,
 )
 from ledger.games.stud_poker.tables import JACKPOT_HANDS, Category
-from ledger.money import text as amount_text
-from ledger.round import Round
 
 DEAL_RULE = "STUD art. 7"
 VOID_RULE = "STUD art. 11(1), (4); FEED §2 (round_voided)"

@@ -21,11 +21,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import Decimal
 
+from ledger.domain.money import ZERO
+from ledger.domain.rulebook import DEFAULT_RULEBOOK, Rulebook
 from ledger.games.base import Settlement
 from ledger.games.stud_poker.hands import HandValue
 from ledger.games.stud_poker.tables import RAISE_PAYS, RANK_LETTERS, Category
-from ledger.money import ZERO
-from ledger.rulebook import DEFAULT_RULEBOOK, Rulebook
 
 QUALIFY_RULE = "STUD art. 9(1)–(3); RULES §8.6 P1"
 NOT_QUALIFIED_RULE = "STUD art. 9(2)"

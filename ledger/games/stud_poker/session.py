@@ -21,15 +21,15 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from ledger.findings import Finding
+from ledger.domain.findings import Finding
+from ledger.domain.money import ZERO, same_amount
+from ledger.domain.money import text as amount_text
+from ledger.domain.round import Round
+from ledger.domain.rulebook import JackpotOptions
 from ledger.games.base import Derivation, JackpotAward, JackpotMovement, Settlement, Step
 from ledger.games.stud_poker.feed import JackpotPaid
 from ledger.games.stud_poker.pool import CONTRIBUTION_RULE, RESET_RULE, PoolRound, settle_pool
 from ledger.games.stud_poker.round import StudRound, analyse
-from ledger.money import ZERO, same_amount
-from ledger.money import text as amount_text
-from ledger.round import Round
-from ledger.rulebook import JackpotOptions
 
 _DUMPED_MAX = 256
 """Jackpot sections whose JSON a session keeps at most (a bound, not a tuning knob)."""

@@ -32,9 +32,10 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any, Final
 
-from ledger.builder import ERROR_KINDS, Injected, RoundBuilder
+from ledger.codec.parse import parse_object
+from ledger.domain.round import Round
+from ledger.domain.rulebook import complete_rulebook
 from ledger.feed.envelope import FeedEvent
-from ledger.feed.parse import parse_object
 from ledger.games.stud_poker.hands import HandValue, card_text, decide, evaluate
 from ledger.games.stud_poker.round import analyse
 from ledger.games.stud_poker.rules import (
@@ -46,8 +47,7 @@ from ledger.games.stud_poker.rules import (
 )
 from ledger.games.stud_poker.session import StudSession
 from ledger.games.stud_poker.tables import JACKPOT_HANDS, RANK_LETTERS, Category
-from ledger.round import Round
-from ledger.rulebook import complete_rulebook
+from ledger.tools.builder import ERROR_KINDS, Injected, RoundBuilder
 
 POOL: Final = "PJ-1"
 JACKPOT: Final[dict[str, Any]] = {

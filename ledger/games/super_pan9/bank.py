@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
 
+from ledger.domain.money import CENT, ZERO, RoundingMode, round_money
 from ledger.games.super_pan9.tables import COMMISSION_RATE
-from ledger.money import CENT, ZERO, RoundingMode, round_money
 
 CapMode = Literal["sequential", "collect_then_pay", "prorata"]
 SplitMode = Literal["waterfall", "prorata"]

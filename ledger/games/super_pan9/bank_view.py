@@ -5,11 +5,11 @@ Nothing is derived again."""
 
 from __future__ import annotations
 
+from ledger.domain.money import ZERO
+from ledger.domain.round import Round
 from ledger.games.base import BankHolder, BankLayerRound, BankRound, Derivation
 from ledger.games.super_pan9.feed import BankSettled
 from ledger.games.super_pan9.session import BankContext
-from ledger.money import ZERO
-from ledger.round import Round
 
 
 def bank_round(rnd: Round, derivation: Derivation) -> BankRound:

@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from decimal import Decimal
 
+from ledger.domain.findings import Finding, round_finding
+from ledger.domain.money import ZERO, same_amount, text
+from ledger.domain.round import Round
 from ledger.feed.envelope import BetSettled
-from ledger.findings import Finding, round_finding
 from ledger.games.base import BankDue, Derivation
 from ledger.games.super_pan9.feed import BankSettled
 from ledger.games.super_pan9.tables import BANK_COMMISSION_RULE, CAP_RULE, SPLIT_RULE
-from ledger.money import ZERO, same_amount, text
-from ledger.round import Round
 
 
 def compare(rnd: Round, derivation: Derivation) -> Iterator[Finding]:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from ledger.domain.round import Round
 from ledger.games.base import Charge, Money
 from ledger.games.money import ZERO, bet_charges, bet_turnover, no_jackpot
 from ledger.games.super_pan9.feed import BankSettled
-from ledger.round import Round
 
 CASINO = "casino"
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from ledger.domain.round import Round
 from ledger.games.base import ComparedField, Derivation, MoneyRow, MoneyTable
 from ledger.games.super_pan9.round import BankFacts, analyse
 from ledger.games.super_pan9.session import BankContext
 from ledger.games.super_pan9.tables import SPLIT_RULE
-from ledger.round import Round
 
 
 def money_tables(rnd: Round, derivation: Derivation) -> list[MoneyTable]:

@@ -1,6 +1,6 @@
 """Super Pan 9: what the rules say about one recorded round (RULES §1.3–§1.8).
 
-:func:`analyse` folds a :class:`~ledger.round.Round` into a :class:`RoundAnalysis`: the
+:func:`analyse` folds a :class:`~ledger.domain.round.Round` into a :class:`RoundAnalysis`: the
 :class:`~ledger.games.base.Derivation` (steps, each bet's due settlement, the game's findings,
 each bank layer's commission) plus the bank facts the cross-round rules need
 (``session.py``). :func:`derive` is its derivation alone, for callers that take one round alone.
@@ -38,9 +38,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from ledger.equipment import Card
+from ledger.domain.equipment import Card
+from ledger.domain.findings import Finding
+from ledger.domain.money import ZERO
+from ledger.domain.round import Round
 from ledger.feed.envelope import BetPlaced
-from ledger.findings import Finding
 from ledger.games.base import BankDue, Commission, Derivation, LayerDue, Settlement, Step
 from ledger.games.super_pan9.bank import (
     Layer,
@@ -88,8 +90,6 @@ from ledger.games.super_pan9.tables import (
     RUN_RULE,
     SPLIT_RULE,
 )
-from ledger.money import ZERO
-from ledger.round import Round
 
 VOID_ROUND_RULE = "FEED §2 (round_voided)"
 BANK_RULE = "SP9 art. 5(1), 5(3); FEED §6 (bank_taken)"

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from ledger.equipment import Card
+from ledger.domain.equipment import Card
 from ledger.games.base import Verdict
 from ledger.games.super_pan9.tables import (
     BOTH_CARDS_RULE,

@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from ledger.findings import Finding
+from ledger.domain.findings import Finding
+from ledger.domain.round import Round
 from ledger.games.base import Derivation, Step
 from ledger.games.super_pan9.round import BankFacts, analyse
 from ledger.games.super_pan9.tables import CARRY_RULE, DECK_RULE, REFUSAL_RULE, RUN_RULE
-from ledger.round import Round
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ then, and small banks run out of capital mid-settlement. Dice (with rethrows and
 adjustments), the deal from a shuffled deck (two decks alternating) and every settlement follow
 the rules (``rules.py``, ``bank.py``).
 
-Injected errors: the generic kinds of ``ledger.simulate.ERROR_KINDS`` (:data:`INJECTABLE`), each
+Injected errors: the generic kinds of ``ledger.tools.simulate.ERROR_KINDS`` (:data:`INJECTABLE`), each
 exactly one finding — a wrong payout or commission hits a bet or a bank layer (``bet: null``).
 :data:`EXTRA_KINDS` are SP9's own (a misdeal, a bank held a third round without consent,
 capital reduced after a win, a co-banker betting); they are not in ``ERROR_KINDS`` (the other
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Final
 
-from ledger.builder import Injected, RoundBuilder
-from ledger.equipment import Card, Rank, Suit
+from ledger.domain.equipment import Card, Rank, Suit
+from ledger.domain.money import ZERO
 from ledger.games.super_pan9.bank import (
     Layer,
     Line,
@@ -37,10 +37,10 @@ from ledger.games.super_pan9.bank import (
     split_result,
 )
 from ledger.games.super_pan9.rules import compare, dealing_order, first_seat, settlement_seats
-from ledger.money import ZERO
+from ledger.tools.builder import Injected, RoundBuilder
 
 INJECTABLE: Final = ("wrong_payout", "late_bet", "missing_settlement", "wrong_commission")
-"""The generic error kinds this simulator injects (keys of ``ledger.simulate.ERROR_KINDS``)."""
+"""The generic error kinds this simulator injects (keys of ``ledger.tools.simulate.ERROR_KINDS``)."""
 
 EXTRA_KINDS: Final[dict[str, str]] = {
     "misdeal": "invalid_deal",

@@ -16,7 +16,7 @@ from decimal import Decimal
 from types import MappingProxyType
 from typing import Final
 
-from ledger.equipment import Rank
+from ledger.domain.equipment import Rank
 
 RANKS_HIGH_TO_LOW: Final[tuple[Rank, ...]] = (
     Rank.KING,

@@ -31,7 +31,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ledger.equipment import Card
+from ledger.domain.equipment import Card
+from ledger.domain.round import Round
 from ledger.feed.cards import CardBurned, DeckShuffled
 from ledger.games.base import Step
 from ledger.games.three_card_baccarat.feed import (
@@ -52,7 +53,6 @@ from ledger.games.three_card_baccarat.tables import (
     MISDEAL_RULE,
     SHOE_END_RULE,
 )
-from ledger.round import Round
 
 Place = int | Literal["banker"]
 BANKER: Literal["banker"] = "banker"

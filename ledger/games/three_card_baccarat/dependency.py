@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ledger.round import Round
+from ledger.domain.round import Round
 
 TABLE = "3CB/table/"
 

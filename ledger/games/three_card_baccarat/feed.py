@@ -14,7 +14,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, StrictInt, StrictStr
 
-from ledger.equipment import CardField
+from ledger.domain.equipment import CardField
 from ledger.feed.cards import CardBurned, CardDealt, CardExposed, DeckShuffled
 from ledger.feed.envelope import (
     LIFECYCLE_EVENTS,

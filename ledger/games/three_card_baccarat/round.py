@@ -38,8 +38,9 @@ Round-level choices:
 
 from __future__ import annotations
 
+from ledger.domain.findings import BETTING_CLOSED_RULE, Finding
+from ledger.domain.round import Round
 from ledger.feed.envelope import BetIncreased, BetPlaced
-from ledger.findings import BETTING_CLOSED_RULE, Finding
 from ledger.games.base import Derivation, Settlement, Step
 from ledger.games.three_card_baccarat.deal import (
     BANKER,
@@ -62,7 +63,6 @@ from ledger.games.three_card_baccarat.tables import (
     RANKING_RULE,
     TIE_BET_RULE,
 )
-from ledger.round import Round
 
 VOID_ROUND_RULE = "FEED §2 (round_voided); RULES §3.7"
 OUTCOME_RULE = "3CB art. 2(2); FEED §5 (card_dealt)"

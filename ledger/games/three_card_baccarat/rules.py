@@ -22,7 +22,7 @@
 
 Amounts are ``Decimal``; the commission is rounded once, by the rulebook's policy (RULES §8 G1).
 
->>> from ledger.equipment import Card
+>>> from ledger.domain.equipment import Card
 >>> hand = evaluate([Card.parse(c) for c in ("QS", "JD", "9C")])
 >>> hand.level.level, hand.level.name
 (2, '9 with two figures')
@@ -37,7 +37,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
 
-from ledger.equipment import Card, Rank
+from ledger.domain.equipment import Card, Rank
+from ledger.domain.money import ZERO, round_money
+from ledger.domain.rulebook import DEFAULT_RULEBOOK, Rulebook
 from ledger.games.base import Settlement
 from ledger.games.three_card_baccarat.feed import (
     HandSpot,
@@ -60,8 +62,6 @@ from ledger.games.three_card_baccarat.tables import (
     THREE_FIGURES,
     Level,
 )
-from ledger.money import ZERO, round_money
-from ledger.rulebook import DEFAULT_RULEBOOK, Rulebook
 
 Spot = HandSpot | TieSpot | ParitySpot | ThreeFiguresSpot | PointsSpot
 """A spot on the 3CB layout (FEED §5)."""

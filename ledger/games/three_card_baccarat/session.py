@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ledger.findings import Finding
+from ledger.domain.findings import Finding
+from ledger.domain.round import Round
 from ledger.games.base import Derivation
 from ledger.games.three_card_baccarat.deal import Shoe, read_deal, shoe_from_json, shoe_to_json
 from ledger.games.three_card_baccarat.round import derive_dealt
-from ledger.round import Round
 
 
 class ThreeCardSession:

@@ -20,7 +20,7 @@ with the banker last, a correct ``bet_settled`` per bet (``rules.settle``), ``ro
 Now and then the shoe is arranged so the banker draws three figures, so that carried odd/even
 bets and three-figure prizes are seen in short runs.
 
-An injected error (``ledger.simulate.ERROR_KINDS``) yields exactly one finding. It never
+An injected error (``ledger.tools.simulate.ERROR_KINDS``) yields exactly one finding. It never
 targets a bet due ``carry``: spoiling it would also change what the next round must restate.
 
 All randomness comes from the ``rng`` argument, so a seed replays the same feed.
@@ -34,8 +34,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Final
 
-from ledger.builder import Injected, RoundBuilder
-from ledger.equipment import Card, Rank, Suit
+from ledger.domain.equipment import Card, Rank, Suit
 from ledger.games.base import Settlement
 from ledger.games.three_card_baccarat.deal import BANKER, Place, dealing_order
 from ledger.games.three_card_baccarat.feed import (
@@ -47,6 +46,7 @@ from ledger.games.three_card_baccarat.feed import (
 )
 from ledger.games.three_card_baccarat.rules import HandValue, Spot, evaluate, settle
 from ledger.games.three_card_baccarat.tables import CARDS_PER_DECK, FIGURES, PRIZES, SpotKind
+from ledger.tools.builder import Injected, RoundBuilder
 
 INJECTABLE: Final[tuple[str, ...]] = (
     "wrong_payout",
@@ -54,7 +54,7 @@ INJECTABLE: Final[tuple[str, ...]] = (
     "missing_settlement",
     "wrong_commission",
 )
-"""The error kinds this simulator injects (all of ``ledger.simulate.ERROR_KINDS``)."""
+"""The error kinds this simulator injects (all of ``ledger.tools.simulate.ERROR_KINDS``)."""
 
 LIMITS: Final[dict[SpotKind, tuple[int, int]]] = {
     "hand": (50, 20000),

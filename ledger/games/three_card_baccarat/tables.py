@@ -24,7 +24,7 @@ from decimal import Decimal
 from types import MappingProxyType
 from typing import Final, Literal
 
-from ledger.equipment import Rank
+from ledger.domain.equipment import Rank
 
 RANKING_RULE: Final = "3CB art. 5 and annex"
 MAIN_RULE: Final = "3CB art. 6, art. 9(1), art. 10"

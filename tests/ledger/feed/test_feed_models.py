@@ -17,8 +17,8 @@ from typing import Any, get_args
 
 import pytest
 
+from ledger.codec.parse import Rejection, parse_line
 from ledger.feed.envelope import BetPlaced, FeedEvent, RoundOpened
-from ledger.feed.parse import Rejection, parse_line
 from ledger.games import GAMES
 
 EXAMPLES = Path(os.environ["LEDGER_EXAMPLES"])  # set by tests/conftest.py

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from ledger.codec.parse import Rejection, parse_line
+from ledger.domain.findings import Finding
+from ledger.domain.round import Round
 from ledger.feed.envelope import FeedEvent
-from ledger.feed.parse import Rejection, parse_line
-from ledger.findings import Finding
 from ledger.games.fish_prawn_crab import GAME
 from ledger.games.fish_prawn_crab.feed import (
     AnySpot,
@@ -28,7 +29,6 @@ from ledger.games.fish_prawn_crab.feed import (
 )
 from ledger.games.fish_prawn_crab.round import derive
 from ledger.games.fish_prawn_crab.rules import describe, settle
-from ledger.round import Round
 from ledger.verify.checks import check_round
 
 EXAMPLE_DIRS = [Path(os.environ["LEDGER_EXAMPLES"])]

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from ledger.feed.parse import Rejection, parse_line
+from ledger.codec.parse import Rejection, parse_line
+from ledger.domain.round import Round
 from ledger.games.fish_prawn_crab import GAME
 from ledger.games.fish_prawn_crab.simulate import INJECTABLE, LIMITS, simulate_round
-from ledger.round import Round
-from ledger.simulate import COMMON_KINDS, ERROR_KINDS, RoundBuilder, simulate
-from ledger.simulators import SIMULATORS
+from ledger.tools.simulate import COMMON_KINDS, ERROR_KINDS, RoundBuilder, simulate
+from ledger.tools.simulators import SIMULATORS
 from ledger.verify.checks import check_round
 
 START = datetime(2026, 11, 21, 20, 0, tzinfo=timezone(timedelta(hours=8)))

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from ledger.feed.parse import Rejection, parse_line
-from ledger.findings import Finding
+from ledger.codec.parse import Rejection, parse_line
+from ledger.domain.findings import Finding
+from ledger.domain.round import Round
 from ledger.games.mahjong import GAME
 from ledger.games.mahjong.round import derive
 from ledger.games.mahjong.tables import deal_order
 from ledger.games.mahjong.tiles import CODES, SIMPLIFIED_KINDS
-from ledger.round import Round
 from ledger.verify.checks import check_round
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ledger.feed.parse import parse_line
+from ledger.codec.parse import parse_line
+from ledger.domain.round import Round
 from ledger.games.mahjong import GAME
-from ledger.round import Round
 from ledger.verify.checks import check_round
 
 Builder = Any

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from ledger.feed.parse import Rejection, parse_line
+from ledger.codec.parse import Rejection, parse_line
+from ledger.domain.round import Round
 from ledger.games.mahjong import GAME
 from ledger.games.mahjong.round import outcome
 from ledger.games.mahjong.simulate import INJECTABLE, simulate_round
-from ledger.round import Round
-from ledger.simulate import ERROR_KINDS, RoundBuilder, simulate
-from ledger.simulators import SIMULATORS
+from ledger.tools.simulate import ERROR_KINDS, RoundBuilder, simulate
+from ledger.tools.simulators import SIMULATORS
 from ledger.verify.checks import check_round
 from tests.conftest import tiered
 

@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from ledger.codec.parse import Rejection, parse_line
+from ledger.domain.round import Round
+from ledger.domain.rulebook import DEFAULT_RULEBOOK, Rulebook, complete_rulebook
 from ledger.feed.envelope import FeedEvent
-from ledger.feed.parse import Rejection, parse_line
 from ledger.games.roulette import GAME
 from ledger.games.roulette.feed import GroupSpot, NumbersSpot, OutsideSpot
 from ledger.games.roulette.round import derive
@@ -30,8 +32,6 @@ from ledger.games.roulette.rules import (
     spot_issue,
     spot_problem,
 )
-from ledger.round import Round
-from ledger.rulebook import DEFAULT_RULEBOOK, Rulebook, complete_rulebook
 from ledger.verify.checks import check_round
 
 ZERO_BOOK = complete_rulebook({"rl": {"zero_combinations": True}})

@@ -13,6 +13,7 @@ from itertools import pairwise
 
 import pytest
 
+from ledger.domain.rulebook import complete_rulebook
 from ledger.games.roulette.feed import GroupSpot, NumbersSpot, OutsideSpot
 from ledger.games.roulette.rules import Spot, covered_numbers, settle, spot_problem
 from ledger.games.roulette.tables import (
@@ -29,7 +30,6 @@ from ledger.games.roulette.tables import (
     WHEEL_ORDER,
     ZERO_SPOTS,
 )
-from ledger.rulebook import complete_rulebook
 
 NINE = (1, 2, 3, 4, 5, 6, 7, 8, 9)
 TWELVE = (25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36)

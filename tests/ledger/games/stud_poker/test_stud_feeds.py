@@ -27,9 +27,9 @@ from typing import Any
 
 import pytest
 
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.replay import replay_round
-from ledger.store import LedgerApp
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.services.replay import replay_round
+from ledger.storage.store import LedgerApp
 from ledger.verify.engine import verify_store
 from projections.base import fold_store
 from projections.jackpot import JackpotView, conservation_gap

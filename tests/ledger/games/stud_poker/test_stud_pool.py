@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ledger.domain.rulebook import JackpotOptions, Rounding
 from ledger.games.stud_poker.pool import Hit, settle_pool
 from ledger.games.stud_poker.tables import JACKPOT_HANDS, Category
-from ledger.rulebook import JackpotOptions, Rounding
 
 D = Decimal
 FIXED = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.store import LedgerApp
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import LedgerApp
 from ledger.verify.engine import verify_store
 
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 from ledger.games.stud_poker import GAME
 from ledger.games.stud_poker.simulate import INJECTABLE, STUD_ERRORS
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.simulate import simulate
-from ledger.simulators import SIMULATORS
-from ledger.store import LedgerApp, open_ledger
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import LedgerApp, open_ledger
+from ledger.tools.simulate import simulate
+from ledger.tools.simulators import SIMULATORS
 from ledger.verify.engine import verify_store
 
 

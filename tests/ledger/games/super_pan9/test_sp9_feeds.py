@@ -10,14 +10,14 @@ import json
 from decimal import Decimal
 from typing import Any
 
+from ledger.codec.parse import Rejection, parse_line
+from ledger.domain.findings import Finding
+from ledger.domain.round import Round
 from ledger.feed.envelope import FeedEvent
-from ledger.feed.parse import Rejection, parse_line
-from ledger.findings import Finding
 from ledger.games import GAMES
 from ledger.games.super_pan9.round import derive
 from ledger.games.super_pan9.rules import dealing_order, first_seat
 from ledger.games.super_pan9.session import BankSession
-from ledger.round import Round
 from ledger.verify.checks import check_round
 
 GAME = GAMES["SP9"]

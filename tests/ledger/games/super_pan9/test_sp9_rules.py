@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ledger.equipment import Card, Rank, Suit
+from ledger.domain.equipment import Card, Rank, Suit
 from ledger.games.super_pan9.bank import (
     Layer,
     Play,

@@ -14,16 +14,16 @@ from typing import Any
 
 import pytest
 
-from ledger.builder import Injected
+from ledger.codec.parse import Rejection, parse_line
+from ledger.domain.findings import Finding
+from ledger.domain.round import Round
 from ledger.feed.envelope import FeedEvent
-from ledger.feed.parse import Rejection, parse_line
-from ledger.findings import Finding
 from ledger.games import GAMES
 from ledger.games.super_pan9.session import BankSession
 from ledger.games.super_pan9.simulate import EXTRA_KINDS, INJECTABLE, simulate_round
-from ledger.round import Round
-from ledger.simulate import DEFAULT_START, ERROR_KINDS, RoundBuilder, simulate
-from ledger.simulators import SIMULATORS
+from ledger.tools.builder import Injected
+from ledger.tools.simulate import DEFAULT_START, ERROR_KINDS, RoundBuilder, simulate
+from ledger.tools.simulators import SIMULATORS
 from ledger.verify.checks import check_round
 from tests.conftest import tiered
 

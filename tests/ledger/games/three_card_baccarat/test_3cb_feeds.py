@@ -35,15 +35,15 @@ from typing import Any
 
 import pytest
 
+from ledger.codec.parse import Rejection, parse_line
+from ledger.domain.findings import Finding
+from ledger.domain.round import Round
 from ledger.feed.envelope import FeedEvent
-from ledger.feed.parse import Rejection, parse_line
-from ledger.findings import Finding
 from ledger.games.three_card_baccarat.deal import Shoe, read_deal
 from ledger.games.three_card_baccarat.round import derive
-from ledger.ingest import Ingestor, ingest_file, numbered_lines
-from ledger.replay import replay_round
-from ledger.round import Round
-from ledger.store import LedgerApp
+from ledger.services.ingest import Ingestor, ingest_file, numbered_lines
+from ledger.services.replay import replay_round
+from ledger.storage.store import LedgerApp
 from ledger.verify.engine import verify_store
 
 # the game's feeds judge alike on both stores; their PostgreSQL cases run in the slow tier

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ledger.equipment import Card
+from ledger.domain.equipment import Card
+from ledger.domain.rulebook import DEFAULT_RULEBOOK, complete_rulebook
 from ledger.games.base import Settlement
 from ledger.games.three_card_baccarat.deal import dealing_order
 from ledger.games.three_card_baccarat.feed import (
@@ -31,7 +32,6 @@ from ledger.games.three_card_baccarat.tables import (
     PARITY_CARRY_RULE,
     POINTS_ON_THREE_FIGURES_RULE,
 )
-from ledger.rulebook import DEFAULT_RULEBOOK, complete_rulebook
 
 
 def hand(text: str, three_figures: str = "any") -> HandValue:

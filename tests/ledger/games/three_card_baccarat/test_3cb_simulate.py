@@ -16,19 +16,19 @@ from typing import Any
 
 import pytest
 
-from ledger.builder import Injected
+from ledger.codec.parse import Rejection, parse_line
+from ledger.domain.findings import Finding
+from ledger.domain.round import Round
 from ledger.feed.envelope import FeedEvent
-from ledger.feed.parse import Rejection, parse_line
-from ledger.findings import Finding
 from ledger.games.three_card_baccarat import GAME
 from ledger.games.three_card_baccarat.round import derive
 from ledger.games.three_card_baccarat.session import ThreeCardSession
 from ledger.games.three_card_baccarat.simulate import INJECTABLE, LIMITS, simulate_round
-from ledger.ingest import Ingestor, numbered_lines
-from ledger.round import Round
-from ledger.simulate import DEFAULT_START, ERROR_KINDS, RoundBuilder, Simulation, simulate
-from ledger.simulators import SIMULATORS
-from ledger.store import LedgerApp
+from ledger.services.ingest import Ingestor, numbered_lines
+from ledger.storage.store import LedgerApp
+from ledger.tools.builder import Injected
+from ledger.tools.simulate import DEFAULT_START, ERROR_KINDS, RoundBuilder, Simulation, simulate
+from ledger.tools.simulators import SIMULATORS
 from ledger.verify.checks import check_round
 from ledger.verify.engine import verify_store
 from ledger.verify.judge import RoundJudge

@@ -17,7 +17,7 @@ from itertools import combinations
 
 import pytest
 
-from ledger.equipment import Card, Rank, Suit
+from ledger.domain.equipment import Card, Rank, Suit
 from ledger.games.three_card_baccarat.rules import (
     HandValue,
     evaluate,

@@ -1,7 +1,7 @@
 """The event store: an eventsourcing ``Application`` on SQLite (default) or PostgreSQL.
 
 - **Aggregates.** One per round (id from table + round, version = the feed's ``seq``), one per
-  table (``ledger.table``) and one chain (``ledger.chain``).
+  table (``ledger.domain.table``) and one chain (``ledger.codec.chain``).
 - **Events.** A stored event is a :class:`Recorded`: a pydantic fact plus its chain digest. The
   :class:`LedgerMapper` writes the fact's canonical bytes (``model_dump_json()``,
   ``ledger.codec.facts``) inside a fixed frame and reads them back with
@@ -27,18 +27,26 @@ from uuid import UUID
 from eventsourcing.application import Application
 from eventsourcing.persistence import Mapper, StoredEvent, Transcoder
 
-from ledger.chain import CHAIN_ID, FrameError, frame, unframe
+from ledger.codec.chain import CHAIN_ID, FrameError, frame, unframe
 from ledger.codec.facts import TOPICS as TOPICS
 from ledger.codec.facts import TopicRegistry as TopicRegistry
 from ledger.codec.facts import content_of as content_of
 from ledger.codec.facts import topic_of as topic_of
 from ledger.codec.library import POSTGRES_TOPIC, SQLITE_TOPIC, stored_event
 from ledger.codec.rows import RowDecoder
-from ledger.errors import StoreDamaged, StoreError, StoreMissing, StoreUnreachable
+from ledger.domain.errors import StoreDamaged, StoreError, StoreMissing, StoreUnreachable
+from ledger.domain.round import Round, round_id
+from ledger.domain.table import RoundStarted, Table, table_id
 from ledger.feed.envelope import FeedModel
-from ledger.round import Round, round_id
-from ledger.sql import PERSISTENCE_MODULES, Dialect, dialect_of, literal, quote, read_rows, settings_dialect
-from ledger.table import RoundStarted, Table, table_id
+from ledger.storage.sql import (
+    PERSISTENCE_MODULES,
+    Dialect,
+    dialect_of,
+    literal,
+    quote,
+    read_rows,
+    settings_dialect,
+)
 
 RawRow = tuple[int, str, int, str, bytes]
 """One stored row as :meth:`LedgerApp.rows` gives it: notification id, aggregate id (text),
@@ -68,7 +76,7 @@ class Recorded:
     digest: str
 
     def mutate(self, aggregate: Any) -> Any:
-        """Fold into a :class:`~ledger.round.Round` (lets ``app.repository.get`` load rounds)."""
+        """Fold into a :class:`~ledger.domain.round.Round` (lets ``app.repository.get`` load rounds)."""
         if aggregate is None:
             return Round.replay([self.fact])  # type: ignore[list-item]
         aggregate.record(self.fact)
@@ -280,7 +288,7 @@ class LedgerApp(Application[UUID]):
 
     @property
     def dialect(self) -> Dialect:
-        """SQLite or PostgreSQL (``ledger.sql``)."""
+        """SQLite or PostgreSQL (``ledger.storage.sql``)."""
         return dialect_of(self)
 
     def _rows_statement(self, topics: int = 0) -> tuple[str, bool]:

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, models_json_schema
 from pydantic_core import core_schema
 
-from ledger.equipment import _parse_card, _parse_tile
+from ledger.domain.equipment import _parse_card, _parse_tile
 from ledger.feed.envelope import FeedEvent
 from ledger.feed.types import _RFC3339, _code, _timestamp
 from ledger.games import GAMES

@@ -94,7 +94,7 @@ class Finding:
 
 
 class RoundRef(Protocol):
-    """Anything that names a round: its table and round id (a :class:`ledger.round.Round`)."""
+    """Anything that names a round: its table and round id (a :class:`ledger.domain.round.Round`)."""
 
     @property
     def table(self) -> str: ...

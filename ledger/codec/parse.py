@@ -14,10 +14,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ledger.domain.rulebook import complete_rulebook
 from ledger.feed.envelope import FeedEvent, RoundOpened
 from ledger.feed.window import Window, outside_window
 from ledger.games import GAMES
-from ledger.rulebook import complete_rulebook
 
 MAX_LINE_BYTES = 256 * 1024
 """The longest feed line accepted (a Mah-Jong round_opened is well under 2 KiB)."""

@@ -1,6 +1,6 @@
 """Segments of the log between stored checkpoints: verified apart, merged into one full verify.
 
-Consecutive stored checkpoints (``ledger.checkpoints``) cut the log into segments; checkpoint 0
+Consecutive stored checkpoints (``ledger.proof.checkpoints``) cut the log into segments; checkpoint 0
 is the start of the store and ``head`` its end. :func:`verify_segment` verifies the rows
 ``(A.position, B.position]`` starting from A's snapshot and ends by checking that the state it
 derived at B's row equals B's signed snapshot, so a segment proves the next one's starting point:
@@ -17,7 +17,7 @@ log's only in the last part), and adds up the counts, so the merged report equal
 way where checkpoints exist: each row is read by one process only.
 
 A checkpoint bounds a segment only if its signature is valid under the store's sealing public
-key (``--public-key``, else ``ledger.checkpoints.sealing_key``); a row that is not valid is never
+key (``--public-key``, else ``ledger.proof.checkpoints.sealing_key``); a row that is not valid is never
 used. Each part is bound to what it was run on: the store's identity (the digest of its first
 chain link), the snapshot digests of the checkpoints at its ends, and the head it saw (the
 newest row and the newest link's digest). :func:`merge` refuses parts that do not chain: another
@@ -36,8 +36,10 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from ledger.chain import CHAIN_ID
-from ledger.checkpoints import (
+from ledger.codec.chain import CHAIN_ID
+from ledger.domain.errors import SealError, UsageError
+from ledger.domain.findings import Finding
+from ledger.proof.checkpoints import (
     NO_SEALING_KEY,
     CheckpointStore,
     InvalidCheckpoint,
@@ -45,10 +47,8 @@ from ledger.checkpoints import (
     StoredCheckpoint,
     sealing_key,
 )
-from ledger.errors import SealError, UsageError
-from ledger.findings import Finding
-from ledger.seal import checkpoint_findings, raw_public
-from ledger.store import LedgerApp, open_ledger
+from ledger.proof.seal import checkpoint_findings, raw_public
+from ledger.storage.store import LedgerApp, open_ledger
 from ledger.verify.engine import Selection, VerifyReport, verify_store
 from ledger.verify.partition import verify_parallel
 from ledger.verify.snapshot import Snapshot, SnapshotError

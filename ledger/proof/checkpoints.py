@@ -1,7 +1,7 @@
 """Stored checkpoints and their snapshots: where ``verify --since``, ``--segment``, ``--jobs``,
 ``replay``, ``recall``, ``report`` and ``seal`` resume.
 
-``ledger seal`` signs a v2 checkpoint (``ledger.seal``): the chain head at a link row, the
+``ledger seal`` signs a v2 checkpoint (``ledger.proof.seal``): the chain head at a link row, the
 digest of the verifier's :class:`~ledger.verify.snapshot.Snapshot` right after that row, and the
 sum of the ids of the rows up to it. Both are kept, append-only, in one table beside the store's
 events:
@@ -42,8 +42,8 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from ledger.findings import Finding
-from ledger.seal import (
+from ledger.domain.findings import Finding
+from ledger.proof.seal import (
     ChainPosition,
     Checkpoint,
     SealError,
@@ -56,18 +56,18 @@ from ledger.seal import (
     raw_public,
     sign,
 )
-from ledger.seal_index import STATE_EVERY, IndexCollector, SealIndex, index_sql, write_index
-from ledger.seal_index import Sealed as Indexed
-from ledger.sql import Connection, Dialect, connect, read_rows
-from ledger.sql import literal as _literal
-from ledger.sql import quote as _quote
-from ledger.store import CIPHER_KEY_ENV, LedgerApp
+from ledger.proof.seal_index import STATE_EVERY, IndexCollector, SealIndex, index_sql, write_index
+from ledger.proof.seal_index import Sealed as Indexed
+from ledger.storage.sql import Connection, Dialect, connect, read_rows
+from ledger.storage.sql import literal as _literal
+from ledger.storage.sql import quote as _quote
+from ledger.storage.store import CIPHER_KEY_ENV, LedgerApp
 from ledger.verify.engine import verify_store
 from ledger.verify.snapshot import Snapshot, SnapshotError
 
 CHECKPOINTS_TABLE = "ledger_checkpoints"
 REFUSE_FUNCTION = "ledger_refuse_change"
-"""The PostgreSQL trigger function of ``ledger init`` (``ledger.db_admin``), shared here."""
+"""The PostgreSQL trigger function of ``ledger init`` (``ledger.services.db_admin``), shared here."""
 APPEND_ONLY_MESSAGE = "ledger checkpoints are append-only"
 _COLUMNS = "number, position, links, events, head, digest, sealed_at, checkpoint"
 SEAL_KEY_TABLE = "ledger_seal_key"
@@ -125,7 +125,7 @@ def checkpoints_sql(dialect: Dialect) -> list[str]:
         f"n.oid = p.pronamespace WHERE p.proname = {_literal(REFUSE_FUNCTION)} AND n.nspname = "
         f"{_literal(dialect.schema)}) THEN EXECUTE $fn${body}$fn$; END IF; END $do$",
         *triggers,
-        # The seal index (ledger.seal_index) is created with the checkpoints, so that `ledger init`
+        # The seal index (ledger.proof.seal_index) is created with the checkpoints, so that `ledger init`
         # makes it and `init --roles` can grant the sealer its INSERT.
         *index_sql(dialect, REFUSE_FUNCTION),
     ]
@@ -812,7 +812,7 @@ class Sealed:
     skipped: tuple[InvalidCheckpoint, ...] = ()
     """Rows of the checkpoints table that are not valid under the key (never used)."""
     indexed: int = 0
-    """Rows of the seal index written beside it (``ledger.seal_index``; 0: none could be)."""
+    """Rows of the seal index written beside it (``ledger.proof.seal_index``; 0: none could be)."""
 
 
 def seal(
@@ -834,7 +834,7 @@ def seal(
     (or no valid checkpoint) reads the whole store. :class:`SealRefused` if the store or the
     checkpoint does not verify.
 
-    Beside the checkpoint it signs and stores its seal index (``ledger.seal_index``): the
+    Beside the checkpoint it signs and stores its seal index (``ledger.proof.seal_index``): the
     interval's opening times, and every ``state_every`` rounds of each game that follows
     rounds, that game's state.
     """
@@ -916,7 +916,7 @@ def _indexed(stored: StoredCheckpoint) -> Indexed:
 
 
 def seal_index(app: LedgerApp, key: SealingKey) -> tuple[SealIndex, list[StoredCheckpoint]]:
-    """The store's seal index read through ``key`` (``ledger.seal_index``), and the stored
+    """The store's seal index read through ``key`` (``ledger.proof.seal_index``), and the stored
     checkpoints valid under it, oldest first (close the index after use)."""
     with CheckpointStore(app, create=False) as store:
         valid = store.read(key).valid

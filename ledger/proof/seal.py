@@ -1,6 +1,6 @@
 """Signed checkpoints of the integrity chain: tamper evidence that survives the writer.
 
-The chain (``ledger.chain``) lets ``ledger verify`` prove a store is *self-consistent*; it cannot
+The chain (``ledger.codec.chain``) lets ``ledger verify`` prove a store is *self-consistent*; it cannot
 prove the store is the one that was written, because whoever controls the writer can delete the
 newest saves or recompute a whole new, consistent chain. A **checkpoint** closes that gap: it is
 a small JSON file, signed with an Ed25519 key the writer does not need to hold, that commits to
@@ -12,10 +12,10 @@ a small JSON file, signed with an Ed25519 key the writer does not need to hold, 
 - (format v2, what ``ledger seal`` writes) ``position``: the notification id of that link's row,
   and ``snapshot``: the digest of the verifier's state right after it
   (:class:`~ledger.verify.snapshot.Snapshot`), so ``verify --since`` and ``verify --segment``
-  can continue from there without reading what came before (``ledger.checkpoints`` stores them);
+  can continue from there without reading what came before (``ledger.proof.checkpoints`` stores them);
 - (v2, since ``id_sum``) ``id_sum``: the sum of the notification ids of every row at or before
   ``position``, so a resumed pass sees a row deleted there and a copy planted at another id
-  (``ledger.checkpoints.planted_rows``).
+  (``ledger.proof.checkpoints.planted_rows``).
 
 ``verify --checkpoint`` then needs the store to hold a link with exactly that version and digest,
 covering exactly that many events, on a chain that verifies end to end. A truncated store has no
@@ -44,10 +44,10 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from ledger.chain import CHAIN_ID, CHAIN_TOPIC, Linked
-from ledger.errors import SealError as SealError  # raised here; defined in the error tree
-from ledger.findings import Finding
-from ledger.store import LedgerApp, Recorded
+from ledger.codec.chain import CHAIN_ID, CHAIN_TOPIC, Linked
+from ledger.domain.errors import SealError as SealError  # raised here; defined in the error tree
+from ledger.domain.findings import Finding
+from ledger.storage.store import LedgerApp, Recorded
 from ledger.verify.integrity import ChainVerifier
 from ledger.verify.snapshot import Snapshot, SnapshotError
 
@@ -365,7 +365,7 @@ def scan_chain(app: LedgerApp) -> ChainScan:
 
 def seal_store(app: LedgerApp, key: Ed25519PrivateKey, *, store: str = "") -> Checkpoint:
     """Verify the chain, then sign its newest link (a v1 checkpoint, no snapshot).
-    :class:`SealError` if it does not verify. ``ledger seal`` uses ``ledger.checkpoints.seal``,
+    :class:`SealError` if it does not verify. ``ledger seal`` uses ``ledger.proof.checkpoints.seal``,
     which also signs and stores the verifier's snapshot."""
     scan = scan_chain(app)
     if not scan.ok:

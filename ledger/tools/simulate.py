@@ -3,7 +3,7 @@
 Each game's ``simulate.py`` plays one round into a :class:`RoundBuilder`; this module runs many
 tables of many games side by side, interleaves their lines in time order as a live feed would,
 and injects errors at a given rate. Every injected error is returned as an
-:class:`~ledger.builder.Injected` — the finding verify must report — so tests can check that
+:class:`~ledger.tools.builder.Injected` — the finding verify must report — so tests can check that
 verify finds exactly those and nothing else. The same seed gives the same feed, byte for byte.
 
 For surveillance (``ledger stats``) every ``round_opened`` names the table's ``croupier`` (a
@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ledger.builder import COMMON_KINDS, ERROR_KINDS, Injected, RoundBuilder, TableBias
 from ledger.games.base import Game
 from ledger.games.roulette.tables import WHEEL_ORDER
-from ledger.simulators import SIMULATORS
+from ledger.tools.builder import COMMON_KINDS, ERROR_KINDS, Injected, RoundBuilder, TableBias
+from ledger.tools.simulators import SIMULATORS
 
 __all__ = [
     "COMMON_KINDS",

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.builder import COMMON_KINDS, Injected, RoundBuilder
 from ledger.games import GAMES
 from ledger.games.base import Game
 from ledger.games.fish_prawn_crab import simulate as fish_prawn_crab
@@ -21,6 +20,7 @@ from ledger.games.roulette import simulate as roulette
 from ledger.games.stud_poker import simulate as stud_poker
 from ledger.games.super_pan9 import simulate as super_pan9
 from ledger.games.three_card_baccarat import simulate as three_card_baccarat
+from ledger.tools.builder import COMMON_KINDS, Injected, RoundBuilder
 
 RoundSimulator = Callable[[RoundBuilder, random.Random, "str | None"], list[Injected]]
 """Plays one round into a builder; the third argument names the error to inject, if any."""
@@ -35,7 +35,7 @@ class Simulator:
 
     simulate_round: RoundSimulator
     injectable: tuple[str, ...] = ()
-    """The error kinds it can inject (see ``ledger.builder.ERROR_KINDS``)."""
+    """The error kinds it can inject (see ``ledger.tools.builder.ERROR_KINDS``)."""
     finish_feed: FeedFinisher | None = None
     """Run once over the merged, time-ordered feed (the order the ledger will store it), for
     state shared across tables, such as a linked jackpot pool."""

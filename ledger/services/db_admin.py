@@ -36,13 +36,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ledger.checkpoints import CHECKPOINTS_TABLE
 from ledger.merkle.storage import merkle_grants_sql
-from ledger.seal_index import INDEX_TABLE
-from ledger.sql import Dialect, DialectName, dialect_of
-from ledger.sql import literal as _literal
-from ledger.sql import quote as _quote
-from ledger.store import LOCK_FUNCTION, LedgerApp, positive_id_sql
+from ledger.proof.checkpoints import CHECKPOINTS_TABLE
+from ledger.proof.seal_index import INDEX_TABLE
+from ledger.storage.sql import Dialect, DialectName, dialect_of
+from ledger.storage.sql import literal as _literal
+from ledger.storage.sql import quote as _quote
+from ledger.storage.store import LOCK_FUNCTION, LedgerApp, positive_id_sql
 from projections.view_store import (
     ROWS_TABLE,
     TRACKING_TABLE,

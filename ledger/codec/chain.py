@@ -23,7 +23,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 from pydantic import Field, StrictInt
 
-from ledger.errors import FrameError as FrameError  # raised here; defined in the error tree
+from ledger.domain.errors import FrameError as FrameError  # raised here; defined in the error tree
 from ledger.feed.envelope import FeedModel
 from ledger.feed.types import Timestamp
 

@@ -1,7 +1,7 @@
 """The one place that tells SQLite from PostgreSQL: placeholders, qualified names, transactions.
 
-The store (``ledger.store``), the projection tables (``projections.view_store``) and
-``ledger init`` (``ledger.db_admin``) all ask a :class:`Dialect` how to write a statement, and
+The store (``ledger.storage.store``), the projection tables (``projections.view_store``) and
+``ledger init`` (``ledger.services.db_admin``) all ask a :class:`Dialect` how to write a statement, and
 read or write through a :class:`Connection`, instead of each probing the library's objects in
 its own way.
 
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeGuard
 
 from eventsourcing.sqlite import SQLiteDatastore
 
-from ledger.errors import StoreError
+from ledger.domain.errors import StoreError
 
 if TYPE_CHECKING:
     from eventsourcing.postgres import PostgresDatastore

@@ -17,6 +17,7 @@ from functools import cached_property
 from typing import Any, Literal, TypeVar, get_args, get_origin
 from uuid import NAMESPACE_URL, UUID, uuid5
 
+from ledger.domain.rulebook import DEFAULT_RULEBOOK, Rulebook
 from ledger.feed.envelope import (
     BetIncreased,
     BetPlaced,
@@ -25,7 +26,6 @@ from ledger.feed.envelope import (
     FeedEvent,
     RoundOpened,
 )
-from ledger.rulebook import DEFAULT_RULEBOOK, Rulebook
 
 E = TypeVar("E", bound=FeedEvent)
 

@@ -4,9 +4,9 @@
   other line is still stored.
 - A line identical to a stored one (same table, round, seq and content) is skipped, so a file
   ingested twice stores nothing twice; same key with other content is ``conflicting_duplicate``.
-- Lines are saved in batches (fast) of at most :data:`~ledger.store.SAVE_EVENTS_MAX` events
+- Lines are saved in batches (fast) of at most :data:`~ledger.storage.store.SAVE_EVENTS_MAX` events
   (a larger PostgreSQL save can hang forever). Each batch is one atomic save that also appends a
-  link to the store-wide chain (``ledger.chain``). If another writer got in first, the batch's
+  link to the store-wide chain (``ledger.codec.chain``). If another writer got in first, the batch's
   lines are re-examined against the new state of the store and saved again.
 
 Game rules are *not* checked here: a bet after the dice is stored, because it happened at the
@@ -25,16 +25,16 @@ from uuid import UUID
 
 from eventsourcing.persistence import IntegrityError
 
-from ledger.chain import CHAIN_ID, Linked, genesis, link_entries, next_digest, now
+from ledger.codec.chain import CHAIN_ID, Linked, genesis, link_entries, next_digest, now
 from ledger.codec.facts import content_of, topic_of
 from ledger.codec.ids import id_makers
 from ledger.codec.lines import LineParser
-from ledger.collector import pass_collector
+from ledger.codec.parse import MAX_LINE_BYTES, Rejection
+from ledger.domain.table import RoundStarted
 from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent, RoundOpened
-from ledger.feed.parse import MAX_LINE_BYTES, Rejection
 from ledger.merkle.log import MerkleLog
-from ledger.store import SAVE_EVENTS_MAX, LedgerApp, RawRow, Recorded
-from ledger.table import RoundStarted
+from ledger.storage.collector import pass_collector
+from ledger.storage.store import SAVE_EVENTS_MAX, LedgerApp, RawRow, Recorded
 
 BATCH_EVENTS = 500
 """Feed events per save: well under the 1,000-event cap, leaving room for table and chain events."""
@@ -168,7 +168,7 @@ class Ingestor:
         started = time.perf_counter()
         group: list[_Parsed] = []
         parse = self._parser.parse
-        with pass_collector():  # lines are freed by reference counting: see ledger.collector
+        with pass_collector():  # lines are freed by reference counting: see ledger.storage.collector
             for line_no, text in lines:
                 if on_progress is not None:
                     on_progress(len(text) + 1)

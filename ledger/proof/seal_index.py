@@ -2,7 +2,7 @@
 
 A checkpoint's snapshot holds the whole state of a verify pass at one row; between two
 checkpoints a command that needs one day or one round would otherwise read every row since the
-older one. While it verifies the rows since the previous checkpoint, :func:`ledger.checkpoints.seal`
+older one. While it verifies the rows since the previous checkpoint, :func:`ledger.proof.checkpoints.seal`
 also collects (:class:`IndexCollector`):
 
 - one **interval** row: the earliest and latest ``round_opened`` time of the rounds that closed
@@ -32,15 +32,15 @@ from typing import TYPE_CHECKING, Any
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from ledger.domain.round import round_id
 from ledger.games import GAMES
-from ledger.round import round_id
-from ledger.sql import Connection, Dialect, connect
-from ledger.sql import literal as _literal
-from ledger.sql import quote as _quote
+from ledger.storage.sql import Connection, Dialect, connect
+from ledger.storage.sql import literal as _literal
+from ledger.storage.sql import quote as _quote
 from ledger.verify.judge import Judged, RoundJudge
 
 if TYPE_CHECKING:
-    from ledger.store import LedgerApp
+    from ledger.storage.store import LedgerApp
     from ledger.verify.snapshot import Snapshot
 
 INDEX_TABLE = "ledger_seal_index"
@@ -232,7 +232,7 @@ class StatePoint:
 class SealIndex:
     """The seal index of one store, read through the store's sealing public key ``key``: only
     rows signed by it, belonging to one of the ``valid`` stored checkpoints (those valid under
-    that key, :func:`ledger.checkpoints.seal_index` gives them), are returned."""
+    that key, :func:`ledger.proof.checkpoints.seal_index` gives them), are returned."""
 
     def __init__(self, app: LedgerApp, key: Ed25519PublicKey, valid: list[Sealed]) -> None:
         self.key = key

@@ -2,7 +2,7 @@
 (:class:`Injected`) and the equipment bias of a table.
 
 Low in the import graph (it imports nothing of the ledger) so that each game's ``simulate.py``,
-``ledger/simulators.py`` and ``ledger/simulate.py`` can all use it without a cycle.
+``ledger/tools/simulators.py`` and ``ledger/tools/simulate.py`` can all use it without a cycle.
 """
 
 from __future__ import annotations

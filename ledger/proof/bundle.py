@@ -3,7 +3,7 @@
 A bundle (``ledger export-round TABLE/ROUND --bundle FILE``) holds
 
 - the round's stored events, each with its exact content bytes (as text) and chain digest, so a
-  verifier recomputes the round's digest chain from its genesis (``ledger.chain.genesis`` of the
+  verifier recomputes the round's digest chain from its genesis (``ledger.codec.chain.genesis`` of the
   round id, itself derived from table and round) to its last digest;
 - the **chain links** from the one that covers the round's last event up to a checkpointed head,
   with the digest of the link before the first of them, so the verifier recomputes each link's
@@ -37,21 +37,21 @@ from uuid import UUID
 
 from pydantic import ValidationError
 
-from ledger.chain import CHAIN_ID, Linked, frame, genesis, next_digest
-from ledger.errors import BundleError as BundleError  # raised here; defined in the error tree
-from ledger.errors import SealError
+from ledger.codec.chain import CHAIN_ID, Linked, frame, genesis, next_digest
+from ledger.domain.errors import BundleError as BundleError  # raised here; defined in the error tree
+from ledger.domain.errors import SealError
+from ledger.domain.findings import Finding
+from ledger.domain.round import Round, round_id
 from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent
-from ledger.findings import Finding
 from ledger.games import GAMES
 from ledger.merkle.dependent import check_state, export_state
 from ledger.merkle.heads import note_at
 from ledger.merkle.proofs import check_round_proof, leaf_state, round_proof
 from ledger.merkle.rfc6962 import verify_inclusion
 from ledger.merkle.tree import row_leaf
-from ledger.note import CheckpointBody, NoteError, parse_note
-from ledger.round import Round, round_id
-from ledger.seal import Checkpoint, chain_links, parse_public_key
-from ledger.store import TOPICS, LedgerApp, Recorded
+from ledger.proof.note import CheckpointBody, NoteError, parse_note
+from ledger.proof.seal import Checkpoint, chain_links, parse_public_key
+from ledger.storage.store import TOPICS, LedgerApp, Recorded
 from ledger.verify.judge import RoundJudge
 
 BUNDLE_FORMAT = "ledger-bundle-v1"

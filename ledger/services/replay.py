@@ -3,16 +3,16 @@
 A round of a game whose rules span rounds (3CB carried bets and shoe, an SP9 bank, a STUD
 jackpot pool) is judged exactly as verify judges it, in a pass over the log that starts at the
 nearest stored checkpoint before the round (its snapshot holds every game's state there,
-``ledger.checkpoints``) and stops where the round closed: its cost is that of the rows since the
+``ledger.proof.checkpoints``) and stops where the round closed: its cost is that of the rows since the
 checkpoint, not of the whole store. ``from_start`` reads from the beginning instead.
 
 A stored checkpoint is used only if its signature is valid under the store's sealing public key
-(``ledger.checkpoints.sealing_key``) and its snapshot matches the digest it signs; with no key
+(``ledger.proof.checkpoints.sealing_key``) and its snapshot matches the digest it signs; with no key
 configured none is trusted, the pass starts at the beginning of the store, and
 :attr:`RoundReplay.note` says so.
 
 Nearer still: ``ledger seal`` also stores, every few rounds of each such game, that game's
-state (:mod:`ledger.seal_index`, signed with the sealing key). A closed round is judged from the
+state (:mod:`ledger.proof.seal_index`, signed with the sealing key). A closed round is judged from the
 newest valid state point of its game after that checkpoint and before the round closed (else
 from the checkpoint's snapshot), reading only its game's rows from there to where it closed: the
 derivation and findings are those of the pass from the checkpoint (the round's game's state is
@@ -25,16 +25,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.checkpoints import NO_SEALING_KEY, SealingKey, nearest, seal_index, sealing_key, stored_rows
+from ledger.domain.findings import Finding
+from ledger.domain.money import AMOUNT_FIELDS, field_text, plain
+from ledger.domain.round import Round, round_id
+from ledger.domain.table import table_id
 from ledger.feed.envelope import BetPlaced, FeedEvent
-from ledger.findings import Finding
 from ledger.games import GAMES
 from ledger.games.base import Derivation
-from ledger.money import AMOUNT_FIELDS, field_text, plain
-from ledger.round import Round, round_id
-from ledger.store import LedgerApp
-from ledger.stream import TERMINAL_SUFFIXES, RoundStream
-from ledger.table import table_id
+from ledger.proof.checkpoints import NO_SEALING_KEY, SealingKey, nearest, seal_index, sealing_key, stored_rows
+from ledger.storage.store import LedgerApp
+from ledger.storage.stream import TERMINAL_SUFFIXES, RoundStream
 from ledger.verify.checks import check_round
 from ledger.verify.engine import Selection, verify_store
 from ledger.verify.judge import Judged, RoundJudge

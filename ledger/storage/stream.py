@@ -1,6 +1,6 @@
 """Reading the log as rounds: stored rows → (position, decoded facts) → closed rounds.
 
-:class:`RoundStream` takes the rows of :meth:`ledger.store.LedgerApp.rows` (plain tuples, in
+:class:`RoundStream` takes the rows of :meth:`ledger.storage.store.LedgerApp.rows` (plain tuples, in
 notification order), decodes the feed facts with the codec (``ledger.codec.rows.RowDecoder``,
 fast unless told otherwise), gathers them per round and hands over each round when its closing
 event (``round_closed`` / ``round_voided``) is read. Rows of other aggregates (tables, the
@@ -19,14 +19,14 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from ledger.chain import CHAIN_TOPIC, FrameError
+from ledger.codec.chain import CHAIN_TOPIC, FrameError
 from ledger.codec.facts import TOPICS
 from ledger.codec.rows import OPENING_SUFFIX as OPENING_SUFFIX
 from ledger.codec.rows import TERMINAL_SUFFIXES as TERMINAL_SUFFIXES
 from ledger.codec.rows import Kind, RowDecoder
+from ledger.domain.table import TABLE_TOPIC
 from ledger.feed.envelope import FeedEvent
-from ledger.store import LedgerMapper, RawRow
-from ledger.table import TABLE_TOPIC
+from ledger.storage.store import LedgerMapper, RawRow
 
 
 @dataclass(frozen=True)

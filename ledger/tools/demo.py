@@ -12,10 +12,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ledger.ingest import IngestReport, ingest_file
-from ledger.simulate import Simulation, simulate
-from ledger.simulators import simulated_games
-from ledger.store import open_ledger
+from ledger.services.ingest import IngestReport, ingest_file
+from ledger.storage.store import open_ledger
+from ledger.tools.simulate import Simulation, simulate
+from ledger.tools.simulators import simulated_games
 from ledger.verify.engine import VerifyReport, verify_store
 
 DEMO_MJ_SHARE = 6

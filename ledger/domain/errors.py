@@ -23,9 +23,9 @@ drivers report in their own words (SQLite's ``database disk image is malformed``
 ``data_corrupted``), so every command says it the same way: one line, exit 3, never "internal
 error".
 
-Rejected feed lines are not exceptions: they are values (``ledger.feed.parse.Rejection``) with
+Rejected feed lines are not exceptions: they are values (``ledger.codec.parse.Rejection``) with
 a stable code, collected into the rejects file. Findings are values too
-(``ledger.findings.Finding``).
+(``ledger.domain.findings.Finding``).
 """
 
 from __future__ import annotations
