@@ -18,7 +18,7 @@ a signed root or recomputed from the rows before it is relied on.
 
 from __future__ import annotations
 
-from ledger.storage.sql import Dialect, literal, quote
+from ledger.storage.sql import Dialect, append_only_triggers_sql, quote, refuse_function_sql
 
 REFUSE_FUNCTION = "ledger_refuse_change"
 """The PostgreSQL trigger function the checkpoints table uses too (``ledger.proof.checkpoints``),
@@ -51,39 +51,12 @@ def merkle_sql(dialect: Dialect) -> list[str]:
     """The statements that create the Merkle log's tables and make them append-only
     (idempotent; run by ``ledger init`` and on first use)."""
     statements = list(_create_statements(dialect).values())
-    if dialect.is_sqlite:
-        for name in MERKLE_TABLES:
-            statements += [
-                f"CREATE TRIGGER IF NOT EXISTS {name}_no_{op.lower()} BEFORE {op} ON "
-                f"{dialect.qualified(name)} BEGIN SELECT RAISE(ABORT, "
-                f"'{APPEND_ONLY_MESSAGE}: {op} refused'); END"
-                for op in ("UPDATE", "DELETE")
-            ]
-        return statements
-    schema = quote(dialect.schema)
-    function = f"{schema}.{quote(REFUSE_FUNCTION)}"
-    body = (
-        f"CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $body$ BEGIN "
-        "RAISE EXCEPTION USING MESSAGE = 'append-only: ' || TG_OP || ' refused on ' || "
-        "TG_TABLE_NAME, ERRCODE = 'insufficient_privilege'; END $body$"
-    )
-    statements.append(
-        "DO $do$ BEGIN IF NOT EXISTS (SELECT FROM pg_proc p JOIN pg_namespace n ON "
-        f"n.oid = p.pronamespace WHERE p.proname = {literal(REFUSE_FUNCTION)} AND n.nspname = "
-        f"{literal(dialect.schema)}) THEN EXECUTE $fn${body}$fn$; END IF; END $do$"
-    )
+    if not dialect.is_sqlite:
+        statements.append(refuse_function_sql(dialect, REFUSE_FUNCTION))
     for name in MERKLE_TABLES:
-        table = dialect.qualified(name)
-        for trigger, when in (
-            (f"{name}_append_only", "BEFORE UPDATE OR DELETE ON {t} FOR EACH ROW"),
-            (f"{name}_no_truncate", "BEFORE TRUNCATE ON {t} FOR EACH STATEMENT"),
-        ):
-            statements.append(
-                f"DO $do$ BEGIN IF NOT EXISTS (SELECT FROM pg_trigger WHERE tgname = "
-                f"{literal(trigger)} AND tgrelid = {literal(table)}::regclass) THEN "
-                f"CREATE TRIGGER {trigger} {when.format(t=table)} EXECUTE FUNCTION "
-                f"{function}(); END IF; END $do$"
-            )
+        statements += append_only_triggers_sql(
+            dialect, name, refused=APPEND_ONLY_MESSAGE, refuse_function=REFUSE_FUNCTION
+        )
     return statements
 
 

@@ -58,9 +58,14 @@ from ledger.proof.seal import (
 )
 from ledger.proof.seal_index import STATE_EVERY, IndexCollector, SealIndex, index_sql, write_index
 from ledger.proof.seal_index import Sealed as Indexed
-from ledger.storage.sql import Connection, Dialect, connect, read_rows
-from ledger.storage.sql import literal as _literal
-from ledger.storage.sql import quote as _quote
+from ledger.storage.sql import (
+    Connection,
+    Dialect,
+    append_only_triggers_sql,
+    connect,
+    read_rows,
+    refuse_function_sql,
+)
 from ledger.storage.store import CIPHER_KEY_ENV, LedgerApp
 from ledger.verify.engine import verify_store
 from ledger.verify.snapshot import Snapshot, SnapshotError
@@ -91,42 +96,14 @@ def checkpoints_sql(dialect: Dialect) -> list[str]:
         "head TEXT NOT NULL, digest TEXT NOT NULL, sealed_at TEXT NOT NULL, "
         f"checkpoint TEXT NOT NULL, snapshot {blob} NOT NULL)"
     )
-    if dialect.is_sqlite:
-        return (
-            [create]
-            + [
-                f"CREATE TRIGGER IF NOT EXISTS ledger_checkpoints_no_{op.lower()} BEFORE {op} ON "
-                f"{table} BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY_MESSAGE}: {op} refused'); END"
-                for op in ("UPDATE", "DELETE")
-            ]
-            + index_sql(dialect, REFUSE_FUNCTION)
-        )
-    schema = _quote(dialect.schema)
-    function = f"{schema}.{_quote(REFUSE_FUNCTION)}"
-    body = (
-        f"CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $body$ BEGIN "
-        "RAISE EXCEPTION USING MESSAGE = 'append-only: ' || TG_OP || ' refused on ' || "
-        "TG_TABLE_NAME, ERRCODE = 'insufficient_privilege'; END $body$"
-    )
-    triggers = []
-    for name, when in (
-        ("ledger_checkpoints_append_only", "BEFORE UPDATE OR DELETE ON {t} FOR EACH ROW"),
-        ("ledger_checkpoints_no_truncate", "BEFORE TRUNCATE ON {t} FOR EACH STATEMENT"),
-    ):
-        triggers.append(
-            f"DO $do$ BEGIN IF NOT EXISTS (SELECT FROM pg_trigger WHERE tgname = "
-            f"{_literal(name)} AND tgrelid = {_literal(table)}::regclass) THEN "
-            f"CREATE TRIGGER {name} {when.format(t=table)} EXECUTE FUNCTION {function}(); "
-            "END IF; END $do$"
-        )
     return [
         create,
-        "DO $do$ BEGIN IF NOT EXISTS (SELECT FROM pg_proc p JOIN pg_namespace n ON "
-        f"n.oid = p.pronamespace WHERE p.proname = {_literal(REFUSE_FUNCTION)} AND n.nspname = "
-        f"{_literal(dialect.schema)}) THEN EXECUTE $fn${body}$fn$; END IF; END $do$",
-        *triggers,
-        # The seal index (ledger.proof.seal_index) is created with the checkpoints, so that `ledger init`
-        # makes it and `init --roles` can grant the sealer its INSERT.
+        *([] if dialect.is_sqlite else [refuse_function_sql(dialect, REFUSE_FUNCTION)]),
+        *append_only_triggers_sql(
+            dialect, CHECKPOINTS_TABLE, refused=APPEND_ONLY_MESSAGE, refuse_function=REFUSE_FUNCTION
+        ),
+        # The seal index (ledger.proof.seal_index) is created with the checkpoints, so that
+        # `ledger init` makes it and `init --roles` can grant the sealer its INSERT.
         *index_sql(dialect, REFUSE_FUNCTION),
     ]
 
@@ -208,24 +185,14 @@ def seal_key_sql(dialect: Dialect) -> list[str]:
         f"CREATE TABLE IF NOT EXISTS {table} (id INTEGER PRIMARY KEY CHECK (id = 1), "
         "public_key TEXT NOT NULL, key_id TEXT NOT NULL, named_at TEXT NOT NULL)"
     )
-    if dialect.is_sqlite:
-        return [create] + [
-            f"CREATE TRIGGER IF NOT EXISTS ledger_seal_key_no_{op.lower()} BEFORE {op} ON "
-            f"{table} BEGIN SELECT RAISE(ABORT, 'the sealing public key is fixed: {op} "
-            "refused'); END"
-            for op in ("UPDATE", "DELETE")
-        ]
-    function = f"{_quote(dialect.schema)}.{_quote(REFUSE_FUNCTION)}"
     return [
         create,
-        *(
-            f"DO $do$ BEGIN IF NOT EXISTS (SELECT FROM pg_trigger WHERE tgname = {_literal(name)} "
-            f"AND tgrelid = {_literal(table)}::regclass) THEN CREATE TRIGGER {name} {when} ON "
-            f"{table} FOR EACH {each} EXECUTE FUNCTION {function}(); END IF; END $do$"
-            for name, when, each in (
-                ("ledger_seal_key_fixed", "BEFORE UPDATE OR DELETE", "ROW"),
-                ("ledger_seal_key_no_truncate", "BEFORE TRUNCATE", "STATEMENT"),
-            )
+        *append_only_triggers_sql(
+            dialect,
+            SEAL_KEY_TABLE,
+            refused="the sealing public key is fixed",
+            refuse_function=REFUSE_FUNCTION,
+            row_trigger="fixed",
         ),
     ]
 

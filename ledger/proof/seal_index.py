@@ -34,9 +34,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from ledger.domain.round import round_id
 from ledger.games import GAMES
-from ledger.storage.sql import Connection, Dialect, connect
-from ledger.storage.sql import literal as _literal
-from ledger.storage.sql import quote as _quote
+from ledger.storage.sql import Connection, Dialect, append_only_triggers_sql, connect
 from ledger.verify.judge import Judged, RoundJudge
 
 if TYPE_CHECKING:
@@ -60,23 +58,10 @@ def index_sql(dialect: Dialect, refuse_function: str) -> list[str]:
         "game TEXT NOT NULL, position BIGINT NOT NULL, checkpoint TEXT NOT NULL, "
         f"body {blob} NOT NULL, signature TEXT NOT NULL, PRIMARY KEY (kind, game, position, number))"
     )
-    if dialect.is_sqlite:
-        return [create] + [
-            f"CREATE TRIGGER IF NOT EXISTS ledger_seal_index_no_{op.lower()} BEFORE {op} ON "
-            f"{table} BEGIN SELECT RAISE(ABORT, 'the seal index is append-only: {op} refused'); END"
-            for op in ("UPDATE", "DELETE")
-        ]
-    function = f"{_quote(dialect.schema)}.{_quote(refuse_function)}"
     return [
         create,
-        *(
-            f"DO $do$ BEGIN IF NOT EXISTS (SELECT FROM pg_trigger WHERE tgname = {_literal(name)} "
-            f"AND tgrelid = {_literal(table)}::regclass) THEN CREATE TRIGGER {name} {when} ON "
-            f"{table} FOR EACH {each} EXECUTE FUNCTION {function}(); END IF; END $do$"
-            for name, when, each in (
-                ("ledger_seal_index_append_only", "BEFORE UPDATE OR DELETE", "ROW"),
-                ("ledger_seal_index_no_truncate", "BEFORE TRUNCATE", "STATEMENT"),
-            )
+        *append_only_triggers_sql(
+            dialect, INDEX_TABLE, refused="the seal index is append-only", refuse_function=refuse_function
         ),
     ]
 

@@ -69,6 +69,48 @@ def literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def refuse_function_sql(dialect: Dialect, name: str) -> str:
+    """PostgreSQL: create (if absent) the trigger function ``name`` of the append-only tables,
+    which refuses the statement that fired it (``insufficient_privilege``)."""
+    function = f"{quote(dialect.schema)}.{quote(name)}"
+    body = (
+        f"CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $body$ BEGIN "
+        "RAISE EXCEPTION USING MESSAGE = 'append-only: ' || TG_OP || ' refused on ' || "
+        "TG_TABLE_NAME, ERRCODE = 'insufficient_privilege'; END $body$"
+    )
+    return (
+        "DO $do$ BEGIN IF NOT EXISTS (SELECT FROM pg_proc p JOIN pg_namespace n ON "
+        f"n.oid = p.pronamespace WHERE p.proname = {literal(name)} AND n.nspname = "
+        f"{literal(dialect.schema)}) THEN EXECUTE $fn${body}$fn$; END IF; END $do$"
+    )
+
+
+def append_only_triggers_sql(
+    dialect: Dialect, name: str, *, refused: str, refuse_function: str, row_trigger: str = "append_only"
+) -> list[str]:
+    """The triggers that make table ``name`` append-only (idempotent). SQLite: ``NAME_no_update``
+    and ``NAME_no_delete`` abort with ``REFUSED: UPDATE refused``; PostgreSQL: ``NAME_ROW_TRIGGER``
+    (before UPDATE or DELETE of a row) and ``NAME_no_truncate`` run ``refuse_function``
+    (:func:`refuse_function_sql`, created before)."""
+    table = dialect.qualified(name)
+    if dialect.is_sqlite:
+        return [
+            f"CREATE TRIGGER IF NOT EXISTS {name}_no_{op.lower()} BEFORE {op} ON {table} "
+            f"BEGIN SELECT RAISE(ABORT, '{refused}: {op} refused'); END"
+            for op in ("UPDATE", "DELETE")
+        ]
+    function = f"{quote(dialect.schema)}.{quote(refuse_function)}"
+    return [
+        f"DO $do$ BEGIN IF NOT EXISTS (SELECT FROM pg_trigger WHERE tgname = {literal(trigger)} "
+        f"AND tgrelid = {literal(table)}::regclass) THEN CREATE TRIGGER {trigger} {when} ON "
+        f"{table} FOR EACH {each} EXECUTE FUNCTION {function}(); END IF; END $do$"
+        for trigger, when, each in (
+            (f"{name}_{row_trigger}", "BEFORE UPDATE OR DELETE", "ROW"),
+            (f"{name}_no_truncate", "BEFORE TRUNCATE", "STATEMENT"),
+        )
+    ]
+
+
 @dataclass(frozen=True)
 class Dialect:
     """How to write a statement for one database: its placeholder, its row lock, its names."""
