@@ -100,6 +100,7 @@ def test_each_day_by_position_equals_the_full_pass(
     assert any(t.findings for t in summarize_day(app, middle, CUTOFF).tables)  # errors were injected
 
 
+@pytest.mark.slow_postgres  # its SQLite case runs by default; the other tests here cover PostgreSQL
 def test_an_edited_index_is_not_used(
     app: LedgerApp, tmp_path: Path, keyed: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -134,6 +135,7 @@ def test_an_edited_index_is_not_used(
     assert json.dumps(_everything(near)) == json.dumps(_everything(_full_pass(app, middle, monkeypatch)))
 
 
+@pytest.mark.slow_postgres  # its SQLite case runs by default; the other tests here cover PostgreSQL
 def test_without_a_sealing_key_the_whole_store_is_read_and_said(
     app: LedgerApp, tmp_path: Path, keyed: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -144,6 +146,7 @@ def test_without_a_sealing_key_the_whole_store_is_read_and_said(
     assert summary.tables
 
 
+@pytest.mark.slow_postgres  # its SQLite case runs by default; the other tests here cover PostgreSQL
 def test_an_encrypted_store_is_read_by_position_too(
     db_url: str, tmp_path: Path, keyed: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -85,6 +85,7 @@ def test_sealed_rounds_are_judged_from_a_state_point_as_from_the_start(
     assert near == len(picked) > 10
 
 
+@pytest.mark.slow_postgres  # its SQLite case runs by default; the other tests here cover PostgreSQL
 def test_recall_of_sealed_rounds_needs_no_pass(
     app: LedgerApp, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -101,6 +102,7 @@ def test_recall_of_sealed_rounds_needs_no_pass(
         assert [_body(r) for r in near.rounds] == [_body(r) for r in whole.rounds]
 
 
+@pytest.mark.slow_postgres  # its SQLite case runs by default; the other tests here cover PostgreSQL
 def test_a_forged_state_point_is_not_used(app: LedgerApp, tmp_path: Path) -> None:
     """An insider copies a state point to a row nearer a round with another game's state: the
     signature does not hold for it there, so the round is judged as before."""
