@@ -12,8 +12,8 @@ what each test costs in CPU.
 
 Under pytest-xdist (``-n 2``) each worker names its PostgreSQL schemas with its id
 (``PYTEST_XDIST_WORKER``); roles and NATS streams carry random names in the tests that make them.
-Not yet safe in parallel: the follower publishes findings on the NATS server's fixed
-``ledger.findings.*`` subjects, which a test listening there hears from another test's follower.
+The follower publishes findings on the NATS server's fixed ``ledger.findings.*`` subjects, so a
+test listening there keeps only its own store's messages (by their ``Nats-Msg-Id``).
 
 PostgreSQL tests use a fresh schema per test on ``LEDGER_TEST_PG`` (default
 ``postgresql://postgres@127.0.0.1:5432/test``). Without a server they are skipped — except
