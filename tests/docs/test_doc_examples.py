@@ -57,7 +57,8 @@ TIMEOUT = float(os.environ.get("LEDGER_DOC_TIMEOUT", "120"))
 NOT_RUN: dict[str, list[str]] = {
     "README.md": [
         "python3 -m venv .venv && .venv/bin/pip install -e .",
-        "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/python -m pytest --all -n 2",
+        "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && "
+        ".venv/bin/python -m pytest --all -n 2",
     ],
     "docs/OPERATIONS.md": [
         "python3 -m venv /opt/ledger/venv",
