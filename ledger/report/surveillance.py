@@ -22,10 +22,14 @@ from ledger.games import GAMES
 from ledger.report.markup import Markup, el, join
 from ledger.report.numbers import amount
 from ledger.report.page import page
+from ledger.report.svg import chart_svg
 from ledger.stats.collect import cell_labels
 from ledger.stats.survey import Entry, ErrorRate, Sequential, StatsQuery, StatsReport, survey
 from ledger.storage.store import LedgerApp
 from projections.gaming_day import check_cutoff, default_cutoff
+
+_MARGIN = "margin: 0 8px 8px 0"
+"""The space around each small chart of the surveillance section."""
 
 MAX_PLOTS = 12
 """Plots drawn at most (the flagged tests with the smallest corrected p-values)."""
@@ -261,17 +265,7 @@ def wheel_chart(entry: Entry, sector: Entry | None = None, size: int = 260) -> M
             style="font-size:9px;text-anchor:middle",
         )
     )
-    return el(
-        "svg",
-        parts,
-        xmlns="http://www.w3.org/2000/svg",
-        width=size,
-        height=size,
-        viewBox=f"0 0 {size} {size}",
-        role="img",
-        class_="chart wheel-chart",
-        style="margin: 0 8px 8px 0",
-    )
+    return chart_svg(parts, size, size, "chart wheel-chart", style=_MARGIN)
 
 
 def _heat(ratio: float) -> str:
@@ -327,17 +321,7 @@ def cusum_path(seq: Sequential, width: int = 320, height: int = 140) -> Markup:
                 style="font-size:9px",
             )
         )
-    return el(
-        "svg",
-        parts,
-        xmlns="http://www.w3.org/2000/svg",
-        width=width,
-        height=height,
-        viewBox=f"0 0 {width} {height}",
-        role="img",
-        class_="chart",
-        style="margin: 0 8px 8px 0",
-    )
+    return chart_svg(parts, width, height, style=_MARGIN)
 
 
 def _ranking(rates: list[ErrorRate], noun: str) -> Markup:
@@ -447,14 +431,4 @@ def observed_vs_expected(entry: Entry, height: int = 120) -> Markup:
             style="text-anchor: start",
         )
     )
-    return el(
-        "svg",
-        parts,
-        xmlns="http://www.w3.org/2000/svg",
-        width=width,
-        height=height,
-        viewBox=f"0 0 {width} {height}",
-        role="img",
-        class_="chart",
-        style="margin: 0 8px 8px 0",
-    )
+    return chart_svg(parts, width, height, style=_MARGIN)

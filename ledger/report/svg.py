@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from ledger.report.markup import Markup, el
+from ledger.report.markup import Child, Markup, el
 from ledger.report.numbers import amount
 
 SERIES_COLOURS = ("#1f6f8b", "#c9822b", "#6a4c93", "#3a7d44")
@@ -28,6 +28,24 @@ class BarGroup:
 CHAR = 7.2
 """The width of one character of the chart's 11px text, generously: labels are laid out from
 it, so they never run out of the drawing."""
+
+
+def chart_svg(
+    parts: Child, width: int, height: int, css_class: str = "chart", **attrs: str | int | None
+) -> Markup:
+    """The ``<svg>`` element every chart of the pages is drawn in: ``width`` × ``height`` pixels,
+    its own view box, ``role="img"``; ``attrs`` (e.g. ``style``) come last."""
+    return el(
+        "svg",
+        parts,
+        xmlns="http://www.w3.org/2000/svg",
+        width=width,
+        height=height,
+        viewBox=f"0 0 {width} {height}",
+        role="img",
+        class_=css_class,
+        **attrs,
+    )
 
 
 def nice_ticks(low: Decimal, high: Decimal, count: int = 5) -> list[Decimal]:
@@ -162,16 +180,7 @@ def _chart(parts: list[Markup], series: Sequence[str], left: int, width: int, he
         )
         parts.append(el("text", name, x=lx + 16, y=height - 10, class_="legend"))
         lx += int(len(name) * CHAR) + 40
-    return el(
-        "svg",
-        parts,
-        xmlns="http://www.w3.org/2000/svg",
-        width=width,
-        height=height,
-        viewBox=f"0 0 {width} {height}",
-        role="img",
-        class_="chart",
-    )
+    return chart_svg(parts, width, height)
 
 
 _FIGURES: dict[str, str] = {
