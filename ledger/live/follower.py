@@ -53,7 +53,7 @@ from ledger.live.judging import LiveFinding, LiveJudge
 from ledger.live.metrics import FollowerMetrics
 from ledger.live.publish import Outgoing, ensure_findings_stream, publish_acked, subject_token
 from ledger.live.sources import Batch, Bounds, Line, NatsSource, Source
-from ledger.live.told import ToldMark, finding_id, reject_id, store_identity
+from ledger.live.told import ToldMark, reject_id, store_identity
 from ledger.live.witnessing import Cosigner
 from ledger.merkle.log import MerkleLog
 from ledger.proof import checkpoints
@@ -311,8 +311,14 @@ class Follower:
     def _start_judging(self) -> list[LiveFinding]:
         told = None
         try:
-            self._told = ToldMark(self.app)
-            told = self._told.read()
+            self._told = ToldMark(self.app, self.options.seal_key)
+            for note in self._told.notes:
+                self._say(note)
+            checked = self._told.read()
+            if checked.problem is not None:
+                self._say(checked.problem)
+                self.metrics.error("told", checked.problem)
+            told = checked.position
         except store_errors() as exc:
             self._told = None
             self._say(
@@ -519,13 +525,13 @@ class Follower:
         if not found:
             await self._mark()
             return
-        records = [live.to_json() for live in found]
+        records = [live.to_json(self._store_id) for live in found]
         if self._js is not None:
             outgoing = [
                 Outgoing(
                     f"{FINDINGS_SUBJECT}.{subject_token(live.finding.table)}",
                     json.dumps(record, ensure_ascii=False, default=str).encode(),
-                    finding_id(self._store_id, live.key, live.index),
+                    record["finding_id"],
                 )
                 for live, record in zip(found, records, strict=True)
             ]

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ledger.domain.findings import Finding
+from ledger.live.told import finding_id
 from ledger.proof import checkpoints
 from ledger.storage.store import LedgerApp
 from ledger.verify.engine import VerifyPass
@@ -44,9 +45,16 @@ class LiveFinding:
     key: tuple[int, int, int] = (0, 0, 0)
     index: int = 0
 
-    def to_json(self) -> dict[str, Any]:
-        """The finding's JSON (docs/schemas/finding.json) plus ``detected_at`` (UTC, ISO 8601)."""
-        return {**self.finding.to_json(), "detected_at": self.detected_at.isoformat(timespec="milliseconds")}
+    def to_json(self, store: str | None = None) -> dict[str, Any]:
+        """The finding's JSON (docs/schemas/finding.json) plus ``detected_at`` (UTC, ISO 8601)
+        and, given the store's identity (:func:`ledger.live.told.store_identity`), ``finding_id``:
+        the same each time this store's judge makes this finding, so a line told again (after a
+        kill) is known as a repeat (docs/FEED.md)."""
+        detected = self.detected_at.isoformat(timespec="milliseconds")
+        record = {**self.finding.to_json(), "detected_at": detected}
+        if store is not None:
+            record["finding_id"] = finding_id(store, self.key, self.index)
+        return record
 
 
 class LiveJudge:

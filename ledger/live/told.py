@@ -7,23 +7,62 @@ output and acknowledged by JetStream. A follower started again judges from the n
 checkpoint (or the start of the log) as before, and keeps to itself every finding of a round
 closed at a row up to ``position``: those were told.
 
+**The row is signed** with the store's sealing key, when the follower has it (``--seal-key``
+with ``--seal-every``, or ``LEDGER_SEAL_KEY``): the signature covers the position, the time and
+the aggregate and version of the event stored at that row, so it names a row of this store and
+no other. **Nothing read from it is trusted beyond what can be proved** (:meth:`ToldMark.read`):
+when the store has a sealing public key (the one its checkpoints are checked with), a row that
+is not signed by it (unsigned, wrongly signed, raised or planted by someone with SQL access, or
+naming a row the store does not hold) is trusted only up to the newest checkpoint valid under
+that key (or not at all), and :attr:`Told.problem` says so; the follower says it on standard
+error, records it as the last error (kind ``told``) and tells the findings after that row again.
+Without a sealing public key nothing can be proved and the row is used as it is (the store's
+events are then protected by the chain alone, too).
+
 The row is written right after the findings are told, so a follower killed in between (a few
-milliseconds) tells them again on standard output; on NATS the server drops the repeat, which
-carries the same ``Nats-Msg-Id`` (:func:`finding_id`). On SQLite the row is written without
-waiting for the disk (``synchronous = OFF`` on a connection of its own): it survives the
-follower's death, and a power cut loses at most a repeat's protection, never an event.
+milliseconds) tells them again on standard output, with the same ``finding_id``
+(:func:`finding_id`, the de-duplication key of docs/FEED.md); on NATS the server drops the
+repeat, which carries the same ``Nats-Msg-Id``. On SQLite the row is written without waiting
+for the disk (``synchronous = OFF`` on a connection of its own): it survives the follower's
+death, and a power cut loses at most a repeat's protection, never an event.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
-from ledger.storage.sql import Connection, SQLiteConnection, connect
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from ledger.domain.errors import StoreError
+from ledger.proof import checkpoints
+from ledger.proof.seal import SEAL_KEY_ENV, SealError, key_id, parse_private_key, raw_public
+from ledger.storage.sql import Connection, Dialect, SQLiteConnection, connect
 from ledger.storage.store import LedgerApp
 
 TOLD_TABLE = "ledger_follow_told"
+TOLD_FORMAT = "ledger-follow-told-v1"
+TOLD_COLUMNS = ("id", "position", "told_at", "signature")
+"""The columns the follower (the ingest role) writes; ``position``, ``told_at`` and
+``signature`` are the ones it updates."""
+
+
+def told_sql(dialect: Dialect) -> list[str]:
+    """The statements that create the told table (and add the signature column to one made by
+    an older version; PostgreSQL, the owner: ``ledger init --roles`` runs them)."""
+    table = dialect.qualified(TOLD_TABLE)
+    create = (
+        f"CREATE TABLE IF NOT EXISTS {table} (id INTEGER PRIMARY KEY, "
+        "position BIGINT NOT NULL, told_at TEXT NOT NULL, signature TEXT)"
+    )
+    if dialect.is_sqlite:
+        return [create]
+    return [create, f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS signature TEXT"]
 
 
 def store_identity(app: LedgerApp) -> str:
@@ -37,8 +76,8 @@ def store_identity(app: LedgerApp) -> str:
 
 
 def finding_id(store: str, key: tuple[int, int, int], index: int) -> str:
-    """The ``Nats-Msg-Id`` of a finding: the same each time the same store's judge makes it
-    (its round's closing row and its place among the round's findings)."""
+    """The ``finding_id`` of a finding (and its ``Nats-Msg-Id``): the same each time the same
+    store's judge makes it (its round's closing row and its place among the round's findings)."""
     text = f"finding {store} {key[0]}.{key[1]}.{key[2]}.{index}"
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
@@ -48,36 +87,164 @@ def reject_id(source: str, line: int, code: str) -> str:
     return hashlib.sha256(f"reject {source} {line} {code}".encode()).hexdigest()[:32]
 
 
-class ToldMark:
-    """The ``ledger_follow_told`` row of one store (see the module docstring)."""
+def signed_bytes(position: int, told_at: str, row: tuple[str, int] | None) -> bytes:
+    """What a told row's signature signs: its position and time, and the aggregate (hex) and
+    version of the event stored at that row (``None``: position 0), canonical JSON."""
+    return json.dumps(
+        {"format": TOLD_FORMAT, "position": position, "told_at": told_at, "row": row},
+        sort_keys=True,
+        separators=(",", ":"),
+    ).encode()
 
-    def __init__(self, app: LedgerApp) -> None:
+
+def signing_key(given: Ed25519PrivateKey | None) -> tuple[Ed25519PrivateKey | None, str | None]:
+    """The key the told row is signed with: ``given`` (the follower's sealing key), else
+    ``LEDGER_SEAL_KEY`` when set; and a note when that variable holds no key."""
+    if given is not None:
+        return given, None
+    value = os.environ.get(SEAL_KEY_ENV)
+    if not value:
+        return None, None
+    try:
+        return parse_private_key(value.encode()), None
+    except SealError as exc:
+        return None, f"{SEAL_KEY_ENV}: {exc}; the told row is not signed"
+
+
+@dataclass(frozen=True)
+class Told:
+    """The told row as read and checked."""
+
+    position: int | None
+    """The row through which findings are taken as told (``None``: no row stored)."""
+    stored: int | None
+    """The position the row holds."""
+    problem: str | None = None
+    """Why the row was not trusted as it is (``None``: it was, or there is none)."""
+
+
+class ToldMark:
+    """The ``ledger_follow_told`` row of one store (see the module docstring), written and
+    signed with ``key`` (``None``: ``LEDGER_SEAL_KEY``, else unsigned)."""
+
+    def __init__(self, app: LedgerApp, key: Ed25519PrivateKey | None = None) -> None:
+        self.app = app
         self.db: Connection = connect(app)
         d = self.db.dialect
         self.table = d.qualified(TOLD_TABLE)
         self.p = d.p
+        self.notes: list[str] = []
+        """What the follower should say about signing (a key that is not the store's)."""
+        self.events = d.qualified(app.recorder.events_table_name)  # type: ignore[attr-defined]
+        self.position_column = "rowid" if d.is_sqlite else "notification_id"
         if isinstance(self.db, SQLiteConnection):
             self.db.conn.execute("PRAGMA synchronous = OFF")
-        self.db.create(
-            [
-                f"CREATE TABLE IF NOT EXISTS {self.table} (id INTEGER PRIMARY KEY, "
-                "position BIGINT NOT NULL, told_at TEXT NOT NULL)"
-            ]
+        try:
+            if not self.db.table_exists(TOLD_TABLE):
+                self.db.create(told_sql(d))
+            elif not self._has_signature_column():  # told by an older version
+                self.db.create(self._alter())
+        except Exception as exc:  # e.g. a role not granted it: run `ledger init --roles` again
+            self.db.close()
+            raise StoreError(f"cannot create {TOLD_TABLE}: {str(exc).splitlines()[0]}") from None
+        self.public = checkpoints.sealing_key(app)
+        self.key, note = signing_key(key)
+        if note:
+            self.notes.append(note)
+        public = self.public
+        if (
+            self.key is not None
+            and public is not None
+            and raw_public(self.key.public_key()) != raw_public(public.key)
+        ):
+            self.notes.append(
+                f"the sealing key given is not the store's sealing public key "
+                f"{key_id(public.key)} ({public.source}): the told row is not signed"
+            )
+            self.key = None
+
+    def _has_signature_column(self) -> bool:
+        try:
+            self.db.read(f"SELECT signature FROM {self.table} WHERE id = 0")
+        except Exception:  # the drivers' "no such column"
+            return False
+        return True
+
+    def _alter(self) -> list[str]:
+        if self.db.dialect.is_sqlite:
+            return [f"ALTER TABLE {self.table} ADD COLUMN signature TEXT"]
+        return told_sql(self.db.dialect)[1:]
+
+    def _row(self, position: int) -> tuple[str, int] | None:
+        """The aggregate (hex) and version of the event at row ``position`` (``None``: none)."""
+        if position <= 0:
+            return None
+        found = self.db.read(
+            f"SELECT originator_id, originator_version FROM {self.events} "
+            f"WHERE {self.position_column} = {self.p}",
+            (position,),
+        )
+        if not found:
+            return None
+        oid, version = found[0]
+        return str(oid).replace("-", "").lower(), int(version)
+
+    def read(self) -> Told:
+        """The stored position, checked (module docstring)."""
+        rows = self.db.read(f"SELECT position, told_at, signature FROM {self.table} WHERE id = 1")
+        if not rows:
+            return Told(None, None)
+        stored = int(rows[0][0])
+        if self.public is None:
+            return Told(stored, stored)
+        why = self._invalid(stored, str(rows[0][1]), rows[0][2])
+        if why is None:
+            return Told(stored, stored)
+        bound, proved = self._proved()
+        trusted = min(stored, bound)
+        return Told(
+            trusted,
+            stored,
+            f"the told row (findings told through row {stored}) {why}: trusted only up to {proved}; "
+            f"the findings after row {trusted} are told again",
         )
 
-    def read(self) -> int | None:
-        """The stored position (``None``: none stored yet)."""
-        rows = self.db.read(f"SELECT position FROM {self.table} WHERE id = 1")
-        return int(rows[0][0]) if rows else None
+    def _invalid(self, position: int, told_at: str, signature: Any) -> str | None:
+        """Why the row is not signed by the store's sealing key (``None``: it is)."""
+        assert self.public is not None
+        name = f"the store's sealing key {key_id(self.public.key)}"
+        if not signature:
+            return f"is not signed by {name}"
+        row = self._row(position)
+        if position > 0 and row is None:
+            return f"names a row the store does not hold (row {position})"
+        try:
+            self.public.key.verify(bytes.fromhex(str(signature)), signed_bytes(position, told_at, row))
+        except (InvalidSignature, ValueError):
+            return f"has a signature that is not valid under {name}"
+        return None
+
+    def _proved(self) -> tuple[int, str]:
+        """The newest row a valid checkpoint covers (0: none), and how to say it."""
+        with checkpoints.CheckpointStore(self.app, create=False) as table:
+            newest = table.newest(self.public) if table.exists else None
+        if newest is None:
+            return 0, "the start of the log (no checkpoint is valid under the sealing public key)"
+        return newest.position, f"checkpoint {newest.number} (row {newest.position})"
 
     def write(self, position: int) -> None:
-        """Every finding of the rows up to ``position`` is told."""
+        """Every finding of the rows up to ``position`` is told (signed when there is a key)."""
         p = self.p
+        told_at = datetime.now(UTC).isoformat()
+        signature = None
+        if self.key is not None:
+            signature = self.key.sign(signed_bytes(position, told_at, self._row(position))).hex()
         with self.db.write() as cur:
             cur.execute(
-                f"INSERT INTO {self.table} (id, position, told_at) VALUES (1, {p}, {p}) "
-                "ON CONFLICT (id) DO UPDATE SET position = excluded.position, told_at = excluded.told_at",
-                (position, datetime.now(UTC).isoformat()),
+                f"INSERT INTO {self.table} (id, position, told_at, signature) VALUES (1, {p}, {p}, {p}) "
+                "ON CONFLICT (id) DO UPDATE SET position = excluded.position, "
+                "told_at = excluded.told_at, signature = excluded.signature",
+                (position, told_at, signature),
             )
 
     def close(self) -> None:
