@@ -20,7 +20,9 @@
     ``EXCLUSIVE`` lock the library takes before each insert. On the view tables ``SELECT``,
     ``INSERT`` and a *column* ``UPDATE`` (the row's text; the tracked position), which is what
     an upsert and ``SELECT … FOR UPDATE`` need, and ``EXECUTE`` on ``ledger_view_delete()``
-    (``projections.view_store``) for the deletes of a rebuild. On checkpoints ``SELECT``.
+    (``projections.view_store``) for the deletes of a rebuild. On checkpoints ``SELECT``. On the
+    follower's told row (``ledger_follow_told``, signed: ``ledger.live.told``) ``SELECT`` and a
+    column ``INSERT`` and ``UPDATE`` (its upsert).
   - *sealer* (``ledger seal``): ``SELECT`` everywhere, and ``INSERT`` on ``ledger_checkpoints``
     — the only role besides the owner that may store a checkpoint.
   - *auditor* (every read command): ``SELECT`` only, checkpoints included.
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ledger.live.told import TOLD_COLUMNS, TOLD_TABLE, told_sql
 from ledger.merkle.storage import merkle_grants_sql
 from ledger.proof.checkpoints import CHECKPOINTS_TABLE
 from ledger.proof.seal_index import INDEX_TABLE
@@ -146,6 +149,7 @@ def roles_sql(where: EventsTable, roles: Roles | None = None, password: str | No
         + _checkpoint_grants(where, roles)
         + merkle_grants_sql(Dialect(where.backend, where.schema), roles.ingest, roles.sealer, roles.auditor)
         + view_grants_sql(where, roles)
+        + told_grants_sql(where, roles)
     )
 
 
@@ -212,6 +216,21 @@ def view_grants_sql(where: EventsTable, roles: Roles) -> list[str]:
             f"GRANT INSERT ({', '.join(inserted)}), UPDATE ({', '.join(updated)}) ON {table} TO {ingest}",
         ]
     return statements
+
+
+def told_grants_sql(where: EventsTable, roles: Roles) -> list[str]:
+    """The follower's told row (``ledger.live.told``, created here): the ingest role inserts and
+    updates its columns (column grants, as the views'), the others read it."""
+    dialect = Dialect("postgres", where.schema)
+    table = dialect.qualified(TOLD_TABLE)
+    updated = [c for c in TOLD_COLUMNS if c != "id"]
+    return [
+        *told_sql(dialect),
+        f"REVOKE ALL ON {table} FROM {', '.join(_quote(r) for r in roles.all())}",
+        f"GRANT SELECT ON {table} TO {', '.join(_quote(r) for r in roles.all())}",
+        f"GRANT INSERT ({', '.join(TOLD_COLUMNS)}), UPDATE ({', '.join(updated)}) ON {table} "
+        f"TO {_quote(roles.ingest)}",
+    ]
 
 
 def execute(app: LedgerApp, statements: list[str]) -> None:
