@@ -190,3 +190,37 @@ def test_the_ingest_role_keeps_a_signed_told_row_and_cannot_raise_it_unseen(
         assert [r["finding_id"] for r in raised] == [r["finding_id"] for r in first]
     finally:
         _drop(schema, f"{prefix}_ingest", f"{prefix}_auditor", f"{prefix}_sealer")
+
+
+def test_a_told_table_of_an_older_version_gains_its_signature_column(
+    db_url: str, tmp_path: Path, lines: list[bytes]
+) -> None:
+    """A store told by a follower before rows were signed: its row is read (unsigned, so bounded
+    by the checkpoint), and the next one written is signed."""
+    key = generate_key()
+    feed = tmp_path / "feed.jsonl"
+    _write(feed, lines)
+    app = open_ledger(db_url)
+    try:
+        checkpoints.CheckpointStore(app).close()
+        checkpoints.name_sealing_key(app, key.public_key())
+        db = connect(app)
+        try:
+            table = db.dialect.qualified(TOLD_TABLE)
+            db.create(
+                [
+                    f"CREATE TABLE {table} (id INTEGER PRIMARY KEY, position BIGINT NOT NULL, "
+                    "told_at TEXT NOT NULL)",
+                    f"INSERT INTO {table} (id, position, told_at) VALUES (1, 5, 'then')",
+                ]
+            )
+        finally:
+            db.close()
+        first, code = run_follower(app, FileSource(str(feed)), idle=0.3, seal_key=key)
+        again, _ = run_follower(app, FileSource(str(feed)), idle=0.3, seal_key=key)
+        expected = [f.to_json() for f in verify_store(app).findings]
+    finally:
+        app.close()
+    assert code == 0 and _plain(first.out.records) == expected  # type: ignore[attr-defined]
+    assert "findings told through row 5) is not signed" in first.log.text  # type: ignore[attr-defined]
+    assert again.out.records == [] and "told row" not in again.log.text  # type: ignore[attr-defined]
