@@ -70,6 +70,7 @@ def _plain(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in r.items() if k not in ("detected_at", "finding_id")} for r in records]
 
 
+@pytest.mark.slow_postgres
 @pytest.mark.parametrize("how", ["untouched", "raised", "unsigned", "forged", "planted"])
 def test_a_tampered_told_row_is_detected_and_its_findings_told_again(
     how: str, db_url: str, tmp_path: Path, lines: list[bytes]
@@ -192,6 +193,7 @@ def test_the_ingest_role_keeps_a_signed_told_row_and_cannot_raise_it_unseen(
         _drop(schema, f"{prefix}_ingest", f"{prefix}_auditor", f"{prefix}_sealer")
 
 
+@pytest.mark.slow_postgres
 def test_a_told_table_of_an_older_version_gains_its_signature_column(
     db_url: str, tmp_path: Path, lines: list[bytes]
 ) -> None:
