@@ -45,5 +45,6 @@ def test_the_tryout_runs_as_shown(stream: str, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     live = [json.loads(x) for x in (tmp_path / "findings.jsonl").read_text().splitlines()]
     verified = json.loads((tmp_path / "verify.json").read_text())["findings"]
-    assert live and [{k: v for k, v in f.items() if k not in ("detected_at", "finding_id")} for f in live] == verified
+    plain = [{k: v for k, v in f.items() if k not in ("detected_at", "finding_id")} for f in live]
+    assert live and plain == verified
     assert "injected errors" in done.stderr and f"{len(live)} findings" in done.stderr
