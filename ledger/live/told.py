@@ -47,6 +47,8 @@ from ledger.storage.store import LedgerApp
 
 TOLD_TABLE = "ledger_follow_told"
 TOLD_FORMAT = "ledger-follow-told-v1"
+BUSY_MS = 2000
+"""How long (ms) a write of the row waits for SQLite's write lock before giving up this time."""
 TOLD_COLUMNS = ("id", "position", "told_at", "signature")
 """The columns the follower (the ingest role) writes; ``position``, ``told_at`` and
 ``signature`` are the ones it updates."""
@@ -139,6 +141,9 @@ class ToldMark:
         self.position_column = "rowid" if d.is_sqlite else "notification_id"
         if isinstance(self.db, SQLiteConnection):
             self.db.conn.execute("PRAGMA synchronous = OFF")
+            # Written from the follower's event loop: a store locked by another writer stalls
+            # that loop for at most this long; the write is then counted and made next time.
+            self.db.conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
         try:
             if not self.db.table_exists(TOLD_TABLE):
                 self.db.create(told_sql(d))
