@@ -14,8 +14,9 @@ import typer
 from cli.commission import cutoff_option
 from cli.context import DbOption, opened
 from cli.contract import fail, state
+from ledger.domain.money import text as amount_text
 from projections.bank import BankView
-from projections.commission import CommissionView, money_text
+from projections.commission import CommissionView
 from projections.gaming_day import CUTOFF_SETTING
 from projections.house import HouseView
 from projections.jackpot import JackpotView
@@ -74,11 +75,11 @@ def _text_stream(outcomes: Iterator[Outcome], reconciler: Reconciler) -> int:
     )
     for o in outcomes:
         m = o.meter
-        ledger = "-" if o.ledger is None else money_text(o.ledger)
-        diff = "-" if o.difference is None else money_text(o.difference)
+        ledger = "-" if o.ledger is None else amount_text(o.ledger)
+        diff = "-" if o.difference is None else amount_text(o.difference)
         write(
             f"{m.line:>4}  {o.status:<8} {m.what:<21} {m.where:<8} {m.when:<25} "
-            f"{money_text(m.amount):>13} {ledger:>13} {diff:>12}"
+            f"{amount_text(m.amount):>13} {ledger:>13} {diff:>12}"
             + (f"  {o.reason}" if o.status != "matched" else "")
             + "\n"
         )
@@ -88,7 +89,7 @@ def _text_stream(outcomes: Iterator[Outcome], reconciler: Reconciler) -> int:
     for gap in missing:
         write(
             f"   -  missing  {gap.what:<21} {gap.where:<8} {gap.day.isoformat():<25} "
-            f"{'-':>13} {money_text(gap.ledger):>13} {gap.ledger_currency:>12}\n"
+            f"{'-':>13} {amount_text(gap.ledger):>13} {gap.ledger_currency:>12}\n"
         )
     counts = reconciler.counts
     write(

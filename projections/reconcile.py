@@ -62,6 +62,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
+from ledger.domain.money import text
 from projections.base import Row, Rows
 from projections.commission import money_text
 from projections.gaming_day import MACAU, gaming_day, hour_of
@@ -415,7 +416,7 @@ class LedgerFigures:
             "variance",
             amount,
             currency,
-            f"{meter.what} differs by {money_text(meter.amount - amount)}",
+            f"{meter.what} differs by {text(meter.amount - amount)}",
         )
 
     def day_of_hour(self, hour: str) -> date:

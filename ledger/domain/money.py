@@ -17,6 +17,7 @@ Decimal('47.50')
 from __future__ import annotations
 
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Literal, overload
 
 RoundingMode = Literal["half_up", "down"]
@@ -122,7 +123,15 @@ def text(value: Decimal | str | None) -> str:
     """
     if value is None:
         return "-"
-    number = Decimal(value)
+    return _text_of(value if isinstance(value, str) else str(value))
+
+
+@lru_cache(maxsize=4096)
+def _text_of(written: str) -> str:
+    """:func:`text` of an amount's own text (``str`` of a Decimal keeps its exponent, so
+    ``1.5`` and ``1.500`` stay apart): a round's stakes and prizes repeat, and a derivation
+    writes each several times (the cache keeps a verification's cost as without the text)."""
+    number = Decimal(written)
     exponent = number.as_tuple().exponent
     places = max(2, -exponent) if isinstance(exponent, int) else 2
     return amount(number, places).replace(MINUS, "-")

@@ -411,6 +411,17 @@ def _proven(
     return proven
 
 
+def _outstanding(judge: RoundJudge, target: Round) -> list[Finding]:
+    """The ``carry_outstanding`` notices of ``target``'s carried bets no later round restated
+    by the bundle's note (the table's newest round when sealed), as ``verify --round`` gives
+    them for the table's newest round."""
+    return [
+        f
+        for f in judge.finish()
+        if f.code == "carry_outstanding" and (f.table, f.round) == (target.table, target.round)
+    ]
+
+
 def _replay(
     order: list[tuple[int, Round | None]],
     target: Round,
@@ -461,3 +472,4 @@ def _replay(
                 f"the state entry {name} the rounds derive is not the one the bundle's note signs"
             )
             return
+    out.findings += _outstanding(judge, target)

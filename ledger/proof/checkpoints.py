@@ -43,6 +43,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from ledger.domain.findings import Finding
+from ledger.games import GAMES
 from ledger.proof.seal import (
     ChainPosition,
     Checkpoint,
@@ -828,6 +829,8 @@ def seal(
                     f"the store does not verify; refusing to seal it: stored "
                     f"checkpoint {last.number}: {problems[0].message}"
                 )
+            if lacks_counters(start):
+                start = None  # sealed before the counters: count from the start of the log once
         collected = IndexCollector(start, every=state_every)
         report = verify_store(app, start=start, snapshot=True, on_judged=collected.on_judged)
         if not report.integrity_ok:
@@ -870,12 +873,29 @@ def seal(
         checkpoint,
         snapshot,
         number,
-        None if last is None else last.number,
+        None if last is None or start is None else last.number,
         True,
         report.events,
         skipped,
         indexed,
     )
+
+
+def lacks_counters(snapshot: Snapshot) -> bool:
+    """Whether ``snapshot`` was sealed before the state counters existed: it holds the state of
+    a game whose rounds move signed state (``Game.dependency``) and no ``moves`` (how many rounds
+    moved each key, ``ledger.merkle.state``). Counting on from it would start at its row."""
+    judge = snapshot.state.get("judge", {})
+    if "moves" in judge:
+        return False
+    held = set(judge.get("sessions", {})) | set(judge.get("carrying", {}))
+    return any(key in GAMES and GAMES[key].dependency is not None for key in held)
+
+
+def without_counters(state: dict[str, Any]) -> dict[str, Any]:
+    """A snapshot's state without the rounds counters (what a snapshot sealed before them held)."""
+    judge = {k: v for k, v in state.get("judge", {}).items() if k != "moves"}
+    return {**state, "judge": judge}
 
 
 def _indexed(stored: StoredCheckpoint) -> Indexed:

@@ -45,7 +45,9 @@ from ledger.proof.checkpoints import (
     InvalidCheckpoint,
     SealingKey,
     StoredCheckpoint,
+    lacks_counters,
     sealing_key,
+    without_counters,
 )
 from ledger.proof.seal import checkpoint_findings, raw_public
 from ledger.storage.store import LedgerApp, open_ledger
@@ -230,7 +232,9 @@ def verify_segment(
     )
     if last is not None:
         derived = report.snapshot
-        if derived is None or derived.digest != last.checkpoint.snapshot:
+        if (derived is None or derived.digest != last.checkpoint.snapshot) and not _same_but_counters(
+            app, derived, snapshot, last
+        ):
             _broken(
                 report,
                 f"the state derived at checkpoint {end} (row {last.position}) "
@@ -242,6 +246,27 @@ def verify_segment(
                 },
             )
     return part(report)
+
+
+def _same_but_counters(
+    app: LedgerApp, derived: Snapshot | None, start: Snapshot | None, end: StoredCheckpoint
+) -> bool:
+    """Whether ``derived`` is ``end``'s signed snapshot but for the rounds counters, where
+    either end of the segment was sealed before the counters existed: a segment that starts
+    from such a snapshot cannot count from the start of the log, and one that ends at such a
+    snapshot derives counters it never signed. Everything else is still compared."""
+    if derived is None:
+        return False
+    try:
+        with CheckpointStore(app, create=False) as store:
+            signed = store.snapshot(end)
+    except SnapshotError:
+        return False
+    if not (lacks_counters(signed) or (start is not None and lacks_counters(start))):
+        return False
+    return derived.position == signed.position and without_counters(derived.state) == without_counters(
+        signed.state
+    )
 
 
 def _refused(

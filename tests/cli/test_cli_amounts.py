@@ -104,6 +104,14 @@ def test_replay_text_writes_stakes_settlements_and_event_amounts_formatted(db: s
     assert not BARE.search(events.split("\n", 1)[1]), events
 
 
+def test_replay_derivation_writes_the_games_amounts_formatted(db: str) -> None:
+    """The game's own steps (stake, returned, won) use the one formatter; odds and numbers not."""
+    text = _run("replay", "/".join(OVERPAID[:2]), "--db", db, codes=(1,))
+    derivation = text.split("\nderivation\n")[1].split("\nbets")[0]
+    assert "b5 (100.00): dozen 1 pays 2 to 1 → win, returned 100.00, won 200.00" in derivation
+    assert not BARE.search(derivation), derivation
+
+
 def test_replay_json_writes_bet_amounts_as_two_decimal_strings(db: str) -> None:
     body = json.loads(_run("replay", "/".join(OVERPAID[:2]), "--json", "--db", db, codes=(1,)))
     (b5,) = [b for b in body["bets"] if b["bet"] == "b5"]

@@ -111,6 +111,45 @@ def test_a_3cb_round_with_carried_bets_is_rejudged(app: LedgerApp) -> None:
     assert result.findings == []
 
 
+def test_a_3cb_round_whose_carried_bets_are_still_open_gets_the_notice(
+    app: LedgerApp, tmp_path: Path
+) -> None:
+    """The table's newest round when sealed carried bets: ``check-bundle`` gives the
+    ``carry_outstanding`` notice ``verify --round`` gives (information, exit 0)."""
+    lines = [dict(x) for x in simulate([GAMES["3CB"]], rounds=12, tables=1, seed=2).lines]
+    carried = next(x for x in lines if x["type"] == "bet_carried")
+    table, target = carried["table"], carried["from_round"]
+    lines = [x for x in lines if x["round"] <= target]  # the table plays no later round
+    checkpoint, key = _sealed(app, lines, table, target)
+    bundle, result = _judged(app, checkpoint, table, target)
+    notices = [(f.code, f.bet, f.severity) for f in result.findings]
+    assert ("carry_outstanding", carried["bet"], "info") in notices
+    assert {f.code for f in result.findings} == {"carry_outstanding"} and not result.errors
+    (tmp_path / "b.json").write_text(json.dumps(bundle))
+    (tmp_path / "cp.json").write_text(checkpoint.dumps())
+    (tmp_path / "pub.pem").write_bytes(public_pem(key.public_key()))
+    shown = runner.invoke(
+        cli_app,
+        [
+            "check-bundle",
+            str(tmp_path / "b.json"),
+            "--checkpoint",
+            str(tmp_path / "cp.json"),
+            "--public-key",
+            str(tmp_path / "pub.pem"),
+        ],
+    )
+    assert shown.exit_code == 0, shown.output
+    assert f"carry_outstanding at {table}/{target} bet {carried['bet']}" in shown.output
+    # Once a later round restated the bets, a bundle against a newer note gives no notice.
+    everything = [dict(x) for x in simulate([GAMES["3CB"]], rounds=12, tables=1, seed=2).lines]
+    _ingest(app, everything[len(lines) :])
+    later = seal(app, key).checkpoint
+    seal_tree(app, key, later)
+    _, result = _judged(app, later, table, target)
+    assert all(f.code != "carry_outstanding" for f in result.findings)
+
+
 def test_an_sp9_round_is_rejudged_from_its_table_bank(app: LedgerApp) -> None:
     lines = [dict(x) for x in simulate([GAMES["SP9"]], rounds=12, tables=1, seed=2).lines]
     refused = next(x for x in lines if x["type"] == "bank_refused")

@@ -130,4 +130,4 @@ def test_replay_shows_hands_and_the_running_bank_balance(tmp_path: Path, example
     assert result.exit_code == 0
     steps = [s["text"] for s in json.loads(result.stdout)["derivation"]]
     assert "banker (seat 1): 9D QH = 9 points" in steps
-    assert "b3 on seat 4 (300): lose, collected 300; W = 650" in steps
+    assert "b3 on seat 4 (300.00): lose, collected 300.00; W = 650.00" in steps

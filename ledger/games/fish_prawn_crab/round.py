@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 from ledger.domain.findings import Finding
+from ledger.domain.money import text as amount_text
 from ledger.domain.round import Round
 from ledger.feed.envelope import BetPlaced
 from ledger.games.base import Derivation, Settlement, Step
@@ -86,9 +87,15 @@ def _reshake_step(cocked: DieCocked) -> Step:
 
 
 def _bet_step(bet: BetPlaced, due: Settlement) -> Step:
-    money = f"returned {due.returned}, won {due.won}" if due.result == "win" else "stake taken"
+    money = (
+        f"returned {amount_text(due.returned)}, won {amount_text(due.won)}"
+        if due.result == "win"
+        else "stake taken"
+    )
     return Step(
-        f"{bet.bet}: {label(spot_of(bet))} for {bet.amount}: {due.result} ({due.reason}; {money})", due.rule
+        f"{bet.bet}: {label(spot_of(bet))} for {amount_text(bet.amount)}: "
+        f"{due.result} ({due.reason}; {money})",
+        due.rule,
     )
 
 

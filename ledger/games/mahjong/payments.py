@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Literal
 
-from ledger.domain.money import CENT, ZERO, RoundingMode, round_money
+from ledger.domain.money import CENT, ZERO, RoundingMode, round_money, text
 from ledger.games.base import PaymentDue
 from ledger.games.mahjong.tables import (
     COMMISSION,
@@ -72,10 +72,10 @@ def win_payments(
         owed = {liable: sum(owed.values(), ZERO)}
         reason, rule = "liability", LIABLE_RULE
     total = sum(owed.values(), ZERO)
-    notes = {p: f"{fan} fán: u = {unit(single, fan)}" for p in owed}
+    notes = {p: f"{fan} fán: u = {text(unit(single, fan))}" for p in owed}
     if total > cap:
         owed = _prorata(owed, cap, _from(order, start, owed), increment)
-        notes = {p: f"{n}; cut pro rata to the winner's capital {cap}" for p, n in notes.items()}
+        notes = {p: f"{n}; cut pro rata to the winner's capital {text(cap)}" for p, n in notes.items()}
         rule = f"{rule}; {CAP_RULE}"
     out = []
     for p in order:

@@ -77,8 +77,8 @@ def derive(rnd: Round) -> Derivation:
         )
     d.steps += [
         Step(
-            f"{p.frm} pays {p.to} {p.amount} ({p.reason}: {p.note})"
-            + (f"; shortfall {p.shortfall}" if p.shortfall else ""),
+            f"{p.frm} pays {p.to} {text(p.amount)} ({p.reason}: {p.note})"
+            + (f"; shortfall {text(p.shortfall)}" if p.shortfall else ""),
             p.rule,
         )
         for p in due
@@ -156,7 +156,8 @@ def _commission(rnd: Round, opened: MahjongRoundOpened, end: GameEnd, d: Derivat
         amount, rule = due[winner]
         d.steps.append(
             Step(
-                f"commission: {winner} pays {amount} to the casino ({opened.variant}, stake {opened.stake})",
+                f"commission: {winner} pays {text(amount)} to the casino "
+                f"({opened.variant}, stake {opened.stake})",
                 rule,
             )
         )

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ledger.domain.findings import Finding
+from ledger.domain.money import text as amount_text
 from ledger.domain.round import Round
 from ledger.feed.envelope import BetPlaced, FeedEvent, RoundVoided
 from ledger.games.base import Derivation, Settlement, Step
@@ -119,7 +120,8 @@ def _settle_bet(rnd: Round, bet: BetPlaced, number: int | None, out: Derivation)
     out.expected[bet.bet] = due
     out.steps.append(
         Step(
-            f"{bet.bet} ({bet.amount}): {due.reason} → {due.result}, returned {due.returned}, won {due.won}",
+            f"{bet.bet} ({amount_text(bet.amount)}): {due.reason} → {due.result}, "
+            f"returned {amount_text(due.returned)}, won {amount_text(due.won)}",
             due.rule,
         )
     )

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from ledger.domain.money import ZERO, round_money, share_down
+from ledger.domain.money import text as amount_text
 from ledger.domain.rulebook import JackpotOptions, Rounding
 from ledger.games.stud_poker.tables import FIXED_FUNDED_BY_HOUSE, SF_SHARE, Category
 
@@ -132,9 +133,10 @@ def settle_pool(
         tenth = round_money(j * Decimal(SF_SHARE), mode=rounding.mode, increment=rounding.increment)
         amount = max(opts.fixed.straight_flush, tenth)
         which = (
-            f"10 % of the pool {j} = {tenth}"
+            f"10 % of the pool {amount_text(j)} = {amount_text(tenth)}"
             if tenth >= opts.fixed.straight_flush
-            else f"the fixed {opts.fixed.straight_flush} (10 % of {j} is {tenth})"
+            else f"the fixed {amount_text(opts.fixed.straight_flush)} "
+            f"(10 % of {amount_text(j)} is {amount_text(tenth)})"
         )
         award, pool = _from_pool(hit, amount, pool, SF_RULE, f"straight flush: {which}")
         awards.append(award)
@@ -143,10 +145,13 @@ def settle_pool(
         total = max(opts.fixed.royal_flush, pool)
         share, _ = share_down(total, len(royals), increment=rounding.increment)
         what = (
-            "the whole pool" if pool >= opts.fixed.royal_flush else f"the fixed {opts.fixed.royal_flush}"
-        ) + f" {total}"
+            f"the whole pool {amount_text(total)}"
+            if pool >= opts.fixed.royal_flush
+            else f"the fixed {amount_text(opts.fixed.royal_flush)}"
+        )
         shared = (
-            f", shared by {len(royals)} royal flushes ({share} each, the remainder stays in the pool)"
+            f", shared by {len(royals)} royal flushes ({amount_text(share)} each, "
+            "the remainder stays in the pool)"
             if len(royals) > 1
             else ""
         )
@@ -160,7 +165,11 @@ def settle_pool(
         name = hit.category.label.split(" (")[0]
         if opts.fixed_from_pool:
             award, pool = _from_pool(
-                hit, amount, pool, FIXED_RULE, f"{name}: fixed {amount}, paid from the pool (fixed_from_pool)"
+                hit,
+                amount,
+                pool,
+                FIXED_RULE,
+                f"{name}: fixed {amount_text(amount)}, paid from the pool (fixed_from_pool)",
             )
         else:
             award = Award(
@@ -171,7 +180,7 @@ def settle_pool(
                 ZERO,
                 amount,
                 FIXED_RULE,
-                f"{name}: fixed {amount}, funded by the house",
+                f"{name}: fixed {amount_text(amount)}, funded by the house",
             )
         awards.append(award)
     reset = ZERO
@@ -188,5 +197,5 @@ def _from_pool(hit: Hit, amount: Decimal, pool: Decimal, rule: str, reason: str)
     funded = min(amount, max(pool, ZERO))
     house = amount - funded
     if house > 0:
-        reason += f"; the pool funds {funded}, the house {house}"
+        reason += f"; the pool funds {amount_text(funded)}, the house {amount_text(house)}"
     return Award(hit.bet, hit.seat, hit.category, amount, funded, house, rule, reason), pool - funded

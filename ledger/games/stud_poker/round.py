@@ -466,7 +466,11 @@ def _settle(rnd: Round, places: dict[int, Place], dealer: HandValue, out: StudRo
 def _due(d: Derivation, bet: str, due: Settlement) -> None:
     d.expected[bet] = due
     d.steps.append(
-        Step(f"{bet}: {due.reason} → {due.result}, returned {due.returned}, won {due.won}", due.rule)
+        Step(
+            f"{bet}: {due.reason} → {due.result}, returned {amount_text(due.returned)}, "
+            f"won {amount_text(due.won)}",
+            due.rule,
+        )
     )
 
 

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from ledger.domain.money import ZERO
+from ledger.domain.money import text as amount_text
 from ledger.domain.rulebook import DEFAULT_RULEBOOK, Rulebook
 from ledger.games.base import Settlement
 from ledger.games.stud_poker.hands import HandValue
@@ -126,6 +127,6 @@ def settle_raise(
     to_win = (full / stake) if stake else Decimal(pay.to_win)
     reason = f"{category.label.split(' (')[0]} pays {to_win.normalize():f} to 1"
     if prize != full:
-        reason += f", {full} capped at {prize} by the house maximum per game"
+        reason += f", {amount_text(full)} capped at {amount_text(prize)} by the house maximum per game"
         return Settlement("win", stake, prize, ZERO, CAP_RULE, reason)
     return Settlement("win", stake, prize, ZERO, pay.rule, reason)

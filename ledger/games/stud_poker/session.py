@@ -200,22 +200,25 @@ def pool_steps(p: PoolRound) -> list[Step]:
     opened = " (opened at its seed)" if p.opened else ""
     steps = [
         Step(
-            f"jackpot pool {p.pool} before the round: {p.start}{opened}; "
-            f"{len(p.contributions)} settled jackpot bets contribute {p.contributed} → "
-            f"{p.after_contributions}",
+            f"jackpot pool {p.pool} before the round: {amount_text(p.start)}{opened}; "
+            f"{len(p.contributions)} settled jackpot bets contribute {amount_text(p.contributed)} → "
+            f"{amount_text(p.after_contributions)}",
             CONTRIBUTION_RULE,
         )
     ]
     for a in p.awards:
-        steps.append(Step(f"jackpot award to {a.bet} (place {a.seat}): {a.amount} — {a.reason}", a.rule))
+        steps.append(
+            Step(f"jackpot award to {a.bet} (place {a.seat}): {amount_text(a.amount)} — {a.reason}", a.rule)
+        )
     if p.reset:
         steps.append(
             Step(
-                f"nothing left in pool {p.pool}: reset to the seed {p.seed} (house-funded {p.reset})",
+                f"nothing left in pool {p.pool}: reset to the seed {amount_text(p.seed)} "
+                f"(house-funded {amount_text(p.reset)})",
                 RESET_RULE,
             )
         )
-    steps.append(Step(f"jackpot pool {p.pool} after the round: {p.end}", CONTRIBUTION_RULE))
+    steps.append(Step(f"jackpot pool {p.pool} after the round: {amount_text(p.end)}", CONTRIBUTION_RULE))
     return steps
 
 

@@ -41,6 +41,7 @@ from decimal import Decimal
 from ledger.domain.equipment import Card
 from ledger.domain.findings import Finding
 from ledger.domain.money import ZERO
+from ledger.domain.money import text as amount_text
 from ledger.domain.round import Round
 from ledger.feed.envelope import BetPlaced
 from ledger.games.base import BankDue, Commission, Derivation, LayerDue, Settlement, Step
@@ -244,7 +245,8 @@ class _Analyser:
             self.find(
                 "bank_rule_broken",
                 MIN_BANK_RULE,
-                f"the bank's capital {held.capital} is below the table's minimum bank {self.opts.min_bank}",
+                f"the bank's capital {amount_text(held.capital)} is below the table's minimum bank "
+                f"{amount_text(self.opts.min_bank)}",
                 seq=held.seq,
             )
         if self._after_throw(held.seq):
@@ -255,7 +257,7 @@ class _Analyser:
                 f"thrown at seq {self.first_throw}",
                 seq=held.seq,
             )
-        self.step(f"seat {held.seat} holds the bank with {held.capital}", "SP9 art. 5(1), 5(3)")
+        self.step(f"seat {held.seat} holds the bank with {amount_text(held.capital)}", "SP9 art. 5(1), 5(3)")
         players: list[Layer] = []
         casino: Layer | None = None
         seen: set[str] = set()
@@ -281,15 +283,15 @@ class _Analyser:
             else:
                 players.append(layer)
             self.step(
-                f"{joined.party} co-banks with {joined.capital}"
+                f"{joined.party} co-banks with {amount_text(joined.capital)}"
                 + (" (settled last)" if joined.party == "casino" else ""),
                 SPLIT_RULE,
             )
         self.bank.layers = [Layer("banker", held.capital), *players, *([casino] if casino else [])]
         if len(self.bank.layers) > 1:
             self.step(
-                f"bank capacity K = {self.bank.capacity} ("
-                + " + ".join(f"{x.party} {x.capital}" for x in self.bank.layers)
+                f"bank capacity K = {amount_text(self.bank.capacity)} ("
+                + " + ".join(f"{x.party} {amount_text(x.capital)}" for x in self.bank.layers)
                 + ")",
                 "SP9 art. 5(3), 5(5)",
             )
@@ -519,7 +521,7 @@ class _Analyser:
         self.step(
             f"settlement order: seats {', '.join(map(str, order))} counter-clockwise "
             f"from the first-dealt player seat, bets in placement order; the bank's "
-            f"result W starts at 0 and stays within ±{capacity} "
+            f"result W starts at 0 and stays within ±{amount_text(capacity)} "
             f"(cap mode {self.opts.cap_mode})",
             ORDER_RULE,
         )
@@ -536,23 +538,29 @@ class _Analyser:
         if play.wins:
             commission = commission_on(line.paid, mode=rounding.mode, increment=rounding.increment)
             reason = (
-                f"seat {play.seat} beats the banker: stake {play.amount} returned, paid "
-                f"{line.paid}"
-                + (f" of {play.amount} (the bank's capital is exhausted)" if line.capped else " (1 to 1)")
-                + f", commission 5% = {commission}"
+                f"seat {play.seat} beats the banker: stake {amount_text(play.amount)} returned, paid "
+                f"{amount_text(line.paid)}"
+                + (
+                    f" of {amount_text(play.amount)} (the bank's capital is exhausted)"
+                    if line.capped
+                    else " (1 to 1)"
+                )
+                + f", commission 5% = {amount_text(commission)}"
             )
             due = Settlement("win", play.amount, line.paid, commission, f"{rule}; {COMMISSION_RULE}", reason)
         else:
-            reason = f"seat {play.seat} loses to the banker: {line.collected} collected" + (
-                f", {line.returned} returned (the bank's win is capped at its capital)" if line.capped else ""
+            reason = f"seat {play.seat} loses to the banker: {amount_text(line.collected)} collected" + (
+                f", {amount_text(line.returned)} returned (the bank's win is capped at its capital)"
+                if line.capped
+                else ""
             )
             due = Settlement("lose", line.returned, ZERO, ZERO, rule, reason)
         self.out.expected[play.bet] = due
         self.step(
-            f"{play.bet} on seat {play.seat} ({play.amount}): {due.result}, "
-            + (f"paid {line.paid}" if play.wins else f"collected {line.collected}")
-            + (f", returned {line.returned}" if not play.wins and line.returned else "")
-            + f"; W = {line.balance}",
+            f"{play.bet} on seat {play.seat} ({amount_text(play.amount)}): {due.result}, "
+            + (f"paid {amount_text(line.paid)}" if play.wins else f"collected {amount_text(line.collected)}")
+            + (f", returned {amount_text(line.returned)}" if not play.wins and line.returned else "")
+            + f"; W = {amount_text(line.balance)}",
             due.rule,
         )
 
@@ -569,13 +577,16 @@ class _Analyser:
             increment=rounding.increment,
         )
         bank.result, bank.shares, bank.commissions = result, shares, commissions
-        self.step(f"bank result W = {result}, split {opts.bank_split} between the layers", SPLIT_RULE)
+        self.step(
+            f"bank result W = {amount_text(result)}, split {opts.bank_split} between the layers", SPLIT_RULE
+        )
         recorded: dict[str, BankSettled] = {}
         for line in self.rnd.of_type(BankSettled):
             recorded.setdefault(line.party, line)
         for layer, share, commission in zip(bank.layers, shares, commissions, strict=True):
             self.step(
-                f"{layer.party} (capital {layer.capital}): share {share}, commission {commission}",
+                f"{layer.party} (capital {amount_text(layer.capital)}): share {amount_text(share)}, "
+                f"commission {amount_text(commission)}",
                 BANK_COMMISSION_RULE,
             )
             rec = recorded.get(layer.party)

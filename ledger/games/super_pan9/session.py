@@ -27,6 +27,7 @@ from decimal import Decimal
 from typing import Any
 
 from ledger.domain.findings import Finding
+from ledger.domain.money import text as amount_text
 from ledger.domain.round import Round
 from ledger.games.base import Derivation, Step
 from ledger.games.super_pan9.round import BankFacts, analyse
@@ -135,8 +136,9 @@ def advance(before: TableBank | None, rnd: Round) -> BankAdvance:
             "bank_rule_broken",
             CARRY_RULE,
             f"seat {bank.banker} keeps the bank after winning round {before.round}: its "
-            f"capital must be at least {before.carry} (the previous {before.capital} plus the "
-            f"winnings net of commission), it posted {bank.capital}",
+            f"capital must be at least {amount_text(before.carry)} (the previous "
+            f"{amount_text(before.capital)} plus the winnings net of commission), it posted "
+            f"{amount_text(bank.capital)}",
         )
     if bank.refused and before is not None and bank.banker not in before.bettors:
         find(

@@ -39,6 +39,7 @@ Round-level choices:
 from __future__ import annotations
 
 from ledger.domain.findings import BETTING_CLOSED_RULE, Finding
+from ledger.domain.money import text as amount_text
 from ledger.domain.round import Round
 from ledger.feed.envelope import BetIncreased, BetPlaced
 from ledger.games.base import Derivation, Settlement, Step
@@ -163,7 +164,7 @@ def _undealt_places(rnd: Round, deal: Deal, out: Derivation) -> None:
 def _settle_bet(rnd: Round, bet: BetPlaced, values: dict[Place, HandValue], out: Derivation) -> None:
     spot: Spot = bet.spot  # type: ignore[assignment]
     stake = rnd.stake(bet.bet)
-    label = f"{bet.bet} {describe_spot(spot)} ({stake})"
+    label = f"{bet.bet} {describe_spot(spot)} ({amount_text(stake)})"
     if isinstance(spot, TieSpot) and not _has_main_bet(rnd, spot.seat):
         message = f"tie bet {bet.bet} on seat {spot.seat}, which carries no main bet against the banker"
         out.findings.append(
@@ -182,9 +183,10 @@ def _settle_bet(rnd: Round, bet: BetPlaced, values: dict[Place, HandValue], out:
 def _expect(out: Derivation, bet: BetPlaced, due: Settlement, label: str) -> None:
     out.expected[bet.bet] = due
     money = (
-        f"returned {due.returned}, won {due.won}, commission {due.commission}"
+        f"returned {amount_text(due.returned)}, won {amount_text(due.won)}, "
+        f"commission {amount_text(due.commission)}"
         if due.result not in ("lose", "carry")
-        else "all 0"
+        else "all 0.00"
     )
     out.steps.append(Step(f"{label}: {due.reason} → {due.result}, {money}", due.rule))
 
@@ -196,7 +198,7 @@ def _has_main_bet(rnd: Round, seat: int) -> bool:
 
 def _return_all(rnd: Round, out: Derivation, rule: str, why: str) -> None:
     for bet in rnd.bets.values():
-        label = f"{bet.bet} {describe_spot(bet.spot)} ({rnd.stake(bet.bet)})"  # type: ignore[arg-type]
+        label = f"{bet.bet} {describe_spot(bet.spot)} ({amount_text(rnd.stake(bet.bet))})"  # type: ignore[arg-type]
         if bet.bet in rnd.carried:
             due = Settlement.carry(
                 CARRY_RULE, f"{why}; a carried bet is closed only by a win or a loss: carried again"
@@ -209,11 +211,11 @@ def _return_all(rnd: Round, out: Derivation, rule: str, why: str) -> None:
 def _carried_steps(rnd: Round, out: Derivation) -> None:
     for bet_id, carried in rnd.carried.items():
         stake = rnd.stake(bet_id)
-        raised = f", raised to {stake}" if stake != carried.amount else ""
+        raised = f", raised to {amount_text(stake)}" if stake != carried.amount else ""
         out.steps.append(
             Step(
                 f"{bet_id} {describe_spot(carried.spot)} carried from round "  # type: ignore[attr-defined]
-                f"{carried.from_round}: stake {carried.amount}{raised}",
+                f"{carried.from_round}: stake {amount_text(carried.amount)}{raised}",
                 CARRY_RULE,
             )
         )
@@ -250,6 +252,7 @@ def _raises(rnd: Round, out: Derivation) -> None:
                     rnd.round,
                     rule=LIMIT_RULE,
                     bet=bet_id,
-                    message=f"carried bet {bet_id} raised to {stake}, above the table maximum {limit.max}",
+                    message=f"carried bet {bet_id} raised to {amount_text(stake)}, above the table maximum "
+                    f"{amount_text(limit.max)}",
                 )
             )

@@ -327,7 +327,7 @@ def test_replay_steps_cite_articles() -> None:
         "FPC art. 5 j), art. 6",
         "FPC art. 5 e) [R], art. 6",
     ]
-    assert steps[2].text.startswith("b2: figure crab (5) for 50: win")
+    assert steps[2].text.startswith("b2: figure crab (5) for 50.00: win")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -275,17 +275,17 @@ def test_replay_shows_categories_decisions_and_the_pool(app: LedgerApp) -> None:
         "decides by its best suit: ♠ beats ♥" in s
         for s in steps
     ), steps
-    assert any("four of a kind pays 20 to 1, 4000 capped at 3000" in s for s in steps), steps
+    assert any("four of a kind pays 20 to 1, 4,000.00 capped at 3,000.00" in s for s in steps), steps
     assert any(s.startswith("dealer one pair: qualifies") for s in steps), steps
     hits = replay_round(app, "T2", "000001")
     assert hits is not None
     text = "\n".join(s.text for s in hits.derivation.steps)
     assert (
-        "jackpot pool PJ-T before the round: 50004.00; 3 settled jackpot bets contribute "
-        "6.00 → 50010.00" in text
+        "jackpot pool PJ-T before the round: 50,004.00; 3 settled jackpot bets contribute "
+        "6.00 → 50,010.00" in text
     )
-    assert "royal flush: the fixed 50000 50000, shared by 2 royal flushes" in text
-    assert "the pool funds 20009.00, the house 4991.00" in text
-    assert "reset to the seed 50000" in text
-    assert "jackpot pool PJ-T after the round: 50000" in text
+    assert "royal flush: the fixed 50,000.00, shared by 2 royal flushes (25,000.00 each" in text
+    assert "the pool funds 20,009.00, the house 4,991.00" in text
+    assert "reset to the seed 50,000.00" in text
+    assert "jackpot pool PJ-T after the round: 50,000.00" in text
     assert "does not qualify" in text

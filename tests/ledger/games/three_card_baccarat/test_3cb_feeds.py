@@ -272,7 +272,7 @@ def test_a_tie_carried_over_two_rounds_verifies_clean(verify_feed: Verifier, app
     due = replayed.derivation.expected["b1"]
     assert due.as_dict() == {"result": "win", "returned": "200", "won": "200", "commission": "10.00"}
     steps = [s.text for s in replayed.derivation.steps]
-    assert "b1 hand 1 carried from round 000002: stake 200" in steps
+    assert "b1 hand 1 carried from round 000002: stake 200.00" in steps
     second = replay_round(app, "3CB-T1", "000002")
     assert second is not None and second.derivation.expected["b1"].result == "carry"
 
