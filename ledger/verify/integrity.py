@@ -59,7 +59,16 @@ class ChainVerifier:
     """Split stored frames with the codec's fast split (``False``: its reference)."""
     findings: list[Finding] = field(default_factory=list)
     head: str | None = None
+    expect: str | None = None
+    """The head ``--expect-head`` names, when it is known before the pass (then whether it was
+    read is kept whatever :attr:`heads` says)."""
+    heads: bool = True
+    """Keep every head read in :attr:`heads_seen`, for a :meth:`finish` told its expected head
+    only at the end. A pass told it first (or with none) sets this false: one head per link
+    would grow with the store."""
     heads_seen: set[str] = field(default_factory=set)
+    """Every head read (with :attr:`heads`)."""
+    _expect_seen: bool = False
     events: int = 0
     _last: dict[str, tuple[int, bytes]] = field(default_factory=dict)
     """Each aggregate's last version and its digest, as the stored ASCII bytes."""
@@ -113,7 +122,7 @@ class ChainVerifier:
             raise ValueError("the chain state is malformed")
         self.events = events
         self.head = head
-        self.heads_seen.add(head)
+        self._saw(head)
         # A digest that is not ASCII (UnicodeEncodeError, a ValueError) is refused here; no
         # pass writes one down.
         self._last = {str(oid): (int(v), str(d).encode("ascii")) for oid, (v, d) in last.items()}
@@ -247,7 +256,7 @@ class ChainVerifier:
                 "newest chain link are covered by no link (a link was removed, or "
                 "events were added outside the ledger)",
             )
-        if expect_head is not None and expect_head not in self.heads_seen:
+        if expect_head is not None and not self.seen(expect_head):
             self.findings.append(
                 Finding(
                     "chain_broken",
@@ -277,7 +286,22 @@ class ChainVerifier:
                 self._mislisted(oid, version, content, listed, actual)
         self._since_link.clear()
         self.head = digest
-        self.heads_seen.add(digest)
+        self._saw(digest)
+
+    def _saw(self, head: str) -> None:
+        if self.heads:
+            self.heads_seen.add(head)
+        if head == self.expect:
+            self._expect_seen = True
+
+    def seen(self, head: str) -> bool:
+        """Whether the pass read ``head`` (without :attr:`heads`, only :attr:`expect` can be
+        asked about)."""
+        if head == self.expect:
+            return self._expect_seen
+        if not self.heads:
+            raise ValueError("this pass kept only whether its expected head was read")
+        return head in self.heads_seen
 
     def _mislisted(
         self,
