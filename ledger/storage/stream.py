@@ -123,17 +123,39 @@ class RoundStream:
     # -- the pass ---------------------------------------------------------------------------
 
     def closed(self, rows: Iterable[RawRow]) -> Iterator[ClosedRound]:
-        """Each round closed within ``rows``, when its closing row is read."""
+        """Each round closed within ``rows``, when its closing row is read.
+
+        The usual row of a verify pass — a feed fact of a round being gathered, its content
+        given by the tap, no content kept — is decoded and gathered in this loop itself; every
+        other row goes to the method of its kind. :attr:`position` is the row's before each
+        round handed over and the last row's at the end."""
         kinds = self.codec.kinds
         check = self.check
         feed_row = self._feed_row
+        gathering = self.gathering
+        inline = self.contents is None
+        nid = self.position
         for nid, oid, version, topic, state in rows:
-            self.position = nid
             content = None
             if check is not None:  # the tap (ledger verify's chain check) sees every row first
                 content = check(oid, version, topic, state)
                 if content is None:
                     continue
+                if inline:
+                    kind = kinds.get(topic)
+                    facts = gathering.get(oid)
+                    if kind is not None and facts is not None:
+                        try:
+                            fact = kind.first(content)
+                        except ValueError:  # refused natively: the full path below decides
+                            pass
+                        else:
+                            facts.append(fact)
+                            if kind.ends:
+                                self.position = nid
+                                yield self._ended(nid, oid, facts, fact)
+                            continue
+            self.position = nid
             if topic == CHAIN_TOPIC:
                 self.link = (nid, version)
                 continue
@@ -150,6 +172,7 @@ class RoundStream:
                 self._opening_row(nid, oid, version, topic, state, content)
             else:
                 self._other_row(nid, oid, version, topic, state)
+        self.position = nid
 
     def _feed_row(
         self, kind: Kind, nid: int, oid: str, version: int, topic: str, state: bytes, content: bytes | None
