@@ -174,17 +174,23 @@ class Ingestor:
         started = time.perf_counter()
         group: list[_Parsed] = []
         parse = self._parser.parse
+        batch_events = self.batch_events
+        counted = 0
         with pass_collector():  # lines are freed by reference counting: see ledger.storage.collector
             for line_no, text in lines:
                 if on_progress is not None:
                     on_progress(len(text) + 1)
-                if not text.strip():
+                if not text or text.isspace():  # what ``not text.strip()`` says, with no copy
                     continue
-                report.lines += 1
-                group.append((line_no, text, *parse(text, line_no)))
-                if len(group) >= self.batch_events:
+                counted += 1
+                fact, content = parse(text, line_no)
+                group.append((line_no, text, fact, content))
+                if len(group) >= batch_events:
+                    report.lines += counted
+                    counted = 0
                     self._take(group, report, on_reject)
                     group = []
+            report.lines += counted
             self._take(group, report, on_reject)
             self._flush(report, on_reject)
         if self._tree_pending:
@@ -239,6 +245,7 @@ class Ingestor:
         heads = self._heads
         round_key, table_key = self._round_id, self._table_id
         oids: list[UUID | None] = []
+        opening = _OPENING
         for _, _, parsed, _ in group:
             if isinstance(parsed, Rejection):
                 oids.append(None)
@@ -247,7 +254,8 @@ class Ingestor:
             oids.append(oid)
             if oid not in heads:
                 wanted[oid] = None
-            if _opens(parsed.__class__):
+            cls = parsed.__class__
+            if opening[cls] if cls in opening else _opens(cls):
                 tid = table_key(parsed.table)
                 if tid not in heads:
                     wanted[tid] = None
