@@ -259,6 +259,8 @@ class OpeningParser:
         self._misses: dict[type, int] = {}
         """Lines of each class that were not canonical since the last one that was."""
         self.canonical = 0
+        self.reordered = 0
+        """Lines taken by the reordered-canonical shortcut (:func:`_reordered`) so far."""
 
     def parse(self, text: str | bytes, line_no: int) -> Any:
         """The parsed event or rejection, as ``parse_line`` gives it."""
@@ -274,19 +276,20 @@ class OpeningParser:
             raw = text if isinstance(text, bytes) else text.encode("utf-8")
             match = _CANONICAL.match(raw)
             if match is not None and match.group(3) != b"round_opened":
-                fact = self._canonical(match, raw, window)
-                if fact is not None:
-                    self.canonical += 1
-                    return fact, raw
+                taken = self._canonical(match, raw, window)
+                if taken is not None:
+                    return taken
             elif b'"type":"round_opened"' in raw[:200]:
                 fact = self._templates.fill("line", raw, lambda probe: parse_line(probe, 0, window=False))
                 if fact is not None and window[0] <= fact.at < window[1]:
                     return fact, None
         return parse_line(text, line_no, max_bytes=self.max_bytes, window=self._window or True), None
 
-    def _canonical(self, match: re.Match[bytes], raw: bytes, window: tuple[datetime, datetime]) -> Any:
-        """The fact of a canonical line with ``at`` in the window, or ``None`` (take the full
-        path).
+    def _canonical(
+        self, match: re.Match[bytes], raw: bytes, window: tuple[datetime, datetime]
+    ) -> tuple[Any, bytes] | None:
+        """``(fact, stored bytes)`` of a canonical line with ``at`` in the window, or of a
+        *reordered* one (:func:`_reordered`); ``None``: take the full path.
 
         Serialising the fact to compare (about a third of the cost) is needed once per
         distinct *body* (the bytes after the envelope) and class: a body seen in a canonical
@@ -304,8 +307,8 @@ class OpeningParser:
         if not known:
             misses = self._misses.get(cls, 0)
             if misses >= SKIP_AFTER_MISSES and misses % PROBE_EVERY:
-                # This class's lines keep coming in another form (key order): validating and
-                # serialising them only to find that costs a fifth of their full path.
+                # This class's lines keep coming in a form neither shortcut takes: validating
+                # and serialising them only to find that costs a fifth of their full path.
                 self._misses[cls] = misses + 1
                 return None
         try:
@@ -317,10 +320,20 @@ class OpeningParser:
             ok = self._times.get(at)
             if ok is None:
                 ok = self._time_ok(at, fact.at, window)
-            return fact if ok else None
-        if cls.__pydantic_serializer__.to_json(fact, exclude_none=True) != raw:
-            self._misses[cls] = self._misses.get(cls, 0) + 1
-            return None
+            if not ok:
+                return None
+            self.canonical += 1
+            return fact, raw
+        content = cls.__pydantic_serializer__.to_json(fact, exclude_none=True)
+        if content != raw:
+            if not (self_contained and _reordered(match.end(), raw, content)):
+                self._misses[cls] = self._misses.get(cls, 0) + 1
+                return None
+            self._misses[cls] = 0
+            if not window[0] <= fact.at < window[1]:
+                return None
+            self.reordered += 1
+            return fact, content
         self._misses[cls] = 0
         if not window[0] <= fact.at < window[1]:
             return None
@@ -328,7 +341,8 @@ class OpeningParser:
             if len(self._bodies) >= MAX_BODIES:
                 self._bodies.clear()
             self._bodies.add(body)
-        return fact
+        self.canonical += 1
+        return fact, raw
 
     def _time_ok(self, text: bytes, at: datetime, window: tuple[datetime, datetime]) -> bool:
         """Whether ``at`` (validated from ``text`` by a self-contained class, so a function of
@@ -339,6 +353,47 @@ class OpeningParser:
             self._times.clear()
         self._times[text] = known
         return known
+
+
+_STRING = rb'"[^"\\]*"'
+_FLAT_ARRAY = rb'\[[^{}\[\]"]*(?:' + _STRING + rb'[^{}\[\]"]*)*\]'
+_FLAT_OBJECT = rb'\{[^{}\[\]"]*(?:(?:' + _STRING + rb"|" + _FLAT_ARRAY + rb')[^{}\[\]"]*)*\}'
+_MEMBER = re.compile(
+    rb'"[a-z_][a-z0-9_]*":(?:'
+    + _STRING
+    + rb"|-?(?:0|[1-9][0-9]*)|true|false|null|"
+    + _FLAT_OBJECT
+    + rb"|"
+    + _FLAT_ARRAY
+    + rb")"
+)
+"""One member of a body with no escape in it: a key and a string, an integer, a literal, an
+array of no array or object, or an object holding no object and only such arrays."""
+
+
+def _reordered(start: int, raw: bytes, content: bytes) -> bool:
+    """Whether the line ``raw`` is the fact's canonical bytes ``content`` with the members of
+    its body (after the envelope, which ends at ``start``) in another order.
+
+    Both bodies are cut into members by :data:`_MEMBER`, and each cut must give back its body
+    exactly (members joined by single commas; no backslash anywhere, so every string is one
+    member's and no quote is escaped). ``content`` is pydantic's JSON, whose keys are distinct;
+    the same multiset of members makes ``raw`` the same JSON object written in another order:
+    no key twice, no NaN, no other value, so the full path would give the same fact (checked
+    only for self-contained classes, whose validation cannot depend on the order)."""
+    if len(raw) != len(content) or raw[:start] != content[:start] or raw[start - 1 : start] != b",":
+        return False
+    if b"\\" in raw or raw[-1:] != b"}":
+        return False
+    body, canonical = raw[start:-1], content[start:-1]
+    got = _MEMBER.findall(body)
+    want = _MEMBER.findall(canonical)
+    return (
+        len(got) == len(want)
+        and b",".join(got) == body
+        and b",".join(want) == canonical
+        and sorted(got) == sorted(want)
+    )
 
 
 _Decoder = tuple[Any, Callable[[bytes], Any], bool]

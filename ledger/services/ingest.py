@@ -25,9 +25,10 @@ from uuid import UUID
 
 from eventsourcing.persistence import IntegrityError
 
-from ledger.codec.chain import CHAIN_ID, Linked, genesis, link_entries, next_digest, now
+from ledger.codec.chain import CHAIN_ID, Linked, LinkEntry, frame, genesis, next_digest, now
 from ledger.codec.facts import content_of, topic_of
 from ledger.codec.ids import id_makers
+from ledger.codec.library import stored_event
 from ledger.codec.lines import LineParser
 from ledger.codec.parse import MAX_LINE_BYTES, Rejection
 from ledger.domain.table import RoundStarted
@@ -89,6 +90,8 @@ class _Head:
     digest: str
     game: str = ""
     ended: bool = False
+    first: int = 0
+    """The first version the pending batch writes (valid while the head is in its ``touched``)."""
 
 
 _Row = tuple[UUID, int, str, bytes, str]
@@ -102,6 +105,9 @@ class _Batch:
     lines: list[tuple[int, str | bytes, FeedEvent]] = field(default_factory=list)
     events: list[_Row] = field(default_factory=list)
     pending: dict[tuple[str, str, int], FeedEvent] = field(default_factory=dict)
+    touched: dict[_Head, UUID] = field(default_factory=dict)
+    """Each aggregate the batch writes, in the order it was first written (keyed by its head:
+    an identity hash, not a ``UUID``'s), for the chain link's entries."""
     feed_events: int = 0
     rounds_opened: int = 0
 
@@ -168,17 +174,23 @@ class Ingestor:
         started = time.perf_counter()
         group: list[_Parsed] = []
         parse = self._parser.parse
+        batch_events = self.batch_events
+        counted = 0
         with pass_collector():  # lines are freed by reference counting: see ledger.storage.collector
             for line_no, text in lines:
                 if on_progress is not None:
                     on_progress(len(text) + 1)
-                if not text.strip():
+                if not text or text.isspace():  # what ``not text.strip()`` says, with no copy
                     continue
-                report.lines += 1
-                group.append((line_no, text, *parse(text, line_no)))
-                if len(group) >= self.batch_events:
+                counted += 1
+                fact, content = parse(text, line_no)
+                group.append((line_no, text, fact, content))
+                if len(group) >= batch_events:
+                    report.lines += counted
+                    counted = 0
                     self._take(group, report, on_reject)
                     group = []
+            report.lines += counted
             self._take(group, report, on_reject)
             self._flush(report, on_reject)
         if self._tree_pending:
@@ -233,6 +245,7 @@ class Ingestor:
         heads = self._heads
         round_key, table_key = self._round_id, self._table_id
         oids: list[UUID | None] = []
+        opening = _OPENING
         for _, _, parsed, _ in group:
             if isinstance(parsed, Rejection):
                 oids.append(None)
@@ -241,7 +254,8 @@ class Ingestor:
             oids.append(oid)
             if oid not in heads:
                 wanted[oid] = None
-            if _opens(parsed.__class__):
+            cls = parsed.__class__
+            if opening[cls] if cls in opening else _opens(cls):
                 tid = table_key(parsed.table)
                 if tid not in heads:
                     wanted[tid] = None
@@ -349,10 +363,14 @@ class Ingestor:
         if head is None:
             version = 1
             digest = next_digest(genesis(oid), content)
-            head = self._heads[oid] = _Head(version, digest)
+            head = self._heads[oid] = _Head(version, digest, first=1)
+            batch.touched[head] = oid
         else:
             version = head.version = head.version + 1
             digest = head.digest = next_digest(head.digest, content)
+            if head not in batch.touched:
+                head.first = version
+                batch.touched[head] = oid
         if isinstance(fact, FeedEvent):  # topic_of's first case, with one class test
             topic = f"{fact.game}/{fact.type}"
             head.game = fact.game
@@ -387,15 +405,21 @@ class Ingestor:
                 self._batch = _Batch()
                 return
             chain_head = self._head(CHAIN_ID)
-            written = [(oid, version, digest) for oid, version, _, _, digest in batch.events]
-            self._append(CHAIN_ID, Linked(at=now(), entries=link_entries(written)), chain_head)
+            self._append(CHAIN_ID, Linked(at=now(), entries=_entries(batch.touched)), chain_head)
             assert len(batch.events) <= SAVE_EVENTS_MAX
             try:
                 # Straight to the library's recorder: one transaction, one bulk statement
                 # (``ledger.codec.library``); ``Application.save`` would add a ``Recording`` and a
                 # ``Notification`` object per event that nothing here reads.
-                stored = self.app.ledger_mapper.stored_event
-                rows = [stored(*e) for e in batch.events]
+                mapper = self.app.ledger_mapper
+                if mapper.compressor is None and mapper.cipher is None:
+                    states = [frame(digest, content) for _, _, _, content, digest in batch.events]
+                else:
+                    states = [mapper.stored_event(*e).state for e in batch.events]
+                rows = [
+                    stored_event(oid, version, topic, state)
+                    for (oid, version, topic, _, _), state in zip(batch.events, states, strict=True)
+                ]
                 ids = self.app.recorder.insert_events(rows)
             except IntegrityError:
                 # Another writer saved first: forget what we believed and re-examine the lines.
@@ -414,16 +438,8 @@ class Ingestor:
             self._tree_pending += len(batch.events)
             if ids and not self._tree_failed:  # SQLite gives the ids: no reading them back
                 self._tree_rows += [
-                    (
-                        i,
-                        UUID(str(r.originator_id)).hex
-                        if isinstance(r.originator_id, str)
-                        else r.originator_id.hex,
-                        r.originator_version,
-                        r.topic,
-                        r.state,
-                    )
-                    for i, r in zip(ids, rows, strict=True)
+                    (i, oid.hex, version, topic, state)
+                    for i, (oid, version, topic, _, _), state in zip(ids, batch.events, states, strict=True)
                 ]
             if self._tree_pending >= TREE_EVERY_ROWS:
                 self._extend_tree(report)
@@ -436,6 +452,17 @@ class Ingestor:
             self._batch = _Batch()
             return
         raise RuntimeError(f"could not save a batch after {SAVE_ATTEMPTS} attempts")
+
+
+def _entries(touched: dict[_Head, UUID]) -> tuple[LinkEntry, ...]:
+    """The chain link's entries of a batch: ``link_entries`` of its events, from the heads it
+    moved (first version written, last version and its digest), in the order it first wrote
+    to each."""
+    construct = LinkEntry.model_construct
+    return tuple(
+        construct(aggregate=oid, first=head.first, last=head.version, digest=head.digest)
+        for head, oid in touched.items()
+    )
 
 
 _TERMINAL_TOPICS = tuple(f"/{name}" for name in sorted(TERMINAL_TYPES))

@@ -65,36 +65,100 @@ def test_an_empty_body_line_with_anything_after_it_takes_the_full_path(ending: b
     assert fact == parse_line(line, 7)
 
 
-def _bet(n: int, canonical: bool) -> bytes:
+def _bet(n: int, canonical: bool, order: str = "amount-first") -> bytes:
     amount, spot = f'"amount":"{n}"', '"spot":{"kind":"red"}'
-    body = f',"bet":"b{n}",{spot},{amount}' if canonical else f',"bet":"b{n}",{amount},{spot}'
+    if canonical:
+        body = f',"bet":"b{n}",{spot},{amount}'
+    elif order == "amount-first":
+        body = f',"bet":"b{n}",{amount},{spot}'
+    else:  # another form: a space after each comma of the body
+        body = f', "bet":"b{n}", {spot}, {amount}'
     return _line(n + 1, "bet_placed", body=body)
 
 
-def test_a_class_whose_lines_keep_another_key_order_skips_the_shortcut_with_equal_results() -> None:
+def _same_as_full_path(parser: OpeningParser, line: bytes, n: int) -> bytes | None:
+    fact, content = parser.parse_with_content(line, n)
+    assert fact == parse_line(line, n)
+    if content is not None:
+        assert isinstance(fact, FeedEvent)
+        assert content == content_of(fact)
+        assert content == line or sorted(content) == sorted(line)  # as written, or reordered
+    elif not isinstance(fact, Rejection):
+        assert content_of(fact) == parse_line(line, n).model_dump_json(exclude_none=True).encode()  # type: ignore[union-attr]
+    return content
+
+
+def test_a_class_whose_lines_keep_another_form_skips_the_shortcut_with_equal_results() -> None:
     parser = OpeningParser(MAX_LINE_BYTES)
-    lines = [_bet(n, canonical=False) for n in range(1, 3 * PROBE_EVERY)]
+    lines = [_bet(n, canonical=False, order="spaced") for n in range(1, 3 * PROBE_EVERY)]
     lines += [_bet(n, canonical=True) for n in range(100, 100 + 2 * PROBE_EVERY)]
-    lines += [_bet(n, canonical=False) for n in range(300, 310)]
+    lines += [_bet(n, canonical=False, order="spaced") for n in range(300, 310)]
     lines.insert(40, _bet(7, canonical=False).replace(b'"amount":"7"', b'"amount":"7.001"'))
     lines.insert(41, _bet(8, canonical=False)[:-1] + b',"bet":"b9"}')  # a duplicated key
     for n, line in enumerate(lines, 1):
-        fact, content = parser.parse_with_content(line, n)
-        assert fact == parse_line(line, n)
-        if content is not None:
-            assert content == line == content_of(fact)
-        elif not isinstance(fact, Rejection):
-            assert (
-                content_of(fact)
-                == parse_line(line, n)
-                .model_dump_json(  # type: ignore[union-attr]
-                    exclude_none=True
-                )
-                .encode()
-            )
+        _same_as_full_path(parser, line, n)
     # the canonical lines after the others were found canonical again (all but the probes' wait)
     assert parser.canonical >= 2 * PROBE_EVERY - PROBE_EVERY
     assert SKIP_AFTER_MISSES < PROBE_EVERY
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        None,  # reordered, taken
+        (b'"amount":"5"', b'"amount":"5","amount":"5"'),  # a key twice, same value
+        (b'"amount":"5"', b'"amount":"5","bet":"b5"'),  # a key twice, longer line
+        (b'"amount":"5"', b'"amount":"6"'),  # another value: still reordered, equal facts
+        (b'"amount":"5"', b'"amount":"5.00"'),  # money is kept as written: still taken
+        (b'"amount":"5"', b'"amount":"\\u0035"'),  # an escape
+        (b'"kind":"red"', b'"kind" :"red"'),
+        (b'"spot":{"kind":"red"}', b'"spot":{"kind":"red","kind":"red"}'),  # nested key twice
+        (b'"bet":"b5"', b'"bet":"b5","bat":"b5"'),  # an extra key
+        (b'"bet":"b5"', b'"bet":"b5" '),
+        (b'"amount":"5"', b'"amount":5'),
+        (b'"amount":"5"', b'"amount":NaN'),
+    ],
+)
+def test_a_reordered_line_is_taken_only_as_the_same_members_in_another_order(
+    change: tuple[bytes, bytes] | None,
+) -> None:
+    parser = OpeningParser(MAX_LINE_BYTES)
+    line = _bet(5, canonical=False)
+    if change is not None:
+        assert change[0] in line
+        line = line.replace(*change)
+    content = _same_as_full_path(parser, line, 1)
+    if change is None or change[1] in (b'"amount":"6"', b'"amount":"5.00"'):
+        assert content is not None and content != line
+        assert parser.reordered == 1
+    else:
+        assert parser.reordered == 0
+
+
+def test_reordered_lines_of_every_shape_equal_the_full_path(examples: Path) -> None:
+    """Every example line of every game with its body's members in reverse order (and nested
+    objects' too): taken or not, the same fact, bytes and rejection as the full path."""
+    parser = OpeningParser(MAX_LINE_BYTES)
+    envelope = ("v", "table", "game", "round", "seq", "at", "type")
+    for n, text in enumerate(
+        (
+            line
+            for name in ("rl", "fpc", "3cb", "sp9", "mj", "stud")
+            for line in (examples / f"{name}.jsonl").read_text().splitlines()
+            if line.strip()
+        ),
+        1,
+    ):
+        obj = json.loads(text)
+        head = {k: obj[k] for k in envelope if k in obj}
+        body = [(k, v) for k, v in obj.items() if k not in head]
+        for variant in (
+            dict(head, **dict(reversed(body))),
+            dict(head, **{k: dict(reversed(v.items())) if isinstance(v, dict) else v for k, v in body}),
+        ):
+            line = json.dumps(variant, separators=(",", ":")).encode()
+            _same_as_full_path(parser, line, n)
+    assert parser.reordered > 0
 
 
 def _openings(examples: Path) -> list[bytes]:
