@@ -34,7 +34,9 @@ def test_follow_a_stream_acks_after_commit_and_a_redelivery_is_a_duplicate(
         assert batch is not None and len(batch.lines) == 150
         follower = Follower(app, source, out=Captured(), log=Captured())
         assert await follower._store(batch)  # committed ...
-        await source.nc.close()  # ... and the process dies before acknowledging
+        assert source.receiver is not None
+        source.receiver.kill()  # ... and the process dies before acknowledging
+        await source.nc.close()
         return follower.summary.stored
 
     try:
