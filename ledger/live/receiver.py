@@ -446,22 +446,29 @@ class _Child:
 
     async def serve(self, reader: asyncio.StreamReader) -> None:
         """Pull, and do what the follower says, until it says stop or its socket closes."""
-        await self.pull()
+        keeping = asyncio.ensure_future(self.keep_pulling())
+        try:
+            while True:
+                try:
+                    frame = await read_frame(reader)
+                except (asyncio.IncompleteReadError, ConnectionError):
+                    os._exit(0)  # the follower is gone: acknowledge nothing more
+                kind = frame[:1]
+                if kind == b"A":
+                    await self.acknowledge(_NUMBER.unpack_from(frame, 1)[0])
+                elif kind == b"H":
+                    await self.hold(*_RANGE.unpack_from(frame, 1))
+                elif kind == b"S":
+                    return
+        finally:
+            keeping.cancel()
+
+    async def keep_pulling(self) -> None:
+        """Ask again every half second: a request lost while the broker was away is made
+        again, and pulling goes on once the follower has acknowledged enough."""
         while True:
-            try:
-                frame = await asyncio.wait_for(read_frame(reader), 0.5)
-            except TimeoutError:
-                await self.pull()  # a request lost while the broker was away is asked again
-                continue
-            except (asyncio.IncompleteReadError, ConnectionError):
-                os._exit(0)  # the follower is gone: acknowledge nothing more
-            kind = frame[:1]
-            if kind == b"A":
-                await self.acknowledge(_NUMBER.unpack_from(frame, 1)[0])
-            elif kind == b"H":
-                await self.hold(*_RANGE.unpack_from(frame, 1))
-            elif kind == b"S":
-                return
+            await self.pull()
+            await asyncio.sleep(0.5)
 
 
 async def _child_main(fd: int, durable: str, url: str) -> None:
