@@ -52,6 +52,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import nats
+import nats.errors
+import nats.js.errors
 from nats.errors import ConnectionClosedError, NoServersError
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
@@ -66,6 +68,9 @@ IN_FLIGHT = 20_000
 requests open, at most 25,000: half the consumer's ``max_ack_pending``)."""
 MAX_ACK_PENDING = 50_000
 
+START_RETRY_SECONDS = 30.0
+"""How long the receiver waits at start for a broker that went away after the follower reached
+it (see :meth:`_Child.open`)."""
 _LENGTH = struct.Struct("<I")
 _HEADER = struct.Struct("<QIQI")
 """A message frame's header: first number, count, pending on the server, tables' length."""
@@ -78,6 +83,20 @@ it may hold a password)."""
 
 class SourceError(Exception):
     """A source cannot be opened or read (exit 2)."""
+
+
+_RETRYABLE: tuple[type[Exception], ...] = (
+    SourceError,
+    nats.errors.NoServersError,
+    nats.errors.TimeoutError,
+    nats.errors.ConnectionClosedError,
+    nats.errors.ConnectionReconnectingError,
+    nats.errors.NoRespondersError,
+    nats.js.errors.ServiceUnavailableError,
+    OSError,
+    TimeoutError,
+)
+"""What a broker away (or JetStream not ready yet) raises while the consumer is set up."""
 
 
 @dataclass(frozen=True)
@@ -321,8 +340,9 @@ class Receiver:
 
     def kill(self) -> None:
         """End the child at once (SIGKILL), acknowledging nothing more."""
-        self.process.kill()
-        self.process.wait()
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
 
 
 # -- the child ------------------------------------------------------------------------------
@@ -352,7 +372,30 @@ class _Child:
     def say(self, text: str) -> None:
         self.writer.write(_frame(b"L", text.encode()))
 
-    async def open(self) -> None:
+    async def open(self, retry_seconds: float = START_RETRY_SECONDS) -> None:
+        """Connect and set the consumer up. The follower has reached the server already (it
+        fails at once if it cannot), so a broker away at this moment (restarted, say) is waited
+        out for ``retry_seconds``, said once; then the last error is :class:`SourceError`."""
+        deadline = time.monotonic() + retry_seconds
+        said = False
+        while True:
+            try:
+                await self._open()
+                return
+            except _RETRYABLE as exc:
+                text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                if time.monotonic() >= deadline:
+                    raise SourceError(text) from None
+                if not said:
+                    self.say(f"cannot set up the consumer yet ({text}); retrying")
+                    said = True
+                if self.nc is not None:
+                    with contextlib.suppress(Exception):
+                        await self.nc.close()
+                    self.nc = None
+                await asyncio.sleep(0.5)
+
+    async def _open(self) -> None:
         self.nc = await connect_nats(
             self.address.server,
             name=f"ledger follower {self.durable}",

@@ -356,6 +356,7 @@ class NatsSource:
             self.js = self.nc.jetstream()
             problem = await self._ready
         except BaseException:
+            self.receiver.kill()  # e.g. the server cannot be reached: this process said so at once
             await self.close()
             raise
         if problem is not None:
