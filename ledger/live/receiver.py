@@ -20,8 +20,9 @@ only the NATS client, not the ledger) over a socket pair. The child:
   under the consumer's ``max_ack_pending``.
 
 The child ignores SIGTERM and SIGINT (the follower drains first, then says ``S``) and ends as
-soon as its socket closes: a follower killed by SIGKILL takes its receiver with it, and what
-the receiver held and was not told is committed is simply not acknowledged (it comes again).
+soon as its socket closes (and, on Linux, when the follower's process ends, by
+``PR_SET_PDEATHSIG``): a follower killed by SIGKILL takes its receiver with it, and what the
+receiver held and was not told is committed is simply not acknowledged (it comes again).
 
 The frames (little-endian, each preceded by its length as 4 bytes):
 
@@ -293,7 +294,7 @@ class Receiver:
         mine, theirs = socket.socketpair()
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "ledger.live.receiver", str(theirs.fileno()), durable],
+            [sys.executable, "-m", "ledger.live.receiver", str(theirs.fileno()), durable, str(os.getpid())],
             pass_fds=(theirs.fileno(),),
             stdin=subprocess.DEVNULL,
             env={**env, _URL_ENV: url},
@@ -541,7 +542,21 @@ async def _child_main(fd: int, durable: str, url: str) -> None:
         await writer.drain()
 
 
+def _die_with_parent(parent: int) -> None:
+    """On Linux, be killed when the follower ends, even while not reading the socket (the
+    consumer being set up, say): ``prctl(PR_SET_PDEATHSIG, SIGKILL)``."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # it ended before that took effect
+        os._exit(0)
+
+
 if __name__ == "__main__":
+    _die_with_parent(int(sys.argv[3]) if len(sys.argv) > 3 else os.getppid())
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     asyncio.run(_child_main(int(sys.argv[1]), sys.argv[2], os.environ.pop(_URL_ENV)))
