@@ -9,9 +9,10 @@ only the NATS client, not the ledger) over a socket pair. The child:
 - holds the durable pull consumer: it sets the consumer up again from its acknowledged floor
   (:func:`resume_point`), keeps up to two pull requests of :data:`PULL_BATCH` messages open, and
   reads the stream sequence and the server's pending count from each message's reply subject;
-- hands the messages over in frames, each all that came in one read of the broker's socket:
-  one bytes blob of the payloads, their end offsets, stream sequences and tables, and the number
-  of the first message (the follower's acknowledgement token);
+- hands the messages over in frames (up to :data:`HAND_OVER_LINES`, or what came within
+  :data:`HAND_OVER_SECONDS`): one bytes blob of the payloads, their end offsets, stream
+  sequences and tables, and the number of the first message (the follower's acknowledgement
+  token);
 - acknowledges only what the follower says is committed: ``A`` with the number of a batch's
   last message acknowledges it, and with the consumer's "all" policy every one before it (the
   batches are committed in order); ``H`` asks the server to wait longer for a range (``+WPI``,
@@ -68,6 +69,12 @@ IN_FLIGHT = 20_000
 """No more is pulled while this many messages are received and not acknowledged (with two
 requests open, at most 25,000: half the consumer's ``max_ack_pending``)."""
 MAX_ACK_PENDING = 50_000
+HAND_OVER_LINES = 1000
+HAND_OVER_SECONDS = 0.01
+"""Messages are handed over in frames of :data:`HAND_OVER_LINES`, or what came within
+:data:`HAND_OVER_SECONDS` of the oldest one, not one frame per message when they come one by
+one: each frame wakes the follower's loop, which then takes the interpreter lock from the
+storing thread (and, on a loaded machine, waits for a time slice to do so)."""
 
 START_RETRY_SECONDS = 30.0
 """How long the receiver waits at start for a broker that went away after the follower reached
@@ -368,7 +375,7 @@ class _Child:
         self.replies: deque[tuple[int, str]] = deque()
         """Messages handed over and not acknowledged: (number, reply subject)."""
         self.tables: dict[str, str] = {}
-        self.flush_due = False
+        self.timer: asyncio.TimerHandle | None = None
 
     def say(self, text: str) -> None:
         self.writer.write(_frame(b"L", text.encode()))
@@ -434,13 +441,16 @@ class _Child:
         self.buffer.append((sequence, msg.data, table))
         self.numbered += 1
         self.replies.append((self.numbered, msg.reply))
-        if not self.flush_due:
-            self.flush_due = True
-            asyncio.get_running_loop().call_soon(self.hand_over)
+        if len(self.buffer) >= HAND_OVER_LINES:
+            self.hand_over()
+        elif self.timer is None:
+            self.timer = asyncio.get_running_loop().call_later(HAND_OVER_SECONDS, self.hand_over)
 
     def hand_over(self) -> None:
         """Everything received since the last hand-over, as one frame."""
-        self.flush_due = False
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
         if self.buffer:
             first = self.numbered - len(self.buffer) + 1
             self.writer.write(encode_messages(first, self.pending, self.buffer))
