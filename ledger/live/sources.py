@@ -32,7 +32,6 @@ from ledger.live.receiver import (
     decode_messages,
     ensure_stream,
     read_frame,
-    sequence_and_pending,
 )
 from ledger.services.ingest import bounded_lines
 
@@ -457,9 +456,6 @@ class NatsSource:
                 await self.nc.flush(timeout=5)  # the findings and rejects are out
             with contextlib.suppress(Exception):
                 await self.nc.close()
-
-
-_sequence_and_pending = sequence_and_pending
 
 
 def batch_wait(
