@@ -246,7 +246,11 @@ def latency(store: Store, lines: list[bytes], nats_base: str, rate: float) -> di
     seen.keep(_finding_ids(store.url))
     found = seen.seconds()
     if len(found) < 2:
-        raise SystemExit(f"only {len(found)} rounds with findings came back: give more rounds")
+        said = proc.stderr.read().decode(errors="replace").strip()
+        raise SystemExit(
+            f"only {len(found)} rounds with findings came back: give more rounds"
+            + (f"\nthe follower said:\n{said}" if said else "")
+        )
     q = statistics.quantiles(found, n=100, method="inclusive")
     return {
         "rounds_with_findings": len(found),
