@@ -134,7 +134,7 @@ def verify_store(
     end of the log too. A snapshot is ``None`` when the last row read is not a chain link.
     """
     started = time.perf_counter()
-    chain = ChainVerifier(app.ledger_mapper)
+    chain = ChainVerifier(app.ledger_mapper, keep_heads=False, expect_head=expect_head)
     wants_state = snapshot or stop is not None
     scan = VerifyPass(
         app.ledger_mapper, selection, chain=chain, on_judged=on_judged, keep_content=wants_state

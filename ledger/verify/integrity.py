@@ -48,6 +48,10 @@ class ChainVerifier:
     findings: list[Finding] = field(default_factory=list)
     head: str | None = None
     heads_seen: set[str] = field(default_factory=set)
+    keep_heads: bool = True
+    """Keep every head seen (one per save: grows with the store); ``False`` keeps only
+    ``expect_head``, the one :meth:`finish` will be asked for."""
+    expect_head: str | None = None
     events: int = 0
     _last: dict[str, tuple[int, bytes]] = field(default_factory=dict)
     """Each aggregate's last version and its digest, as the stored ASCII bytes."""
@@ -99,7 +103,8 @@ class ChainVerifier:
             raise ValueError("the chain state is malformed")
         self.events = events
         self.head = head
-        self.heads_seen.add(head)
+        if self.keep_heads or head == self.expect_head:
+            self.heads_seen.add(head)
         # A digest that is not ASCII (UnicodeEncodeError, a ValueError) is refused here; no
         # pass writes one down.
         self._last = {str(oid): (int(v), str(d).encode("ascii")) for oid, (v, d) in last.items()}
@@ -228,7 +233,8 @@ class ChainVerifier:
                 self._mislisted(oid, version, content, listed, actual)
         self._since_link.clear()
         self.head = digest
-        self.heads_seen.add(digest)
+        if self.keep_heads or digest == self.expect_head:
+            self.heads_seen.add(digest)
 
     def _mislisted(
         self,

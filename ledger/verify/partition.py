@@ -180,7 +180,11 @@ def _work(
     # fails with "tuple concurrently updated" (EVENTSOURCING.md hazard 4).
     app = open_ledger(url, extra_env={"CREATE_TABLE": "n"})
     try:
-        chain = ChainVerifier(app.ledger_mapper) if index == 0 else None
+        chain = (
+            ChainVerifier(app.ledger_mapper, keep_heads=False, expect_head=expect_head)
+            if index == 0
+            else None
+        )
         owned = frozenset(table_id(t).hex for t, w in assignment.items() if w == index)
         scan = VerifyPass(
             app.ledger_mapper,
