@@ -124,7 +124,8 @@ def measure_piped(
 
 
 def scale(argv: list[str]) -> dict[str, Any]:
-    """Grow one SQLite store through ``--sizes`` and measure ingest and verify at each."""
+    """Grow one store (SQLite, or a PostgreSQL schema with ``--pg``) through ``--sizes`` and
+    measure ingest and verify at each."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m bench.memory scale")
@@ -137,13 +138,21 @@ def scale(argv: list[str]) -> dict[str, Any]:
     parser.add_argument("--workdir", default=os.path.join(ROOT, "bench-memory"))
     parser.add_argument("--log", default="", help="append each measurement as a JSON line here")
     parser.add_argument("--keep", action="store_true", help="keep the store")
-    parser.add_argument("--since", action="store_true", help="also seal and verify --since last at each size")
+    parser.add_argument(
+        "--pg", default="", help="a PostgreSQL URL: measure a fresh schema there instead of SQLite"
+    )
     args = parser.parse_args(argv)
     sizes = sorted(int(s) for s in args.sizes.split(",") if s)
     games = [g for g in args.games.split(",") if g] or None
     os.makedirs(args.workdir, exist_ok=True)
     db = os.path.join(args.workdir, f"scale-{os.getpid()}.db")
     url = f"sqlite:///{db}"
+    store = None
+    if args.pg:
+        from bench.stores import Stores
+
+        store = Stores(args.workdir, args.pg).fresh("postgres", "scale")
+        url = store.url
     fifo = os.path.join(args.workdir, f"feed-{os.getpid()}.fifo")
 
     def log(entry: dict[str, Any]) -> None:
@@ -152,7 +161,13 @@ def scale(argv: list[str]) -> dict[str, Any]:
             with open(args.log, "a", encoding="utf-8") as out:
                 out.write(json.dumps(entry) + "\n")
 
-    results: dict[str, Any] = {"games": games or "all", "tables": args.tables, "seed": args.seed, "sizes": {}}
+    results: dict[str, Any] = {
+        "store": "postgres" if args.pg else "sqlite",
+        "games": games or "all",
+        "tables": args.tables,
+        "seed": args.seed,
+        "sizes": {},
+    }
     done = chunk = 0
     try:
         for size in sizes:
@@ -171,6 +186,8 @@ def scale(argv: list[str]) -> dict[str, Any]:
             log({"size": size, **verify})
             results["sizes"][str(size)] = {"rounds": done, "ingest": ingest, "verify": verify}
     finally:
+        if store is not None and not args.keep:
+            store.drop()
         if not args.keep:
             for suffix in ("", "-wal", "-shm"):
                 if os.path.exists(db + suffix):
