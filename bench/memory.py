@@ -9,7 +9,8 @@ prints one JSON object: the process's peak resident set (``VmHWM``), seconds and
 each size in turn (the feed written straight into the ingesting child through a pipe, so no feed
 file is kept; each step adds the rounds between the previous size and this one, on tables of its
 own), measures the ingest of each step and a full verify at each size, and prints the ratio of
-the largest verify's peak to the smallest's (issue 31: at most 1.5). It appends one JSON line per
+the largest verify's peak to the smallest's (issue 31: at most 1.5); ``--pg URL`` measures a fresh
+PostgreSQL schema instead. It appends one JSON line per
 measurement to ``--log`` as it goes.
 """
 
