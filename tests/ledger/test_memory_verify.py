@@ -37,7 +37,7 @@ BYTES_PER_ROUND = 1024
 the end. It keeps 8 bytes per ended round (the chain check's id prefixes); the rest of what the
 two differ by (about 300 bytes a round here, 0.27 MB in all) does not grow with the store: the
 largest dicts' tables and the bounded caches' churn. Anything kept per stored row (45 a round)
-or a decoded fact per round exceeds it; the first test names the per-round structures."""
+or the facts of each round exceed it; the first test names the per-round structures."""
 
 
 @dataclass(frozen=True)
