@@ -4,6 +4,14 @@
 ``python -m bench.memory since URL`` (``verify --since last``: from the newest stored checkpoint)
 prints one JSON object: the process's peak resident set (``VmHWM``), seconds and counts.
 :func:`measure` runs that child and returns its answer.
+
+``python -m bench.memory scale --sizes 100000,1000000 --games FPC`` grows one SQLite store to
+each size in turn (the feed written straight into the ingesting child through a pipe, so no feed
+file is kept; each step adds the rounds between the previous size and this one, on tables of its
+own), measures the ingest of each step and a full verify at each size, and prints the ratio of
+the largest verify's peak to the smallest's (issue 31: at most 1.5); ``--pg URL`` measures a fresh
+PostgreSQL schema instead. It appends one JSON line per
+measurement to ``--log`` as it goes.
 """
 
 from __future__ import annotations
@@ -82,5 +90,120 @@ def _child(argv: list[str]) -> dict[str, Any]:
     }
 
 
+def measure_piped(
+    url: str, rounds: int, *, games: list[str] | None, tables: int, seed: int, first_chunk: int, fifo: str
+) -> tuple[dict[str, Any], int]:
+    """Ingest ``rounds`` generated rounds into ``url`` in a child process that reads the feed
+    from a named pipe while this process writes it; return the child's answer (with the feed's
+    lines and rounds) and the next chunk number."""
+    from bench.feed import CHUNK_ROUNDS, simulated_games, write_feed
+
+    if os.path.exists(fifo):
+        os.remove(fifo)
+    os.mkfifo(fifo)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "bench.memory", "ingest", url, fifo],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        feed = write_feed(fifo, rounds, tables=tables, seed=seed, games=games, first_chunk=first_chunk)
+        out, _ = child.communicate()
+    finally:
+        if child.poll() is None:
+            child.kill()
+        os.remove(fifo)
+    if child.returncode:
+        raise RuntimeError(f"ingest child failed ({child.returncode})")
+    answer: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    answer.update(lines=feed.lines, feed_rounds=feed.rounds)
+    per_chunk_tables = tables * len(simulated_games(games))
+    chunk_per_table = max(1, CHUNK_ROUNDS // per_chunk_tables)
+    per_table = -(-feed.rounds // per_chunk_tables)
+    return answer, first_chunk + -(-per_table // chunk_per_table)
+
+
+def scale(argv: list[str]) -> dict[str, Any]:
+    """Grow one store (SQLite, or a PostgreSQL schema with ``--pg``) through ``--sizes`` and
+    measure ingest and verify at each."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bench.memory scale")
+    parser.add_argument("--sizes", default="5000,20000", help="rounds, comma-separated, ascending")
+    parser.add_argument(
+        "--games", default="", help="game keys, comma-separated (default: every simulated game)"
+    )
+    parser.add_argument("--tables", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--workdir", default=os.path.join(ROOT, "bench-memory"))
+    parser.add_argument("--log", default="", help="append each measurement as a JSON line here")
+    parser.add_argument("--keep", action="store_true", help="keep the store")
+    parser.add_argument(
+        "--pg", default="", help="a PostgreSQL URL: measure a fresh schema there instead of SQLite"
+    )
+    args = parser.parse_args(argv)
+    sizes = sorted(int(s) for s in args.sizes.split(",") if s)
+    games = [g for g in args.games.split(",") if g] or None
+    os.makedirs(args.workdir, exist_ok=True)
+    db = os.path.join(args.workdir, f"scale-{os.getpid()}.db")
+    url = f"sqlite:///{db}"
+    store = None
+    if args.pg:
+        from bench.stores import Stores
+
+        store = Stores(args.workdir, args.pg).fresh("postgres", "scale")
+        url = store.url
+    fifo = os.path.join(args.workdir, f"feed-{os.getpid()}.fifo")
+
+    def log(entry: dict[str, Any]) -> None:
+        print(json.dumps(entry), file=sys.stderr, flush=True)
+        if args.log:
+            with open(args.log, "a", encoding="utf-8") as out:
+                out.write(json.dumps(entry) + "\n")
+
+    results: dict[str, Any] = {
+        "store": "postgres" if args.pg else "sqlite",
+        "games": games or "all",
+        "tables": args.tables,
+        "seed": args.seed,
+        "sizes": {},
+    }
+    done = chunk = 0
+    try:
+        for size in sizes:
+            ingest, chunk = measure_piped(
+                url,
+                size - done,
+                games=games,
+                tables=args.tables,
+                seed=args.seed,
+                first_chunk=chunk,
+                fifo=fifo,
+            )
+            done += ingest["feed_rounds"]
+            log({"size": size, **ingest})
+            verify = measure("verify", url)
+            log({"size": size, **verify})
+            results["sizes"][str(size)] = {"rounds": done, "ingest": ingest, "verify": verify}
+    finally:
+        if store is not None and not args.keep:
+            store.drop()
+        if not args.keep:
+            for suffix in ("", "-wal", "-shm"):
+                if os.path.exists(db + suffix):
+                    os.remove(db + suffix)
+    if len(results["sizes"]) >= 2:
+        small, large = results["sizes"][str(sizes[0])], results["sizes"][str(sizes[-1])]
+        results["verify_peak_ratio"] = round(
+            large["verify"]["peak_rss_mb"] / small["verify"]["peak_rss_mb"], 3
+        )
+    log(results)
+    return results
+
+
 if __name__ == "__main__":
-    print(json.dumps(_child(sys.argv[1:])))
+    if sys.argv[1:2] == ["scale"]:
+        print(json.dumps(scale(sys.argv[2:])))
+    else:
+        print(json.dumps(_child(sys.argv[1:])))
