@@ -79,7 +79,7 @@ def small_store(tmp_path_factory: pytest.TempPathFactory) -> Store:
 def test_a_pass_keeps_nothing_of_a_closed_round(store: Store) -> None:
     app = open_ledger(store.url)
     try:
-        chain = ChainVerifier(app.ledger_mapper, keep_heads=False)
+        chain = ChainVerifier(app.ledger_mapper, heads=False)
         scan = VerifyPass(app.ledger_mapper, chain=chain)
         links = 0
         for page in app.rows():
@@ -125,7 +125,7 @@ def _held_after_the_pass(store: Store) -> int:
         verify_store(app)
         gc.collect()
         before = tracemalloc.get_traced_memory()[0]
-        scan = VerifyPass(app.ledger_mapper, chain=ChainVerifier(app.ledger_mapper, keep_heads=False))
+        scan = VerifyPass(app.ledger_mapper, chain=ChainVerifier(app.ledger_mapper, heads=False))
         for page in app.rows():
             scan.feed(page)
         del page
