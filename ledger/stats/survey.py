@@ -39,6 +39,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ledger.domain.findings import Finding
+from ledger.domain.money import plain
 from ledger.domain.round import Round
 from ledger.games import GAMES
 from ledger.stats.collect import (
@@ -62,6 +63,7 @@ from ledger.stats.shaped import (
     RateTest,
     attained_level,
     best_pair,
+    shaker_design,
     error_rate_test,
     more_to_decide,
 )
@@ -326,7 +328,7 @@ class ErrorRate:
                 for code, n in sorted(self.by_code.items())
             },
             "money": {
-                cur: {k: str(v) for k, v in amounts.items()} for cur, amounts in sorted(self.money.items())
+                cur: {k: plain(v) for k, v in amounts.items()} for cur, amounts in sorted(self.money.items())
             },
         }
 
@@ -585,23 +587,51 @@ def family_levels(family: list[Entry], alpha: float) -> list[float]:
         for e, spec in zip(family, specs, strict=True)
     ]
     designed = [i for i, e in enumerate(family) if specs[i] and e.test in DESIGN]
+    joint: set[int] = set()
     if len(designed) == 2:
         i, j = designed
         spec_i, spec_j = specs[i], specs[j]
         assert spec_i is not None and spec_j is not None
         budget = alpha - sum(lv for k, lv in enumerate(levels) if k not in designed)
-        levels[i], levels[j] = best_pair(
-            spec_i, DESIGN[family[i].test], spec_j, DESIGN[family[j].test], budget
-        )
-    left = alpha - sum(levels)
+        shaker = _shaker_pair(family[i].test, spec_i, family[j].test, spec_j)
+        if shaker is not None:
+            die, pooled = (i, j) if family[i].test == "max_die_face" else (j, i)
+            n, dice, faces = shaker
+            design = shaker_design(
+                n, dice, faces, budget, alpha, DESIGN["max_die_face"], DESIGN["max_face_pooled"]
+            )
+            levels[die], levels[pooled] = design.die_level, design.pooled_level
+            joint = {i, j}
+        else:
+            levels[i], levels[j] = best_pair(
+                spec_i, DESIGN[family[i].test], spec_j, DESIGN[family[j].test], budget
+            )
+    # a jointly designed pair spends its whole budget (its exact bound, not its levels' sum)
+    left = 0.0 if joint else alpha - sum(levels)
     for i in sorted(range(len(family)), key=lambda i: (-family[i].weight, family[i].test)):
         spec = specs[i]
-        if spec and left > 0:
+        if spec and left > 0 and i not in joint:
             raised = attained_level(spec, levels[i] + left)
             if raised > levels[i]:
                 left -= raised - levels[i]
                 levels[i] = raised
     return levels
+
+
+def _shaker_pair(
+    first: str, first_spec: Mapping[str, Any], second: str, second_spec: Mapping[str, Any]
+) -> tuple[int, int, int] | None:
+    """``(throws, dice, faces)`` when the pair is a shaker's ``max_die_face`` and
+    ``max_face_pooled`` over equal throws of fair ``faces``-sided dice (designed together,
+    :func:`~ledger.stats.shaped.shaker_design`), else ``None``."""
+    specs = {first: first_spec, second: second_spec}
+    die, pooled = specs.get("max_die_face"), specs.get("max_face_pooled")
+    if die is None or pooled is None:
+        return None
+    n, dice, faces = int(die["n"]), int(die["sidak"]), int(die["k"])
+    if int(pooled["n"]) != dice * n or int(pooled["k"]) != faces or int(pooled["sidak"]) != 1 or dice < 2:
+        return None
+    return n, dice, faces
 
 
 def money_involved(finding: Finding) -> dict[str, Decimal]:
