@@ -195,14 +195,22 @@ class ShakerDesign:
     tie_pooled: int
     pooled_count: int
     one_die_power: float
-    """Design power against one die's face × ``ratio``: of the pair, and of ``max_die_face`` alone at ``alpha``."""
+    """Design power against one die's face × ``die_ratio``: of the pair; then of
+    ``max_die_face`` alone at ``alpha``; then the same against every die's face ×
+    ``pooled_ratio``."""
     one_die_best: float
     all_dice_power: float
     all_dice_best: float
 
 
 def shaker_design(
-    throws: int, dice: int, faces: int, budget: float, alpha: float, die_ratio: float, pooled_ratio: float,
+    throws: int,
+    dice: int,
+    faces: int,
+    budget: float,
+    alpha: float,
+    die_ratio: float,
+    pooled_ratio: float,
     margin: float = DESIGN_MARGIN,
 ) -> ShakerDesign:
     """The rejection regions of a shaker's ``max_die_face`` and ``max_face_pooled`` whose joint
@@ -227,7 +235,14 @@ def shaker_design(
 
 @lru_cache(maxsize=256)
 def _shaker_design(
-    n: int, dice: int, k: int, budget: float, alpha: float, die_ratio: float, pooled_ratio: float, margin: float
+    n: int,
+    dice: int,
+    k: int,
+    budget: float,
+    alpha: float,
+    die_ratio: float,
+    pooled_ratio: float,
+    margin: float,
 ) -> ShakerDesign:
     import numpy as np
     from scipy.stats import binom
@@ -247,10 +262,10 @@ def _shaker_design(
     hot1 = die_ratio * p0 / (1 - p0 + die_ratio * p0)
     hot2 = pooled_ratio * p0 / (1 - p0 + pooled_ratio * p0)
     px0, sx0 = law(n, p0)
-    py0, sy0 = law(ny, p0)
+    _, sy0 = law(ny, p0)
     _, st0 = law(nt, p0)
     px1, sx1 = law(n, hot1)
-    px2, sx2 = law(n, hot2)
+    px2, _ = law(n, hot2)
     _, sy2 = law(ny, hot2)
     _, st2 = law(nt, hot2)
 
@@ -301,17 +316,15 @@ def _shaker_design(
         for tier, mask in enumerate((fits & meets[0] & meets[1], fits & meets[first], fits)):
             if mask.any():
                 i, j = np.unravel_index(int(np.argmax(np.where(mask, summed, -1.0))), mask.shape)
-                found.append(
-                    (-tier, float(summed[i, j]), float(powers[0][i, j]), float(powers[1][i, j]), c1, int(ys[i]), int(c2s[j]), float(bound[i, j]))
-                )
+                pair = (float(powers[0][i, j]), float(powers[1][i, j]))
+                where = (c1, int(ys[i]), int(c2s[j]), float(bound[i, j]))
+                found.append((-tier, float(summed[i, j]), *pair, *where))
     if not found:
         return ShakerDesign(0.0, 0.0, 0.0, n + 1, nt + 1, nt + 1, 0.0, best1, 0.0, best2)
     _, _, power1, power2, c1, y, c2, bound_at = max(found)
     die_level = _sidak([min(1.0, k * (float(at(sx0, c1)) + float(px0[c1 - 1]) * float(at(sy0, y))))] * dice)
     pooled_level = min(1.0, k * float(at(st0, c2))) if c2 <= nt else 0.0
-    return ShakerDesign(
-        die_level, pooled_level, bound_at, c1, c1 - 1 + y, c2, power1, best1, power2, best2
-    )
+    return ShakerDesign(die_level, pooled_level, bound_at, c1, c1 - 1 + y, c2, power1, best1, power2, best2)
 
 
 def sector_scan(counts_by_pocket: Sequence[int], width: int = SECTOR_WIDTH) -> TestResult:

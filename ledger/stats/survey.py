@@ -63,9 +63,9 @@ from ledger.stats.shaped import (
     RateTest,
     attained_level,
     best_pair,
-    shaker_design,
     error_rate_test,
     more_to_decide,
+    shaker_design,
 )
 from ledger.stats.tests import TestResult
 from ledger.storage.store import LedgerApp

@@ -121,7 +121,9 @@ def _compositions(n: int, k: int) -> list[tuple[int, ...]]:
     return [(a, *rest) for a in range(n + 1) for rest in _compositions(n - a, k - 1)]
 
 
-@pytest.mark.parametrize(("dice", "faces", "throws", "budget"), [(2, 3, 6, 0.2), (3, 3, 5, 0.2), (2, 4, 8, 0.1)])
+@pytest.mark.parametrize(
+    ("dice", "faces", "throws", "budget"), [(2, 3, 6, 0.2), (3, 3, 5, 0.2), (2, 4, 8, 0.1)]
+)
 def test_the_shaker_pairs_bound_holds_exactly(dice: int, faces: int, throws: int, budget: float) -> None:
     """Every outcome of small shakers enumerated: the chance that a fair one makes either shaped
     test reject at its designed level is at most the Hunter–Worsley bound, which is tight,
