@@ -10,9 +10,12 @@ general case (:func:`ledger.stats.tests.chi_square_gof`).
   (Mallows 1968, *Biometrika* 55:422): at the p-values that matter the two differ by less
   than ``k·q/2`` relative, so the test is exact to first order and never anti-conservative.
   Best against one cell more likely than the others, at an unknown cell.
-- :func:`dice_max` — **one face of one die**: :func:`max_cell` on each die; the smallest of the
-  ``D`` dice's p-values (independent dice), ``p``, gives ``1 − (1 − p)^D`` (Šidák, exact for
-  independent tests).
+- :func:`dice_max` — **one face of one die**: each die's hottest face, its exact tail with a
+  tie in the die's count broken by the face's count on the other dice (:func:`die_face_tails`),
+  Bonferroni over the faces; the smallest of the ``D`` dice's p-values (independent dice),
+  ``p``, gives ``1 − (1 − p)^D`` (Šidák, exact for independent tests). With the pooled
+  :func:`max_cell` of the same shaker its level is designed under an exact joint bound
+  (:func:`shaker_design`).
 - :func:`sector_scan` — **a sector of adjacent pockets** in the wheel's physical order
   (the layout a game's equipment declares, :data:`WHEEL_ORDER`): the count in each of
   the 37 circular windows of ``width`` pockets, exact upper binomial tail; the windows overlap
@@ -214,10 +217,13 @@ def shaker_design(
     margin: float = DESIGN_MARGIN,
 ) -> ShakerDesign:
     """The rejection regions of a shaker's ``max_die_face`` and ``max_face_pooled`` whose joint
-    false-alarm probability is at most ``budget``, by an exact bound, and which fall the least
-    short of the best test (each test alone at ``alpha``) against the worse of the two design
+    false-alarm probability is at most ``budget``, by an exact bound. Against the two design
     alternatives — one die's face ``die_ratio`` times as likely, one face ``pooled_ratio``
-    times as likely on every die (minimax regret). A function of the amount of play alone.
+    times as likely on every die — the power of the pair (either test rejects; the hot cell's
+    exact law) is kept within ``margin`` of the best test (the shaped test alone at ``alpha``)
+    for both where some region can, else for the alternative the best test is surer to find;
+    among those regions, the largest sum of the two powers. A function of the amount of play
+    alone (cached).
 
     **The bound.** With ``E_df`` the event that die ``d``'s face ``f`` is in the die test's
     region and ``F_f`` that face ``f``'s pooled count is in the pooled test's, the pair

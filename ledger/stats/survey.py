@@ -10,8 +10,10 @@ Nothing else is kept: memory depends on tables, days and croupiers, not on round
 **Families and correction.** Each piece of equipment (a table's wheel, shaker, shoe or wall)
 is one family: its tests over the whole period. A discrete weighted Bonferroni (:func:`correct`)
 shares ``alpha`` among them, most of it to the tests shaped for the faults that matter
-(:data:`WEIGHTS`), each run at a level it can attain, the levels summing to at most ``alpha``:
-a fair piece of equipment is flagged with probability at most ``alpha``. A test whose sample is
+(:data:`WEIGHTS`), each run at a level it can attain, the levels summing to at most ``alpha``
+(a shaker's two shaped tests count by their exact joint bound,
+:func:`~ledger.stats.shaped.shaker_design`): a fair piece of equipment is flagged with
+probability at most ``alpha``. A test whose sample is
 too small for its reference distribution (``valid: false``) is reported, takes no part in the
 correction and is never flagged. Days are not tested one by one (each day's test would cost
 the period's test power); they feed the **sequential** schemes instead: a CUSUM per wheel and
@@ -553,8 +555,9 @@ def correct(entries: list[Entry], alpha: float) -> None:
     p-value it can give below that share (:func:`~ledger.stats.shaped.attained_level`, a
     function of the amount of play only, never of the counts); what the discreteness leaves
     of ``alpha`` goes to the shaped tests, heaviest first. The levels the tests are run at sum
-    to at most ``alpha``, so a fair piece is flagged with probability at most ``alpha`` (the
-    union bound, under any dependence between the tests). A test is flagged when its p-value
+    to at most ``alpha`` (a shaker's shaped pair by its exact joint bound, not its levels' sum),
+    so a fair piece is flagged with probability at most ``alpha`` (the union bound, under any
+    dependence between the tests). A test is flagged when its p-value
     is at most its level; its adjusted p-value is ``p · alpha / level``."""
     families: dict[tuple[str, str], list[Entry]] = {}
     for e in entries:
@@ -577,8 +580,10 @@ def correct(entries: list[Entry], alpha: float) -> None:
 
 def family_levels(family: list[Entry], alpha: float) -> list[float]:
     """The level each test of a family is run at (see :func:`correct`): a general test at its
-    share; two shaped tests with design alternatives (:data:`DESIGN`) at the attainable levels
-    that maximise the sum of their powers against them
+    share; a shaker's ``max_die_face`` and ``max_face_pooled`` designed together, their exact
+    joint bound within what the general tests leave (:func:`~ledger.stats.shaped.shaker_design`);
+    any other two shaped tests with design alternatives (:data:`DESIGN`, a wheel's) at the
+    attainable levels that maximise the sum of their powers against them
     (:func:`~ledger.stats.shaped.best_pair`); any other shaped test at the largest level it
     can attain within its share, raised with what the others leave."""
     specs = [e.result.detail.get("levels") for e in family]
