@@ -164,12 +164,14 @@ def test_die_face_tails_are_the_lexicographic_tails() -> None:
 def test_the_shaker_design_stays_within_five_points_of_the_best_test(throws: int, row: str) -> None:
     """Exact design powers (the hot cell's law): one die's face × 1.5 at 500 throws and one
     face × 1.2 on all dice at 1,000 throws, the piece flagged by either test, within 5 points
-    of the test shaped for the fault alone at the whole alpha."""
+    of the test shaped for the fault alone at the whole alpha (the design keeps 3, leaving 2
+    for what the hot cell's law leaves out)."""
     design = sh.shaker_design(throws, 3, 6, 0.0098, DEFAULT_ALPHA, 1.5, 1.2)
+    assert sh.DESIGN_MARGIN <= 0.05
     if row == "one_die":
-        assert design.one_die_power >= design.one_die_best - 0.05
+        assert design.one_die_power >= design.one_die_best - sh.DESIGN_MARGIN
     else:
-        assert design.all_dice_power >= design.all_dice_best - 0.05
+        assert design.all_dice_power >= design.all_dice_best - sh.DESIGN_MARGIN
     assert design.bound <= 0.0098
 
 
