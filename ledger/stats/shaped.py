@@ -10,9 +10,12 @@ general case (:func:`ledger.stats.tests.chi_square_gof`).
   (Mallows 1968, *Biometrika* 55:422): at the p-values that matter the two differ by less
   than ``k·q/2`` relative, so the test is exact to first order and never anti-conservative.
   Best against one cell more likely than the others, at an unknown cell.
-- :func:`dice_max` — **one face of one die**: :func:`max_cell` on each die; the smallest of the
-  ``D`` dice's p-values (independent dice), ``p``, gives ``1 − (1 − p)^D`` (Šidák, exact for
-  independent tests).
+- :func:`dice_max` — **one face of one die**: each die's hottest face, its exact tail with a
+  tie in the die's count broken by the face's count on the other dice (:func:`die_face_tails`),
+  Bonferroni over the faces; the smallest of the ``D`` dice's p-values (independent dice),
+  ``p``, gives ``1 − (1 − p)^D`` (Šidák, exact for independent tests). With the pooled
+  :func:`max_cell` of the same shaker its level is designed under an exact joint bound
+  (:func:`shaker_design`).
 - :func:`sector_scan` — **a sector of adjacent pockets** in the wheel's physical order
   (the layout a game's equipment declares, :data:`WHEEL_ORDER`): the count in each of
   the 37 circular windows of ``width`` pockets, exact upper binomial tail; the windows overlap
@@ -53,6 +56,11 @@ from ledger.games import GAMES
 from ledger.stats.tests import TestResult, holm
 
 CI_LEVEL = 0.95
+DESIGN_MARGIN = 0.03
+"""A shaker's pair of shaped tests is designed to stay within this much power of the best test
+against each design alternative where it can (:func:`shaker_design`): the targets' 5 points
+less 2 for what the design power leaves out (it reads the hot cell alone; the best test also
+gains from the other cells: about a point by simulation, ``python -m bench.surveillance``)."""
 SECTOR_WIDTH = 5
 
 
@@ -128,29 +136,203 @@ def max_cell(observed: Sequence[int], probabilities: Sequence[float], name: str 
 
 
 def dice_max(per_die: Sequence[Sequence[int]]) -> TestResult:
-    """One face of one die: :func:`max_cell` per die, Šidák across the dice."""
-    results = [max_cell(counts, [1 / len(counts)] * len(counts)) for counts in per_die]
-    valid = [r for r in results if r.valid]
-    if not valid:
+    """One face of one die: each die's hottest face, Bonferroni over the faces, Šidák across
+    the dice; a tie in a die's count is broken by the face's count on the other dice (see
+    :func:`die_face_tails`)."""
+    faces = max((len(c) for c in per_die), default=0)
+    valid = [d for d, counts in enumerate(per_die) if sum(counts) and len(counts) >= 2]
+    if not valid or faces < 2:
         return TestResult("max_die_face", 0.0, None, 1.0, 0, False, "no throw")
-    best = min(range(len(results)), key=lambda d: (results[d].p_value, -results[d].n))
-    detail = dict(results[best].detail)
-    detail["die"] = best + 1
+    tails = die_face_tails(per_die)
+    d, f = min(((d, f) for d in valid for f in range(len(per_die[d]))), key=lambda c: (tails[c[0]][c[1]], c))
+    counts = per_die[d]
+    n, k = sum(counts), len(counts)
+    q = tails[d][f]
+    detail = _detail([f], counts[f], n, 1.0 / k, "hot", _z_for(1.0 / k))
+    detail["die"] = d + 1
     detail["cells_tested"] = sum(len(c) for c in per_die)
-    if "levels" in detail and len({r.n for r in valid}) == 1:
-        detail["levels"] = {**detail["levels"], "sidak": len(valid)}
-    else:
-        detail.pop("levels", None)
-    return TestResult(
-        "max_die_face",
-        results[best].statistic,
-        None,
-        _sidak([results[best].p_value] * len(valid)),
-        results[best].n,
-        True,
-        "",
-        detail,
-    )
+    if len({sum(per_die[e]) for e in valid}) == 1 and len({len(per_die[e]) for e in valid}) == 1:
+        detail["levels"] = {"n": n, "p": 1.0 / k, "k": k, "sidak": len(valid)}
+    return TestResult("max_die_face", q, None, _sidak([min(1.0, k * q)] * len(valid)), n, True, "", detail)
+
+
+def die_face_tails(per_die: Sequence[Sequence[int]]) -> list[list[float]]:
+    """For each die ``d`` and face ``f``: ``P(X > x) + P(X = x)·P(Y ≥ y)``, the exact upper
+    tail of the pair ``(x, y)`` in lexicographic order, where ``x`` is the face's count on die
+    ``d`` (``X ~ Bin(n_d, 1/k)``) and ``y`` its count on the other dice (``Y ~ Bin(Σ n_e, 1/k)``,
+    independent of ``X`` when the dice are fair). The die's own count decides; among equal
+    counts the face the other dice also show more often is the more suspect (a loaded set
+    rather than chance). The tail is at most the plain ``P(X ≥ x)`` and fills the gaps between
+    its steps, so the test can be run at (nearly) any level."""
+    import numpy as np
+    from scipy.stats import binom
+
+    totals = [sum(c) for c in per_die]
+    faces = max(len(c) for c in per_die)
+    pooled = [sum(c[f] for c in per_die if f < len(c)) for f in range(faces)]
+    out = []
+    for counts, n in zip(per_die, totals, strict=True):
+        k = len(counts)
+        if not n or k < 2:
+            out.append([1.0] * k)
+            continue
+        x = np.asarray(counts)
+        y = np.asarray(pooled[:k]) - x
+        others = sum(totals) - n
+        tail = binom.sf(x, n, 1.0 / k) + binom.pmf(x, n, 1.0 / k) * binom.sf(y - 1, others, 1.0 / k)
+        out.append([min(1.0, float(t)) for t in tail])
+    return out
+
+
+@dataclass(frozen=True)
+class ShakerDesign:
+    """The levels of a shaker's two shaped tests, chosen together (:func:`shaker_design`).
+
+    ``max_die_face`` rejects when a die's count of a face is at least ``die_count``, or equal
+    to ``die_count − 1`` with the face seen at least ``tie_pooled`` times on all dice;
+    ``max_face_pooled`` when a face's count on all dice is at least ``pooled_count``. ``bound``
+    is the exact Hunter–Worsley bound of the chance that a fair shaker makes either reject."""
+
+    die_level: float
+    pooled_level: float
+    bound: float
+    die_count: int
+    tie_pooled: int
+    pooled_count: int
+    one_die_power: float
+    """Design power against one die's face × ``die_ratio``: of the pair; then of
+    ``max_die_face`` alone at ``alpha``; then the same against every die's face ×
+    ``pooled_ratio``."""
+    one_die_best: float
+    all_dice_power: float
+    all_dice_best: float
+
+
+def shaker_design(
+    throws: int,
+    dice: int,
+    faces: int,
+    budget: float,
+    alpha: float,
+    die_ratio: float,
+    pooled_ratio: float,
+    margin: float = DESIGN_MARGIN,
+) -> ShakerDesign:
+    """The rejection regions of a shaker's ``max_die_face`` and ``max_face_pooled`` whose joint
+    false-alarm probability is at most ``budget``, by an exact bound. Against the two design
+    alternatives — one die's face ``die_ratio`` times as likely, one face ``pooled_ratio``
+    times as likely on every die — the power of the pair (either test rejects; the hot cell's
+    exact law) is kept within ``margin`` of the best test (the shaped test alone at ``alpha``)
+    for both where some region can, else for the alternative the best test is surer to find;
+    among those regions, the largest sum of the two powers. A function of the amount of play
+    alone (cached).
+
+    **The bound.** With ``E_df`` the event that die ``d``'s face ``f`` is in the die test's
+    region and ``F_f`` that face ``f``'s pooled count is in the pooled test's, the pair
+    rejects on ``∪ E_df ∪ ∪ F_f``; by Hunter's bound on the forest of edges ``E_df — F_f``
+    (Hunter 1976, *J. Appl. Prob.* 13:597; Worsley 1982, *Biometrika* 69:297)
+
+        P(reject) ≤ Σ P(E_df) + Σ P(F_f) − Σ P(E_df ∩ F_f),
+
+    each term exact: ``X`` (the die's count) and ``Y`` (the other dice's) are independent
+    binomials and ``F_f`` is ``X + Y ≥ c``. A die's count and the pooled count of the same
+    face are positively dependent, so the subtracted overlaps are what the union bound of
+    the two tests' levels over-spends."""
+    return _shaker_design(throws, dice, faces, budget, alpha, die_ratio, pooled_ratio, margin)
+
+
+@lru_cache(maxsize=256)
+def _shaker_design(
+    n: int,
+    dice: int,
+    k: int,
+    budget: float,
+    alpha: float,
+    die_ratio: float,
+    pooled_ratio: float,
+    margin: float,
+) -> ShakerDesign:
+    import numpy as np
+    from scipy.stats import binom
+
+    p0 = 1.0 / k
+    ny, nt = (dice - 1) * n, dice * n
+    cells = dice * k
+
+    def law(m: int, p: float) -> tuple[Any, Any]:
+        """pmf over 0..m and sf with ``sf[c] = P(≥ c)`` for c in 0..m+1 (clipped beyond)."""
+        xs = np.arange(m + 1)
+        return binom.pmf(xs, m, p), np.append(binom.sf(xs - 1, m, p), 0.0)
+
+    def at(sf: Any, c: Any) -> Any:
+        return sf[np.clip(c, 0, len(sf) - 1)]
+
+    hot1 = die_ratio * p0 / (1 - p0 + die_ratio * p0)
+    hot2 = pooled_ratio * p0 / (1 - p0 + pooled_ratio * p0)
+    px0, sx0 = law(n, p0)
+    _, sy0 = law(ny, p0)
+    _, st0 = law(nt, p0)
+    px1, sx1 = law(n, hot1)
+    px2, _ = law(n, hot2)
+    _, sy2 = law(ny, hot2)
+    _, st2 = law(nt, hot2)
+
+    def die_alone(level: float) -> int:
+        c = 0
+        while c <= n and _sidak([min(1.0, k * float(sx0[c]))] * dice) > level:
+            c += 1
+        return c
+
+    c_best = die_alone(alpha)
+    c2_best = int(np.argmax(k * st0 <= alpha))
+    best1 = float(at(sx1, c_best))
+    best2 = float(at(st2, c2_best))
+    # the candidate regions: the die's count c1 (and the tie at c1 - 1 broken by the other
+    # dice's count y), the pooled count c2 (nt + 1: the pooled test never rejects)
+    c_low = int(np.argmax(cells * sx0 <= budget))  # sx0[n + 1] = 0: always found
+    c2_low = int(np.argmax(k * st0 <= budget))
+    c2s = np.append(np.arange(c2_low, nt + 1)[k * st0[c2_low : nt + 1] >= budget / 100], nt + 1)
+    ys = np.append(np.arange(ny + 1)[(sy0[: ny + 1] > 1e-6) & (sy0[: ny + 1] < 1 - 1e-6)], ny + 1)
+    first = 0 if best1 >= best2 else 1
+    found: list[tuple[int, float, float, float, int, int, int, float]] = []
+    for c1 in range(max(c_low, 1), n + 2):
+        if cells * float(at(sx0, c1)) < budget / 100:
+            break
+        xs = np.arange(c1, n + 1)
+        xs = xs[px0[c1:] > 1e-20]
+        tie = float(px0[c1 - 1])
+        # P(E ∩ F) without the tie, for each c2: Σ_{x ≥ c1} P(X = x) P(Y ≥ c2 − x)
+        overlap = (px0[xs, None] * at(sy0, c2s[None, :] - xs[:, None])).sum(axis=0)
+        tie_y = np.maximum(ys[:, None], (c2s - c1 + 1)[None, :])
+        bound = (
+            cells * (float(at(sx0, c1)) + tie * at(sy0, ys))[:, None]
+            + k * at(st0, c2s)[None, :]
+            - cells * (overlap[None, :] + tie * at(sy0, tie_y))
+        )
+        powers = []
+        for px, sy in ((px1, sy0), (px2, sy2)):
+            below = np.arange(0, c1 - 1)
+            below = below[px[below] > 1e-20]
+            # the hot cell escapes both: x < c1 − 1 and y < c2 − x, or x = c1 − 1 and y below
+            # both the tie's and the pooled threshold
+            miss = (px[below, None] * (1 - at(sy, c2s[None, :] - below[:, None]))).sum(axis=0)
+            limit = np.minimum(ys[:, None], (c2s - c1 + 1)[None, :])
+            powers.append(1 - miss[None, :] - float(px[c1 - 1]) * (1 - at(sy, limit)))
+        fits = bound <= budget * (1 - 1e-12)
+        summed = powers[0] + powers[1]
+        meets = (powers[0] >= best1 - margin, powers[1] >= best2 - margin)
+        for tier, mask in enumerate((fits & meets[0] & meets[1], fits & meets[first], fits)):
+            if mask.any():
+                i, j = np.unravel_index(int(np.argmax(np.where(mask, summed, -1.0))), mask.shape)
+                pair = (float(powers[0][i, j]), float(powers[1][i, j]))
+                where = (c1, int(ys[i]), int(c2s[j]), float(bound[i, j]))
+                found.append((-tier, float(summed[i, j]), *pair, *where))
+    if not found:
+        return ShakerDesign(0.0, 0.0, 0.0, n + 1, nt + 1, nt + 1, 0.0, best1, 0.0, best2)
+    _, _, power1, power2, c1, y, c2, bound_at = max(found)
+    die_level = _sidak([min(1.0, k * (float(at(sx0, c1)) + float(px0[c1 - 1]) * float(at(sy0, y))))] * dice)
+    pooled_level = min(1.0, k * float(at(st0, c2))) if c2 <= nt else 0.0
+    return ShakerDesign(die_level, pooled_level, bound_at, c1, c1 - 1 + y, c2, power1, best1, power2, best2)
 
 
 def sector_scan(counts_by_pocket: Sequence[int], width: int = SECTOR_WIDTH) -> TestResult:

@@ -10,8 +10,10 @@ Nothing else is kept: memory depends on tables, days and croupiers, not on round
 **Families and correction.** Each piece of equipment (a table's wheel, shaker, shoe or wall)
 is one family: its tests over the whole period. A discrete weighted Bonferroni (:func:`correct`)
 shares ``alpha`` among them, most of it to the tests shaped for the faults that matter
-(:data:`WEIGHTS`), each run at a level it can attain, the levels summing to at most ``alpha``:
-a fair piece of equipment is flagged with probability at most ``alpha``. A test whose sample is
+(:data:`WEIGHTS`), each run at a level it can attain, the levels summing to at most ``alpha``
+(a shaker's two shaped tests count by their exact joint bound,
+:func:`~ledger.stats.shaped.shaker_design`): a fair piece of equipment is flagged with
+probability at most ``alpha``. A test whose sample is
 too small for its reference distribution (``valid: false``) is reported, takes no part in the
 correction and is never flagged. Days are not tested one by one (each day's test would cost
 the period's test power); they feed the **sequential** schemes instead: a CUSUM per wheel and
@@ -39,6 +41,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ledger.domain.findings import Finding
+from ledger.domain.money import plain
 from ledger.domain.round import Round
 from ledger.games import GAMES
 from ledger.stats.collect import (
@@ -64,6 +67,7 @@ from ledger.stats.shaped import (
     best_pair,
     error_rate_test,
     more_to_decide,
+    shaker_design,
 )
 from ledger.stats.tests import TestResult
 from ledger.storage.store import LedgerApp
@@ -326,7 +330,7 @@ class ErrorRate:
                 for code, n in sorted(self.by_code.items())
             },
             "money": {
-                cur: {k: str(v) for k, v in amounts.items()} for cur, amounts in sorted(self.money.items())
+                cur: {k: plain(v) for k, v in amounts.items()} for cur, amounts in sorted(self.money.items())
             },
         }
 
@@ -551,8 +555,9 @@ def correct(entries: list[Entry], alpha: float) -> None:
     p-value it can give below that share (:func:`~ledger.stats.shaped.attained_level`, a
     function of the amount of play only, never of the counts); what the discreteness leaves
     of ``alpha`` goes to the shaped tests, heaviest first. The levels the tests are run at sum
-    to at most ``alpha``, so a fair piece is flagged with probability at most ``alpha`` (the
-    union bound, under any dependence between the tests). A test is flagged when its p-value
+    to at most ``alpha`` (a shaker's shaped pair by its exact joint bound, not its levels' sum),
+    so a fair piece is flagged with probability at most ``alpha`` (the union bound, under any
+    dependence between the tests). A test is flagged when its p-value
     is at most its level; its adjusted p-value is ``p · alpha / level``."""
     families: dict[tuple[str, str], list[Entry]] = {}
     for e in entries:
@@ -575,8 +580,10 @@ def correct(entries: list[Entry], alpha: float) -> None:
 
 def family_levels(family: list[Entry], alpha: float) -> list[float]:
     """The level each test of a family is run at (see :func:`correct`): a general test at its
-    share; two shaped tests with design alternatives (:data:`DESIGN`) at the attainable levels
-    that maximise the sum of their powers against them
+    share; a shaker's ``max_die_face`` and ``max_face_pooled`` designed together, their exact
+    joint bound within what the general tests leave (:func:`~ledger.stats.shaped.shaker_design`);
+    any other two shaped tests with design alternatives (:data:`DESIGN`, a wheel's) at the
+    attainable levels that maximise the sum of their powers against them
     (:func:`~ledger.stats.shaped.best_pair`); any other shaped test at the largest level it
     can attain within its share, raised with what the others leave."""
     specs = [e.result.detail.get("levels") for e in family]
@@ -585,23 +592,51 @@ def family_levels(family: list[Entry], alpha: float) -> list[float]:
         for e, spec in zip(family, specs, strict=True)
     ]
     designed = [i for i, e in enumerate(family) if specs[i] and e.test in DESIGN]
+    joint: set[int] = set()
     if len(designed) == 2:
         i, j = designed
         spec_i, spec_j = specs[i], specs[j]
         assert spec_i is not None and spec_j is not None
         budget = alpha - sum(lv for k, lv in enumerate(levels) if k not in designed)
-        levels[i], levels[j] = best_pair(
-            spec_i, DESIGN[family[i].test], spec_j, DESIGN[family[j].test], budget
-        )
-    left = alpha - sum(levels)
+        shaker = _shaker_pair(family[i].test, spec_i, family[j].test, spec_j)
+        if shaker is not None:
+            die, pooled = (i, j) if family[i].test == "max_die_face" else (j, i)
+            n, dice, faces = shaker
+            design = shaker_design(
+                n, dice, faces, budget, alpha, DESIGN["max_die_face"], DESIGN["max_face_pooled"]
+            )
+            levels[die], levels[pooled] = design.die_level, design.pooled_level
+            joint = {i, j}
+        else:
+            levels[i], levels[j] = best_pair(
+                spec_i, DESIGN[family[i].test], spec_j, DESIGN[family[j].test], budget
+            )
+    # a jointly designed pair spends its whole budget (its exact bound, not its levels' sum)
+    left = 0.0 if joint else alpha - sum(levels)
     for i in sorted(range(len(family)), key=lambda i: (-family[i].weight, family[i].test)):
         spec = specs[i]
-        if spec and left > 0:
+        if spec and left > 0 and i not in joint:
             raised = attained_level(spec, levels[i] + left)
             if raised > levels[i]:
                 left -= raised - levels[i]
                 levels[i] = raised
     return levels
+
+
+def _shaker_pair(
+    first: str, first_spec: Mapping[str, Any], second: str, second_spec: Mapping[str, Any]
+) -> tuple[int, int, int] | None:
+    """``(throws, dice, faces)`` when the pair is a shaker's ``max_die_face`` and
+    ``max_face_pooled`` over equal throws of fair ``faces``-sided dice (designed together,
+    :func:`~ledger.stats.shaped.shaker_design`), else ``None``."""
+    specs = {first: first_spec, second: second_spec}
+    die, pooled = specs.get("max_die_face"), specs.get("max_face_pooled")
+    if die is None or pooled is None:
+        return None
+    n, dice, faces = int(die["n"]), int(die["sidak"]), int(die["k"])
+    if int(pooled["n"]) != dice * n or int(pooled["k"]) != faces or int(pooled["sidak"]) != 1 or dice < 2:
+        return None
+    return n, dice, faces
 
 
 def money_involved(finding: Finding) -> dict[str, Decimal]:

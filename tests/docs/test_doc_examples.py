@@ -78,6 +78,7 @@ NOT_RUN: dict[str, list[str]] = {
     ],
     "docs/SURVEILLANCE.md": [
         "python -m bench.surveillance --runs 400 --seed 1 --json surveillance.json",
+        "python -m bench.surveillance --runs 2000 --seed 1 --power-only --json power.json",
     ],
     "docs/SECURITY.md": [
         "ledger init --db postgresql://owner@db/ledger?schema=ledger --roles    # once, as the owner",

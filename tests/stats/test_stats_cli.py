@@ -131,6 +131,33 @@ def test_the_croupier_with_the_planted_error_rate_is_the_one_flagged(report: dic
     assert top["error_rounds"] > 2 * top["expected_error_rounds"]
 
 
+def test_money_is_written_with_two_decimals_as_the_other_json(report: dict[str, Any]) -> None:
+    """Issue 30: the money of each table and croupier is an exact decimal string with at least
+    two decimals (``"25.00"``, never ``"25"``), the same values as before, and the JSON
+    validates against docs/schemas/stats.json."""
+    import re
+    from decimal import Decimal
+
+    import jsonschema
+
+    from ledger.stats.survey import MONEY_KEYS
+
+    schema = json.loads((Path(__file__).resolve().parents[2] / "docs" / "schemas" / "stats.json").read_text())
+    jsonschema.validate(report, schema)
+    amounts = [
+        value
+        for row in report["tables"] + report["croupiers"]
+        for by_currency in row["money"].values()
+        for value in by_currency.values()
+    ]
+    assert amounts, "the planted croupier errors involve money"
+    assert all(re.fullmatch(r"-?[0-9]+\.[0-9]{2,}", a) for a in amounts), amounts
+    for row in report["tables"] + report["croupiers"]:
+        for by_currency in row["money"].values():
+            assert set(by_currency) == set(MONEY_KEYS)
+            assert all(Decimal(v) >= 0 for v in by_currency.values())
+
+
 def test_the_text_names_where_and_how_much(store: str) -> None:
     text = ledger("stats", "--db", store, "--table", "RL-01")
     assert text.exit_code == 1
