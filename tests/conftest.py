@@ -144,16 +144,27 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the PostgreSQL case of each ``slow_postgres`` test ``slow`` (before ``-m`` selects),
-    then leave the ``slow`` tier out unless asked for (``--all``, ``-m …`` or ``CI=true``)."""
+    then leave the ``slow`` tier out unless asked for (``--all``, ``-m …`` or ``CI=true``); a
+    full run starts with the modules that hold slow tests."""
     for item in items:
         if _postgres_case_of_slow_postgres(item):
             item.add_marker(pytest.mark.slow)
     if full_run(config):
+        items[:] = _heavy_modules_first(items)
         return
     slow = [item for item in items if item.get_closest_marker("slow") is not None]
     if slow:
         config.hook.pytest_deselected(items=slow)
         items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+
+
+def _heavy_modules_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The test modules that hold a ``slow`` test first, each kept whole and in its own order,
+    then the others: on several pytest-xdist workers (``--dist worksteal``) the long tests start
+    early and the short ones fill in behind them, instead of one long test running alone at the
+    end."""
+    heavy = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow") is not None}
+    return sorted(items, key=lambda item: item.nodeid.split("::")[0] not in heavy)
 
 
 def _postgres_case_of_slow_postgres(item: pytest.Item) -> bool:
