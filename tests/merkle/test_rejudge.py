@@ -206,10 +206,30 @@ TAMPERS = {
 }
 
 
+@pytest.fixture(scope="module")
+def _sealed_jackpot(module_db_url: str) -> tuple[dict[str, Any], Checkpoint]:
+    """The jackpot round's Merkle bundle and its checkpoint, built once per store for the tests
+    that only change the bundle (check-bundle reads no store)."""
+    ledger = open_ledger(module_db_url)
+    try:
+        checkpoint, _ = _sealed(ledger, _stud_lines(), *JACKPOT)
+        return export_round(ledger, *JACKPOT, checkpoint, merkle=True), checkpoint
+    finally:
+        ledger.close()
+
+
+@pytest.fixture
+def jackpot_bundle(_sealed_jackpot: tuple[dict[str, Any], Checkpoint]) -> tuple[dict[str, Any], Checkpoint]:
+    """A fresh copy of the module's jackpot bundle, and its checkpoint."""
+    bundle, checkpoint = _sealed_jackpot
+    return copy.deepcopy(bundle), checkpoint
+
+
 @pytest.mark.parametrize("tamper", sorted(TAMPERS))
-def test_a_changed_state_part_breaks_the_proof(app: LedgerApp, tamper: str) -> None:
-    checkpoint, _ = _sealed(app, _stud_lines(), *JACKPOT)
-    bundle = export_round(app, *JACKPOT, checkpoint, merkle=True)
+def test_a_changed_state_part_breaks_the_proof(
+    jackpot_bundle: tuple[dict[str, Any], Checkpoint], tamper: str
+) -> None:
+    bundle, checkpoint = jackpot_bundle
     change, message = TAMPERS[tamper]
     bad = copy.deepcopy(bundle)
     change(bad["state"])
@@ -293,16 +313,16 @@ def test_check_bundle_offline_with_only_public_keys(app: LedgerApp, tmp_path: Pa
         },
     ],
 )
-def test_a_hostile_state_part_is_one_problem(app: LedgerApp, section: dict[str, Any]) -> None:
-    checkpoint, _ = _sealed(app, _stud_lines(), *JACKPOT)
-    bundle = export_round(app, *JACKPOT, checkpoint, merkle=True)
+def test_a_hostile_state_part_is_one_problem(
+    jackpot_bundle: tuple[dict[str, Any], Checkpoint], section: dict[str, Any]
+) -> None:
+    bundle, checkpoint = jackpot_bundle
     result = check_bundle({**bundle, "state": section}, checkpoint)
     assert len(result.problems) == 1 and not result.judged, result.problems
 
 
-def test_a_bomb_of_packed_events_is_refused(app: LedgerApp) -> None:
-    checkpoint, _ = _sealed(app, _stud_lines(), *JACKPOT)
-    bundle = export_round(app, *JACKPOT, checkpoint, merkle=True)
+def test_a_bomb_of_packed_events_is_refused(jackpot_bundle: tuple[dict[str, Any], Checkpoint]) -> None:
+    bundle, checkpoint = jackpot_bundle
     state = copy.deepcopy(bundle["state"])
     state["events"] = base64.b64encode(zlib.compress(b"[" + b" " * (1 << 25) + b"]", 9)).decode()
     result = check_bundle({**bundle, "state": state}, checkpoint)

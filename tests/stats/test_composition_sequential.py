@@ -293,6 +293,7 @@ def missing_card_store(module_db_url: str, tmp_path_factory: pytest.TempPathFact
     return module_db_url
 
 
+@pytest.mark.slow_postgres
 def test_a_missing_card_over_several_nights_raises_the_shoe_alarm(missing_card_store: str) -> None:
     result = ledger("stats", "--db", missing_card_store, "--json", "--cutoff-hour", "11")
     assert result.exit_code == 1, result.output

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
@@ -34,6 +35,8 @@ def commands(text: str) -> list[str]:
     return [c for c in found if c]
 
 
+# tests/docs/test_doc_examples.py runs the same blocks, with the same exit codes, by default.
+@pytest.mark.slow
 def test_every_command_of_the_witness_doc_runs_as_shown(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("LEDGER_DB", raising=False)
@@ -66,3 +69,10 @@ def test_every_command_of_the_witness_doc_runs_as_shown(tmp_path, monkeypatch):
                     os.kill(int(pid.read_text()), signal.SIGTERM)
     assert any(c.startswith("ledger witness serve") for c in ran)
     assert any("--witness-key" in c for c in ran) and any(c.startswith("kill") for c in ran)
+
+
+def test_the_doc_starts_a_witness_verifies_with_its_key_and_stops_it() -> None:
+    """What the run above asserts of the document's commands, read without running them."""
+    found = commands(DOC.read_text(encoding="utf-8"))
+    assert any(c.startswith("ledger witness serve") for c in found)
+    assert any("--witness-key" in c for c in found) and any(c.startswith("kill") for c in found)
