@@ -3,7 +3,10 @@
 A bare ``pytest`` is the developer's tier: every module exercised, on both stores. Tests marked
 ``slow`` (long simulations, valgrind, many real subprocesses) are left out of it, and run by
 ``pytest -m slow`` (only them), ``pytest --all`` (everything, the README's command) and under
-``CI=true`` (everything). Two finer tools keep a light case of a heavy test by default:
+``CI=true`` (everything but the ``instructions`` tier). The ``instructions`` tier (the
+valgrind instruction count of the benchmark, a minute of CPU that measures the code rather than
+testing it) runs only when asked for by name, ``pytest -m instructions``, as ``.ci/run`` does
+after the README's command. Two finer tools keep a light case of a heavy test by default:
 :func:`tiered` (the first few seeds or sizes by default, the rest slow) and the
 ``slow_postgres`` marker (the SQLite case by default, the PostgreSQL one slow, for a test whose
 PostgreSQL assertion another default test already makes). Hypothesis runs the ``dev`` profile
@@ -149,6 +152,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if _postgres_case_of_slow_postgres(item):
             item.add_marker(pytest.mark.slow)
+    if "instructions" not in (config.option.markexpr or ""):
+        counted = [item for item in items if item.get_closest_marker("instructions") is not None]
+        if counted:
+            config.hook.pytest_deselected(items=counted)
+            items[:] = [item for item in items if item.get_closest_marker("instructions") is None]
     if full_run(config):
         items[:] = _heavy_modules_first(items)
         return

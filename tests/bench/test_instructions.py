@@ -72,6 +72,7 @@ def test_cache_sizes_are_whole_numbers() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.instructions
 def test_verify_is_counted_under_valgrind(tmp_path: Path) -> None:
     if shutil.which("valgrind") is None:
         if os.environ.get("CI") == "true":

@@ -138,6 +138,7 @@ def _held_after_the_pass(store: Store) -> int:
         app.close()
 
 
+@pytest.mark.slow
 def test_the_memory_a_pass_holds_grows_by_a_few_bytes_per_round(
     store: Store, small_store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
