@@ -8,17 +8,24 @@ One command, from the repository root (NATS with JetStream at ``--nats``, defaul
 On SQLite and, when a server answers, on PostgreSQL, with one seeded simulated property
 (every game, ``--tables`` tables each, 5 % of rounds with an injected dealer error):
 
-1. **batch ingest rate**: ``Ingestor.ingest`` of the whole feed into a fresh store (lines/s);
+1. **batch ingest rate**: ``Ingestor.ingest`` of the whole feed into a fresh store (lines/s),
+   and the CPU seconds it took;
 2. **sustained follow rate**: the feed published to a fresh stream first, then one follower
-   (in this process, judging in a process of its own as the command does) reads it into a
-   fresh store; lines stored / time from its first line read to its last batch committed
-   (target: at least 0.8 × the batch rate), and lines / time to the end of its judging (the
-   follower puts judging off while it is behind, so this is the rate findings keep up with);
+   (in this process; receiving in a process of its own and judging in another, as the command
+   does) reads it into a fresh store; lines stored / time from its first line read to its last
+   batch committed (target: at least 0.8 × the batch rate), and lines / time to the end of its
+   judging (the follower puts judging off while it is behind, so this is the rate findings keep
+   up with); and the CPU seconds of the follower's process (storing) and of its two children
+   (receiving, judging). Batch and follow run one after the other ``--runs`` times (default 3)
+   and the medians are shown, each ratio the median of the runs' ratios: on a shared machine
+   the wall-clock rates move with the load (printed before and after), the CPU seconds much
+   less;
 3. **latency at ``--rate`` events/s** (default 2,000): a follower started as the command
    (``ledger ingest --follow nats://…``, its own process) while this process publishes the
    feed in real time and listens on ``ledger.findings.>``; for each round with a finding, the
    time from its ``round_closed`` being handed to the connection to its first finding
-   arriving; p50 and p99; target: p99 at most 1 s.
+   arriving (only this store's findings, by their ``Nats-Msg-Id``: another follower on the same
+   server publishes on the same subjects); p50 and p99; target: p99 at most 1 s.
 
 Both clocks are this process's, so the latency includes the broker, the follower's batch
 window (200 ms) and the findings' way back. Nothing here is a test: ``tests/bench`` does not run
@@ -31,6 +38,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -46,8 +54,10 @@ import nats
 from bench.stores import DEFAULT_PG, Store, Stores, pg_reachable
 from ledger.games import GAMES
 from ledger.live.follower import Follower, FollowOptions
+from ledger.live.judging import LiveJudge
 from ledger.live.publish import publish_lines
 from ledger.live.sources import NatsAddress, NatsSource
+from ledger.live.told import finding_id, store_identity
 from ledger.services.ingest import Ingestor
 from ledger.storage.store import open_ledger
 from ledger.tools.simulate import simulate
@@ -82,14 +92,21 @@ def feed(tables: int, rounds: int, seed: int) -> list[bytes]:
     return [json.dumps(line, separators=(",", ":")).encode() for line in sim.lines]
 
 
-def batch_rate(store: Store, lines: list[bytes]) -> float:
-    """Lines per second of one batch ingest into a fresh store."""
+def _cpu(who: int = resource.RUSAGE_SELF) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def batch_rate(store: Store, lines: list[bytes]) -> tuple[float, float]:
+    """Lines per second of one batch ingest into a fresh store, and the process CPU seconds."""
     app = open_ledger(store.url)
     try:
+        cpu = _cpu()
         report = Ingestor(app).ingest(enumerate(lines, 1))
+        cpu = _cpu() - cpu
     finally:
         app.close()
-    return len(lines) / report.seconds
+    return len(lines) / report.seconds, cpu
 
 
 async def _drop_stream(url: str) -> None:
@@ -101,12 +118,24 @@ async def _drop_stream(url: str) -> None:
         await nc.close()
 
 
-def follow_rate(store: Store, lines: list[bytes], nats_base: str) -> tuple[float, float]:
+@dataclass
+class FollowRate:
+    """A follower's rates (lines/s) and the CPU seconds it took: its own process (storing,
+    the batches, the acknowledgements) and its two children's (receiving, judging)."""
+
+    stored: float
+    judged: float
+    cpu: float
+    children_cpu: float
+
+
+def follow_rate(store: Store, lines: list[bytes], nats_base: str) -> FollowRate:
     """Lines per second a follower stores from a stream that already holds the feed: to its
     last commit, and to the end of its judging (judging is put off while it is behind)."""
     url = f"{nats_base}/BENCH{uuid.uuid4().hex[:10]}"
     asyncio.run(publish_lines(url, lines))
     app = open_ledger(store.url)
+    cpu, children = _cpu(), _cpu(resource.RUSAGE_CHILDREN)
     try:
         follower = Follower(
             app,
@@ -117,12 +146,27 @@ def follow_rate(store: Store, lines: list[bytes], nats_base: str) -> tuple[float
             options=FollowOptions(idle_exit=1.0, judge_process=store.url),
         )
         asyncio.run(follower.run())
+        cpu, children = _cpu() - cpu, _cpu(resource.RUSAGE_CHILDREN) - children
     finally:
         app.close()
         asyncio.run(_drop_stream(url))
     s = follower.summary
     assert s.stored == len(lines) and s.first_line_at and s.last_commit_at and s.last_judged_at
-    return s.stored / (s.last_commit_at - s.first_line_at), s.stored / (s.last_judged_at - s.first_line_at)
+    return FollowRate(
+        s.stored / (s.last_commit_at - s.first_line_at),
+        s.stored / (s.last_judged_at - s.first_line_at),
+        cpu,
+        children,
+    )
+
+
+def _finding_ids(url: str) -> set[str]:
+    """The ``Nats-Msg-Id`` of every finding of the store at ``url``, from a judge run over it."""
+    app = open_ledger(url, create=False)
+    try:
+        return {finding_id(store_identity(app), f.key, f.index) for f in LiveJudge(app).advance()}
+    finally:
+        app.close()
 
 
 @dataclass
@@ -131,6 +175,8 @@ class Latency:
 
     closed_at: dict[tuple[str, str], float] = field(default_factory=dict)
     found_at: dict[tuple[str, str], float] = field(default_factory=dict)
+    heard: list[tuple[str, tuple[str, str], float]] = field(default_factory=list)
+    """Every finding heard on ``ledger.findings.>``: message id, (table, round), when."""
 
     def sent(self, line: bytes) -> None:
         if b'"type":"round_closed"' in line:
@@ -138,9 +184,15 @@ class Latency:
             self.closed_at[(data["table"], data["round"])] = time.monotonic()
 
     async def received(self, msg: Any) -> None:
+        now = time.monotonic()
         data = json.loads(msg.data)
-        key = (data["table"], data["round"])
-        self.found_at.setdefault(key, time.monotonic())
+        self.heard.append(((msg.headers or {}).get("Nats-Msg-Id", ""), (data["table"], data["round"]), now))
+
+    def keep(self, ours: set[str]) -> None:
+        """Each of this store's rounds' first finding."""
+        for msg_id, key, at in self.heard:
+            if msg_id in ours:
+                self.found_at.setdefault(key, at)
 
     def seconds(self) -> list[float]:
         return sorted(self.found_at[k] - self.closed_at[k] for k in self.found_at if k in self.closed_at)
@@ -191,9 +243,14 @@ def latency(store: Store, lines: list[bytes], nats_base: str, rate: float) -> di
         if proc.poll() is None:
             proc.kill()
         asyncio.run(_drop_stream(url))
+    seen.keep(_finding_ids(store.url))
     found = seen.seconds()
     if len(found) < 2:
-        raise SystemExit(f"only {len(found)} rounds with findings came back: give more rounds")
+        said = proc.stderr.read().decode(errors="replace").strip()
+        raise SystemExit(
+            f"only {len(found)} rounds with findings came back: give more rounds"
+            + (f"\nthe follower said:\n{said}" if said else "")
+        )
     q = statistics.quantiles(found, n=100, method="inclusive")
     return {
         "rounds_with_findings": len(found),
@@ -201,6 +258,37 @@ def latency(store: Store, lines: list[bytes], nats_base: str, rate: float) -> di
         "p99_s": round(q[98], 3),
         "max_s": round(found[-1], 3) if found else None,
         "achieved_rate": round(len(lines) / sent_seconds),
+    }
+
+
+def _summary(runs: list[tuple[float, float, FollowRate]], lines: int) -> dict[str, Any]:
+    """The medians of several runs (each a batch ingest and a follow, one after the other, so
+    a ratio compares two measurements made under about the same load), and every run."""
+
+    def median(values: list[float]) -> float:
+        return statistics.median(values)
+
+    batch = median([b for b, _, _ in runs])
+    return {
+        "batch_lines_s": round(batch),
+        "follow_lines_s": round(median([f.stored for _, _, f in runs])),
+        "follow_vs_batch": round(median([f.stored / b for b, _, f in runs]), 2),
+        "follow_judged_lines_s": round(median([f.judged for _, _, f in runs])),
+        "judged_vs_batch": round(median([f.judged / b for b, _, f in runs]), 2),
+        "batch_cpu_s": round(median([c for _, c, _ in runs]), 2),
+        "follow_cpu_s": round(median([f.cpu for _, _, f in runs]), 2),
+        "follow_children_cpu_s": round(median([f.children_cpu for _, _, f in runs]), 2),
+        "runs": [
+            {
+                "batch_lines_s": round(b),
+                "batch_cpu_s": round(c, 2),
+                "follow_lines_s": round(f.stored),
+                "follow_judged_lines_s": round(f.judged),
+                "follow_cpu_s": round(f.cpu, 2),
+                "follow_children_cpu_s": round(f.children_cpu, 2),
+            }
+            for b, c, f in runs
+        ],
     }
 
 
@@ -216,39 +304,47 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nats", default=os.environ.get("LEDGER_TEST_NATS", "nats://127.0.0.1:4222"))
     parser.add_argument("--pg", default=DEFAULT_PG)
     parser.add_argument("--no-pg", action="store_true")
+    parser.add_argument("--runs", type=int, default=3, help="batch and follow runs per store (default 3)")
     parser.add_argument("--out", default=None, help="write the figures here (JSON)")
     args = parser.parse_args(argv)
     pg = None if args.no_pg or pg_reachable(args.pg) else args.pg
     lines = feed(args.tables, args.rounds, args.seed)
-    results: dict[str, Any] = {"lines": len(lines), "rate": args.rate, "stores": {}}
+    results: dict[str, Any] = {
+        "lines": len(lines),
+        "rate": args.rate,
+        "runs": args.runs,
+        "load_average_before": round(os.getloadavg()[0], 1),
+        "stores": {},
+    }
     with tempfile.TemporaryDirectory() as work:
         stores = Stores(work, pg)
         try:
             for kind in stores.kinds():
-                batch = batch_rate(stores.fresh(kind, "batch"), lines)
-                follow, judged = follow_rate(stores.fresh(kind, "follow"), lines, args.nats)
+                runs = []
+                for n in range(args.runs):
+                    batch, batch_cpu = batch_rate(stores.fresh(kind, f"batch{n}"), lines)
+                    follow = follow_rate(stores.fresh(kind, f"follow{n}"), lines, args.nats)
+                    runs.append((batch, batch_cpu, follow))
                 lat = latency(stores.fresh(kind, "latency"), lines, args.nats, args.rate)
-                results["stores"][kind] = {
-                    "batch_lines_s": round(batch),
-                    "follow_lines_s": round(follow),
-                    "follow_vs_batch": round(follow / batch, 2),
-                    "follow_judged_lines_s": round(judged),
-                    "judged_vs_batch": round(judged / batch, 2),
-                    **lat,
-                }
+                results["stores"][kind] = {**_summary(runs, len(lines)), **lat}
         finally:
             stores.drop_all()
-    print(f"{len(lines)} lines; latency at {args.rate:g} events/s\n")
+    results["load_average_after"] = round(os.getloadavg()[0], 1)
+    print(
+        f"{len(lines)} lines; median of {args.runs} runs; latency at {args.rate:g} events/s; "
+        f"load average {results['load_average_before']} before, {results['load_average_after']} after\n"
+    )
     print(
         "| store | batch ingest (lines/s) | follow, stored (lines/s) | stored / batch (>= 0.8) | "
-        "follow, judged (lines/s) | judged / batch | p50 (s) | p99 (s) (<= 1) | rounds with findings "
-        "| rate reached |"
+        "follow, judged (lines/s) | judged / batch | CPU s: batch / follower / its children | "
+        "p50 (s) | p99 (s) (<= 1) | rounds with findings | rate reached |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for kind, r in results["stores"].items():
         print(
             f"| {kind} | {r['batch_lines_s']:,} | {r['follow_lines_s']:,} | "
             f"{r['follow_vs_batch']} | {r['follow_judged_lines_s']:,} | {r['judged_vs_batch']} | "
+            f"{r['batch_cpu_s']} / {r['follow_cpu_s']} / {r['follow_children_cpu_s']} | "
             f"{r['p50_s']} | {r['p99_s']} | {r['rounds_with_findings']} | {r['achieved_rate']:,} |"
         )
     if args.out:

@@ -3,6 +3,8 @@
 
 - :mod:`ledger.live.sources`: a file followed across rotation, standard input, a NATS
   JetStream stream (durable consumer), each read in batches bounded by count and time;
+- :mod:`ledger.live.receiver`: the NATS stream received in a process of its own, handed over
+  in frames, acknowledged only once committed;
 - :mod:`ledger.live.follower`: store each batch with the batch ingest, acknowledge it only
   after it is committed, judge and tell the findings, seal on a timer;
 - :mod:`ledger.live.judging`: the verify pass kept open over the log;

@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import json
 import os
-import socket
 import sys
 import threading
 import time
@@ -23,14 +22,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
-from urllib.parse import urlsplit
-
-import nats
-from nats.errors import ConnectionClosedError, NoServersError
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StorageType, StreamConfig
-from nats.js.errors import NotFoundError
 
 from ledger.codec.parse import MAX_LINE_BYTES
+from ledger.live.receiver import (
+    NatsAddress,
+    Receiver,
+    SourceError,
+    connect_nats,
+    decode_messages,
+    ensure_stream,
+    read_frame,
+)
 from ledger.services.ingest import bounded_lines
 
 BEHIND_LINES = 1000
@@ -72,10 +74,6 @@ class Batch:
     """Where the source stands after these lines (a file offset)."""
     more: bool = False
     """More lines were there at once when the batch closed: the follower is behind."""
-
-
-class SourceError(Exception):
-    """A source cannot be opened or read (exit 2)."""
 
 
 class Source(Protocol):
@@ -309,90 +307,10 @@ class StdinSource:
 # -- NATS JetStream -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class NatsAddress:
-    """``nats://HOST:PORT/STREAM``: the server and the stream (subjects ``STREAM.<table>``)."""
-
-    server: str
-    stream: str
-
-    @classmethod
-    def parse(cls, url: str) -> NatsAddress:
-        """Split a NATS source URL; ``ValueError`` with the expected form if it is not one."""
-        parts = urlsplit(url)
-        stream = parts.path.strip("/")
-        if (
-            parts.scheme != "nats"
-            or not parts.hostname
-            or not stream
-            or "/" in stream
-            or not stream.replace("-", "").replace("_", "").isalnum()
-        ):
-            raise ValueError(f"{url!r} is not nats://HOST:PORT/STREAM (STREAM: letters, digits, - and _)")
-        return cls(f"nats://{parts.netloc}", stream)
-
-    @property
-    def subjects(self) -> str:
-        """The stream's subjects: one per table."""
-        return f"{self.stream}.>"
-
-
-async def connect_nats(
-    server: str,
-    *,
-    name: str,
-    say: Callable[[str], None] | None = None,
-    on_reconnect: Callable[[], None] | None = None,
-) -> Any:
-    """A NATS connection that reconnects for ever (a broker restart is waited out, and said
-    once through ``say``; ``on_reconnect`` is called once it is back); :class:`SourceError` if
-    the server cannot be reached at start."""
-    parts = urlsplit(server)
-    try:  # the client retries a first connection for ever too: fail at once instead
-        socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 4222), 3).close()
-    except OSError as exc:
-        raise SourceError(f"cannot reach NATS at {server}: {exc.strerror or exc}") from None
-    tell = say if say is not None else (lambda text: None)
-
-    async def error(exc: Exception) -> None:
-        tell(f"NATS: {exc or type(exc).__name__}")
-
-    async def disconnected() -> None:
-        tell(f"NATS at {server} went away; reconnecting (nothing is acknowledged meanwhile)")
-
-    async def reconnected() -> None:
-        tell(f"NATS at {server} is back")
-        if on_reconnect is not None:
-            on_reconnect()
-
-    try:
-        return await nats.connect(
-            server,
-            name=name,
-            connect_timeout=3,
-            max_reconnect_attempts=-1,
-            reconnect_time_wait=0.5,
-            allow_reconnect=True,
-            error_cb=error,
-            disconnected_cb=disconnected,
-            reconnected_cb=reconnected,
-        )
-    except (NoServersError, OSError, TimeoutError) as exc:
-        raise SourceError(f"cannot reach NATS at {server}: {exc or type(exc).__name__}") from None
-
-
-async def ensure_stream(js: Any, address: NatsAddress) -> None:
-    """Create the stream (file storage, subjects ``STREAM.>``) when it does not exist."""
-    try:
-        await js.stream_info(address.stream)
-    except NotFoundError:
-        await js.add_stream(
-            StreamConfig(name=address.stream, subjects=[address.subjects], storage=StorageType.FILE)
-        )
-
-
 class NatsSource:
-    """A JetStream stream read through a durable pull consumer.
+    """A JetStream stream read through a durable pull consumer, received in a process of its
+    own (:class:`~ledger.live.receiver.Receiver`): the NATS client's cost per message does not
+    share the follower's interpreter lock.
 
     Messages are acknowledged only after their lines are committed (the batch's last message,
     with the "all" policy: the batches are committed in stream order). At start the consumer is
@@ -400,21 +318,11 @@ class NatsSource:
     a crash comes again at once and in stream order (not after the acknowledgement timeout and
     out of order); those lines are duplicates of what was stored, or new.
 
-    The messages are pulled with the JetStream pull protocol on an inbox of our own: up to two
-    pull requests of :attr:`pull_batch` messages are kept open (a new one asked as soon as one
-    ends, also while the follower is storing), and every message that comes is put in a buffer
-    by the subscription's callback (no task, timer or parsed metadata per message), from which
-    :meth:`next_batch` takes what is there at once. The stream sequence, and how many messages
-    the server still holds, are read from the message's reply subject.
+    The receiver hands the messages over in frames (one blob of payloads, their offsets, stream
+    sequences and tables) as they come, also while the follower is storing; they wait in a
+    buffer, from which :meth:`next_batch` takes what is there at once. This process keeps a
+    connection of its own for the findings and rejects it publishes and for the lag.
     """
-
-    ack_wait_seconds = 60.0
-    pull_batch = 2500
-    buffer_lines = 10_000
-    """No more is asked while the buffer holds this many (with two batches in hand and two
-    requests open, well under the consumer's ``max_ack_pending``)."""
-    pull_expires = 2.0
-    """Seconds a pull request waits on the server for messages before it ends (status 408)."""
 
     def __init__(self, url: str, durable: str = "ledger-follower") -> None:
         self.name = url
@@ -422,89 +330,72 @@ class NatsSource:
         self.durable = durable
         self.nc: Any = None
         self.js: Any = None
-        self._sub: Any = None
-        self._inbox = ""
-        self._buffer: deque[tuple[int, bytes, str, str]] = deque()
-        """Messages received and not yet handed out: (stream sequence, data, table, reply)."""
+        self.receiver: Receiver | None = None
+        self._buffer: deque[Line] = deque()
+        """Lines handed over and not yet taken into a batch."""
         self._arrived = asyncio.Event()
         self._behind = 0
         """Messages pending on the server when the last one was delivered."""
-        self._pulls: deque[list[float]] = deque()
-        """The open pull requests, oldest first: [messages still to come, when it ends]."""
+        self._reading: asyncio.Task[None] | None = None
+        self._ready: asyncio.Future[str | None] | None = None
+        self._ended: str | None = None
+        """Why the receiver ended (it is read no more)."""
         self.say: Callable[[str], None] = lambda text: None
         """Where the connection's events are told (the follower's log)."""
 
     async def open(self) -> None:
-        self.nc = await connect_nats(
-            self.address.server,
-            name=f"ledger follower {self.durable}",
-            say=self.say,
-            on_reconnect=self._pulls.clear,  # the open requests died with the connection
-        )
-        self.js = self.nc.jetstream()
-        await ensure_stream(self.js, self.address)
-        start = await self._resume_point()
-        config = ConsumerConfig(
-            durable_name=self.durable,
-            ack_policy=AckPolicy.ALL,
-            ack_wait=self.ack_wait_seconds,
-            max_ack_pending=50_000,
-            filter_subject=self.address.subjects,
-            deliver_policy=DeliverPolicy.BY_START_SEQUENCE if start > 1 else DeliverPolicy.ALL,
-            opt_start_seq=start if start > 1 else None,
-        )
-        await self.js.add_consumer(self.address.stream, config)
-        self._inbox = self.nc.new_inbox()
-        self._sub = await self.nc.subscribe(
-            self._inbox, cb=self._received, pending_msgs_limit=200_000, pending_bytes_limit=1 << 30
-        )
-
-    async def _received(self, msg: Any) -> None:
-        """The subscription's callback: a message into the buffer, or a pull request's end."""
-        pulls = self._pulls
-        headers = msg.headers
-        if headers and headers.get("Status"):
-            if headers["Status"] != "100" and pulls:  # 404, 408, 409: the oldest request ended
-                pulls.popleft()
-                await self._pull()
-            return
-        if pulls:
-            pulls[0][0] -= 1
-            if pulls[0][0] <= 0:
-                pulls.popleft()
-                await self._pull()  # at once, not when the follower next reads: it may be storing
-        subject = msg.subject
-        sequence, self._behind = _sequence_and_pending(msg.reply)
-        self._buffer.append(
-            (
-                sequence,
-                msg.data,
-                subject.rsplit(".", 1)[-1] if "." in subject else "",
-                msg.reply,
-            )
-        )
-        self._arrived.set()
-
-    async def _pull(self) -> None:
-        """Keep up to two pull requests open while the buffer is not full."""
-        now = time.monotonic()
-        pulls = self._pulls
-        while pulls and pulls[0][1] < now - 1.0:  # lost (the broker restarted): forget it
-            pulls.popleft()
-        if len(pulls) >= 2 or len(self._buffer) >= self.buffer_lines:
-            return
-        request = {"batch": self.pull_batch, "expires": int(self.pull_expires * 1e9)}
-        pulls.append([self.pull_batch, now + self.pull_expires])
+        self.receiver = Receiver(self.name, self.durable)
         try:
-            await self.nc.publish(
-                f"$JS.API.CONSUMER.MSG.NEXT.{self.address.stream}.{self.durable}",
-                json.dumps(request).encode(),
-                reply=self._inbox,
+            await self.receiver.connect()
+            self._ready = asyncio.get_running_loop().create_future()
+            self._reading = asyncio.ensure_future(self._read())
+            self.nc = await connect_nats(
+                self.address.server, name=f"ledger follower {self.durable} (publish)"
             )
-        except ConnectionClosedError as exc:
-            raise SourceError(f"the NATS connection closed: {exc}") from None
-        except Exception:  # reconnecting: the request is asked again once it is forgotten
-            pulls[-1][1] = now
+            self.js = self.nc.jetstream()
+            problem = await self._ready
+        except BaseException:
+            self.receiver.kill()  # e.g. the server cannot be reached: this process said so at once
+            await self.close()
+            raise
+        if problem is not None:
+            await self.close()
+            raise SourceError(problem)
+
+    async def _read(self) -> None:
+        """Read the receiver's frames into the buffer until it ends."""
+        assert self.receiver is not None and self.receiver.reader is not None
+        reader, buffer, arrived = self.receiver.reader, self._buffer, self._arrived
+        problem = "the NATS receiver ended"
+        try:
+            while True:
+                frame = await read_frame(reader)
+                kind = frame[:1]
+                if kind == b"M":
+                    got = decode_messages(frame)
+                    data, start, number = got.data, 0, got.first
+                    for sequence, end, table in zip(got.sequences, got.ends, got.tables, strict=True):
+                        buffer.append(Line(sequence, data[start:end], table, number))
+                        start = end
+                        number += 1
+                    self._behind = got.pending
+                    arrived.set()
+                elif kind == b"L":
+                    self.say(frame[1:].decode())
+                elif kind == b"R":
+                    self._resolve(None)
+                elif kind == b"E":
+                    problem = frame[1:].decode()
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        self._ended = problem
+        self._resolve(problem)
+        arrived.set()
+
+    def _resolve(self, problem: str | None) -> None:
+        if self._ready is not None and not self._ready.done():
+            self._ready.set_result(problem)
 
     async def next_batch(self, bounds: Bounds, ready: asyncio.Future[Any] | None = None) -> Batch | None:
         """What is in the buffer, up to ``bounds.lines``; when it holds less, wait for more until
@@ -516,9 +407,9 @@ class NatsSource:
         started: float | None = None
         while len(batch.lines) < bounds.lines:
             while buffer and len(batch.lines) < bounds.lines:
-                sequence, data, table, reply = buffer.popleft()
-                batch.lines.append(Line(sequence, data, table, reply))
-            await self._pull()
+                batch.lines.append(buffer.popleft())
+            if self._ended is not None and not buffer:
+                raise SourceError(self._ended)
             now = time.monotonic()
             if batch.lines and started is None:
                 started = now
@@ -537,28 +428,15 @@ class NatsSource:
         batch.more = self._behind + len(buffer) >= BEHIND_LINES
         return batch
 
-    async def _resume_point(self) -> int:
-        """The first stream sequence not acknowledged by the durable consumer (1 if there is no
-        consumer yet); the old consumer is removed, to be created again from there."""
-        try:
-            info = await self.js.consumer_info(self.address.stream, self.durable)
-        except NotFoundError:
-            return 1
-        start = int(info.ack_floor.stream_seq) + 1
-        await self.js.delete_consumer(self.address.stream, self.durable)
-        return start
-
     async def committed(self, batch: Batch) -> None:
         """Acknowledge the batch's last message: the consumer acknowledges all (every earlier
         one is committed too, in stream order)."""
-        if batch.lines:
-            with contextlib.suppress(ConnectionClosedError):
-                await self.nc.publish(batch.lines[-1].token, b"+ACK")
+        if batch.lines and self.receiver is not None:
+            self.receiver.acknowledge(batch.lines[-1].token)
 
     async def holding(self, batch: Batch) -> None:
-        for line in batch.lines:
-            with contextlib.suppress(Exception):
-                await self.nc.publish(line.token, b"+WPI")
+        if batch.lines and self.receiver is not None:
+            self.receiver.hold(batch.lines[0].token, batch.lines[-1].token)
 
     async def lag(self) -> float:
         try:
@@ -568,25 +446,16 @@ class NatsSource:
         return float(info.num_pending + len(self._buffer))
 
     async def close(self) -> None:
+        if self.receiver is not None:
+            await self.receiver.close()  # the acknowledgements are out
+        if self._reading is not None:
+            self._reading.cancel()
+            await asyncio.gather(self._reading, return_exceptions=True)
         if self.nc is not None:
             with contextlib.suppress(Exception):
-                await self.nc.flush(timeout=5)  # the acknowledgements are out
+                await self.nc.flush(timeout=5)  # the findings and rejects are out
             with contextlib.suppress(Exception):
                 await self.nc.close()
-
-
-def _sequence_and_pending(reply: str) -> tuple[int, int]:
-    """The stream sequence and the number of messages still pending on the server that a
-    JetStream message's reply subject carries (``$JS.ACK.<stream>.<consumer>.<delivered>.<stream
-    seq>.<consumer seq>.<time>.<pending>``, or the form with a domain and an account hash after
-    ``$JS.ACK`` and a token at the end); (0, 0) if it is not one."""
-    tokens = reply.split(".")
-    try:
-        if len(tokens) == 9:
-            return int(tokens[5]), int(tokens[8])
-        return int(tokens[7]), int(tokens[10])
-    except (IndexError, ValueError):
-        return 0, 0
 
 
 def batch_wait(
@@ -617,3 +486,20 @@ def open_source(spec: str, *, state: str | None = None, durable: str = "ledger-f
         except ValueError as exc:
             raise SourceError(str(exc)) from None
     return FileSource(spec, state)
+
+
+__all__ = [
+    "Batch",
+    "Bounds",
+    "FileSource",
+    "Line",
+    "NatsAddress",
+    "NatsSource",
+    "Source",
+    "SourceError",
+    "StdinSource",
+    "batch_wait",
+    "connect_nats",
+    "ensure_stream",
+    "open_source",
+]

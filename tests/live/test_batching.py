@@ -1,11 +1,13 @@
-"""How a batch is closed (:func:`ledger.live.sources.batch_wait`) and what a JetStream reply
-subject tells the source (stream sequence, messages still pending on the server)."""
+"""How a batch is closed (:func:`ledger.live.sources.batch_wait`), what a JetStream reply
+subject tells the source (stream sequence, messages still pending on the server), and the
+frames in which the receiving process hands messages over."""
 
 from __future__ import annotations
 
 import asyncio
 
-from ledger.live.sources import Bounds, _sequence_and_pending, batch_wait
+from ledger.live.receiver import decode_messages, encode_messages, sequence_and_pending
+from ledger.live.sources import Bounds, batch_wait
 
 BOUNDS = Bounds(lines=5000, seconds=0.2, linger=0.01)
 
@@ -43,10 +45,23 @@ def test_without_the_database_s_future_the_window_alone_bounds_a_batch() -> None
 
 
 def test_the_reply_subject_gives_the_stream_sequence_and_the_pending_count() -> None:
-    assert _sequence_and_pending("$JS.ACK.TABLES.ledger-follower.1.4821.4790.1795724813620655427.1859") == (
+    assert sequence_and_pending("$JS.ACK.TABLES.ledger-follower.1.4821.4790.1795724813620655427.1859") == (
         4821,
         1859,
     )
     with_domain = "$JS.ACK.hub.ACCHASH.TABLES.ledger-follower.2.17.16.1795724813620655427.0.tok"
-    assert _sequence_and_pending(with_domain) == (17, 0)
-    assert _sequence_and_pending("_INBOX.abc") == (0, 0)
+    assert sequence_and_pending(with_domain) == (17, 0)
+    assert sequence_and_pending("_INBOX.abc") == (0, 0)
+
+
+def test_a_frame_of_messages_comes_back_as_it_was_handed_over() -> None:
+    messages = [(4821, b'{"v":1}', "RL-01"), (4822, b"", "MJ-02"), (4830, "中".encode() * 3, "RL-01")]
+    frame = encode_messages(17, 1859, messages)
+    got = decode_messages(frame[4:])  # after the length
+    assert (got.first, got.pending) == (17, 1859)
+    starts = [0, *got.ends[:-1]]
+    back = [
+        (sequence, got.data[start:end], table)
+        for sequence, start, end, table in zip(got.sequences, starts, got.ends, got.tables, strict=True)
+    ]
+    assert back == messages

@@ -6,10 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from functools import partial
 from pathlib import Path
 
 import nats
+import pytest
+from nats.js.api import AckPolicy, ConsumerConfig
 
 from ledger.live.follower import Follower, FollowOptions
 from ledger.live.judging import LiveJudge
@@ -18,6 +25,8 @@ from ledger.live.told import finding_id, reject_id, store_identity
 from ledger.storage.store import open_ledger
 from ledger.verify.engine import verify_store
 from tests.live.conftest import Captured, batch_store, publish, run_follower, store_rows
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_follow_a_stream_acks_after_commit_and_a_redelivery_is_a_duplicate(
@@ -31,10 +40,14 @@ def test_follow_a_stream_acks_after_commit_and_a_redelivery_is_a_duplicate(
         source = NatsSource(stream)
         await source.open()
         batch = await source.next_batch(Bounds(150, 1.0))
+        while batch is not None and not batch.lines:  # nothing came yet (a loaded machine)
+            batch = await source.next_batch(Bounds(150, 1.0))
         assert batch is not None and len(batch.lines) == 150
         follower = Follower(app, source, out=Captured(), log=Captured())
         assert await follower._store(batch)  # committed ...
-        await source.nc.close()  # ... and the process dies before acknowledging
+        assert source.receiver is not None
+        source.receiver.kill()  # ... and the process dies before acknowledging
+        await source.nc.close()
         return follower.summary.stored
 
     try:
@@ -109,3 +122,113 @@ def _finding_ids(url: str) -> set[str]:
         return {finding_id(store_identity(app), f.key, f.index) for f in LiveJudge(app).advance()}
     finally:
         app.close()
+
+
+def test_an_old_consumer_with_explicit_acks_is_taken_over(
+    stream: str, tmp_path: Path, lines: list[bytes]
+) -> None:
+    """A durable consumer left by another set-up (the "explicit" policy, acknowledgements with a
+    gap): the follower makes it again with the "all" policy from its acknowledged floor; what
+    was stored comes again as duplicates, nothing is lost."""
+    address = NatsAddress.parse(stream)
+    url = f"sqlite:///{tmp_path / 'l.db'}"
+    batch_store(tmp_path / "l.db", lines[:150])  # stored by the earlier follower ...
+
+    async def old_consumer() -> None:
+        await publish(stream, lines)
+        nc = await nats.connect(address.server)
+        try:
+            js = nc.jetstream()
+            sub = await js.pull_subscribe(
+                f"{address.stream}.>",
+                durable="ledger-follower",
+                stream=address.stream,
+                config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT),
+            )
+            got: list[nats.aio.msg.Msg] = []
+            while len(got) < 150:
+                got += await sub.fetch(150 - len(got), timeout=5)
+            for msg in got[:100] + got[120:150]:  # ... which acknowledged these, not 101-120
+                await msg.ack()
+            await nc.flush()
+        finally:
+            await nc.close()
+
+    async def policy() -> tuple[AckPolicy | None, int]:
+        nc = await nats.connect(address.server)
+        try:
+            info = await nc.jetstream().consumer_info(address.stream, "ledger-follower")
+        finally:
+            await nc.close()
+        return info.config.ack_policy, info.ack_floor.stream_seq
+
+    asyncio.run(old_consumer())
+    app = open_ledger(url)
+    try:
+        follower, code = run_follower(app, NatsSource(stream))
+    finally:
+        app.close()
+    assert code == 0
+    assert (follower.summary.duplicates, follower.summary.stored) == (50, len(lines) - 150)
+    assert store_rows(url) == store_rows(batch_store(tmp_path / "batch.db", lines))
+    assert asyncio.run(policy()) == (AckPolicy.ALL, len(lines))
+
+
+def _receiver_of(pid: int) -> int:
+    """The follower's receiving process (one of its children)."""
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        if b"ledger.live.receiver" in Path(f"/proc/{child}/cmdline").read_bytes():
+            return int(child)
+    raise AssertionError("no receiver process")
+
+
+def _ended(pid: int) -> bool:
+    """Wait (30 s at most) for a process to be gone or a zombie no one has reaped yet."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if "State:\tZ" in Path(f"/proc/{pid}/status").read_text():
+                return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
+def test_the_receiver_ends_with_its_follower(
+    how: signal.Signals, stream: str, tmp_path: Path, lines: list[bytes]
+) -> None:
+    """SIGTERM drains (exit 0, everything stored is acknowledged); SIGKILL acknowledges nothing
+    more. Either way the receiving process does not outlive the follower."""
+    asyncio.run(publish(stream, lines))
+    db = f"sqlite:///{tmp_path / 'l.db'}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli.main", "ingest", "--db", db, "--follow", stream],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.stderr is not None
+    proc.stderr.readline()  # "following …": the receiver is there
+    receiver = _receiver_of(proc.pid)
+    deadline = time.monotonic() + 60
+    while len(store_rows(db)) < len(lines) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    proc.send_signal(how)
+    code = proc.wait(60)
+    assert _ended(receiver)
+    if how == signal.SIGTERM:
+        assert code == 0
+        address = NatsAddress.parse(stream)
+
+        async def floor() -> int:
+            nc = await nats.connect(address.server)
+            try:
+                info = await nc.jetstream().consumer_info(address.stream, "ledger-follower")
+            finally:
+                await nc.close()
+            return int(info.ack_floor.stream_seq)
+
+        assert asyncio.run(floor()) == len(lines)
