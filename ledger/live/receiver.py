@@ -85,6 +85,7 @@ _HEADER = struct.Struct("<QIQI")
 _NUMBER = struct.Struct("<Q")
 _RANGE = struct.Struct("<QQ")
 _URL_ENV = "LEDGER_RECEIVER_SOURCE"
+_ACK_WAIT_ENV = "LEDGER_RECEIVER_ACK_WAIT"
 """How the child is given the source's URL (not on its command line, where ``ps`` shows it:
 it may hold a password)."""
 
@@ -203,13 +204,16 @@ async def resume_point(js: Any, address: NatsAddress, durable: str) -> int:
     return start
 
 
-def consumer_config(address: NatsAddress, durable: str, start: int) -> ConsumerConfig:
+def consumer_config(
+    address: NatsAddress, durable: str, start: int, ack_wait: float = ACK_WAIT_SECONDS
+) -> ConsumerConfig:
     """The follower's durable pull consumer, from stream sequence ``start``: the "all"
-    acknowledgement policy (one acknowledgement covers a batch and every message before it)."""
+    acknowledgement policy (one acknowledgement covers a batch and every message before it),
+    messages not acknowledged within ``ack_wait`` seconds delivered again."""
     return ConsumerConfig(
         durable_name=durable,
         ack_policy=AckPolicy.ALL,
-        ack_wait=ACK_WAIT_SECONDS,
+        ack_wait=ack_wait,
         max_ack_pending=MAX_ACK_PENDING,
         filter_subject=address.subjects,
         deliver_policy=DeliverPolicy.BY_START_SEQUENCE if start > 1 else DeliverPolicy.ALL,
@@ -297,14 +301,14 @@ async def read_frame(reader: asyncio.StreamReader) -> bytes:
 class Receiver:
     """The child process receiving one stream for one follower, and its socket."""
 
-    def __init__(self, url: str, durable: str) -> None:
+    def __init__(self, url: str, durable: str, ack_wait: float = ACK_WAIT_SECONDS) -> None:
         mine, theirs = socket.socketpair()
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         self.process = subprocess.Popen(
             [sys.executable, "-m", "ledger.live.receiver", str(theirs.fileno()), durable, str(os.getpid())],
             pass_fds=(theirs.fileno(),),
             stdin=subprocess.DEVNULL,
-            env={**env, _URL_ENV: url},
+            env={**env, _URL_ENV: url, _ACK_WAIT_ENV: repr(float(ack_wait))},
         )
         theirs.close()
         self._socket: socket.socket | None = mine
@@ -376,6 +380,8 @@ class _Child:
         """Messages handed over and not acknowledged: (number, reply subject)."""
         self.tables: dict[str, str] = {}
         self.timer: asyncio.TimerHandle | None = None
+        self.ack_wait = float(os.environ.pop(_ACK_WAIT_ENV, ACK_WAIT_SECONDS))
+        """Seconds the server waits for an acknowledgement before delivering again."""
 
     def say(self, text: str) -> None:
         self.writer.write(_frame(b"L", text.encode()))
@@ -413,7 +419,9 @@ class _Child:
         js = self.nc.jetstream()
         await ensure_stream(js, self.address)
         start = await resume_point(js, self.address, self.durable)
-        await js.add_consumer(self.address.stream, consumer_config(self.address, self.durable, start))
+        await js.add_consumer(
+            self.address.stream, consumer_config(self.address, self.durable, start, self.ack_wait)
+        )
         self.inbox = self.nc.new_inbox()
         await self.nc.subscribe(
             self.inbox, cb=self.received, pending_msgs_limit=200_000, pending_bytes_limit=1 << 30

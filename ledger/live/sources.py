@@ -25,6 +25,7 @@ from typing import Any, BinaryIO, Protocol
 
 from ledger.codec.parse import MAX_LINE_BYTES
 from ledger.live.receiver import (
+    ACK_WAIT_SECONDS,
     NatsAddress,
     Receiver,
     SourceError,
@@ -324,6 +325,10 @@ class NatsSource:
     connection of its own for the findings and rejects it publishes and for the lag.
     """
 
+    ack_wait_seconds = ACK_WAIT_SECONDS
+    """Seconds the server waits for a message's acknowledgement before delivering it again
+    (the consumer's ``ack_wait``; a test shortens it)."""
+
     def __init__(self, url: str, durable: str = "ledger-follower") -> None:
         self.name = url
         self.address = NatsAddress.parse(url)
@@ -344,7 +349,7 @@ class NatsSource:
         """Where the connection's events are told (the follower's log)."""
 
     async def open(self) -> None:
-        self.receiver = Receiver(self.name, self.durable)
+        self.receiver = Receiver(self.name, self.durable, self.ack_wait_seconds)
         try:
             await self.receiver.connect()
             self._ready = asyncio.get_running_loop().create_future()
