@@ -54,10 +54,9 @@ import nats
 from bench.stores import DEFAULT_PG, Store, Stores, pg_reachable
 from ledger.games import GAMES
 from ledger.live.follower import Follower, FollowOptions
-from ledger.live.judging import LiveJudge
+from ledger.live.judging import finding_ids
 from ledger.live.publish import publish_lines
 from ledger.live.sources import NatsAddress, NatsSource
-from ledger.live.told import finding_id, store_identity
 from ledger.services.ingest import Ingestor
 from ledger.storage.store import open_ledger
 from ledger.tools.simulate import simulate
@@ -161,10 +160,10 @@ def follow_rate(store: Store, lines: list[bytes], nats_base: str) -> FollowRate:
 
 
 def _finding_ids(url: str) -> set[str]:
-    """The ``Nats-Msg-Id`` of every finding of the store at ``url``, from a judge run over it."""
+    """The ``Nats-Msg-Id`` of every finding of the store at ``url``."""
     app = open_ledger(url, create=False)
     try:
-        return {finding_id(store_identity(app), f.key, f.index) for f in LiveJudge(app).advance()}
+        return finding_ids(app)
     finally:
         app.close()
 

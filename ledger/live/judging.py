@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ledger.domain.findings import Finding
-from ledger.live.told import finding_id
+from ledger.live.told import finding_id, store_identity
 from ledger.proof import checkpoints
 from ledger.storage.store import LedgerApp
 from ledger.verify.engine import VerifyPass
@@ -143,3 +143,10 @@ def _why_from_start(
         f"no stored checkpoint is valid under the sealing public key {key.key_id} "
         f"({key.source}){why}; judging from the start of the log"
     )
+
+
+def finding_ids(app: LedgerApp) -> set[str]:
+    """The ``finding_id`` (the ``Nats-Msg-Id``) of every finding of the store, from one judge
+    run over it: what a follower of this store tells, once each."""
+    store = store_identity(app)
+    return {finding_id(store, f.key, f.index) for f in LiveJudge(app).advance()}

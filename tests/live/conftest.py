@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import json
 import os
+import shutil
 import socket
 import uuid
 from collections.abc import Iterator
@@ -28,6 +29,19 @@ from ledger.storage.store import LedgerApp, open_ledger
 from ledger.tools.simulate import simulate
 
 NATS_BASE = os.environ.get("LEDGER_TEST_NATS", "nats://127.0.0.1:4222")
+
+
+def nats_server_and_port() -> tuple[str, int]:
+    """Debian's ``nats-server`` (skipped without it; required under ``CI=true``) and a free
+    port on 127.0.0.1, for a test that runs a server of its own."""
+    server = shutil.which("nats-server")
+    if server is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("nats-server is required under CI=true")
+        pytest.skip("no nats-server")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return server, s.getsockname()[1]
 
 
 def feed_lines(rounds: int = 6, seed: int = 7, error_rate: float = 0.3) -> list[bytes]:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import shutil
 import socket
 import sqlite3
 import subprocess
@@ -26,7 +24,7 @@ from ledger.live.publish import publish_lines
 from ledger.live.sources import Bounds, NatsSource
 from ledger.storage.store import open_ledger
 from ledger.verify.engine import verify_store
-from tests.live.conftest import Captured, batch_store, store_rows
+from tests.live.conftest import Captured, batch_store, nats_server_and_port, store_rows
 
 pytestmark = pytest.mark.nats
 
@@ -40,14 +38,7 @@ def broker(tmp_path: Path) -> Iterator[tuple[str, Callable[[], None], Callable[[
     """A nats-server of the test's own (JetStream, its store in ``tmp_path``) on a free port:
     its base URL, a function that kills it with SIGKILL and one that starts it again on the same
     store directory."""
-    server = shutil.which("nats-server")
-    if server is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("nats-server is required under CI=true")
-        pytest.skip("no nats-server")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    server, port = nats_server_and_port()
     procs: list[subprocess.Popen[bytes]] = []
 
     def start() -> None:

@@ -19,9 +19,9 @@ import pytest
 from nats.js.api import AckPolicy, ConsumerConfig
 
 from ledger.live.follower import Follower, FollowOptions
-from ledger.live.judging import LiveJudge
+from ledger.live.judging import finding_ids
 from ledger.live.sources import Bounds, NatsAddress, NatsSource
-from ledger.live.told import finding_id, reject_id, store_identity
+from ledger.live.told import reject_id
 from ledger.storage.store import open_ledger
 from ledger.verify.engine import verify_store
 from tests.live.conftest import Captured, batch_store, publish, run_follower, store_rows
@@ -116,10 +116,10 @@ async def _append(into: list[tuple[str, dict, str | None]], msg: nats.aio.msg.Ms
 
 
 def _finding_ids(url: str) -> set[str]:
-    """The ``Nats-Msg-Id`` of every finding of the store at ``url``, from a judge run over it."""
+    """The ``Nats-Msg-Id`` of every finding of the store at ``url``."""
     app = open_ledger(url, create=False)
     try:
-        return {finding_id(store_identity(app), f.key, f.index) for f in LiveJudge(app).advance()}
+        return finding_ids(app)
     finally:
         app.close()
 

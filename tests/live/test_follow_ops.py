@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 import socket
 import subprocess
 import threading
@@ -29,7 +28,7 @@ from ledger.storage.store import open_ledger
 from ledger.verify.engine import verify_store
 from projections.registry import registered_views
 from tests.conftest import require_postgres
-from tests.live.conftest import Captured, batch_store, run_follower, store_rows
+from tests.live.conftest import Captured, batch_store, nats_server_and_port, run_follower, store_rows
 
 
 def _write(path: Path, lines: list[bytes]) -> None:
@@ -296,14 +295,7 @@ def test_the_database_away_for_a_while_is_waited_out(tmp_path: Path, lines: list
 def test_the_broker_restarted_mid_stream(tmp_path: Path, lines: list[bytes]) -> None:
     """A NATS server of the test's own (its store on disk), stopped and started again while
     the follower reads: nothing lost, nothing doubled."""
-    server = shutil.which("nats-server")
-    if server is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("nats-server is required under CI=true")
-        pytest.skip("no nats-server")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    server, port = nats_server_and_port()
     store = tmp_path / "js"
 
     def start() -> subprocess.Popen[bytes]:
