@@ -159,7 +159,7 @@ def follow_rate(store: Store, lines: list[bytes], nats_base: str) -> FollowRate:
     )
 
 
-def _finding_ids(url: str) -> set[str]:
+def store_finding_ids(url: str) -> set[str]:
     """The ``Nats-Msg-Id`` of every finding of the store at ``url``."""
     app = open_ledger(url, create=False)
     try:
@@ -242,7 +242,7 @@ def latency(store: Store, lines: list[bytes], nats_base: str, rate: float) -> di
         if proc.poll() is None:
             proc.kill()
         asyncio.run(_drop_stream(url))
-    seen.keep(_finding_ids(store.url))
+    seen.keep(store_finding_ids(store.url))
     found = seen.seconds()
     if len(found) < 2:
         said = proc.stderr.read().decode(errors="replace").strip()

@@ -18,8 +18,8 @@ import nats
 import pytest
 from nats.js.api import AckPolicy, ConsumerConfig
 
+from bench.live import store_finding_ids
 from ledger.live.follower import Follower, FollowOptions
-from ledger.live.judging import finding_ids
 from ledger.live.sources import Bounds, NatsAddress, NatsSource
 from ledger.live.told import reject_id
 from ledger.storage.store import open_ledger
@@ -98,7 +98,7 @@ def test_findings_and_rejects_are_published_per_table(
     printed = follower.out.records  # type: ignore[attr-defined]
     # The subjects are the property's, not this test's: keep only this store's messages (by their
     # Nats-Msg-Id), so that another follower on the same server cannot be heard here.
-    ours = _finding_ids(f"sqlite:///{tmp_path / 'l.db'}")
+    ours = store_finding_ids(f"sqlite:///{tmp_path / 'l.db'}")
     findings = [(s, r) for s, r, msg_id in findings if msg_id in ours]
     rejected = reject_id(NatsSource(stream).name, 31, "unknown_game")
     rejects = [(s, r) for s, r, msg_id in rejects if msg_id == rejected]
@@ -113,15 +113,6 @@ def test_findings_and_rejects_are_published_per_table(
 
 async def _append(into: list[tuple[str, dict, str | None]], msg: nats.aio.msg.Msg) -> None:
     into.append((msg.subject, json.loads(msg.data), (msg.headers or {}).get("Nats-Msg-Id")))
-
-
-def _finding_ids(url: str) -> set[str]:
-    """The ``Nats-Msg-Id`` of every finding of the store at ``url``."""
-    app = open_ledger(url, create=False)
-    try:
-        return finding_ids(app)
-    finally:
-        app.close()
 
 
 def test_an_old_consumer_with_explicit_acks_is_taken_over(
