@@ -367,6 +367,16 @@ def test_seal_out_into_a_missing_folder_exits_2_and_stores_nothing(
 # --- hole 4: snapshots encrypted under LEDGER_CIPHER_KEY --------------------------------------------
 
 
+def _why(step: str, err: str, body: str) -> str:
+    """What a failed command said: its stderr, and the findings of its JSON report (a finding
+    goes to stdout, so an exit 3 may leave stderr empty)."""
+    try:
+        findings = [f.get("message") for f in json.loads(body).get("findings", [])]
+    except (ValueError, AttributeError):
+        findings = [body[-2000:]]
+    return f"{step}: stderr {err!r}; findings {findings}"
+
+
 def _whole_store(db_url: str) -> bytes:
     """Every byte of the store as an outsider copies it: the SQLite files, or pg_dump's
     output of the schema (events and checkpoints)."""
@@ -404,8 +414,8 @@ def test_hole4_snapshots_are_encrypted_in_the_store_and_in_the_file(
     secrets = {q for q in quoted if q in plain.dumps()}
     assert secrets  # the snapshot holds player ids in clear before it is encrypted
     out = tmp_path / "cp.json"
-    code, _, err = _cli("seal", "--db", db_url, "--key", str(keys[0]), "--out", str(out))
-    assert code == 0, err
+    code, body, err = _cli("seal", "--db", db_url, "--key", str(keys[0]), "--out", str(out))
+    assert code == 0, _why("seal --out", err, body)
     stored = bytes(raw.run("SELECT snapshot FROM {t}", fetch=True)[0][0])
     written = (tmp_path / "cp.snapshot.json").read_bytes()
     for data in (stored, written):
@@ -420,12 +430,12 @@ def test_hole4_snapshots_are_encrypted_in_the_store_and_in_the_file(
         app.close()
     for since in (str(out), "last"):
         code, body, err = _cli("verify", "--db", db_url, "--since", since, "--json")
-        assert code == 0 and json.loads(body)["since"]["position"] == plain.position, err
+        assert code == 0 and json.loads(body)["since"]["position"] == plain.position, _why(since, err, body)
     code, body, err = _cli("seal", "--db", db_url, "--key", str(keys[0]), "--json")
-    assert code == 0 and json.loads(body)["resumed_from"] == 1, err
+    assert code == 0 and json.loads(body)["resumed_from"] == 1, _why("seal", err, body)
     monkeypatch.setenv("LEDGER_CIPHER_KEY", AESCipher.create_key(32))  # another key: no use
-    code, _, _ = _cli("verify", "--db", db_url, "--since", str(out))
-    assert code == 3
+    code, body, err = _cli("verify", "--db", db_url, "--since", str(out))
+    assert code == 3, _why("another cipher key", err, body)
 
 
 # --- hole 10: what a swap inside one save does and does not break ----------------------------------
