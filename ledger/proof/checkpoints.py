@@ -722,19 +722,35 @@ def write_snapshot_file(checkpoint_path: str | Path, data: Snapshot | bytes) -> 
 
 
 def _file_snapshot(app: LedgerApp, checkpoint: Checkpoint, data: bytes, path: Path) -> Snapshot:
+    """The snapshot in a file ``seal --out`` wrote: plain canonical bytes (no cipher key when
+    sealed), or those compressed and encrypted under ``LEDGER_CIPHER_KEY``.
+
+    Which one is never told from the first byte: a ciphertext starts with its random nonce,
+    which is ``{`` (or blanks then ``{``) about one time in 250. With a cipher key set the bytes
+    are decrypted first (AES-GCM authenticates them, so plain bytes never decrypt) and taken as
+    plain only if they do not; without one they are plain, and bytes that cannot be a plain
+    snapshot (not ASCII, as :meth:`Snapshot.dumps` always is) are said to be encrypted."""
     what = f"the snapshot file {path}"
-    if data.lstrip().startswith(b"{"):  # plain (no cipher when sealed): the digest decides
-        return checked_snapshot(checkpoint, data, what)
     cipher = app.ledger_mapper.cipher
     if not cipher:
-        raise SnapshotError(f"{what} is encrypted: set {CIPHER_KEY_ENV} to read it")
+        if not _plain_snapshot_bytes(data):
+            raise SnapshotError(f"{what} is encrypted: set {CIPHER_KEY_ENV} to read it")
+        return checked_snapshot(checkpoint, data, what)
     try:
         plain = zlib.decompress(cipher.decrypt(data))
     except Exception as exc:  # the cipher raises several kinds on other keys or bytes
+        if _plain_snapshot_bytes(data):  # sealed without a cipher key: the digest decides
+            return checked_snapshot(checkpoint, data, what)
         raise SnapshotError(
             f"{what} cannot be decrypted under {CIPHER_KEY_ENV} (another key, or edited): {exc}"
         ) from None
     return checked_snapshot(checkpoint, plain, what)
+
+
+def _plain_snapshot_bytes(data: bytes) -> bool:
+    """Whether ``data`` can be a plain snapshot file: JSON text (an object) in ASCII. A
+    ciphertext of the few hundred bytes a snapshot takes is never all ASCII."""
+    return data.isascii() and data.lstrip().startswith(b"{")
 
 
 def load_snapshot(
