@@ -34,11 +34,11 @@ import base64
 import hashlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
@@ -91,34 +91,58 @@ def key_id(key: Ed25519PublicKey) -> str:
     return "sha256:" + hashlib.sha256(raw_public(key)).hexdigest()[:16]
 
 
-def parse_private_key(data: bytes) -> Ed25519PrivateKey:
-    """A private key from PEM, or from base64 of its 32 raw bytes."""
+_Key = TypeVar("_Key", Ed25519PrivateKey, Ed25519PublicKey)
+
+
+@dataclass(frozen=True)
+class KeyKind(Generic[_Key]):
+    """One kind of Ed25519 key: its class, its name in messages and how it is read from PEM
+    and from its 32 raw bytes (what :func:`parse_key` takes)."""
+
+    cls: type[_Key]
+    name: str
+    from_pem: Callable[[bytes], object]
+    from_raw: Callable[[bytes], _Key]
+
+
+PRIVATE_KEY = KeyKind(
+    Ed25519PrivateKey,  # type: ignore[type-abstract]  # only for isinstance, never built
+    "private",
+    lambda pem: serialization.load_pem_private_key(pem, password=None),
+    Ed25519PrivateKey.from_private_bytes,
+)
+PUBLIC_KEY = KeyKind(
+    Ed25519PublicKey,  # type: ignore[type-abstract]  # only for isinstance, never built
+    "public",
+    serialization.load_pem_public_key,
+    Ed25519PublicKey.from_public_bytes,
+)
+
+
+def parse_key(data: bytes, kind: KeyKind[_Key]) -> _Key:
+    """A key of ``kind`` (:data:`PRIVATE_KEY`, :data:`PUBLIC_KEY`) from PEM, or from base64 of
+    its 32 raw bytes; :class:`SealError` if it is not one."""
     text = data.strip()
     try:
         if text.startswith(b"-----BEGIN"):
-            key = serialization.load_pem_private_key(text, password=None)
+            key = kind.from_pem(text)
         else:
-            key = Ed25519PrivateKey.from_private_bytes(base64.b64decode(text, validate=True))
+            key = kind.from_raw(base64.b64decode(text, validate=True))
     except (ValueError, TypeError) as exc:
-        raise SealError(f"not an Ed25519 private key: {exc}") from None
-    if not isinstance(key, Ed25519PrivateKey):
+        raise SealError(f"not an Ed25519 {kind.name} key: {exc}") from None
+    if not isinstance(key, kind.cls):
         raise SealError(f"the key is {type(key).__name__}, not Ed25519")
     return key
+
+
+def parse_private_key(data: bytes) -> Ed25519PrivateKey:
+    """A private key from PEM, or from base64 of its 32 raw bytes (:func:`parse_key`)."""
+    return parse_key(data, PRIVATE_KEY)
 
 
 def parse_public_key(data: bytes) -> Ed25519PublicKey:
-    """A public key from PEM, or from base64 of its 32 raw bytes."""
-    text = data.strip()
-    try:
-        if text.startswith(b"-----BEGIN"):
-            key = serialization.load_pem_public_key(text)
-        else:
-            key = Ed25519PublicKey.from_public_bytes(base64.b64decode(text, validate=True))
-    except (ValueError, TypeError) as exc:
-        raise SealError(f"not an Ed25519 public key: {exc}") from None
-    if not isinstance(key, Ed25519PublicKey):
-        raise SealError(f"the key is {type(key).__name__}, not Ed25519")
-    return key
+    """A public key from PEM, or from base64 of its 32 raw bytes (:func:`parse_key`)."""
+    return parse_key(data, PUBLIC_KEY)
 
 
 def load_private_key(path: str | None) -> Ed25519PrivateKey:
