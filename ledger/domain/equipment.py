@@ -16,8 +16,9 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
-from typing import Annotated, NamedTuple
+from typing import Annotated, NamedTuple, TypeVar
 
 from pydantic import PlainSerializer, PlainValidator
 from pydantic_core import PydanticCustomError
@@ -144,40 +145,46 @@ FPC_FACES = {
 """Fish-Prawn-Crab die faces: number → (figure, colour) (FPC art. 1 [S], RULES §2.2)."""
 
 
-def _parse_card(value: object) -> Card:
-    if isinstance(value, Card):
-        return value
-    known = _CARDS.get(value) if value.__class__ is str else None
-    if known is not None:
-        return known
-    try:
-        if not isinstance(value, str):
-            raise ValueError(f"a card is a string like 'AS', not {type(value).__name__}")
-        return Card.parse(value)
-    except ValueError as exc:
-        raise PydanticCustomError("bad_card", str(exc)) from None
-
-
-def _parse_tile(value: object) -> Tile:
-    if isinstance(value, Tile):
-        return value
-    known = _TILES.get(value) if value.__class__ is str else None
-    if known is not None:
-        return known
-    try:
-        if not isinstance(value, str):
-            raise ValueError(f"a tile is a string like '5B', not {type(value).__name__}")
-        return Tile.parse(value)
-    except ValueError as exc:
-        raise PydanticCustomError("bad_tile", str(exc)) from None
-
-
 _CARDS: dict[object, Card] = {f"{r.value}{s.value}": Card(r, s) for r in Rank for s in Suit}
 """Every card by its FEED notation: parsing a stored card is one lookup."""
 _TILES: dict[object, Tile] = {
     code: Tile(code) for code in (*(f"{n}{s}" for s in "BCD" for n in "123456789"), *_WINDS, *_DRAGONS)
 }
 """Every tile by its FEED notation."""
+
+_Piece = TypeVar("_Piece", Card, Tile)
+
+
+def _parser(
+    kind: type[_Piece], table: dict[object, _Piece], code: str, example: str
+) -> Callable[[object], _Piece]:
+    """The pydantic validator of one kind of equipment: an instance as it is, its FEED
+    notation by one lookup in ``table``, anything else through ``kind.parse``, whose refusal
+    becomes the error ``code`` (a value that is not a string is shown ``example``)."""
+    noun = kind.__name__.lower()
+    parse = kind.parse
+
+    def validate(value: object) -> _Piece:
+        if isinstance(value, kind):
+            return value
+        known = table.get(value) if value.__class__ is str else None
+        if known is not None:
+            return known
+        try:
+            if not isinstance(value, str):
+                raise ValueError(f"a {noun} is a string like {example!r}, not {type(value).__name__}")
+            return parse(value)
+        except ValueError as exc:
+            raise PydanticCustomError(code, str(exc)) from None
+
+    validate.__name__ = validate.__qualname__ = f"_parse_{noun}"
+    return validate
+
+
+_parse_card = _parser(Card, _CARDS, "bad_card", "AS")
+"""A card from FEED notation (pydantic's ``bad_card`` if it is not one)."""
+_parse_tile = _parser(Tile, _TILES, "bad_tile", "5B")
+"""A tile from FEED notation (pydantic's ``bad_tile`` if it is not one)."""
 
 CardField = Annotated[Card, PlainValidator(_parse_card), PlainSerializer(str, return_type=str)]
 """A pydantic field holding a :class:`Card`, written in FEED notation."""
