@@ -93,6 +93,9 @@ TREE_EVERY_ROWS = 5000
 """Lines stored between two extensions of the Merkle tree (and whenever the follower is idle)."""
 MARK_EVERY_SECONDS = 1.0
 """How often the told row is stored when no finding was told (after findings: at once)."""
+MARK_WAIT_SECONDS = 5.0
+"""At the end, how long the follower waits for the told row's last write (each write gives up
+after :data:`ledger.live.told.BUSY_MS` on a lock; the pool's wait for a connection comes on top)."""
 
 
 def store_errors() -> tuple[type[Exception], ...]:
@@ -198,7 +201,14 @@ class Follower:
         self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-follow-db")
         """Storing, sealing and the tree run in this one thread, in order."""
         self._judging = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-follow-judge")
-        """Judging and the told row run in this one, beside the storing (off its path)."""
+        """Judging runs in this one, beside the storing (off its path)."""
+        self._telling = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-follow-told")
+        """The told row is written in this one: never on the event loop, which a locked row or a
+        pool waiting for a connection would otherwise hold."""
+        self._marking = 0
+        """The position the told row is being written with (or is to be, once the write under
+        way is done)."""
+        self._mark_task: asyncio.Task[None] | None = None
         self._judge_task: asyncio.Task[None] | None = None
 
     def stop(self) -> None:
@@ -252,13 +262,14 @@ class Follower:
             await self._tell_all(found)
             await self._loop()
             await self._judged_all()
-            await self._mark(now=True)
+            await self._last_mark()
             if self.cosigner is not None:
                 await self.cosigner.drain()
         finally:
             await self.source.close()
             if self._judge_task is not None:
                 await asyncio.gather(self._judge_task, return_exceptions=True)
+            self._telling.shutdown(wait=True)
             await asyncio.get_running_loop().run_in_executor(self._db, self._close_db)
             self._db.shutdown(wait=True)
             self._judging.shutdown(wait=True)
@@ -543,22 +554,44 @@ class Follower:
             self.summary.findings += 1
             self.metrics.findings.labels(live.finding.severity).inc()
 
-    async def _mark(self, now: bool = False) -> None:
-        """Store the row through which findings are told, when no finding was told: at the
-        end (``now``), else at most every :data:`MARK_EVERY_SECONDS`."""
-        if now or time.monotonic() - self._marked_at >= MARK_EVERY_SECONDS:
+    async def _mark(self) -> None:
+        """Store the row through which findings are told, when no finding was told: at most
+        every :data:`MARK_EVERY_SECONDS` (at the end: :meth:`_last_mark`)."""
+        if time.monotonic() - self._marked_at >= MARK_EVERY_SECONDS:
             self._write_mark(self.judge.position)
 
     def _write_mark(self, position: int) -> None:
-        """The told row, written at once (in the loop's thread: a single small write)."""
-        if self._told is None or position <= self._marked:
+        """Have the told row written with ``position``, in the told thread (the loop goes on at
+        once): one write at a time, the newest position written once the one under way is done;
+        a write that gave up (a lock held elsewhere) is made again at the next call."""
+        if self._told is None:
             return
-        try:
-            self._told.write(position)
-        except store_errors() as exc:
-            self.metrics.error("database", _first_line(exc))
-            return
-        self._marked, self._marked_at = position, time.monotonic()
+        self._marking = max(self._marking, position)
+        if self._marking > self._marked and (self._mark_task is None or self._mark_task.done()):
+            self._mark_task = asyncio.ensure_future(self._write_marks())
+
+    async def _write_marks(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self._told is not None and self._marking > self._marked:
+            position = self._marking
+            try:
+                await loop.run_in_executor(self._telling, self._told.write, position)
+            except store_errors() as exc:  # locked or away: counted, made at the next call
+                self.metrics.error("database", _first_line(exc))
+                return
+            self._marked, self._marked_at = position, time.monotonic()
+
+    async def _last_mark(self) -> None:
+        """At the end: the told row written through the last judged row, waiting
+        :data:`MARK_WAIT_SECONDS` at most (a write under way that gives up is made again)."""
+        deadline = time.monotonic() + MARK_WAIT_SECONDS
+        self._write_mark(self.judge.position)
+        while self._mark_task is not None and (left := deadline - time.monotonic()) > 0:
+            await asyncio.wait({self._mark_task}, timeout=left)
+            if not self._mark_task.done() or self._marking <= self._marked:
+                return
+            await asyncio.sleep(0.1)
+            self._write_mark(self.judge.position)  # it gave up: once more, while time is left
 
     def _published(self, errors: list[str]) -> None:
         if errors:  # the broker away for long: on standard output (and the rejects file) only

@@ -48,7 +48,9 @@ from ledger.storage.store import LedgerApp
 TOLD_TABLE = "ledger_follow_told"
 TOLD_FORMAT = "ledger-follow-told-v1"
 BUSY_MS = 2000
-"""How long (ms) a write of the row waits for SQLite's write lock before giving up this time."""
+"""How long (ms) a write of the row waits for SQLite's write lock, or for PostgreSQL's lock on the
+row (``lock_timeout``, another session holding it), before giving up this time (it is counted
+and written again with the next findings)."""
 TOLD_COLUMNS = ("id", "position", "told_at", "signature")
 """The columns the follower (the ingest role) writes; ``position``, ``told_at`` and
 ``signature`` are the ones it updates."""
@@ -141,8 +143,8 @@ class ToldMark:
         self.position_column = "rowid" if d.is_sqlite else "notification_id"
         if isinstance(self.db, SQLiteConnection):
             self.db.conn.execute("PRAGMA synchronous = OFF")
-            # Written from the follower's event loop: a store locked by another writer stalls
-            # that loop for at most this long; the write is then counted and made next time.
+            # Written from a thread of the follower's own: a store locked by another writer
+            # holds that thread for at most this long; the write is counted and made next time.
             self.db.conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
         try:
             if not self.db.table_exists(TOLD_TABLE):
@@ -245,6 +247,8 @@ class ToldMark:
         if self.key is not None:
             signature = self.key.sign(signed_bytes(position, told_at, self._row(position))).hex()
         with self.db.write() as cur:
+            if not self.db.dialect.is_sqlite:  # a row lock held elsewhere: give up, bounded
+                cur.execute(f"SET LOCAL lock_timeout = {BUSY_MS}")
             cur.execute(
                 f"INSERT INTO {self.table} (id, position, told_at, signature) VALUES (1, {p}, {p}, {p}) "
                 "ON CONFLICT (id) DO UPDATE SET position = excluded.position, "
