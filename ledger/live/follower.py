@@ -233,6 +233,7 @@ class Follower:
                 break
         if isinstance(self.source, NatsSource):
             self.source.say = self._say
+            self.source.on_error = self.metrics.error
         self._set_up_cosigner()
         await self.source.open()
         try:

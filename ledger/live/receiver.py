@@ -354,7 +354,15 @@ class Receiver:
         """End the child at once (SIGKILL), acknowledging nothing more."""
         if self.process.poll() is None:
             self.process.kill()
-            self.process.wait()
+        self.process.wait()
+
+    def discard(self) -> None:
+        """After the child ended on its own: reap it, close the socket."""
+        self.kill()
+        if self._writer is not None:
+            self._writer.close()
+        if self._socket is not None:
+            self._socket.close()
 
 
 # -- the child ------------------------------------------------------------------------------
