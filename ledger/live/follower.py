@@ -392,13 +392,18 @@ class Follower:
     def _store_batch(self, batch: Batch) -> _Done:
         """In the database thread: store the batch (and extend the tree when it is due)."""
         started = time.perf_counter()
-        by_number = {line.number: line for line in batch.lines}
         rejects: list[Outgoing] = []
+        lines = batch.lines
+
+        by_number: dict[int, Line] = {}  # made at the first reject (most batches have none)
+
+        def rejected(rejection: Rejection, text: str | bytes) -> None:
+            if not by_number:
+                by_number.update((line.number, line) for line in lines)
+            rejects.extend(self._rejected(rejection, text, by_number.get(rejection.line)))
+
         try:
-            report = self._ingestor.ingest(
-                [(line.number, line.text) for line in batch.lines],
-                on_reject=lambda r, text: rejects.extend(self._rejected(r, text, by_number.get(r.line))),
-            )
+            report = self._ingestor.ingest(((line.number, line.text) for line in lines), on_reject=rejected)
         except BaseException:
             self._ingestor = Ingestor(self.app, extend_tree=False)  # its heads may be stale
             raise

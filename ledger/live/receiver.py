@@ -69,7 +69,7 @@ IN_FLIGHT = 20_000
 """No more is pulled while this many messages are received and not acknowledged (with two
 requests open, at most 25,000: half the consumer's ``max_ack_pending``)."""
 MAX_ACK_PENDING = 50_000
-HAND_OVER_LINES = 1000
+HAND_OVER_LINES = PULL_BATCH
 HAND_OVER_SECONDS = 0.01
 """Messages are handed over in frames of :data:`HAND_OVER_LINES`, or what came within
 :data:`HAND_OVER_SECONDS` of the oldest one, not one frame per message when they come one by

@@ -57,7 +57,7 @@ class Bounds:
     stored, so it grows while the follower is behind and stays small (quick) when it is not."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Line:
     """One feed line and where it came from: its number (file line, or stream sequence) and
     the table the source names for it (the NATS subject's last token; ``""`` for files)."""
