@@ -414,9 +414,13 @@ class NatsSource:
             self.receiver.discard()
             self._generation += 1
             self._buffer.clear()
-            self.receiver = Receiver(self.name, self.durable, self.ack_wait_seconds)
-            await self.receiver.connect()
             started = time.monotonic()
+            try:
+                self.receiver = Receiver(self.name, self.durable, self.ack_wait_seconds)
+                await self.receiver.connect()
+            except OSError as exc:  # no process or socket to be had now: counts as one that ended
+                problem = f"the NATS receiver cannot be started: {exc.strerror or exc}"
+                continue
             problem = await self._frames(self.receiver)
         self._ended = problem
         self._resolve(problem)
