@@ -38,6 +38,7 @@ import signal
 import sqlite3
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -537,28 +538,29 @@ class Follower:
     async def _tell_all(self, found: list[LiveFinding]) -> None:
         """Tell the findings, then store how far they go: JetStream first (acknowledged; a
         repeat is dropped by the server), then standard output and, with no pause between
-        them, the told row (so a kill in between, which tells them again, has only that
-        instant)."""
+        them, the told row, handed to its thread (so a kill in between, which tells them again,
+        has only the instant that write takes)."""
         if not found:
             await self._mark()
             return
         records = [live.to_json(self._store_id) for live in found]
+        texts = [json.dumps(r, ensure_ascii=False, default=str) for r in records]  # once, for both
         if self._js is not None:
             outgoing = [
                 Outgoing(
                     f"{FINDINGS_SUBJECT}.{subject_token(live.finding.table)}",
-                    json.dumps(record, ensure_ascii=False, default=str).encode(),
+                    text.encode(),
                     record["finding_id"],
                 )
-                for live, record in zip(found, records, strict=True)
+                for live, record, text in zip(found, records, texts, strict=True)
             ]
             self._published(await publish_acked(self._js, outgoing))
-        self.out.write("".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records))
+        self.out.write("".join(text + "\n" for text in texts))
         self.out.flush()
         self._write_mark(self.judge.position)
-        for live in found:
-            self.summary.findings += 1
-            self.metrics.findings.labels(live.finding.severity).inc()
+        self.summary.findings += len(found)
+        for severity, count in Counter(live.finding.severity for live in found).items():
+            self.metrics.findings.labels(severity).inc(count)
 
     async def _mark(self) -> None:
         """Store the row through which findings are told, when no finding was told: at most
