@@ -132,6 +132,10 @@ class FollowOptions:
     """Start the judge from the newest checkpoint's snapshot (else from the start of the log)."""
     judge_every: float = 1.0
     """While the follower is behind (more lines waiting), judge at most this often (seconds)."""
+    told_copy: str | None = None
+    """A file of the follower's own for a copy of the told row (``ledger.live.told``): on a
+    store with a sealing public key, a follower without the key then does not tell every
+    finding again at each restart."""
     judge_process: str | None = None
     """The store's URL: judge in a process of its own, on another core
     (:class:`~ledger.live.judge_process.RemoteJudge`); ``None``: in a thread of the follower."""
@@ -324,7 +328,7 @@ class Follower:
     def _start_judging(self) -> list[LiveFinding]:
         told = None
         try:
-            self._told = ToldMark(self.app, self.options.seal_key)
+            self._told = ToldMark(self.app, self.options.seal_key, self.options.told_copy)
             for note in self._told.notes:
                 self._say(note)
             checked = self._told.read()
