@@ -133,6 +133,15 @@ def ingest(
             help="--follow: stop (exit 0) once nothing came for this long.",
         ),
     ] = None,
+    told_copy: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE",
+            rich_help_panel="Live",
+            help="--follow without the sealing key: keep a copy of the told row in FILE (out of "
+            "reach of SQL), so a restart does not tell every finding again (docs/OPERATIONS.md).",
+        ),
+    ] = None,
 ) -> None:
     """Store feed lines as immutable events; reject malformed lines with a reason.
 
@@ -155,6 +164,7 @@ def ingest(
             durable,
             state,
             idle_exit,
+            told_copy,
         )
     if not files:
         fail("give FILE... (or - for standard input), or --follow SOURCE")
@@ -222,10 +232,12 @@ def _follow(
     durable: str,
     state: str | None,
     idle_exit: str | None,
+    told_copy: str | None = None,
 ) -> None:
     try:
         options = FollowOptions(make_bounds(batch_lines, batch_window))
         options.idle_exit = parse_duration(idle_exit) if idle_exit else None
+        options.told_copy = told_copy
         options.store_label = redact(database_url(db))
         sealing.apply(options)
     except (ValueError, SealError, QuorumError) as exc:

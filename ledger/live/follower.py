@@ -38,6 +38,7 @@ import signal
 import sqlite3
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -93,6 +94,9 @@ TREE_EVERY_ROWS = 5000
 """Lines stored between two extensions of the Merkle tree (and whenever the follower is idle)."""
 MARK_EVERY_SECONDS = 1.0
 """How often the told row is stored when no finding was told (after findings: at once)."""
+MARK_WAIT_SECONDS = 5.0
+"""At the end, how long the follower waits for the told row's last write (each write gives up
+after :data:`ledger.live.told.BUSY_MS` on a lock; the pool's wait for a connection comes on top)."""
 
 
 def store_errors() -> tuple[type[Exception], ...]:
@@ -128,6 +132,10 @@ class FollowOptions:
     """Start the judge from the newest checkpoint's snapshot (else from the start of the log)."""
     judge_every: float = 1.0
     """While the follower is behind (more lines waiting), judge at most this often (seconds)."""
+    told_copy: str | None = None
+    """A file of the follower's own for a copy of the told row (``ledger.live.told``): on a
+    store with a sealing public key, a follower without the key then does not tell every
+    finding again at each restart."""
     judge_process: str | None = None
     """The store's URL: judge in a process of its own, on another core
     (:class:`~ledger.live.judge_process.RemoteJudge`); ``None``: in a thread of the follower."""
@@ -198,7 +206,14 @@ class Follower:
         self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-follow-db")
         """Storing, sealing and the tree run in this one thread, in order."""
         self._judging = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-follow-judge")
-        """Judging and the told row run in this one, beside the storing (off its path)."""
+        """Judging runs in this one, beside the storing (off its path)."""
+        self._telling = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-follow-told")
+        """The told row is written in this one: never on the event loop, which a locked row or a
+        pool waiting for a connection would otherwise hold."""
+        self._marking = 0
+        """The position the told row is being written with (or is to be, once the write under
+        way is done)."""
+        self._mark_task: asyncio.Task[None] | None = None
         self._judge_task: asyncio.Task[None] | None = None
 
     def stop(self) -> None:
@@ -223,6 +238,7 @@ class Follower:
                 break
         if isinstance(self.source, NatsSource):
             self.source.say = self._say
+            self.source.on_error = self.metrics.error
         self._set_up_cosigner()
         await self.source.open()
         try:
@@ -252,13 +268,14 @@ class Follower:
             await self._tell_all(found)
             await self._loop()
             await self._judged_all()
-            await self._mark(now=True)
+            await self._last_mark()
             if self.cosigner is not None:
                 await self.cosigner.drain()
         finally:
             await self.source.close()
             if self._judge_task is not None:
                 await asyncio.gather(self._judge_task, return_exceptions=True)
+            self._telling.shutdown(wait=True)
             await asyncio.get_running_loop().run_in_executor(self._db, self._close_db)
             self._db.shutdown(wait=True)
             self._judging.shutdown(wait=True)
@@ -311,7 +328,7 @@ class Follower:
     def _start_judging(self) -> list[LiveFinding]:
         told = None
         try:
-            self._told = ToldMark(self.app, self.options.seal_key)
+            self._told = ToldMark(self.app, self.options.seal_key, self.options.told_copy)
             for note in self._told.notes:
                 self._say(note)
             checked = self._told.read()
@@ -380,13 +397,18 @@ class Follower:
     def _store_batch(self, batch: Batch) -> _Done:
         """In the database thread: store the batch (and extend the tree when it is due)."""
         started = time.perf_counter()
-        by_number = {line.number: line for line in batch.lines}
         rejects: list[Outgoing] = []
+        lines = batch.lines
+
+        by_number: dict[int, Line] = {}  # made at the first reject (most batches have none)
+
+        def rejected(rejection: Rejection, text: str | bytes) -> None:
+            if not by_number:
+                by_number.update((line.number, line) for line in lines)
+            rejects.extend(self._rejected(rejection, text, by_number.get(rejection.line)))
+
         try:
-            report = self._ingestor.ingest(
-                [(line.number, line.text) for line in batch.lines],
-                on_reject=lambda r, text: rejects.extend(self._rejected(r, text, by_number.get(r.line))),
-            )
+            report = self._ingestor.ingest(((line.number, line.text) for line in lines), on_reject=rejected)
         except BaseException:
             self._ingestor = Ingestor(self.app, extend_tree=False)  # its heads may be stale
             raise
@@ -520,45 +542,68 @@ class Follower:
     async def _tell_all(self, found: list[LiveFinding]) -> None:
         """Tell the findings, then store how far they go: JetStream first (acknowledged; a
         repeat is dropped by the server), then standard output and, with no pause between
-        them, the told row (so a kill in between, which tells them again, has only that
-        instant)."""
+        them, the told row, handed to its thread (so a kill in between, which tells them again,
+        has only the instant that write takes)."""
         if not found:
             await self._mark()
             return
         records = [live.to_json(self._store_id) for live in found]
+        texts = [json.dumps(r, ensure_ascii=False, default=str) for r in records]  # once, for both
         if self._js is not None:
             outgoing = [
                 Outgoing(
                     f"{FINDINGS_SUBJECT}.{subject_token(live.finding.table)}",
-                    json.dumps(record, ensure_ascii=False, default=str).encode(),
+                    text.encode(),
                     record["finding_id"],
                 )
-                for live, record in zip(found, records, strict=True)
+                for live, record, text in zip(found, records, texts, strict=True)
             ]
             self._published(await publish_acked(self._js, outgoing))
-        self.out.write("".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records))
+        self.out.write("".join(text + "\n" for text in texts))
         self.out.flush()
         self._write_mark(self.judge.position)
-        for live in found:
-            self.summary.findings += 1
-            self.metrics.findings.labels(live.finding.severity).inc()
+        self.summary.findings += len(found)
+        for severity, count in Counter(live.finding.severity for live in found).items():
+            self.metrics.findings.labels(severity).inc(count)
 
-    async def _mark(self, now: bool = False) -> None:
-        """Store the row through which findings are told, when no finding was told: at the
-        end (``now``), else at most every :data:`MARK_EVERY_SECONDS`."""
-        if now or time.monotonic() - self._marked_at >= MARK_EVERY_SECONDS:
+    async def _mark(self) -> None:
+        """Store the row through which findings are told, when no finding was told: at most
+        every :data:`MARK_EVERY_SECONDS` (at the end: :meth:`_last_mark`)."""
+        if time.monotonic() - self._marked_at >= MARK_EVERY_SECONDS:
             self._write_mark(self.judge.position)
 
     def _write_mark(self, position: int) -> None:
-        """The told row, written at once (in the loop's thread: a single small write)."""
-        if self._told is None or position <= self._marked:
+        """Have the told row written with ``position``, in the told thread (the loop goes on at
+        once): one write at a time, the newest position written once the one under way is done;
+        a write that gave up (a lock held elsewhere) is made again at the next call."""
+        if self._told is None:
             return
-        try:
-            self._told.write(position)
-        except store_errors() as exc:
-            self.metrics.error("database", _first_line(exc))
-            return
-        self._marked, self._marked_at = position, time.monotonic()
+        self._marking = max(self._marking, position)
+        if self._marking > self._marked and (self._mark_task is None or self._mark_task.done()):
+            self._mark_task = asyncio.ensure_future(self._write_marks())
+
+    async def _write_marks(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self._told is not None and self._marking > self._marked:
+            position = self._marking
+            try:
+                await loop.run_in_executor(self._telling, self._told.write, position)
+            except store_errors() as exc:  # locked or away: counted, made at the next call
+                self.metrics.error("database", _first_line(exc))
+                return
+            self._marked, self._marked_at = position, time.monotonic()
+
+    async def _last_mark(self) -> None:
+        """At the end: the told row written through the last judged row, waiting
+        :data:`MARK_WAIT_SECONDS` at most (a write under way that gives up is made again)."""
+        deadline = time.monotonic() + MARK_WAIT_SECONDS
+        self._write_mark(self.judge.position)
+        while self._mark_task is not None and (left := deadline - time.monotonic()) > 0:
+            await asyncio.wait({self._mark_task}, timeout=left)
+            if not self._mark_task.done() or self._marking <= self._marked:
+                return
+            await asyncio.sleep(0.1)
+            self._write_mark(self.judge.position)  # it gave up: once more, while time is left
 
     def _published(self, errors: list[str]) -> None:
         if errors:  # the broker away for long: on standard output (and the rejects file) only

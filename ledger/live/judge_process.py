@@ -9,6 +9,11 @@ checkpoint, judge the rows stored since the last request. The follower keeps eve
 (telling the findings, the told row). The child is ``python -m ledger.live.judge_process``
 (not :mod:`multiprocessing`'s ``spawn``, which would run the follower's main script again).
 
+The child runs at a lower priority (:data:`JUDGE_NICE`): on a machine whose cores are all busy
+(the follower storing, its receiver, the broker), storing goes first and judging takes what is
+left; a follower that is not behind leaves the cores idle most of the time, so its findings are
+not later for it. While the follower is behind, judging is put off anyway (``judge_every``).
+
 The child ignores SIGTERM and SIGINT (the follower drains first, then closes the socket) and
 ends when the socket closes, so it never outlives the follower, even one killed by SIGKILL.
 """
@@ -89,6 +94,9 @@ class RemoteJudge:
         return payload
 
 
+JUDGE_NICE = 5
+"""How much the judging process lowers its scheduling priority (``os.nice``): storing is what
+must keep up with the source; judging catches up once storing has."""
 _URL_ENV = "LEDGER_JUDGE_STORE"
 """How the child is given the store's URL (not on its command line, where ``ps`` shows it)."""
 
@@ -97,6 +105,8 @@ def serve(url: str, conn: Connection) -> None:
     """The child: answer the follower's requests until the socket closes or says stop."""
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(OSError, AttributeError):  # not on every platform
+        os.nice(JUDGE_NICE)
     app = open_ledger(url, create=False)
     judge = LiveJudge(app)
     warm_up()

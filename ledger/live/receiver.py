@@ -9,6 +9,8 @@ only the NATS client, not the ledger) over a socket pair. The child:
 - holds the durable pull consumer: it sets the consumer up again from its acknowledged floor
   (:func:`resume_point`), keeps up to two pull requests of :data:`PULL_BATCH` messages open, and
   reads the stream sequence and the server's pending count from each message's reply subject;
+  the pulled messages go from the client's protocol parser straight to it, as bytes
+  (:class:`_DirectClient`: no message object, header parsing or queue per message);
 - hands the messages over in frames (up to :data:`HAND_OVER_LINES`, or what came within
   :data:`HAND_OVER_SECONDS`): one bytes blob of the payloads, their end offsets, stream
   sequences and tables, and the number of the first message (the follower's acknowledgement
@@ -56,6 +58,7 @@ from urllib.parse import urlsplit
 import nats
 import nats.errors
 import nats.js.errors
+from nats.aio.client import Client as NatsClient
 from nats.errors import ConnectionClosedError, NoServersError
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
@@ -69,7 +72,7 @@ IN_FLIGHT = 20_000
 """No more is pulled while this many messages are received and not acknowledged (with two
 requests open, at most 25,000: half the consumer's ``max_ack_pending``)."""
 MAX_ACK_PENDING = 50_000
-HAND_OVER_LINES = 1000
+HAND_OVER_LINES = PULL_BATCH
 HAND_OVER_SECONDS = 0.01
 """Messages are handed over in frames of :data:`HAND_OVER_LINES`, or what came within
 :data:`HAND_OVER_SECONDS` of the oldest one, not one frame per message when they come one by
@@ -142,10 +145,12 @@ async def connect_nats(
     name: str,
     say: Callable[[str], None] | None = None,
     on_reconnect: Callable[[], None] | None = None,
+    client: Any = None,
 ) -> Any:
     """A NATS connection that reconnects for ever (a broker restart is waited out, and said
     once through ``say``; ``on_reconnect`` is called once it is back); :class:`SourceError` if
-    the server cannot be reached at start."""
+    the server cannot be reached at start. ``client``: an unconnected client to connect (the
+    library's own by default)."""
     parts = urlsplit(server)
     try:  # the client retries a first connection for ever too: fail at once instead
         socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 4222), 3).close()
@@ -164,8 +169,10 @@ async def connect_nats(
         if on_reconnect is not None:
             on_reconnect()
 
+    if client is None:
+        client = NatsClient()
     try:
-        return await nats.connect(
+        await client.connect(
             server,
             name=name,
             connect_timeout=3,
@@ -178,6 +185,7 @@ async def connect_nats(
         )
     except (NoServersError, OSError, TimeoutError) as exc:
         raise SourceError(f"cannot reach NATS at {server}: {exc or type(exc).__name__}") from None
+    return client
 
 
 async def ensure_stream(js: Any, address: NatsAddress) -> None:
@@ -221,12 +229,12 @@ def consumer_config(
     )
 
 
-def sequence_and_pending(reply: str) -> tuple[int, int]:
+def sequence_and_pending(reply: str | bytes) -> tuple[int, int]:
     """The stream sequence and the number of messages still pending on the server that a
     JetStream message's reply subject carries (``$JS.ACK.<stream>.<consumer>.<delivered>.<stream
     seq>.<consumer seq>.<time>.<pending>``, or the form with a domain and an account hash after
     ``$JS.ACK`` and a token at the end); (0, 0) if it is not one."""
-    tokens = reply.split(".")
+    tokens = reply.split(".") if isinstance(reply, str) else reply.split(b".")
     try:
         if len(tokens) == 9:
             return int(tokens[5]), int(tokens[8])
@@ -354,10 +362,42 @@ class Receiver:
         """End the child at once (SIGKILL), acknowledging nothing more."""
         if self.process.poll() is None:
             self.process.kill()
-            self.process.wait()
+        self.process.wait()
+
+    def discard(self) -> None:
+        """After the child ended on its own: reap it, close the socket."""
+        self.kill()
+        if self._writer is not None:
+            self._writer.close()
+        if self._socket is not None:
+            self._socket.close()
 
 
 # -- the child ------------------------------------------------------------------------------
+
+
+class _DirectClient(NatsClient):
+    """The NATS client, but the messages of one subscription (:attr:`direct_sid`) go straight
+    from the protocol parser to :attr:`direct` as bytes: no message object (two decoded
+    strings), no header parsing, no queue and task hop per message. The other subscriptions
+    (the library's own requests) are handled as usual."""
+
+    direct_sid = -1
+    direct: Callable[[bytes, bytes, bytes, bytes | None], None] | None = None
+
+    async def _process_msg(self, sid: int, subject: bytes, reply: bytes, data: bytes, headers: bytes) -> None:
+        if sid == self.direct_sid and self.direct is not None:
+            self.direct(subject, reply, data, headers)
+            return
+        await super()._process_msg(sid, subject, reply, data, headers)
+
+
+def status_of(headers: bytes | None) -> bytes:
+    """The inline status of a message's header block (``NATS/1.0 408 Request Timeout``:
+    ``b"408"``); ``b""`` for a plain message, with headers or without."""
+    if not headers or headers[8:9] != b" ":
+        return b""
+    return headers[9:12]
 
 
 class _Child:
@@ -376,9 +416,11 @@ class _Child:
         """The open pull requests, oldest first: [messages still to come, when it ends]."""
         self.numbered = 0
         """The number of the last message handed over."""
-        self.replies: deque[tuple[int, str]] = deque()
+        self.replies: deque[tuple[int, bytes]] = deque()
         """Messages handed over and not acknowledged: (number, reply subject)."""
-        self.tables: dict[str, str] = {}
+        self.tables: dict[bytes, str] = {}
+        self._pulling: set[asyncio.Task[None]] = set()
+        """Pull requests being made (kept referenced until done)."""
         self.timer: asyncio.TimerHandle | None = None
         self.ack_wait = float(os.environ.pop(_ACK_WAIT_ENV, ACK_WAIT_SECONDS))
         """Seconds the server waits for an acknowledgement before delivering again."""
@@ -410,11 +452,13 @@ class _Child:
                 await asyncio.sleep(0.5)
 
     async def _open(self) -> None:
+        client = _DirectClient()
         self.nc = await connect_nats(
             self.address.server,
             name=f"ledger follower {self.durable}",
             say=self.say,
             on_reconnect=self.pulls.clear,  # the open requests died with the connection
+            client=client,
         )
         js = self.nc.jetstream()
         await ensure_stream(js, self.address)
@@ -423,36 +467,43 @@ class _Child:
             self.address.stream, consumer_config(self.address, self.durable, start, self.ack_wait)
         )
         self.inbox = self.nc.new_inbox()
-        await self.nc.subscribe(
-            self.inbox, cb=self.received, pending_msgs_limit=200_000, pending_bytes_limit=1 << 30
-        )
+        sub = await self.nc.subscribe(self.inbox)
+        client.direct = self.received
+        client.direct_sid = sub._id
 
-    async def received(self, msg: Any) -> None:
-        """The subscription's callback: a message into the buffer (handed over once the
-        client has read what came), or a pull request's end."""
+    def received(self, subject: bytes, reply: bytes, data: bytes, headers: bytes | None) -> None:
+        """A message of the pull requests' inbox, from the parser: into the buffer (handed
+        over once the client has read what came), or a pull request's end."""
         pulls = self.pulls
-        headers = msg.headers
-        if headers and headers.get("Status"):
-            if headers["Status"] != "100" and pulls:  # 404, 408, 409: the oldest request ended
+        status = status_of(headers)
+        if status:
+            if status != b"100" and pulls:  # 404, 408, 409: the oldest request ended
                 pulls.popleft()
-                await self.pull()
+                self.pull_soon()
             return
         if pulls:
             pulls[0][0] -= 1
             if pulls[0][0] <= 0:
                 pulls.popleft()
-                await self.pull()
-        subject = msg.subject
-        token = subject[subject.rfind(".") + 1 :]
-        table = self.tables.setdefault(token, token)
-        sequence, self.pending = sequence_and_pending(msg.reply)
-        self.buffer.append((sequence, msg.data, table))
+                self.pull_soon()
+        token = subject[subject.rfind(b".") + 1 :]
+        table = self.tables.get(token)
+        if table is None:
+            table = self.tables[token] = token.decode(errors="replace")
+        sequence, self.pending = sequence_and_pending(reply)
+        self.buffer.append((sequence, data, table))
         self.numbered += 1
-        self.replies.append((self.numbered, msg.reply))
+        self.replies.append((self.numbered, reply))
         if len(self.buffer) >= HAND_OVER_LINES:
             self.hand_over()
         elif self.timer is None:
             self.timer = asyncio.get_running_loop().call_later(HAND_OVER_SECONDS, self.hand_over)
+
+    def pull_soon(self) -> None:
+        """Ask for more (:meth:`pull`) from the loop, not inside the parser."""
+        task = asyncio.ensure_future(self.pull())
+        self._pulling.add(task)
+        task.add_done_callback(self._pulling.discard)
 
     def hand_over(self) -> None:
         """Everything received since the last hand-over, as one frame."""
@@ -495,7 +546,7 @@ class _Child:
                 reply = subject
         if reply is not None:
             with contextlib.suppress(ConnectionClosedError):
-                await self.nc.publish(reply, b"+ACK")
+                await self.nc.publish(reply.decode(), b"+ACK")
         await self.pull()
 
     async def hold(self, first: int, last: int) -> None:
@@ -504,7 +555,7 @@ class _Child:
                 break
             if n >= first:
                 with contextlib.suppress(Exception):
-                    await self.nc.publish(subject, b"+WPI")
+                    await self.nc.publish(subject.decode(), b"+WPI")
 
     async def serve(self, reader: asyncio.StreamReader) -> None:
         """Pull, and do what the follower says, until it says stop or its socket closes."""

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -36,6 +37,8 @@ from ledger.live.receiver import (
 )
 from ledger.services.ingest import bounded_lines
 
+RECEIVER_STEADY_SECONDS = 60.0
+"""A receiver that lasted this long before it ended starts the count of restarts afresh."""
 BEHIND_LINES = 1000
 """Lines waiting at the source (or, for a file, 200 bytes each) from which a follower counts
 as behind: its batches then grow to their count, and judging is put off a little."""
@@ -54,7 +57,7 @@ class Bounds:
     stored, so it grows while the follower is behind and stays small (quick) when it is not."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Line:
     """One feed line and where it came from: its number (file line, or stream sequence) and
     the table the source names for it (the NATS subject's last token; ``""`` for files)."""
@@ -325,6 +328,9 @@ class NatsSource:
     connection of its own for the findings and rejects it publishes and for the lag.
     """
 
+    restart_waits: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0)
+    """Seconds waited before each start of a new receiver after one ended on its own, in a row
+    (the count starts again once one has lasted :data:`RECEIVER_STEADY_SECONDS`)."""
     ack_wait_seconds = ACK_WAIT_SECONDS
     """Seconds the server waits for a message's acknowledgement before delivering it again
     (the consumer's ``ack_wait``; a test shortens it)."""
@@ -347,6 +353,11 @@ class NatsSource:
         """Why the receiver ended (it is read no more)."""
         self.say: Callable[[str], None] = lambda text: None
         """Where the connection's events are told (the follower's log)."""
+        self.on_error: Callable[[str, str], None] = lambda kind, text: None
+        """Where errors waited out are counted (kind, message: the follower's metrics)."""
+        self._generation = 0
+        """How many times the receiver was started again: a line's token is (this, its number)."""
+        self._closing = False
 
     async def open(self) -> None:
         self.receiver = Receiver(self.name, self.durable, self.ack_wait_seconds)
@@ -368,9 +379,57 @@ class NatsSource:
             raise SourceError(problem)
 
     async def _read(self) -> None:
-        """Read the receiver's frames into the buffer until it ends."""
-        assert self.receiver is not None and self.receiver.reader is not None
-        reader, buffer, arrived = self.receiver.reader, self._buffer, self._arrived
+        """Read the receivers' frames into the buffer: the first receiver's, then, each time
+        one ends on its own after it was ready (killed, say), a new one's, after a wait
+        (:attr:`restart_waits`; said, and counted as an error of kind ``receiver``). What the
+        ended one held and was not acknowledged comes again from the new one's consumer, set
+        up again from its acknowledged floor: the lines not yet in a batch are dropped here,
+        and a batch of the ended one's lines is stored but not acknowledged (its lines come
+        again, as duplicates). Gives up (the follower then exits 2) when the waits are spent
+        without a receiver lasting :data:`RECEIVER_STEADY_SECONDS`."""
+        assert self.receiver is not None
+        problem = await self._frames(self.receiver)
+        restarts = 0
+        started = time.monotonic()
+        while not self._closing and self._ready is not None and self._ready.done():
+            if self._ready.result() is not None:
+                break  # the first receiver never became ready: open() says why
+            if time.monotonic() - started >= RECEIVER_STEADY_SECONDS:
+                restarts = 0
+            if restarts >= len(self.restart_waits):
+                problem = f"{problem}; given up after {restarts} restart(s)"
+                self.on_error("receiver", problem)
+                self.say(problem)
+                break
+            wait = self.restart_waits[restarts]
+            restarts += 1
+            self.on_error("receiver", problem)
+            self.say(
+                f"{problem}; starting another in {wait:g}s (restart {restarts} of "
+                f"{len(self.restart_waits)}; what was not acknowledged comes again)"
+            )
+            await asyncio.sleep(wait)
+            if self._closing:
+                break
+            self.receiver.discard()
+            self._generation += 1
+            self._buffer.clear()
+            started = time.monotonic()
+            try:
+                self.receiver = Receiver(self.name, self.durable, self.ack_wait_seconds)
+                await self.receiver.connect()
+            except OSError as exc:  # no process or socket to be had now: counts as one that ended
+                problem = f"the NATS receiver cannot be started: {exc.strerror or exc}"
+                continue
+            problem = await self._frames(self.receiver)
+        self._ended = problem
+        self._resolve(problem)
+        self._arrived.set()
+
+    async def _frames(self, receiver: Receiver) -> str:
+        """Read one receiver's frames into the buffer until it ends; why it ended."""
+        assert receiver.reader is not None
+        reader, buffer, arrived, generation = receiver.reader, self._buffer, self._arrived, self._generation
         problem = "the NATS receiver ended"
         try:
             while True:
@@ -380,7 +439,7 @@ class NatsSource:
                     got = decode_messages(frame)
                     data, start, number = got.data, 0, got.first
                     for sequence, end, table in zip(got.sequences, got.ends, got.tables, strict=True):
-                        buffer.append(Line(sequence, data[start:end], table, number))
+                        buffer.append(Line(sequence, data[start:end], table, (generation, number)))
                         start = end
                         number += 1
                     self._behind = got.pending
@@ -393,10 +452,13 @@ class NatsSource:
                     problem = frame[1:].decode()
                     break
         except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        self._ended = problem
-        self._resolve(problem)
-        arrived.set()
+            try:  # its socket closed as it died: its exit status follows at once
+                code = await asyncio.to_thread(receiver.process.wait, 1.0)
+            except subprocess.TimeoutExpired:
+                code = None
+            if code is not None and code < 0:
+                problem = f"the NATS receiver ended (signal {-code})"
+        return problem
 
     def _resolve(self, problem: str | None) -> None:
         if self._ready is not None and not self._ready.done():
@@ -435,13 +497,19 @@ class NatsSource:
 
     async def committed(self, batch: Batch) -> None:
         """Acknowledge the batch's last message: the consumer acknowledges all (every earlier
-        one is committed too, in stream order)."""
+        one is committed too, in stream order). Not when it came from a receiver that has
+        ended since (its numbers are not the new one's): those lines come again."""
         if batch.lines and self.receiver is not None:
-            self.receiver.acknowledge(batch.lines[-1].token)
+            generation, number = batch.lines[-1].token
+            if generation == self._generation:
+                self.receiver.acknowledge(number)
 
     async def holding(self, batch: Batch) -> None:
-        if batch.lines and self.receiver is not None:
-            self.receiver.hold(batch.lines[0].token, batch.lines[-1].token)
+        if self.receiver is None:
+            return
+        numbers = [n for g, n in (line.token for line in batch.lines) if g == self._generation]
+        if numbers:
+            self.receiver.hold(numbers[0], numbers[-1])
 
     async def lag(self) -> float:
         try:
@@ -451,6 +519,7 @@ class NatsSource:
         return float(info.num_pending + len(self._buffer))
 
     async def close(self) -> None:
+        self._closing = True
         if self.receiver is not None:
             await self.receiver.close()  # the acknowledgements are out
         if self._reading is not None:

@@ -19,6 +19,16 @@ error, records it as the last error (kind ``told``) and tells the findings after
 Without a sealing public key nothing can be proved and the row is used as it is (the store's
 events are then protected by the chain alone, too).
 
+**A follower without the sealing key** writes the row unsigned; on a store with a sealing public
+key and no checkpoint that would make every restart tell every finding again. Given a file of
+its own (``--told-copy FILE``: on the follower's machine, out of reach of SQL), it writes a copy
+of the row there after each write in the database (the position and the aggregate and version
+of the event at that row, for this store), and on restart an unsigned row is trusted up to that
+copy (the lower of the two), when the copy names this store and the event at its row is still
+the one it names: someone who can change the database but not that file cannot hide a finding
+by raising the row. Both rows equal: nothing is said; else :attr:`Told.problem` says which was
+used. The copy is only as safe as the file: whoever can write it can raise it too.
+
 The row is written right after the findings are told, so a follower killed in between (a few
 milliseconds) tells them again on standard output, with the same ``finding_id``
 (:func:`finding_id`, the de-duplication key of docs/FEED.md); on NATS the server drops the
@@ -34,6 +44,7 @@ import json
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from cryptography.exceptions import InvalidSignature
@@ -48,7 +59,9 @@ from ledger.storage.store import LedgerApp
 TOLD_TABLE = "ledger_follow_told"
 TOLD_FORMAT = "ledger-follow-told-v1"
 BUSY_MS = 2000
-"""How long (ms) a write of the row waits for SQLite's write lock before giving up this time."""
+"""How long (ms) a write of the row waits for SQLite's write lock, or for PostgreSQL's lock on the
+row (``lock_timeout``, another session holding it), before giving up this time (it is counted
+and written again with the next findings)."""
 TOLD_COLUMNS = ("id", "position", "told_at", "signature")
 """The columns the follower (the ingest role) writes; ``position``, ``told_at`` and
 ``signature`` are the ones it updates."""
@@ -129,8 +142,13 @@ class ToldMark:
     """The ``ledger_follow_told`` row of one store (see the module docstring), written and
     signed with ``key`` (``None``: ``LEDGER_SEAL_KEY``, else unsigned)."""
 
-    def __init__(self, app: LedgerApp, key: Ed25519PrivateKey | None = None) -> None:
+    def __init__(
+        self, app: LedgerApp, key: Ed25519PrivateKey | None = None, copy: str | os.PathLike[str] | None = None
+    ) -> None:
         self.app = app
+        self.copy = Path(copy) if copy is not None else None
+        """The follower's own copy of the row (module docstring), or ``None``."""
+        self.store = store_identity(app)
         self.db: Connection = connect(app)
         d = self.db.dialect
         self.table = d.qualified(TOLD_TABLE)
@@ -141,8 +159,8 @@ class ToldMark:
         self.position_column = "rowid" if d.is_sqlite else "notification_id"
         if isinstance(self.db, SQLiteConnection):
             self.db.conn.execute("PRAGMA synchronous = OFF")
-            # Written from the follower's event loop: a store locked by another writer stalls
-            # that loop for at most this long; the write is then counted and made next time.
+            # Written from a thread of the follower's own: a store locked by another writer
+            # holds that thread for at most this long; the write is counted and made next time.
             self.db.conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
         try:
             if not self.db.table_exists(TOLD_TABLE):
@@ -206,6 +224,11 @@ class ToldMark:
         if why is None:
             return Told(stored, stored)
         bound, proved = self._proved()
+        copied = self._copied() if rows[0][2] is None else None
+        if copied is not None and copied == stored:
+            return Told(stored, stored)  # unsigned, and equal to the follower's own copy
+        if copied is not None and min(stored, copied) > bound:
+            bound, proved = min(stored, copied), f"the follower's own copy in {self.copy} (row {copied})"
         trusted = min(stored, bound)
         return Told(
             trusted,
@@ -213,6 +236,23 @@ class ToldMark:
             f"the told row (findings told through row {stored}) {why}: trusted only up to {proved}; "
             f"the findings after row {trusted} are told again",
         )
+
+    def _copied(self) -> int | None:
+        """The position of the follower's own copy, when there is one that names this store and
+        a row it holds with the same event; else ``None``."""
+        if self.copy is None:
+            return None
+        try:
+            data = json.loads(self.copy.read_text(encoding="utf-8"))
+            position = int(data["position"])
+            row = data["row"]
+            ok = data.get("format") == TOLD_FORMAT and data.get("store") == self.store
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        here = self._row(position)
+        if not ok or (list(here) if here is not None else None) != row:
+            return None
+        return position
 
     def _invalid(self, position: int, told_at: str, signature: Any) -> str | None:
         """Why the row is not signed by the store's sealing key (``None``: it is)."""
@@ -242,15 +282,30 @@ class ToldMark:
         p = self.p
         told_at = datetime.now(UTC).isoformat()
         signature = None
+        row = self._row(position) if self.key is not None or self.copy is not None else None
         if self.key is not None:
-            signature = self.key.sign(signed_bytes(position, told_at, self._row(position))).hex()
+            signature = self.key.sign(signed_bytes(position, told_at, row)).hex()
         with self.db.write() as cur:
+            if not self.db.dialect.is_sqlite:  # a row lock held elsewhere: give up, bounded
+                cur.execute(f"SET LOCAL lock_timeout = {BUSY_MS}")
             cur.execute(
                 f"INSERT INTO {self.table} (id, position, told_at, signature) VALUES (1, {p}, {p}, {p}) "
                 "ON CONFLICT (id) DO UPDATE SET position = excluded.position, "
                 "told_at = excluded.told_at, signature = excluded.signature",
                 (position, told_at, signature),
             )
+        if self.copy is not None:
+            self._write_copy(position, row)
+
+    def _write_copy(self, position: int, row: tuple[str, int] | None) -> None:
+        """The follower's own copy, replaced atomically."""
+        assert self.copy is not None
+        temp = self.copy.with_name(self.copy.name + ".tmp")
+        temp.write_text(
+            json.dumps({"format": TOLD_FORMAT, "store": self.store, "position": position, "row": row}),
+            encoding="utf-8",
+        )
+        os.replace(temp, self.copy)
 
     def close(self) -> None:
         """Close the connection of its own."""

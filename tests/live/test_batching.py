@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ledger.live.receiver import decode_messages, encode_messages, sequence_and_pending
+from ledger.live.receiver import decode_messages, encode_messages, sequence_and_pending, status_of
 from ledger.live.sources import Bounds, batch_wait
 
 BOUNDS = Bounds(lines=5000, seconds=0.2, linger=0.01)
@@ -52,6 +52,15 @@ def test_the_reply_subject_gives_the_stream_sequence_and_the_pending_count() -> 
     with_domain = "$JS.ACK.hub.ACCHASH.TABLES.ledger-follower.2.17.16.1795724813620655427.0.tok"
     assert sequence_and_pending(with_domain) == (17, 0)
     assert sequence_and_pending("_INBOX.abc") == (0, 0)
+    assert sequence_and_pending(b"$JS.ACK.TABLES.f.1.4821.4790.1795724813620655427.1859") == (4821, 1859)
+
+
+def test_a_pull_request_s_end_is_told_from_a_message_with_headers() -> None:
+    assert status_of(b"NATS/1.0 408 Request Timeout\r\nNats-Pending-Messages: 2500\r\n\r\n") == b"408"
+    assert status_of(b"NATS/1.0 404 No Messages\r\n\r\n") == b"404"
+    assert status_of(b"NATS/1.0 100 Idle Heartbeat\r\n\r\n") == b"100"
+    assert status_of(b"NATS/1.0\r\nNats-Msg-Id: abc\r\n\r\n") == b""  # a published header
+    assert status_of(None) == status_of(b"") == b""
 
 
 def test_a_frame_of_messages_comes_back_as_it_was_handed_over() -> None:

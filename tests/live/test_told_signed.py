@@ -129,6 +129,46 @@ def test_a_row_of_an_older_follower_without_a_key_is_bounded_by_the_checkpoint(
     assert "trusted only up to the start of the log" in again.log.text  # type: ignore[attr-defined]
 
 
+def test_a_follower_without_the_key_is_bounded_by_its_own_copy_of_the_row(
+    tmp_path: Path, lines: list[bytes]
+) -> None:
+    """With ``told_copy`` (``--told-copy``), a follower without the sealing key on a store with a
+    sealing public key and no checkpoint tells nothing again at a restart; and a row raised by
+    SQL is trusted only up to that copy: the findings after it are told, none stays hidden."""
+    key = generate_key()
+    feed = tmp_path / "feed.jsonl"
+    copy = tmp_path / "told.json"
+    half = len(lines) // 2
+    _write(feed, lines[:half])
+    app = open_ledger(f"sqlite:///{tmp_path / 'l.db'}")
+    try:
+        checkpoints.CheckpointStore(app).close()
+        checkpoints.name_sealing_key(app, key.public_key())
+        first, _ = run_follower(app, FileSource(str(feed)), idle=0.3, told_copy=str(copy))
+        again, _ = run_follower(app, FileSource(str(feed)), idle=0.3, told_copy=str(copy))
+        _attack(app, "unsigned")  # raised far past the end, and unsigned
+        _write(feed, lines)
+        third, code = run_follower(app, FileSource(str(feed)), idle=0.3, told_copy=str(copy))
+        expected = [f.to_json() for f in verify_store(app).findings]
+    finally:
+        app.close()
+    assert code == 0 and first.out.records and third.out.records  # type: ignore[attr-defined]
+    assert again.out.records == [] and "told row" not in again.log.text  # type: ignore[attr-defined]
+    assert _plain(first.out.records + third.out.records) == expected  # type: ignore[attr-defined]
+    assert "trusted only up to the follower's own copy" in third.log.text  # type: ignore[attr-defined]
+    # A copy of another store, or of a row the store no longer holds as named, is not used.
+    assert json.loads(copy.read_text())["position"] > 0
+    data = json.loads(copy.read_text())
+    copy.write_text(json.dumps({**data, "store": "sqlite /elsewhere.db"}))
+    app = open_ledger(f"sqlite:///{tmp_path / 'l.db'}")
+    try:
+        fourth, _ = run_follower(app, FileSource(str(feed)), idle=0.3, told_copy=str(copy))
+    finally:
+        app.close()
+    assert _plain(fourth.out.records) == expected  # type: ignore[attr-defined]
+    assert "trusted only up to the start of the log" in fourth.log.text  # type: ignore[attr-defined]
+
+
 def _ledger(
     *args: str, stdin: bytes = b"", env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[bytes]:
