@@ -23,7 +23,9 @@ server answers, on PostgreSQL measures, in the same process and run:
    the ``--resumable`` sizes;
 8. where valgrind is installed, the two ratios of issue 17 once more in **instructions** per
    feed event (:mod:`bench.instructions`, on a feed of ``--instructions`` rounds): a count
-   that the machine's load does not move.
+   that the machine's load does not move; and the **data-cache misses** per event (L1 data,
+   L2; cachegrind) of ingest beside the bare append and of verify beside the bare read, with
+   bare ÷ ledger.
 
 Then it prints a markdown table with the ratios and targets and writes everything as JSON.
 Timings are noisy on a shared machine; the ratios compare figures taken side by side.
@@ -476,14 +478,15 @@ def _verdict(results: dict[str, Any]) -> dict[str, Any]:
 
 
 def _instructions(args: argparse.Namespace) -> dict[str, Any] | None:
-    """Issue 17's two ratios in instructions per feed event (``bench.instructions``)."""
+    """Issue 17's two ratios in instructions per feed event, and the data-cache misses of each
+    side (``bench.instructions`` with the cache simulated)."""
     from bench import instructions
 
     if instructions.valgrind() is None:
         _say("valgrind is not installed (apt-get install valgrind): instructions not counted")
         return None
     counted = instructions.measure(
-        int(args.instructions), tables=args.tables, seed=args.seed, workdir=args.workdir
+        int(args.instructions), tables=args.tables, seed=args.seed, cache=True, workdir=args.workdir
     )
     _say(f"instructions counted ({counted['feed']['lines']} lines)")
     return counted
