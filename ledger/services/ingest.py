@@ -193,22 +193,19 @@ class Ingestor:
         group: list[_Parsed] = []
         parse = self._parser.parse
         batch_events = self.batch_events
-        counted = 0
+        if on_progress is not None:
+            lines = _told(lines, on_progress)
         with pass_collector():  # lines are freed by reference counting: see ledger.storage.collector
             for line_no, text in lines:
-                if on_progress is not None:
-                    on_progress(len(text) + 1)
                 if not text or text.isspace():  # what ``not text.strip()`` says, with no copy
                     continue
-                counted += 1
                 fact, content = parse(text, line_no)
                 group.append((line_no, text, fact, content))
                 if len(group) >= batch_events:
-                    report.lines += counted
-                    counted = 0
+                    report.lines += len(group)  # a group holds every line counted since the last
                     self._take(group, report, on_reject)
                     group = []
-            report.lines += counted
+            report.lines += len(group)
             self._take(group, report, on_reject)
             self._flush(report, on_reject)
         if self._tree_pending:
@@ -307,7 +304,10 @@ class Ingestor:
             if oid not in heads:
                 wanted[oid] = None
             cls = parsed.__class__
-            if opening[cls] if cls in opening else _opens(cls):
+            opens = opening.get(cls)
+            if opens is None:
+                opens = _opens(cls)
+            if opens:
                 tid = table_key(parsed.table)
                 if tid not in heads:
                     wanted[tid] = None
@@ -545,6 +545,15 @@ def numbered_lines(stream: Iterable[str]) -> Iterable[tuple[int, str]]:
     """Number the lines of a text stream from 1, without their line ends."""
     for number, line in enumerate(stream, start=1):
         yield number, line.rstrip("\r\n")
+
+
+def _told(
+    lines: Iterable[tuple[int, str | bytes]], on_progress: Callable[[int], None]
+) -> Iterator[tuple[int, str | bytes]]:
+    """The lines, each told to ``on_progress`` (its length and its line end) as it is read."""
+    for numbered in lines:
+        on_progress(len(numbered[1]) + 1)
+        yield numbered
 
 
 _BLOCK = 1 << 16
