@@ -16,7 +16,6 @@ table; ``ledger verify`` reports it.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -556,52 +555,19 @@ def _told(
         yield numbered
 
 
-_BLOCK = 1 << 16
-"""Bytes asked of the stream per read by :func:`bounded_lines`."""
-
-
 def bounded_lines(stream: BinaryIO, max_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes]]:
     """Number the lines of a binary stream, never holding more than ``max_bytes`` of one line.
 
     A longer line is yielded cut to ``max_bytes + 1`` bytes (so it is rejected as too long) and
     the rest of it is skipped: a 1 GB file with no newline costs no more memory than a line.
-    Line ends (``\n``, and any ``\r`` before it) are removed.
-
-    The stream is read in blocks (``read1`` where it has one: what has arrived, so that a pipe
-    being followed gives its lines as they come) and each block's lines are numbered and cut
-    from their ends in C; a line is what ``readline(max_bytes + 1)`` would give, stripped of
-    ``\r\n``, and the rest of a longer line skipped."""
-    read = getattr(stream, "read1", None) or stream.read
-    limit = max_bytes + 1
+    """
     number = 0
-    carry = b""
-    """The start of a line whose end has not been read (at most ``limit`` bytes)."""
-    skipping = False
-    """``carry`` is a line already cut at ``limit``: its rest is dropped up to its newline."""
-    cr = b"\r"
     while True:
-        block = read(_BLOCK)
-        if not block:
-            break
-        if skipping:
-            end = block.find(b"\n")
-            if end < 0:
-                continue
-            number += 1
-            yield number, carry.rstrip(cr)
-            block, carry, skipping = block[end + 1 :], b"", False
-        parts = block.split(b"\n")
-        if carry:
-            parts[0] = carry + parts[0]
-        tail = parts.pop()
-        if parts:
-            if max(map(len, parts)) > max_bytes:
-                parts = [part[:limit] for part in parts]
-            yield from zip(itertools.count(number + 1), map(bytes.rstrip, parts, itertools.repeat(cr)))
-            number += len(parts)
-        if len(tail) > limit:
-            carry, skipping = tail[:limit], True
-        else:
-            carry = tail
-    if carry:
-        yield number + 1, carry[:limit].rstrip(cr)
+        chunk = stream.readline(max_bytes + 1)
+        if not chunk:
+            return
+        number += 1
+        if len(chunk) > max_bytes and not chunk.endswith(b"\n"):
+            while (rest := stream.readline(1 << 20)) and not rest.endswith(b"\n"):
+                pass
+        yield number, chunk.rstrip(b"\r\n")

@@ -1,12 +1,11 @@
-"""Ingest's shortcuts store what its plain path stores, and read lines as ``readline`` does.
+"""Ingest's shortcut for the usual line stores what its plain path stores.
 
 - ``Ingestor`` appends the usual line (canonical, the next ``seq`` of an open round) in its
   group loop, and every other line through ``_accept``; the reference parser (``fast=False``)
   gives no canonical bytes, so every line of a reference ingest takes ``_accept``. The two
   ingests of one faulty, mutated feed (duplicates inside a batch, reordered keys, cut lines,
   gaps) must store the same rows and report the same.
-- ``bounded_lines`` reads blocks; each line must be what ``readline(max_bytes + 1)`` gives,
-  stripped of its line end, with the rest of a longer line skipped.
+- ``bounded_lines`` cuts a longer line and skips its rest; the next line keeps its number.
 """
 
 from __future__ import annotations
@@ -15,13 +14,9 @@ import io
 import json
 import random
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-import ledger.services.ingest as ingest_module
 from bench.feed import simulated_games
 from ledger.services.ingest import Ingestor, IngestReport, bounded_lines
 from ledger.storage.store import LedgerApp, open_ledger
@@ -102,32 +97,6 @@ def test_the_usual_line_and_the_plain_path_store_the_same_rows(db_url: str, tmp_
     finally:
         reference.close()
         fast.close()
-
-
-def _readline_lines(stream: io.BytesIO, max_bytes: int) -> Iterator[tuple[int, bytes]]:
-    """The line reader as it was before it read blocks: the reference."""
-    number = 0
-    while True:
-        chunk = stream.readline(max_bytes + 1)
-        if not chunk:
-            return
-        number += 1
-        if len(chunk) > max_bytes and not chunk.endswith(b"\n"):
-            while (rest := stream.readline(1 << 20)) and not rest.endswith(b"\n"):
-                pass
-        yield number, chunk.rstrip(b"\r\n")
-
-
-@pytest.mark.parametrize("block", [1, 2, 3, 7, 64, 1 << 16])
-def test_bounded_lines_are_what_readline_gives(block: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ingest_module, "_BLOCK", block)
-    rng = random.Random(block)
-    pieces = [b"a", b"\r", b"\n", b"bc", b"\r\n", b"  ", b"\n\n"]
-    for _ in range(2000):
-        data = b"".join(rng.choice(pieces) * rng.choice([1, 1, 2, 5, 9]) for _ in range(rng.randrange(40)))
-        limit = rng.choice([1, 2, 3, 5, 8, 13, 1000])
-        expected = list(_readline_lines(io.BytesIO(data), limit))
-        assert list(bounded_lines(io.BytesIO(data), limit)) == expected, (data, limit)
 
 
 def test_a_long_line_is_cut_and_the_next_line_keeps_its_number() -> None:
