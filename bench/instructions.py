@@ -372,7 +372,8 @@ def main(argv: list[str] | None = None) -> int:
         "--rounds",
         type=int,
         default=300,
-        help="rounds in the feed (300: ~14 k lines, about 6 minutes on two cores; 15 with --cache)",
+        help="rounds in the feed (300: ~14 k lines, about 6 minutes on two idle cores; about half "
+        "an hour with --cache on two busy ones)",
     )
     p.add_argument("--tables", type=int, default=10, help="tables per game")
     p.add_argument("--seed", type=int, default=1)

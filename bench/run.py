@@ -170,8 +170,9 @@ def _parser() -> argparse.ArgumentParser:
         default="300",
         metavar="ROUNDS",
         type=_rounds_or_off,
-        help="count instructions per event with valgrind on a feed of ROUNDS rounds "
-        "(bench.instructions; about 6 minutes on two cores at 300), or 'off'; "
+        help="count instructions and data-cache misses per event with valgrind on a feed "
+        "of ROUNDS rounds (bench.instructions --cache; about half an hour on two busy cores "
+        "at 300), or 'off'; "
         "skipped with a note where valgrind is not installed",
     )
     p.add_argument("--workdir", default=None, help="where feeds and SQLite files go")
