@@ -16,9 +16,11 @@ same code count the same to within a fraction of a per cent, on an idle or a loa
 alike — which wall-clock and CPU seconds on a shared machine do not (they swing by ±25 % from
 one run to the next here).
 
-``--cache`` also runs the read workloads under cachegrind with this machine's L1 data and L2
+``--cache`` also runs every workload under cachegrind with this machine's L1 data and L2
 sizes (from ``/sys``) and reports the data-cache misses per event: what instruction counts do
-not see (an instruction that misses the L2 costs tens of cycles).
+not see (an instruction that misses the L2 costs tens of cycles). :func:`render` then prints
+each pair side by side — the bare figure, the ledger's, and bare ÷ ledger — for instructions,
+L1 data misses and L2 misses (``python -m bench`` counts them so, where valgrind is installed).
 
 The ratios are bare / ledger, like the harness's time ratios: ≥ 1.0 means the ledger executes
 no more instructions per event than the bare framework does for less work. Without valgrind
@@ -40,7 +42,6 @@ from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKLOADS = ("bare_append", "ingest", "bare_read", "verify")
-READS = ("bare_read", "verify")
 PAIRS = {
     "ingest_vs_bare_append": ("ingest", "bare_append"),
     "verify_vs_bare_read_decode": ("verify", "bare_read"),
@@ -73,6 +74,37 @@ def parse_counts(report: str) -> dict[str, int]:
 def per_event(one: dict[str, int], two: dict[str, int], events: int) -> dict[str, float]:
     """One pass per event: the two-pass run less the one-pass run, divided by ``events``."""
     return {key: (two[key] - one[key]) / events for key in one if key in two}
+
+
+MEASURES = (("instructions", "instructions"), ("d1_misses", "L1d misses"), ("l2_misses", "L2 misses"))
+"""Each per-event figure a pair is compared in, and its label."""
+LABELS = {
+    "ingest_vs_bare_append": "ingest vs bare append",
+    "verify_vs_bare_read_decode": "verify vs bare read+decode",
+}
+
+
+def side_by_side(figures: dict[str, dict[str, float]]) -> list[dict[str, Any]]:
+    """Each pair measured, in each figure both sides have: the bare figure per event, the
+    ledger's, and bare ÷ ledger (≥ 1.0: the ledger does, or misses, less per event)."""
+    rows: list[dict[str, Any]] = []
+    for name, (ledger, bare) in PAIRS.items():
+        if ledger not in figures or bare not in figures:
+            continue
+        for key, label in MEASURES:
+            if key in figures[ledger] and key in figures[bare]:
+                mine, theirs = figures[ledger][key], figures[bare][key]
+                rows.append(
+                    {
+                        "pair": name,
+                        "measure": key,
+                        "label": f"{LABELS[name]}: {label}/event",
+                        "bare": theirs,
+                        "ledger": mine,
+                        "ratio": theirs / mine if mine > 0 else None,
+                    }
+                )
+    return rows
 
 
 def ratios(figures: dict[str, dict[str, float]]) -> dict[str, float]:
@@ -136,7 +168,7 @@ def measure(
         _fill_stores(folder, feed.path, workloads)
         jobs = [(work, passes, False) for work in workloads for passes in (1, 2)]
         if cache:
-            jobs += [(work, passes, True) for work in workloads if work in READS for passes in (1, 2)]
+            jobs += [(work, passes, True) for work in workloads for passes in (1, 2)]
         sizes = cache_sizes()
         with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
             counted = dict(
@@ -164,6 +196,7 @@ def measure(
             },
             "per_event": figures,
             "ratios": ratios(figures),
+            "side_by_side": side_by_side(figures),
             "cache": sizes if cache else None,
         }
     finally:
@@ -310,6 +343,16 @@ def render(result: dict[str, Any]) -> str:
     for name, value in result["ratios"].items():
         ledger, bare = PAIRS[name]
         lines.append(f"{ledger} / {bare}, in instructions (bare ÷ ledger): {value:.2f}  ")
+    pairs = side_by_side(fig)
+    if pairs:
+        lines += [
+            "",
+            "| per feed event (valgrind, SQLite) | bare | ledger | bare ÷ ledger |",
+            "|---|---:|---:|---:|",
+        ]
+        for row in pairs:
+            ratio = "-" if row["ratio"] is None else f"{row['ratio']:.2f}"
+            lines.append(f"| {row['label']} | {row['bare']:,.0f} | {row['ledger']:,.0f} | {ratio} |")
     return "\n".join(lines)
 
 
@@ -329,7 +372,8 @@ def main(argv: list[str] | None = None) -> int:
         "--rounds",
         type=int,
         default=300,
-        help="rounds in the feed (300: ~14 k lines, about 6 minutes on two cores; 12 with --cache)",
+        help="rounds in the feed (300: ~14 k lines, about 6 minutes on two idle cores; about half "
+        "an hour with --cache on two busy ones)",
     )
     p.add_argument("--tables", type=int, default=10, help="tables per game")
     p.add_argument("--seed", type=int, default=1)
@@ -342,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--cache",
         action="store_true",
-        help="also simulate the L1 data and L2 caches for the read workloads (cachegrind; slower)",
+        help="also simulate the L1 data and L2 caches for every workload (cachegrind; slower)",
     )
     p.add_argument("--workdir", default=None)
     p.add_argument("--out", default=None, help="also write the figures as JSON here")

@@ -23,7 +23,9 @@ server answers, on PostgreSQL measures, in the same process and run:
    the ``--resumable`` sizes;
 8. where valgrind is installed, the two ratios of issue 17 once more in **instructions** per
    feed event (:mod:`bench.instructions`, on a feed of ``--instructions`` rounds): a count
-   that the machine's load does not move.
+   that the machine's load does not move; and the **data-cache misses** per event (L1 data,
+   L2; cachegrind) of ingest beside the bare append and of verify beside the bare read, with
+   bare ÷ ledger.
 
 Then it prints a markdown table with the ratios and targets and writes everything as JSON.
 Timings are noisy on a shared machine; the ratios compare figures taken side by side.
@@ -168,8 +170,9 @@ def _parser() -> argparse.ArgumentParser:
         default="300",
         metavar="ROUNDS",
         type=_rounds_or_off,
-        help="count instructions per event with valgrind on a feed of ROUNDS rounds "
-        "(bench.instructions; about 6 minutes on two cores at 300), or 'off'; "
+        help="count instructions and data-cache misses per event with valgrind on a feed "
+        "of ROUNDS rounds (bench.instructions --cache; about half an hour on two busy cores "
+        "at 300), or 'off'; "
         "skipped with a note where valgrind is not installed",
     )
     p.add_argument("--workdir", default=None, help="where feeds and SQLite files go")
@@ -476,14 +479,15 @@ def _verdict(results: dict[str, Any]) -> dict[str, Any]:
 
 
 def _instructions(args: argparse.Namespace) -> dict[str, Any] | None:
-    """Issue 17's two ratios in instructions per feed event (``bench.instructions``)."""
+    """Issue 17's two ratios in instructions per feed event, and the data-cache misses of each
+    side (``bench.instructions`` with the cache simulated)."""
     from bench import instructions
 
     if instructions.valgrind() is None:
         _say("valgrind is not installed (apt-get install valgrind): instructions not counted")
         return None
     counted = instructions.measure(
-        int(args.instructions), tables=args.tables, seed=args.seed, workdir=args.workdir
+        int(args.instructions), tables=args.tables, seed=args.seed, cache=True, workdir=args.workdir
     )
     _say(f"instructions counted ({counted['feed']['lines']} lines)")
     return counted

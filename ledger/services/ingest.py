@@ -15,6 +15,7 @@ table; ``ledger verify`` reports it.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -25,10 +26,10 @@ from uuid import UUID
 
 from eventsourcing.persistence import IntegrityError
 
-from ledger.codec.chain import CHAIN_ID, Linked, LinkEntry, frame, genesis, next_digest, now
+from ledger.codec.chain import CHAIN_ID, FRAME_HEAD, FRAME_MID, FRAME_TAIL, Linked, LinkEntry, genesis, now
 from ledger.codec.facts import content_of, topic_of
 from ledger.codec.ids import id_makers
-from ledger.codec.library import stored_event
+from ledger.codec.library import StoredColumns, model_with
 from ledger.codec.lines import LineParser
 from ledger.codec.parse import MAX_LINE_BYTES, Rejection
 from ledger.domain.table import RoundStarted
@@ -87,29 +88,45 @@ class _Head:
     in place as the batch appends to it (no new object, no dict update, per line)."""
 
     version: int
-    digest: str
+    digest: bytes
+    """The chain digest of ``version``, as the ASCII bytes of its hex (what the next digest
+    hashes and the frame stores: no encoding per row)."""
     game: str = ""
     ended: bool = False
     first: int = 0
     """The first version the pending batch writes (valid while the head is in its ``touched``)."""
 
 
-_Row = tuple[UUID, int, str, bytes, str]
-"""An event of the batch: aggregate, version, topic, content bytes, chain digest."""
+_Row = tuple[UUID, int, str, bytes, bytes]
+"""An event of the batch: aggregate, version, topic, content bytes, chain digest (ASCII)."""
 
 
 @dataclass(slots=True)
 class _Batch:
     """Lines accepted but not yet saved, and the events they make."""
 
-    lines: list[tuple[int, str | bytes, FeedEvent]] = field(default_factory=list)
+    lines: list[tuple[int, str | bytes, FeedEvent, bytes | None]] = field(default_factory=list)
+    """The accepted lines (number, text, fact, stored bytes if canonical), to re-examine them if
+    another writer saves first."""
     events: list[_Row] = field(default_factory=list)
     pending: dict[tuple[str, str, int], FeedEvent] = field(default_factory=dict)
+    """The batch's facts by ``(table, round, seq)``, for the duplicate check: filled from
+    :attr:`lines` only when a duplicate is looked up (:meth:`pending_fact`), never per line."""
+    indexed: int = 0
+    """How many of :attr:`lines` :attr:`pending` holds."""
     touched: dict[_Head, UUID] = field(default_factory=dict)
     """Each aggregate the batch writes, in the order it was first written (keyed by its head:
     an identity hash, not a ``UUID``'s), for the chain link's entries."""
     feed_events: int = 0
     rounds_opened: int = 0
+
+    def pending_fact(self, key: tuple[str, str, int]) -> FeedEvent | None:
+        """The batch's fact with this ``(table, round, seq)``, if it holds one."""
+        lines, pending = self.lines, self.pending
+        for _, _, fact, _ in lines[self.indexed :]:
+            pending[(fact.table, fact.round, fact.seq)] = fact
+        self.indexed = len(lines)
+        return pending.get(key)
 
 
 _OPENING: dict[type, bool] = {}
@@ -123,7 +140,7 @@ def _opens(cls: type) -> bool:
     return known
 
 
-_UNKNOWN = _Head(0, "")
+_UNKNOWN = _Head(0, b"")
 """``_heads.get`` default: the aggregate's head is not known yet (``None`` is "none stored")."""
 
 
@@ -175,22 +192,19 @@ class Ingestor:
         group: list[_Parsed] = []
         parse = self._parser.parse
         batch_events = self.batch_events
-        counted = 0
+        if on_progress is not None:
+            lines = _told(lines, on_progress)
         with pass_collector():  # lines are freed by reference counting: see ledger.storage.collector
             for line_no, text in lines:
-                if on_progress is not None:
-                    on_progress(len(text) + 1)
                 if not text or text.isspace():  # what ``not text.strip()`` says, with no copy
                     continue
-                counted += 1
                 fact, content = parse(text, line_no)
                 group.append((line_no, text, fact, content))
                 if len(group) >= batch_events:
-                    report.lines += counted
-                    counted = 0
+                    report.lines += len(group)  # a group holds every line counted since the last
                     self._take(group, report, on_reject)
                     group = []
-            report.lines += counted
+            report.lines += len(group)
             self._take(group, report, on_reject)
             self._flush(report, on_reject)
         if self._tree_pending:
@@ -221,22 +235,56 @@ class Ingestor:
         report.tree_seconds += time.perf_counter() - started
 
     def _take(self, group: list[_Parsed], report: IngestReport, on_reject: RejectSink | None) -> None:
-        """Decide a group of parsed lines in order, their heads loaded in one query first."""
+        """Decide a group of parsed lines in order, their heads loaded in one query first.
+
+        The usual line — canonical, the next ``seq`` of a round whose head is known, open and
+        of the same game, not a ``round_opened`` — is appended here, step for step what
+        :meth:`_accept` and :meth:`_append` do with it (no call, no new tuple for the batch's
+        lines); every other line goes through :meth:`_accept`."""
         oids = self._prefetch(group)
         batch_events = self.batch_events
-        for (line_no, text, parsed, content), oid in zip(group, oids, strict=True):
+        heads = self._heads
+        opening = _OPENING
+        terminal = TERMINAL_TYPES
+        sha256 = hashlib.sha256
+        batch = self._batch
+        touched, events, accepted = batch.touched, batch.events, batch.lines
+        for item, oid in zip(group, oids, strict=True):
+            line_no, text, parsed, content = item
             if oid is None:
                 assert isinstance(parsed, Rejection)
                 self._reject(report, parsed, text, on_reject)
                 continue
-            outcome = self._accept(line_no, text, parsed, content, oid)  # type: ignore[arg-type]
-            if outcome is not Accepted.STORED:
-                if outcome is Accepted.DUPLICATE:
-                    report.duplicates += 1
-                else:
-                    self._reject(report, outcome, text, on_reject)
-            if self._batch.feed_events >= batch_events:
+            head = heads.get(oid)
+            if (
+                content is not None
+                and head is not None
+                and opening.get(parsed.__class__) is False
+                and not head.ended
+                and parsed.seq == head.version + 1  # type: ignore[union-attr]
+                and parsed.game == head.game  # type: ignore[union-attr]
+            ):
+                version = head.version = head.version + 1
+                digest = head.digest = sha256(head.digest + content).hexdigest().encode()
+                if head not in touched:
+                    head.first = version
+                    touched[head] = oid
+                kind = parsed.type  # type: ignore[union-attr]
+                head.ended = kind in terminal
+                events.append((oid, version, f"{head.game}/{kind}", content, digest))
+                accepted.append(item)  # type: ignore[arg-type]
+                batch.feed_events += 1
+            else:
+                outcome = self._accept(line_no, text, parsed, content, oid)  # type: ignore[arg-type]
+                if outcome is not Accepted.STORED:
+                    if outcome is Accepted.DUPLICATE:
+                        report.duplicates += 1
+                    else:
+                        self._reject(report, outcome, text, on_reject)
+            if batch.feed_events >= batch_events:
                 self._flush(report, on_reject)
+                batch = self._batch
+                touched, events, accepted = batch.touched, batch.events, batch.lines
 
     def _prefetch(self, group: list[_Parsed]) -> list[UUID | None]:
         """Load the stored heads of every aggregate the group names and we do not know yet;
@@ -255,7 +303,10 @@ class Ingestor:
             if oid not in heads:
                 wanted[oid] = None
             cls = parsed.__class__
-            if opening[cls] if cls in opening else _opens(cls):
+            opens = opening.get(cls)
+            if opens is None:
+                opens = _opens(cls)
+            if opens:
                 tid = table_key(parsed.table)
                 if tid not in heads:
                     wanted[tid] = None
@@ -329,14 +380,14 @@ class Ingestor:
                 "game",
             )
         self._append(oid, event, head, content)
-        self._batch.lines.append((line_no, text, event))
+        self._batch.lines.append((line_no, text, event, content))
         if opening:
             assert isinstance(event, RoundOpened)
             self._start_round(event)
         return Accepted.STORED
 
     def _duplicate(self, line_no: int, oid: UUID, event: FeedEvent) -> Rejection | Accepted:
-        stored = self._batch.pending.get(event.key)
+        stored = self._batch.pending_fact(event.key)
         if stored is None:
             found = self.app.stored(oid, gt=event.seq - 1, lte=event.seq)
             stored = found[0].fact if found else None  # type: ignore[assignment]
@@ -362,12 +413,12 @@ class Ingestor:
         batch = self._batch
         if head is None:
             version = 1
-            digest = next_digest(genesis(oid), content)
+            digest = _next_digest(genesis(oid).encode("ascii"), content)
             head = self._heads[oid] = _Head(version, digest, first=1)
             batch.touched[head] = oid
         else:
             version = head.version = head.version + 1
-            digest = head.digest = next_digest(head.digest, content)
+            digest = head.digest = _next_digest(head.digest, content)
             if head not in batch.touched:
                 head.first = version
                 batch.touched[head] = oid
@@ -375,7 +426,6 @@ class Ingestor:
             topic = f"{fact.game}/{fact.type}"
             head.game = fact.game
             head.ended = fact.type in TERMINAL_TYPES
-            batch.pending[(fact.table, fact.round, fact.seq)] = fact
             batch.feed_events += 1
         else:
             topic = topic_of(fact)
@@ -407,26 +457,30 @@ class Ingestor:
             chain_head = self._head(CHAIN_ID)
             self._append(CHAIN_ID, Linked(at=now(), entries=_entries(batch.touched)), chain_head)
             assert len(batch.events) <= SAVE_EVENTS_MAX
+            oids, versions, topics, contents, digests = (
+                list(column) for column in zip(*batch.events, strict=True)
+            )
             try:
-                # Straight to the library's recorder: one transaction, one bulk statement
-                # (``ledger.codec.library``); ``Application.save`` would add a ``Recording`` and a
-                # ``Notification`` object per event that nothing here reads.
+                # Straight to the library's recorder: one transaction, one bulk statement, the
+                # rows as four columns (``ledger.codec.library``); ``Application.save`` would add
+                # a ``Recording`` and a ``Notification`` object per event that nothing here reads.
                 mapper = self.app.ledger_mapper
                 if mapper.compressor is None and mapper.cipher is None:
-                    states = [frame(digest, content) for _, _, _, content, digest in batch.events]
+                    join = b"".join
+                    states = [
+                        join((FRAME_HEAD, digest, FRAME_MID, content, FRAME_TAIL))
+                        for digest, content in zip(digests, contents, strict=True)
+                    ]
                 else:
-                    states = [mapper.stored_event(*e).state for e in batch.events]
-                rows = [
-                    stored_event(oid, version, topic, state)
-                    for (oid, version, topic, _, _), state in zip(batch.events, states, strict=True)
-                ]
-                ids = self.app.recorder.insert_events(rows)
+                    states = [mapper.stored_event(*e[:4], e[4].decode("ascii")).state for e in batch.events]
+                columns = StoredColumns(oids, versions, topics, states)
+                ids = self.app.recorder.insert_events(columns)
             except IntegrityError:
                 # Another writer saved first: forget what we believed and re-examine the lines.
                 report.retries += 1
                 self._heads.clear()
                 self._batch = _Batch()
-                for line_no, text, event in batch.lines:
+                for line_no, text, event, _ in batch.lines:
                     outcome = self._accept(line_no, text, event)
                     if isinstance(outcome, Rejection):
                         self._reject(report, outcome, text, on_reject)
@@ -435,45 +489,49 @@ class Ingestor:
                 time.sleep(0.01 * attempt)
                 continue
             report.saves += 1
-            self._tree_pending += len(batch.events)
-            if ids and not self._tree_failed:  # SQLite gives the ids: no reading them back
-                self._tree_rows += [
-                    (i, oid.hex, version, topic, state)
-                    for i, (oid, version, topic, _, _), state in zip(ids, batch.events, states, strict=True)
-                ]
+            self._tree_pending += len(states)
+            if ids and not self._tree_failed:  # the store gives the ids: no reading them back
+                self._tree_rows += zip(ids, columns.hexes, versions, topics, states, strict=True)
             if self._tree_pending >= TREE_EVERY_ROWS:
                 self._extend_tree(report)
             report.stored += batch.feed_events
             report.rounds_opened += batch.rounds_opened
             # Ended rounds take no more lines: forget them so memory stays flat on long feeds.
-            for oid, _, topic, _, _ in batch.events:
-                if topic.endswith(_TERMINAL_TOPICS):
+            for head, oid in batch.touched.items():
+                if head.ended:
                     self._heads.pop(oid, None)
             self._batch = _Batch()
             return
         raise RuntimeError(f"could not save a batch after {SAVE_ATTEMPTS} attempts")
 
 
+def _next_digest(previous: bytes, content: bytes) -> bytes:
+    """:func:`~ledger.codec.chain.next_digest` with the digests as their ASCII bytes."""
+    return hashlib.sha256(previous + content).hexdigest().encode()
+
+
+_ENTRY_FIELDS = frozenset(("aggregate", "first", "last", "digest"))
+
+
 def _entries(touched: dict[_Head, UUID]) -> tuple[LinkEntry, ...]:
     """The chain link's entries of a batch: ``link_entries`` of its events, from the heads it
     moved (first version written, last version and its digest), in the order it first wrote
-    to each."""
-    construct = LinkEntry.model_construct
+    to each; built as ``model_construct`` builds them (the values are the writer's own)."""
     return tuple(
-        construct(aggregate=oid, first=head.first, last=head.version, digest=head.digest)
+        model_with(
+            LinkEntry,
+            {"aggregate": oid, "first": head.first, "last": head.version, "digest": head.digest.decode()},
+            _ENTRY_FIELDS,
+        )
         for head, oid in touched.items()
     )
-
-
-_TERMINAL_TOPICS = tuple(f"/{name}" for name in sorted(TERMINAL_TYPES))
-"""Topic endings of the events after which a round takes no more lines."""
 
 
 def _head_of(rec: Recorded) -> _Head:
     fact = rec.fact
     game = fact.game if isinstance(fact, FeedEvent) else ""
     ended = isinstance(fact, FeedEvent) and fact.type in TERMINAL_TYPES
-    return _Head(rec.originator_version, rec.digest, game, ended)
+    return _Head(rec.originator_version, rec.digest.encode("ascii"), game, ended)
 
 
 def ingest_file(app: LedgerApp, path: str | os.PathLike[str]) -> IngestReport:
@@ -486,6 +544,15 @@ def numbered_lines(stream: Iterable[str]) -> Iterable[tuple[int, str]]:
     """Number the lines of a text stream from 1, without their line ends."""
     for number, line in enumerate(stream, start=1):
         yield number, line.rstrip("\r\n")
+
+
+def _told(
+    lines: Iterable[tuple[int, str | bytes]], on_progress: Callable[[int], None]
+) -> Iterator[tuple[int, str | bytes]]:
+    """The lines, each told to ``on_progress`` (its length and its line end) as it is read."""
+    for numbered in lines:
+        on_progress(len(numbered[1]) + 1)
+        yield numbered
 
 
 def bounded_lines(stream: BinaryIO, max_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes]]:

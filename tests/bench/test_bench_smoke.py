@@ -148,3 +148,45 @@ def test_the_resumable_bench_alone(tmp_path: Path) -> None:
     assert len(body["verdict"]) == 7 and all("met" in v for v in body["verdict"].values())
     assert "| target | value (wall) | client CPU | met |" in done.stdout
     assert not list(tmp_path.glob("ledger-resumable-*"))
+
+
+def test_the_table_prints_the_cache_misses_beside_the_bare_figures() -> None:
+    """Where valgrind counted with the cache simulated, ``python -m bench`` prints, for ingest
+    and verify, the bare figure per event, the ledger's and bare ÷ ledger, in instructions, L1
+    data misses and L2 misses (no valgrind run here: the figures are given)."""
+    from bench.instructions import ratios, side_by_side
+    from bench.run import render
+
+    figures = {
+        "bare_append": {"instructions": 225_000.0, "d1_misses": 900.0, "l2_misses": 60.0},
+        "ingest": {"instructions": 180_000.0, "d1_misses": 1_000.0, "l2_misses": 40.0},
+        "bare_read": {"instructions": 90_000.0, "d1_misses": 400.0, "l2_misses": 10.0},
+        "verify": {"instructions": 100_000.0, "d1_misses": 800.0, "l2_misses": 20.0},
+    }
+    counted = {
+        "feed": {"rounds": 12, "lines": 500},
+        "per_event": figures,
+        "ratios": ratios(figures),
+        "side_by_side": side_by_side(figures),
+    }
+    results = {
+        "feed": {"rounds": 12, "lines": 500, "games": ["SP9"]},
+        "runs": [{}],
+        "median": {"sqlite": {}},
+        "verdict": {},
+        "instructions": counted,
+    }
+    text = render(results)
+    for row in (
+        "| ingest vs bare append: instructions/event | 225,000 | 180,000 | 1.25 |",
+        "| ingest vs bare append: L1d misses/event | 900 | 1,000 | 0.90 |",
+        "| ingest vs bare append: L2 misses/event | 60 | 40 | 1.50 |",
+        "| verify vs bare read+decode: instructions/event | 90,000 | 100,000 | 0.90 |",
+        "| verify vs bare read+decode: L1d misses/event | 400 | 800 | 0.50 |",
+        "| verify vs bare read+decode: L2 misses/event | 10 | 20 | 0.50 |",
+    ):
+        assert row in text, row
+    # Counted without the cache: the instruction rows only.
+    plain = {w: {"instructions": f["instructions"]} for w, f in figures.items()}
+    rows = side_by_side(plain)
+    assert [r["measure"] for r in rows] == ["instructions", "instructions"]

@@ -14,7 +14,9 @@ so (``tests/codec/test_library_contract.py``):
 - **eventsourcing** — :func:`stored_event` builds a ``StoredEvent`` from its ``__dict__``
   (the frozen dataclass's layout); :class:`BulkSQLiteRecorder` and
   ``ledger.codec.library.postgres.BulkPostgresRecorder`` replace the recorders' private
-  ``_insert_events`` / ``_insert_stored_events`` with one statement per save.
+  ``_insert_events`` / ``_insert_stored_events`` with one statement per save, and take a save
+  as :class:`StoredColumns` (four lists, no ``StoredEvent`` per row) through the library's own
+  ``insert_events`` (its transaction, locks and retries unchanged).
 - **uuid** — :class:`HashedUUID` is a ``UUID`` that keeps its hash (``UUID.__hash__`` is
   ``hash(self.int)``) and ``hex``.
 
@@ -42,7 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import fields as dataclass_fields
-from typing import Any
+from typing import Any, overload
 from uuid import UUID
 
 from eventsourcing.persistence import StoredEvent
@@ -176,6 +178,40 @@ class is a frozen dataclass whose ``__init__`` sets each field through ``object.
 the constructor itself if the class is laid out otherwise."""
 
 
+class StoredColumns(Sequence[StoredEvent]):
+    """The rows of one save as four columns: what the bulk recorders send, with no
+    ``StoredEvent`` built per row. Passed to the library's ``insert_events`` like a list of
+    stored events (it is one: an item is built on demand), so the library's transaction, lock
+    and id fetching run as for any save; the bulk recorders read the columns directly."""
+
+    __slots__ = ("_hexes", "ids", "states", "topics", "versions")
+
+    def __init__(self, ids: list[UUID], versions: list[int], topics: list[str], states: list[bytes]) -> None:
+        self.ids, self.versions, self.topics, self.states = ids, versions, topics, states
+        self._hexes: list[str] | None = None
+
+    @property
+    def hexes(self) -> list[str]:
+        """The ids as 32 hex digits (how the SQLite table stores them), computed once."""
+        if self._hexes is None:
+            self._hexes = [i.hex for i in self.ids]
+        return self._hexes
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @overload
+    def __getitem__(self, index: int) -> StoredEvent: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[StoredEvent]: ...
+
+    def __getitem__(self, index: int | slice) -> StoredEvent | Sequence[StoredEvent]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        return stored_event(self.ids[index], self.versions[index], self.topics[index], self.states[index])
+
+
 class BulkSQLiteRecorder(SQLiteApplicationRecorder):
     """The library's SQLite application recorder, writing a save with one ``executemany``."""
 
@@ -184,9 +220,16 @@ class BulkSQLiteRecorder(SQLiteApplicationRecorder):
     ) -> Sequence[int] | None:
         if not stored_events:
             return []
-        c.executemany(
-            self.insert_events_statement,
-            [
+        if isinstance(stored_events, StoredColumns):
+            rows: Iterable[tuple[Any, ...]] = zip(
+                stored_events.hexes,
+                stored_events.versions,
+                stored_events.topics,
+                stored_events.states,
+                strict=True,
+            )
+        else:
+            rows = [
                 (
                     s.originator_id.hex if isinstance(s.originator_id, UUID) else s.originator_id,
                     s.originator_version,
@@ -194,8 +237,8 @@ class BulkSQLiteRecorder(SQLiteApplicationRecorder):
                     s.state,
                 )
                 for s in stored_events
-            ],
-        )
+            ]
+        c.executemany(self.insert_events_statement, rows)
         c.execute("SELECT last_insert_rowid()")
         last = int(c.fetchone()[0])
         first = last - len(stored_events) + 1

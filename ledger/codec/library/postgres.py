@@ -17,6 +17,8 @@ from eventsourcing.persistence import StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder
 from psycopg import sql
 
+from ledger.codec.library import StoredColumns
+
 
 class BulkPostgresRecorder(PostgresApplicationRecorder):
     """The library's PostgreSQL application recorder, sending a save as four binary arrays."""
@@ -41,17 +43,16 @@ class BulkPostgresRecorder(PostgresApplicationRecorder):
         with curs.connection.pipeline() as pipeline:
             pipeline.sync()
         self._notify_channel(curs)
-        ids = [
-            s.originator_id if isinstance(s.originator_id, UUID) else UUID(str(s.originator_id))
-            for s in stored_events
-        ]
-        curs.execute(
-            self.bulk_insert_statement,
-            (
-                ids,
+        if isinstance(stored_events, StoredColumns):  # a save as columns: sent as they are
+            columns = (stored_events.ids, stored_events.versions, stored_events.topics, stored_events.states)
+        else:
+            columns = (
+                [
+                    s.originator_id if isinstance(s.originator_id, UUID) else UUID(str(s.originator_id))
+                    for s in stored_events
+                ],
                 [s.originator_version for s in stored_events],
                 [s.topic for s in stored_events],
                 [s.state for s in stored_events],
-            ),
-            binary=True,
-        )
+            )
+        curs.execute(self.bulk_insert_statement, columns, binary=True)
