@@ -127,52 +127,84 @@ class RoundStream:
 
         The usual row of a verify pass — a feed fact of a round being gathered, its content
         given by the tap, no content kept — is decoded and gathered in this loop itself; every
-        other row goes to the method of its kind. :attr:`position` is the row's before each
-        round handed over and the last row's at the end."""
+        other row goes to :meth:`_row`. :attr:`position` is the row's before each round handed
+        over and the last row's at the end."""
+        check = self.check
+        if check is None or self.contents is not None:
+            yield from self._rows(rows)
+            return
+        kinds = self.codec.kinds
+        gathering = self.gathering
+        row = self._row
+        nid = self.position
+        for nid, oid, version, topic, state in rows:
+            content = check(oid, version, topic, state)  # the tap sees every row first
+            if content is None:
+                continue
+            kind = kinds.get(topic)
+            if kind is not None:
+                facts = gathering.get(oid)
+                if facts is not None:
+                    try:
+                        fact = kind.first(content)
+                    except ValueError:  # refused natively: the full path below decides
+                        pass
+                    else:
+                        facts.append(fact)
+                        if kind.ends:
+                            self.position = nid
+                            yield self._ended(nid, oid, facts, fact)
+                        continue
+            ended = row(nid, oid, version, topic, state, content)
+            if ended is not None:
+                yield ended
+        self.position = nid
+
+    def _rows(self, rows: Iterable[RawRow]) -> Iterator[ClosedRound]:
+        """:meth:`closed` of a pass without a tap (the views), or one that keeps content: each
+        row by its kind, the feed facts (nearly every row) dispatched here."""
         kinds = self.codec.kinds
         check = self.check
         feed_row = self._feed_row
-        gathering = self.gathering
-        inline = self.contents is None
         nid = self.position
         for nid, oid, version, topic, state in rows:
             content = None
-            if check is not None:  # the tap (ledger verify's chain check) sees every row first
+            if check is not None:
                 content = check(oid, version, topic, state)
                 if content is None:
                     continue
-                if inline:
-                    kind = kinds.get(topic)
-                    facts = gathering.get(oid)
-                    if kind is not None and facts is not None:
-                        try:
-                            fact = kind.first(content)
-                        except ValueError:  # refused natively: the full path below decides
-                            pass
-                        else:
-                            facts.append(fact)
-                            if kind.ends:
-                                self.position = nid
-                                yield self._ended(nid, oid, facts, fact)
-                            continue
-            self.position = nid
-            if topic == CHAIN_TOPIC:
-                self.link = (nid, version)
-                continue
             kind = kinds.get(topic)
-            if kind is None:
-                kind = self.codec.kind(topic)  # the first row of a game not yet loaded
             if kind is not None:
+                self.position = nid
                 ended = feed_row(kind, nid, oid, version, topic, state, content)
                 if ended is not None:
                     yield ended
-            elif topic == TABLE_TOPIC:
-                self._table_row(nid, oid, version, topic, state, content)
-            elif topic.endswith(OPENING_SUFFIX):
-                self._opening_row(nid, oid, version, topic, state, content)
-            else:
-                self._other_row(nid, oid, version, topic, state)
+                continue
+            ended = self._row(nid, oid, version, topic, state, content)
+            if ended is not None:
+                yield ended
         self.position = nid
+
+    def _row(
+        self, nid: int, oid: str, version: int, topic: str, state: bytes, content: bytes | None
+    ) -> ClosedRound | None:
+        """Any row, by its kind (``content`` given if the tap opened it); the round it ends."""
+        self.position = nid
+        if topic == CHAIN_TOPIC:
+            self.link = (nid, version)
+            return None
+        kind = self.codec.kinds.get(topic)
+        if kind is None:
+            kind = self.codec.kind(topic)  # the first row of a game not yet loaded
+        if kind is not None:
+            return self._feed_row(kind, nid, oid, version, topic, state, content)
+        if topic == TABLE_TOPIC:
+            self._table_row(nid, oid, version, topic, state, content)
+        elif topic.endswith(OPENING_SUFFIX):
+            self._opening_row(nid, oid, version, topic, state, content)
+        else:
+            self._other_row(nid, oid, version, topic, state)
+        return None
 
     def _feed_row(
         self, kind: Kind, nid: int, oid: str, version: int, topic: str, state: bytes, content: bytes | None

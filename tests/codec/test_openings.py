@@ -81,3 +81,29 @@ def test_odd_openings_get_the_full_validation_and_its_message(examples: Path, ed
     if edit[1].startswith(b'"table":"EVIL"'):
         parsed = parse_line(line, 9)
         assert isinstance(parsed, Rejection) or parsed.table == "EVIL"
+
+
+def test_openings_whose_tails_never_repeat_stop_getting_templates_and_decode_the_same(
+    examples: Path,
+) -> None:
+    """A game whose openings differ after the round's own fields (each its own croupier here,
+    as Mah-Jong's players and capital differ) gets templates only now and then; every opening
+    still equals the model's, and its rulebook's pinned hash is the rulebook's own."""
+    from ledger.codec.openings import TEMPLATE_MISSES, TEMPLATE_PROBE_EVERY
+
+    stored = [parse_line(line, 1) for line in _openings(examples)]
+    opening = next(f for f in stored if isinstance(f, FeedEvent) and f.rules is not None)  # type: ignore[attr-defined]
+    cls = TOPICS[topic_of(opening)]
+    decoder = OpeningDecoder()
+    count = TEMPLATE_MISSES + 2 * TEMPLATE_PROBE_EVERY
+    for n in range(count):
+        fact = opening.model_copy(update={"round": f"R{n:05d}", "croupier": f"D{n:05d}"})
+        content = content_of(fact)
+        got = decoder.decode(cls, content)
+        want = cls.model_validate_json(content)
+        assert got == want == fact
+        assert got.rules.content_hash() == want.rules.content_hash()
+    built = decoder._templates._misses[(cls, opening.game.encode())]
+    assert built == count  # no template was ever reused
+    # Templates only for the first misses and every probe after them.
+    assert decoder._templates.hits == TEMPLATE_MISSES + 2
