@@ -219,7 +219,7 @@ class LedgerApp(Application[UUID]):
 
                 with (
                     self.recorder.datastore.get_connection() as conn,  # type: ignore[attr-defined]
-                    conn.cursor(row_factory=tuple_row) as curs,
+                    conn.cursor(row_factory=tuple_row, binary=True) as curs,
                 ):
                     curs.execute(
                         select, (start, list(topics), page) if topics else (start, page), prepare=True
