@@ -118,12 +118,13 @@ def _settle_bet(rnd: Round, bet: BetPlaced, number: int | None, out: Derivation)
     if due is None:
         return
     out.expected[bet.bet] = due
-    out.steps.append(
-        Step(
-            f"{bet.bet} ({amount_text(bet.amount)}): {due.reason} → {due.result}, "
-            f"returned {amount_text(due.returned)}, won {amount_text(due.won)}",
-            due.rule,
-        )
+    out.steps.append(Step.later(due.rule, _bet_text, bet, due))
+
+
+def _bet_text(bet: BetPlaced, due: Settlement) -> str:
+    return (
+        f"{bet.bet} ({amount_text(bet.amount)}): {due.reason} → {due.result}, "
+        f"returned {amount_text(due.returned)}, won {amount_text(due.won)}"
     )
 
 
