@@ -32,7 +32,6 @@ Choices, each with its rule:
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -289,23 +288,29 @@ def _deal(rnd: Round, places: dict[int, Place], d: Derivation) -> tuple[bool, Ha
             )
         return False, None
     ok = True
-    seen: Counter[str] = Counter()
     texts = [str(c.card) for c in dealt]
-    for c, text in zip(dealt, texts, strict=True):
-        seen[text] += 1
-        if seen[text] == 2:
-            d.findings.append(
-                _finding(rnd, None, DUPLICATE_RULE, f"card {c.card} dealt twice from one deck", seq=c.seq)
-            )
+    if len(set(texts)) != len(texts):  # a card dealt twice: the first repeat of each is reported
+        seen: set[str] = set()
+        twice: set[str] = set()
+        for c, text in zip(dealt, texts, strict=True):
+            if text not in seen:
+                seen.add(text)
+            elif text not in twice:
+                twice.add(text)
+                d.findings.append(
+                    _finding(rnd, None, DUPLICATE_RULE, f"card {c.card} dealt twice from one deck", seq=c.seq)
+                )
     dealer_cards = [text for c, text in zip(dealt, texts, strict=True) if c.to == "dealer"]
     for c, text in zip(dealt, texts, strict=True):
         if c.to != "dealer":
             _place(places, int(c.to)).cards.append(text)
     seats = sorted(p.seat for p in places.values() if p.cards)
-    counts = {f"place {p.seat}": len(p.cards) for p in places.values() if p.ante is not None or p.cards}
-    counts["dealer"] = len(dealer_cards)
-    wrong = {k: n for k, n in counts.items() if n != 5}
-    if wrong:
+    if len(dealer_cards) != 5 or any(
+        len(p.cards) != 5 for p in places.values() if p.ante is not None or p.cards
+    ):
+        counts = {f"place {p.seat}": len(p.cards) for p in places.values() if p.ante is not None or p.cards}
+        counts["dealer"] = len(dealer_cards)
+        wrong = {k: n for k, n in counts.items() if n != 5}
         listed = ", ".join(f"{k} {n}" for k, n in wrong.items())
         d.findings.append(
             _finding(rnd, None, DEAL_RULE, f"wrong number of cards (five to each hand): {listed}")
