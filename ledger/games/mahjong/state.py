@@ -22,8 +22,9 @@ does not hide the rest of the game. What the rules make of the end (win, false w
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from ledger.domain.findings import Finding
 from ledger.feed.envelope import FeedEvent
@@ -163,6 +164,9 @@ class GameState:
         self.drawn = 0
         self.seen = [0] * KINDS
         self.visible = [0] * KINDS
+        self.honours_at_three = 0
+        """How many honour kinds have exactly three copies visible (:meth:`_show` keeps it):
+        while none has, no discarder can have held a last honour back."""
         self.phase: Phase = "deal"
         self.turn = self.order[0]
         self.last_discard: DiscardFacts | None = None
@@ -190,6 +194,13 @@ class GameState:
             )
         )
 
+    def _show(self, kind: int, n: int) -> None:
+        """``n`` more copies of ``kind`` become visible (a discard, an exposed meld, an added kong)."""
+        before = self.visible[kind]
+        after = self.visible[kind] = before + n
+        if kind in HONOURS and before != after:
+            self.honours_at_three += (after == 3) - (before == 3)
+
     def _take(self, st: SeatState, kind: int, n: int, e: FeedEvent, what: str) -> None:
         if st.hand[kind] < n:
             self._bad(
@@ -206,9 +217,7 @@ class GameState:
 
     def apply(self, e: FeedEvent) -> None:
         """Apply one recorded event."""
-        if self.phase == "ended" and isinstance(
-            e, (TileDrawn, TileDiscarded, MeldClaimed, KongDeclared, GameDrawn)
-        ):
+        if self.phase == "ended" and isinstance(e, _NOT_AFTER_END):
             self._bad("invalid_deal", e, TURN_RULE, "play continued after the game ended")
             return
         handler = _HANDLERS.get(type(e))
@@ -241,8 +250,7 @@ class GameState:
                 f"not before {e.wall} after {e.stacks}",
             )
 
-    def _drawn(self, e: FeedEvent) -> None:
-        assert isinstance(e, TileDrawn)
+    def _drawn(self, e: TileDrawn) -> None:  # the hottest handlers take their class from _HANDLERS
         kind = _KIND[e.tile.code]
         st = self.seats.get(e.seat)
         if st is None:
@@ -358,8 +366,7 @@ class GameState:
             self._bad("invalid_deal", e, TURN_RULE, f"no player sits at {seat}")
         return st
 
-    def _discarded(self, e: FeedEvent) -> None:
-        assert isinstance(e, TileDiscarded)
+    def _discarded(self, e: TileDiscarded) -> None:
         st = self._acting_seat(e, e.seat)
         if st is None:
             return
@@ -375,7 +382,7 @@ class GameState:
             )
         hand_at = tuple(st.hand)
         self._take(st, kind, 1, e, "discards")
-        held_back = _held_back(st.hand, self.visible)
+        held_back = _held_back(st.hand, self.visible) if self.honours_at_three else ()
         first_of_banker = e.seat == self.order[0] and st.discards == 0 and not self.any_claim
         self.last_discard = DiscardFacts(
             e.seat,
@@ -388,7 +395,7 @@ class GameState:
             held_back,
             first_of_banker,
         )
-        self.visible[kind] += 1
+        self._show(kind, 1)
         st.discards += 1
         st.turn_start = (tuple(st.hand), len(st.melds))
         self.phase, self.turn = "discarded", e.seat
@@ -415,7 +422,7 @@ class GameState:
             kinds.remove(d.tile)
         for k in set(kinds):
             self._take(st, k, kinds.count(k), e, f"exposes for a {e.kind}")
-            self.visible[k] += kinds.count(k)
+            self._show(k, kinds.count(k))
         first = min([d.tile, *kinds])
         meld = Meld(e.kind, first, False)
         st.melds.append(meld)
@@ -503,7 +510,7 @@ class GameState:
             else:
                 st.melds[at] = Meld("kong", kind, False)
             self._take(st, kind, 1, e, "adds to a kong")
-            self.visible[kind] += 1
+            self._show(kind, 1)
             self.phase = "robbable"
         st.kong_chain = st.kong_chain + 1 if chained else 1
         self.pending_kong = (e.seat, kind)
@@ -713,7 +720,10 @@ def _nth(n: int) -> str:
     return {5: "fifth", 6: "sixth", 7: "seventh"}.get(n, f"{n}th")
 
 
-_HANDLERS = {
+_NOT_AFTER_END = (TileDrawn, TileDiscarded, MeldClaimed, KongDeclared, GameDrawn)
+"""What no one may do once the game has ended."""
+
+_HANDLERS: dict[type[FeedEvent], Callable[[GameState, Any], None]] = {
     MahjongDiceThrown: GameState._dice,
     WallBroken: GameState._wall_broken,
     TileDrawn: GameState._drawn,
@@ -735,8 +745,14 @@ def replay(
 ) -> GameState:
     """Replay a game's events (``round_opened`` first) into its final state."""
     state = GameState(opened, allow_discard_kong=allow_discard_kong)
-    for e in events:
-        state.apply(e)
+    handlers = _HANDLERS
+    for e in events:  # GameState.apply, inlined: one call per event, not two
+        if state.phase == "ended" and isinstance(e, _NOT_AFTER_END):
+            state._bad("invalid_deal", e, TURN_RULE, "play continued after the game ended")
+            continue
+        handler = handlers.get(type(e))
+        if handler is not None:
+            handler(state, e)
     state.finish()
     return state
 
