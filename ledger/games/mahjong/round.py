@@ -88,6 +88,10 @@ def _payment_text(p: PaymentDue) -> str:
     )
 
 
+def _commission_text(winner: str, amount: Decimal, opened: MahjongRoundOpened) -> str:
+    return f"commission: {winner} pays {text(amount)} to the casino ({opened.variant}, stake {opened.stake})"
+
+
 def _capital_findings(rnd: Round, opened: MahjongRoundOpened) -> list[Finding]:
     single, _ = opened.stake_amounts
     minimum = rnd.rules.mj.min_capital
@@ -157,13 +161,7 @@ def _commission(rnd: Round, opened: MahjongRoundOpened, end: GameEnd, d: Derivat
     if winner is not None:
         due[winner] = commission_due(opened.variant, opened.stake)
         amount, rule = due[winner]
-        d.steps.append(
-            Step(
-                f"commission: {winner} pays {text(amount)} to the casino "
-                f"({opened.variant}, stake {opened.stake})",
-                rule,
-            )
-        )
+        d.steps.append(Step.later(rule, _commission_text, winner, amount, opened))
     elif end.ending in ("drawn", "false_win"):
         d.steps.append(Step("no commission: no game was won", NO_COMMISSION_RULE))
     for seat in opened.seats:

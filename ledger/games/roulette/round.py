@@ -93,10 +93,12 @@ def _spins(rnd: Round, out: Derivation) -> int | None:
                     )
                 )
             number = fact.number
-            out.steps.append(
-                Step(f"spin {describe_number(number)}", ZERO_RULE if number == 0 else PRIZE_RULE)
-            )
+            out.steps.append(Step.later(ZERO_RULE if number == 0 else PRIZE_RULE, _spin_text, number))
     return number
+
+
+def _spin_text(number: int) -> str:
+    return f"spin {describe_number(number)}"
 
 
 def _spin_facts(rnd: Round) -> Iterator[SpinResult | SpinVoided]:

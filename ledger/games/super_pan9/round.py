@@ -263,7 +263,7 @@ class _Analyser:
                 f"thrown at seq {self.first_throw}",
                 seq=held.seq,
             )
-        self.step(f"seat {held.seat} holds the bank with {amount_text(held.capital)}", "SP9 art. 5(1), 5(3)")
+        self.step_later("SP9 art. 5(1), 5(3)", _holds_text, held.seat, held.capital)
         players: list[Layer] = []
         casino: Layer | None = None
         seen: set[str] = set()
@@ -288,19 +288,10 @@ class _Analyser:
                 casino = layer
             else:
                 players.append(layer)
-            self.step(
-                f"{joined.party} co-banks with {amount_text(joined.capital)}"
-                + (" (settled last)" if joined.party == "casino" else ""),
-                SPLIT_RULE,
-            )
+            self.step_later(SPLIT_RULE, _cobanks_text, joined.party, joined.capital)
         self.bank.layers = [Layer("banker", held.capital), *players, *([casino] if casino else [])]
         if len(self.bank.layers) > 1:
-            self.step(
-                f"bank capacity K = {amount_text(self.bank.capacity)} ("
-                + " + ".join(f"{x.party} {amount_text(x.capital)}" for x in self.bank.layers)
-                + ")",
-                "SP9 art. 5(3), 5(5)",
-            )
+            self.step_later("SP9 art. 5(3), 5(5)", _capacity_text, tuple(self.bank.layers))
 
     def _bettors(self) -> None:
         seats: set[int] = set()
@@ -579,6 +570,23 @@ class _Analyser:
                 for layer, share, commission in zip(bank.layers, shares, commissions, strict=True)
             ),
         )
+
+
+def _holds_text(seat: int, capital: Decimal) -> str:
+    return f"seat {seat} holds the bank with {amount_text(capital)}"
+
+
+def _cobanks_text(party: str, capital: Decimal) -> str:
+    return f"{party} co-banks with {amount_text(capital)}" + (" (settled last)" if party == "casino" else "")
+
+
+def _capacity_text(layers: tuple[Layer, ...]) -> str:
+    capacity = sum((x.capital for x in layers), ZERO)  # BankFacts.capacity of these layers
+    return (
+        f"bank capacity K = {amount_text(capacity)} ("
+        + " + ".join(f"{x.party} {amount_text(x.capital)}" for x in layers)
+        + ")"
+    )
 
 
 def _banker_text(banker: int, hand: list[Card]) -> str:
