@@ -256,7 +256,12 @@ class GameState:
         if st is None:
             self._bad("invalid_deal", e, TURN_RULE, f"no player sits at {e.seat}")
             return
-        self._count_tile(e, kind)
+        seen = self.seen[kind] + 1
+        if seen > COPIES or kind not in self.kinds or self.drawn >= self.layout.tiles:
+            self._count_tile(e, kind)  # with its findings
+        else:  # _count_tile when it finds nothing
+            self.seen[kind] = seen
+            self.drawn += 1
         st.hand[kind] += 1
         st.draws += 1
         if self.phase == "deal":
@@ -367,23 +372,34 @@ class GameState:
         return st
 
     def _discarded(self, e: TileDiscarded) -> None:
-        st = self._acting_seat(e, e.seat)
+        # The most frequent event after a draw: _acting_seat, SeatState.held, _take and _show
+        # are written out here for their common case (same checks, same findings).
+        if self.phase == "deal":
+            self._end_deal_early(e)
+        st = self.seats.get(e.seat)
         if st is None:
+            self._bad("invalid_deal", e, TURN_RULE, f"no player sits at {e.seat}")
             return
         kind = _KIND[e.tile.code]
+        hand = st.hand
         if self.phase != "turn" or e.seat != self.turn:
             self._bad("invalid_deal", e, TURN_RULE, f"{e.seat} discards out of turn ({self._expecting()})")
-        elif st.held != self.layout.hand + 1:
+        elif sum(hand) + 3 * len(st.melds) != self.layout.hand + 1:
             self._bad(
                 "invalid_deal",
                 e,
                 TURN_RULE,
                 f"{e.seat} holds {st.held} tiles, not {self.layout.hand + 1}, when discarding",
             )
-        hand_at = tuple(st.hand)
-        self._take(st, kind, 1, e, "discards")
-        held_back = _held_back(st.hand, self.visible) if self.honours_at_three else ()
+        hand_at = tuple(hand)
+        if hand[kind] < 1:
+            self._take(st, kind, 1, e, "discards")
+        else:
+            hand[kind] -= 1
+        held_back = _held_back(hand, self.visible) if self.honours_at_three else ()
         first_of_banker = e.seat == self.order[0] and st.discards == 0 and not self.any_claim
+        visible = self.visible
+        before = visible[kind]
         self.last_discard = DiscardFacts(
             e.seat,
             kind,
@@ -391,11 +407,13 @@ class GameState:
             hand_at,
             len(st.melds),
             st.turn_start,
-            self.visible[kind],
+            before,
             held_back,
             first_of_banker,
         )
-        self._show(kind, 1)
+        visible[kind] = before + 1  # _show(kind, 1)
+        if kind in HONOURS:
+            self.honours_at_three += (before == 2) - (before == 3)
         st.discards += 1
         st.turn_start = (tuple(st.hand), len(st.melds))
         self.phase, self.turn = "discarded", e.seat
