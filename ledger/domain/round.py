@@ -90,6 +90,11 @@ class Round:
     """One round's recorded facts, in order, with indexes the rules need."""
 
     def __init__(self, opened: RoundOpened) -> None:
+        self._start(opened)
+        self.record(opened)
+
+    def _start(self, opened: RoundOpened) -> None:
+        """Empty indexes for a round opened by ``opened`` (not recorded yet)."""
         self.version = 0
         self.opened = opened
         self.events: list[FeedEvent] = []
@@ -104,7 +109,6 @@ class Round:
         """The facts by class, in order, for :meth:`of_type` (kept by :meth:`record`)."""
         self._grouped = 0
         """How many of :attr:`events` :attr:`_groups` holds."""
-        self.record(opened)
 
     @cached_property
     def id(self) -> UUID:
@@ -240,6 +244,7 @@ class Round:
         first = facts[0]
         if not isinstance(first, RoundOpened):
             raise ValueError(f"a round starts with round_opened, not {first.type}")
-        rnd = cls(first)
-        rnd._record(facts, 1)
+        rnd = cls.__new__(cls)
+        rnd._start(first)
+        rnd._record(facts)  # the opening and the rest in one pass
         return rnd

@@ -69,16 +69,58 @@ class Verdict(Generic[D]):
     reason: str
 
 
-@dataclass(frozen=True)
 class Settlement:
-    """The settlement a bet is due under the rules, and why (the article)."""
+    """The settlement a bet is due under the rules, and why (the article).
+
+    ``Settlement(result, returned, won, commission, rule, reason)``, or :meth:`later`: the
+    reason written only when it is first read (a finding's message, ``ledger replay``, a round
+    page), never for the settlements verify finds as recorded. Read-only by convention; equal,
+    hashed and shown like the frozen record it replaces."""
+
+    __slots__ = ("_make", "_reason", "commission", "result", "returned", "rule", "won")
 
     result: Result
     returned: Decimal
     won: Decimal
     commission: Decimal
     rule: str
-    reason: str
+    _reason: str | None
+    _make: tuple[Callable[..., str], tuple[Any, ...]] | None
+
+    def __init__(
+        self, result: Result, returned: Decimal, won: Decimal, commission: Decimal, rule: str, reason: str
+    ) -> None:
+        self.result, self.returned, self.won, self.commission = result, returned, won, commission
+        self.rule, self._reason, self._make = rule, reason, None
+
+    @classmethod
+    def later(
+        cls,
+        result: Result,
+        returned: Decimal,
+        won: Decimal,
+        commission: Decimal,
+        rule: str,
+        make: Callable[..., str],
+        *args: Any,
+    ) -> Settlement:
+        """A settlement whose reason is ``make(*args)``, written when first read (``make`` pure,
+        ``args`` not changed afterwards)."""
+        due = cls.__new__(cls)
+        due.result, due.returned, due.won, due.commission = result, returned, won, commission
+        due.rule, due._reason, due._make = rule, None, (make, args)
+        return due
+
+    @property
+    def reason(self) -> str:
+        """Why, in words."""
+        reason = self._reason
+        if reason is None:
+            assert self._make is not None
+            make, args = self._make
+            reason = self._reason = make(*args)
+            self._make = None
+        return reason
 
     @classmethod
     def lose(cls, rule: str, reason: str) -> Settlement:
@@ -106,13 +148,69 @@ class Settlement:
             "commission": str(self.commission),
         }
 
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.result, self.returned, self.won, self.commission, self.rule, self.reason)
 
-@dataclass(frozen=True)
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Settlement):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (
+            f"Settlement(result={self.result!r}, returned={self.returned!r}, won={self.won!r}, "
+            f"commission={self.commission!r}, rule={self.rule!r}, reason={self.reason!r})"
+        )
+
+
 class Step:
-    """One line of a round's derivation, for ``ledger replay``: what follows, and the article."""
+    """One line of a round's derivation, for ``ledger replay``: what follows, and the article.
 
-    text: str
-    rule: str | None = None
+    ``Step(text, rule)``, or :meth:`later`: the text written only when it is first read. Verify
+    reads findings, never steps, so a step built per bet or per tile in every round is a
+    function and its arguments until ``ledger replay`` or a round page asks for its text (the
+    same text either way). Equal, hashed and shown like the frozen record it replaces."""
+
+    __slots__ = ("_make", "_text", "rule")
+
+    def __init__(self, text: str, rule: str | None = None) -> None:
+        self._text: str | None = text
+        self._make: tuple[Callable[..., str], tuple[Any, ...]] | None = None
+        self.rule = rule
+
+    @classmethod
+    def later(cls, rule: str | None, make: Callable[..., str], *args: Any) -> Step:
+        """A step whose text is ``make(*args)``, written when first read. ``make`` must be pure
+        and ``args`` not changed afterwards (values, or objects the derivation no longer
+        touches)."""
+        step = cls.__new__(cls)
+        step._text, step._make, step.rule = None, (make, args), rule
+        return step
+
+    @property
+    def text(self) -> str:
+        """What follows, in words."""
+        text = self._text
+        if text is None:
+            assert self._make is not None
+            make, args = self._make
+            text = self._text = make(*args)
+            self._make = None
+        return text
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Step):
+            return NotImplemented
+        return (self.text, self.rule) == (other.text, other.rule)
+
+    def __hash__(self) -> int:
+        return hash((self.text, self.rule))
+
+    def __repr__(self) -> str:
+        return f"Step(text={self.text!r}, rule={self.rule!r})"
 
 
 @dataclass(frozen=True)

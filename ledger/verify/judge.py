@@ -24,7 +24,7 @@ from ledger.domain.findings import Finding
 from ledger.domain.round import Round
 from ledger.feed.envelope import FeedEvent
 from ledger.games import GAMES
-from ledger.games.base import Derivation, GameSession
+from ledger.games.base import Dependency, Derivation, Game, GameSession
 from ledger.verify.carry import CarryTracker
 from ledger.verify.checks import check_round
 
@@ -48,6 +48,8 @@ class RoundJudge:
         """The tables of each game that carries bets, as seen so far."""
         self._moves: dict[str, tuple[int, str]] = {}
         """Per key of a game's ``Dependency``: how many judged rounds moved it, and the last."""
+        self._plans: dict[str, _Plan] = {}
+        """Per game key, what :meth:`judge_round` asks of the game, looked up once."""
 
     def judge(self, facts: list[FeedEvent], *, is_newest: bool = False) -> Judged:
         """Replay one round from its facts and judge it against the rules and earlier rounds."""
@@ -55,23 +57,27 @@ class RoundJudge:
 
     def judge_round(self, rnd: Round, *, is_newest: bool = False) -> Judged:
         """Judge one replayed round against the rules and earlier rounds."""
-        game = GAMES[rnd.game]
+        key = rnd.game
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = _plan(GAMES[key])
+        game, has_session, carries_bets, dependency = plan
         derivation: Derivation
         if is_newest and rnd.ended_by is None:
             # In play when the log was read (an ingest may be dealing it right now): its deal
             # and settlement are not judged yet; only what is already final (late bets,
             # duplicate ids, limits) is, and the round itself is information.
             derivation = Derivation()
-        elif game.session is not None:
-            derivation = self._session(game.key).derive(rnd)
+        elif has_session:
+            derivation = self._session(key).derive(rnd)
         else:
             derivation = game.derive(rnd)
         findings = check_round(rnd, game, is_newest=is_newest, derivation=derivation)
-        if game.carries_bets:
-            self._carrying.setdefault(game.key, set()).add(rnd.table)
+        if carries_bets:
+            self._carrying.setdefault(key, set()).add(rnd.table)
             findings += self._carries.follow(rnd)
-        if game.follows_rounds and game.dependency is not None:
-            self._moved(game.dependency.depends_on(rnd), f"{rnd.table}/{rnd.round}")
+        if dependency is not None:
+            self._moved(dependency.depends_on(rnd), f"{rnd.table}/{rnd.round}")
         return Judged(rnd, derivation, findings)
 
     def _moved(self, keys: list[str], name: str) -> None:
@@ -138,6 +144,16 @@ class RoundJudge:
         carries = state.get("carries") or {}
         self._carries.load(carries)
         self._carrying.setdefault(key, set()).update(carries)
+
+
+_Plan = tuple[Game, bool, bool, Dependency | None]
+"""A game, whether it has a session, whether it carries bets, and its ``Dependency`` when its
+rounds follow one another (else ``None``)."""
+
+
+def _plan(game: Game) -> _Plan:
+    dependency = game.dependency if game.follows_rounds else None
+    return (game, game.session is not None, game.carries_bets, dependency)
 
 
 def judge_rounds(

@@ -45,7 +45,7 @@ def derive(rnd: Round) -> Derivation:
         if rnd.is_closed:
             derivation.findings.append(_outcome_missing(rnd))
         return derivation
-    derivation.steps.append(Step(describe(shown.dice), DICE_RULE))
+    derivation.steps.append(Step.later(DICE_RULE, describe, shown.dice))
     for bet in rnd.bets.values():
         due = settle(spot_of(bet), bet.amount, shown.dice)
         derivation.expected[bet.bet] = due
@@ -87,15 +87,18 @@ def _reshake_step(cocked: DieCocked) -> Step:
 
 
 def _bet_step(bet: BetPlaced, due: Settlement) -> Step:
+    return Step.later(due.rule, _bet_text, bet, due)
+
+
+def _bet_text(bet: BetPlaced, due: Settlement) -> str:
     money = (
         f"returned {amount_text(due.returned)}, won {amount_text(due.won)}"
         if due.result == "win"
         else "stake taken"
     )
-    return Step(
+    return (
         f"{bet.bet}: {label(spot_of(bet))} for {amount_text(bet.amount)}: "
-        f"{due.result} ({due.reason}; {money})",
-        due.rule,
+        f"{due.result} ({due.reason}; {money})"
     )
 
 

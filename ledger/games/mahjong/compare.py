@@ -73,7 +73,6 @@ def _compare_payment_lines(rnd: Round, due: list[PaymentDue]) -> Iterator[Findin
 
 
 def _compare_payment(rnd: Round, p: PaymentDue, rec: list[PaymentMade], short: Decimal) -> Iterator[Finding]:
-    want = {"from": p.frm, "to": p.to, "amount": str(p.amount), "reason": p.reason}
     if not rec:
         yield _seat_finding(
             rnd,
@@ -81,15 +80,16 @@ def _compare_payment(rnd: Round, p: PaymentDue, rec: list[PaymentMade], short: D
             p.frm,
             p.rule,
             f"no payment_made from {p.frm} to {p.to}: {text(p.amount)} is due ({p.reason}: {p.note})",
-            want,
+            _wanted(p),
             None,
             None,
         )
         return
     amount = sum((r.amount for r in rec), ZERO)
     reasons = {r.reason for r in rec}
-    got = {"from": p.frm, "to": p.to, "amount": str(amount), "reason": "/".join(sorted(reasons))}
-    if not same_amount(amount, p.amount) or reasons != {p.reason}:
+    if not same_amount(amount, p.amount) or reasons != {p.reason}:  # the dicts only for a finding
+        want = _wanted(p)
+        got = {"from": p.frm, "to": p.to, "amount": str(amount), "reason": "/".join(sorted(reasons))}
         yield _seat_finding(
             rnd,
             "payment_mismatch",
@@ -112,6 +112,11 @@ def _compare_payment(rnd: Round, p: PaymentDue, rec: list[PaymentMade], short: D
             {"shortfall": str(short)},
             None,
         )
+
+
+def _wanted(p: PaymentDue) -> dict[str, str]:
+    """A derived payment as a finding's ``expected``."""
+    return {"from": p.frm, "to": p.to, "amount": str(p.amount), "reason": p.reason}
 
 
 def _compare_fees(rnd: Round, derivation: Derivation) -> Iterator[Finding]:

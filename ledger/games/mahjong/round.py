@@ -75,18 +75,21 @@ def derive(rnd: Round) -> Derivation:
                 rule="RULES §4.11",
             )
         )
-    d.steps += [
-        Step(
-            f"{p.frm} pays {p.to} {text(p.amount)} ({p.reason}: {p.note})"
-            + (f"; shortfall {text(p.shortfall)}" if p.shortfall else ""),
-            p.rule,
-        )
-        for p in due
-    ]
+    d.steps += [Step.later(p.rule, _payment_text, p) for p in due]
     if rnd.ended_by is not None:
         d.payments = due
     _commission(rnd, opened, end, d)
     return d
+
+
+def _payment_text(p: PaymentDue) -> str:
+    return f"{p.frm} pays {p.to} {text(p.amount)} ({p.reason}: {p.note})" + (
+        f"; shortfall {text(p.shortfall)}" if p.shortfall else ""
+    )
+
+
+def _commission_text(winner: str, amount: Decimal, opened: MahjongRoundOpened) -> str:
+    return f"commission: {winner} pays {text(amount)} to the casino ({opened.variant}, stake {opened.stake})"
 
 
 def _capital_findings(rnd: Round, opened: MahjongRoundOpened) -> list[Finding]:
@@ -109,13 +112,17 @@ def _capital_findings(rnd: Round, opened: MahjongRoundOpened) -> list[Finding]:
 
 def _log_steps(state: GameState) -> list[Step]:
     """The tile log, compactly: each dealt hand, then play in chunks (+ draw, − discard)."""
-    dealt = [Step(line, "MJ art. 3; RULES §4.3") for line in state.log if " dealt " in line]
-    play = [line for line in state.log if " dealt " not in line]
-    chunks = [
-        Step("play: " + " ".join(play[i : i + LOG_CHUNK]), "MJ art. 5; RULES §4.5")
-        for i in range(0, len(play), LOG_CHUNK)
-    ]
+    log = state.log  # complete: the replay is over
+    dealt = [Step(line, "MJ art. 3; RULES §4.3") for line in log if " dealt " in line]
+    plays = len(log) - len(dealt)
+    chunks = [Step.later("MJ art. 5; RULES §4.5", _play_text, log, i) for i in range(0, plays, LOG_CHUNK)]
     return dealt + chunks
+
+
+def _play_text(log: list[str], start: int) -> str:
+    """One chunk of the play: the log's lines ``start`` to ``start + LOG_CHUNK`` after the deal."""
+    play = [line for line in log if " dealt " not in line]
+    return "play: " + " ".join(play[start : start + LOG_CHUNK])
 
 
 def _payments(state: GameState, end: GameEnd, rnd: Round) -> list[PaymentDue]:
@@ -154,13 +161,7 @@ def _commission(rnd: Round, opened: MahjongRoundOpened, end: GameEnd, d: Derivat
     if winner is not None:
         due[winner] = commission_due(opened.variant, opened.stake)
         amount, rule = due[winner]
-        d.steps.append(
-            Step(
-                f"commission: {winner} pays {text(amount)} to the casino "
-                f"({opened.variant}, stake {opened.stake})",
-                rule,
-            )
-        )
+        d.steps.append(Step.later(rule, _commission_text, winner, amount, opened))
     elif end.ending in ("drawn", "false_win"):
         d.steps.append(Step("no commission: no game was won", NO_COMMISSION_RULE))
     for seat in opened.seats:

@@ -97,7 +97,7 @@ def derive_end(state: GameState, rules: Rulebook) -> GameEnd:
                     "MJ art. 5(a)(6), 5(b)(5)",
                 )
             )
-    end.steps.append(Step(f"{claim.seat}'s hand: {_hand_text(claim)}", "MJ art. 4"))
+    end.steps.append(Step.later("MJ art. 4", _claim_text, claim))
     scores = _scores(state, claim, rules)
     if claim.barred:
         end.false_reasons.append((f"{claim.barred}: he may not win this game", "MJ art. 9(a)(2); RULES §4.9"))
@@ -132,6 +132,10 @@ def _standing_claim(state: GameState, wins: list[WinClaim]) -> WinClaim:
         return first
     frm = first.event.from_
     return min(wins, key=lambda w: distance(frm, w.seat, state.order))
+
+
+def _claim_text(claim: WinClaim) -> str:
+    return f"{claim.seat}'s hand: {_hand_text(claim)}"
 
 
 def _hand_text(claim: WinClaim) -> str:
@@ -193,13 +197,7 @@ def _scores(state: GameState, claim: WinClaim, rules: Rulebook) -> list[Score]:
 
 
 def _score_steps(state: GameState, s: Score, ways: int) -> list[Step]:
-    steps = [
-        Step(
-            f"decomposition: {s.arrangement.describe()}"
-            + (f" (the best of {ways} arrangements)" if ways > 1 else ""),
-            _hand_rule(state),
-        )
-    ]
+    steps = [Step.later(_hand_rule(state), _decomposition_text, s, ways)]
     if state.variant == "simplified":
         steps.append(Step(f"minimum hand: {s.base} fán", SIMPLIFIED_BASE_RULE))
     elif not s.found:
@@ -210,6 +208,12 @@ def _score_steps(state: GameState, s: Score, ways: int) -> list[Step]:
     capped = f" (capped from {s.raw})" if s.raw > s.fan else ""
     steps.append(Step(f"{s.fan} fán{capped}", CAP_RULE))
     return steps
+
+
+def _decomposition_text(s: Score, ways: int) -> str:
+    return f"decomposition: {s.arrangement.describe()}" + (
+        f" (the best of {ways} arrangements)" if ways > 1 else ""
+    )
 
 
 def _found(s: Score, *codes: str) -> bool:

@@ -22,8 +22,9 @@ does not hide the rest of the game. What the rules make of the end (win, false w
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from ledger.domain.findings import Finding
 from ledger.feed.envelope import FeedEvent
@@ -163,6 +164,9 @@ class GameState:
         self.drawn = 0
         self.seen = [0] * KINDS
         self.visible = [0] * KINDS
+        self.honours_at_three = 0
+        """How many honour kinds have exactly three copies visible (:meth:`_show` keeps it):
+        while none has, no discarder can have held a last honour back."""
         self.phase: Phase = "deal"
         self.turn = self.order[0]
         self.last_discard: DiscardFacts | None = None
@@ -190,6 +194,13 @@ class GameState:
             )
         )
 
+    def _show(self, kind: int, n: int) -> None:
+        """``n`` more copies of ``kind`` become visible (a discard, an exposed meld, an added kong)."""
+        before = self.visible[kind]
+        after = self.visible[kind] = before + n
+        if kind in HONOURS and before != after:
+            self.honours_at_three += (after == 3) - (before == 3)
+
     def _take(self, st: SeatState, kind: int, n: int, e: FeedEvent, what: str) -> None:
         if st.hand[kind] < n:
             self._bad(
@@ -206,9 +217,7 @@ class GameState:
 
     def apply(self, e: FeedEvent) -> None:
         """Apply one recorded event."""
-        if self.phase == "ended" and isinstance(
-            e, (TileDrawn, TileDiscarded, MeldClaimed, KongDeclared, GameDrawn)
-        ):
+        if self.phase == "ended" and isinstance(e, _NOT_AFTER_END):
             self._bad("invalid_deal", e, TURN_RULE, "play continued after the game ended")
             return
         handler = _HANDLERS.get(type(e))
@@ -241,14 +250,18 @@ class GameState:
                 f"not before {e.wall} after {e.stacks}",
             )
 
-    def _drawn(self, e: FeedEvent) -> None:
-        assert isinstance(e, TileDrawn)
+    def _drawn(self, e: TileDrawn) -> None:  # the hottest handlers take their class from _HANDLERS
         kind = _KIND[e.tile.code]
         st = self.seats.get(e.seat)
         if st is None:
             self._bad("invalid_deal", e, TURN_RULE, f"no player sits at {e.seat}")
             return
-        self._count_tile(e, kind)
+        seen = self.seen[kind] + 1
+        if seen > COPIES or kind not in self.kinds or self.drawn >= self.layout.tiles:
+            self._count_tile(e, kind)  # with its findings
+        else:  # _count_tile when it finds nothing
+            self.seen[kind] = seen
+            self.drawn += 1
         st.hand[kind] += 1
         st.draws += 1
         if self.phase == "deal":
@@ -358,25 +371,35 @@ class GameState:
             self._bad("invalid_deal", e, TURN_RULE, f"no player sits at {seat}")
         return st
 
-    def _discarded(self, e: FeedEvent) -> None:
-        assert isinstance(e, TileDiscarded)
-        st = self._acting_seat(e, e.seat)
+    def _discarded(self, e: TileDiscarded) -> None:
+        # The most frequent event after a draw: _acting_seat, SeatState.held, _take and _show
+        # are written out here for their common case (same checks, same findings).
+        if self.phase == "deal":
+            self._end_deal_early(e)
+        st = self.seats.get(e.seat)
         if st is None:
+            self._bad("invalid_deal", e, TURN_RULE, f"no player sits at {e.seat}")
             return
         kind = _KIND[e.tile.code]
+        hand = st.hand
         if self.phase != "turn" or e.seat != self.turn:
             self._bad("invalid_deal", e, TURN_RULE, f"{e.seat} discards out of turn ({self._expecting()})")
-        elif st.held != self.layout.hand + 1:
+        elif sum(hand) + 3 * len(st.melds) != self.layout.hand + 1:
             self._bad(
                 "invalid_deal",
                 e,
                 TURN_RULE,
                 f"{e.seat} holds {st.held} tiles, not {self.layout.hand + 1}, when discarding",
             )
-        hand_at = tuple(st.hand)
-        self._take(st, kind, 1, e, "discards")
-        held_back = _held_back(st.hand, self.visible)
+        hand_at = tuple(hand)
+        if hand[kind] < 1:
+            self._take(st, kind, 1, e, "discards")
+        else:
+            hand[kind] -= 1
+        held_back = _held_back(hand, self.visible) if self.honours_at_three else ()
         first_of_banker = e.seat == self.order[0] and st.discards == 0 and not self.any_claim
+        visible = self.visible
+        before = visible[kind]
         self.last_discard = DiscardFacts(
             e.seat,
             kind,
@@ -384,11 +407,13 @@ class GameState:
             hand_at,
             len(st.melds),
             st.turn_start,
-            self.visible[kind],
+            before,
             held_back,
             first_of_banker,
         )
-        self.visible[kind] += 1
+        visible[kind] = before + 1  # _show(kind, 1)
+        if kind in HONOURS:
+            self.honours_at_three += (before == 2) - (before == 3)
         st.discards += 1
         st.turn_start = (tuple(st.hand), len(st.melds))
         self.phase, self.turn = "discarded", e.seat
@@ -415,7 +440,7 @@ class GameState:
             kinds.remove(d.tile)
         for k in set(kinds):
             self._take(st, k, kinds.count(k), e, f"exposes for a {e.kind}")
-            self.visible[k] += kinds.count(k)
+            self._show(k, kinds.count(k))
         first = min([d.tile, *kinds])
         meld = Meld(e.kind, first, False)
         st.melds.append(meld)
@@ -503,7 +528,7 @@ class GameState:
             else:
                 st.melds[at] = Meld("kong", kind, False)
             self._take(st, kind, 1, e, "adds to a kong")
-            self.visible[kind] += 1
+            self._show(kind, 1)
             self.phase = "robbable"
         st.kong_chain = st.kong_chain + 1 if chained else 1
         self.pending_kong = (e.seat, kind)
@@ -713,7 +738,10 @@ def _nth(n: int) -> str:
     return {5: "fifth", 6: "sixth", 7: "seventh"}.get(n, f"{n}th")
 
 
-_HANDLERS = {
+_NOT_AFTER_END = (TileDrawn, TileDiscarded, MeldClaimed, KongDeclared, GameDrawn)
+"""What no one may do once the game has ended."""
+
+_HANDLERS: dict[type[FeedEvent], Callable[[GameState, Any], None]] = {
     MahjongDiceThrown: GameState._dice,
     WallBroken: GameState._wall_broken,
     TileDrawn: GameState._drawn,
@@ -735,8 +763,14 @@ def replay(
 ) -> GameState:
     """Replay a game's events (``round_opened`` first) into its final state."""
     state = GameState(opened, allow_discard_kong=allow_discard_kong)
-    for e in events:
-        state.apply(e)
+    handlers = _HANDLERS
+    for e in events:  # GameState.apply, inlined: one call per event, not two
+        if state.phase == "ended" and isinstance(e, _NOT_AFTER_END):
+            state._bad("invalid_deal", e, TURN_RULE, "play continued after the game ended")
+            continue
+        handler = handlers.get(type(e))
+        if handler is not None:
+            handler(state, e)
     state.finish()
     return state
 

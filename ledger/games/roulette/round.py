@@ -93,10 +93,12 @@ def _spins(rnd: Round, out: Derivation) -> int | None:
                     )
                 )
             number = fact.number
-            out.steps.append(
-                Step(f"spin {describe_number(number)}", ZERO_RULE if number == 0 else PRIZE_RULE)
-            )
+            out.steps.append(Step.later(ZERO_RULE if number == 0 else PRIZE_RULE, _spin_text, number))
     return number
+
+
+def _spin_text(number: int) -> str:
+    return f"spin {describe_number(number)}"
 
 
 def _spin_facts(rnd: Round) -> Iterator[SpinResult | SpinVoided]:
@@ -118,12 +120,13 @@ def _settle_bet(rnd: Round, bet: BetPlaced, number: int | None, out: Derivation)
     if due is None:
         return
     out.expected[bet.bet] = due
-    out.steps.append(
-        Step(
-            f"{bet.bet} ({amount_text(bet.amount)}): {due.reason} → {due.result}, "
-            f"returned {amount_text(due.returned)}, won {amount_text(due.won)}",
-            due.rule,
-        )
+    out.steps.append(Step.later(due.rule, _bet_text, bet, due))
+
+
+def _bet_text(bet: BetPlaced, due: Settlement) -> str:
+    return (
+        f"{bet.bet} ({amount_text(bet.amount)}): {due.reason} → {due.result}, "
+        f"returned {amount_text(due.returned)}, won {amount_text(due.won)}"
     )
 
 

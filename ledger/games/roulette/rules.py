@@ -152,14 +152,25 @@ def settle(spot: Spot, amount: Decimal, number: int) -> Settlement:
     A covered number wins its prize with the stake returned (RL art. 7). On 0 only a straight-up
     bet on 0 wins; every other bet loses, a combination including 0 too (RL art. 8, R3).
     """
-    desc = describe_spot(spot)
     if number == 0 and not _is_straight_zero(spot):
-        return Settlement.lose(ZERO_RULE, f"0: only a straight-up on 0 wins; {desc} loses")
+        return Settlement.later("lose", ZERO, ZERO, ZERO, ZERO_RULE, _zero_loses, spot)
     if number not in covered_numbers(spot):
-        return Settlement.lose(PRIZE_RULE, f"{number} is not covered by {desc}")
+        return Settlement.later("lose", ZERO, ZERO, ZERO, PRIZE_RULE, _not_covered, number, spot)
     odds = PAYOUTS[spot.kind]
     rule = ZERO_RULE if number == 0 else odds.rule
-    return Settlement("win", amount, odds.prize(amount), ZERO, rule, f"{desc} pays {odds.to_win} to 1")
+    return Settlement.later("win", amount, odds.prize(amount), ZERO, rule, _pays, spot, odds.to_win)
+
+
+def _zero_loses(spot: Spot) -> str:
+    return f"0: only a straight-up on 0 wins; {describe_spot(spot)} loses"
+
+
+def _not_covered(number: int, spot: Spot) -> str:
+    return f"{number} is not covered by {describe_spot(spot)}"
+
+
+def _pays(spot: Spot, to_win: int) -> str:
+    return f"{describe_spot(spot)} pays {to_win} to 1"
 
 
 def _is_straight_zero(spot: Spot) -> bool:

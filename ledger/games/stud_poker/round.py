@@ -32,7 +32,6 @@ Choices, each with its rule:
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -51,7 +50,7 @@ from ledger.games.stud_poker.feed import (
     StudCardDealt,
     StudCardExposed,
 )
-from ledger.games.stud_poker.hands import HandValue, decide, evaluate
+from ledger.games.stud_poker.hands import Decision, HandValue, decide, evaluate
 from ledger.games.stud_poker.pool import Hit
 from ledger.games.stud_poker.rules import (
     FOLD_RULE,
@@ -289,23 +288,29 @@ def _deal(rnd: Round, places: dict[int, Place], d: Derivation) -> tuple[bool, Ha
             )
         return False, None
     ok = True
-    seen: Counter[str] = Counter()
     texts = [str(c.card) for c in dealt]
-    for c, text in zip(dealt, texts, strict=True):
-        seen[text] += 1
-        if seen[text] == 2:
-            d.findings.append(
-                _finding(rnd, None, DUPLICATE_RULE, f"card {c.card} dealt twice from one deck", seq=c.seq)
-            )
+    if len(set(texts)) != len(texts):  # a card dealt twice: the first repeat of each is reported
+        seen: set[str] = set()
+        twice: set[str] = set()
+        for c, text in zip(dealt, texts, strict=True):
+            if text not in seen:
+                seen.add(text)
+            elif text not in twice:
+                twice.add(text)
+                d.findings.append(
+                    _finding(rnd, None, DUPLICATE_RULE, f"card {c.card} dealt twice from one deck", seq=c.seq)
+                )
     dealer_cards = [text for c, text in zip(dealt, texts, strict=True) if c.to == "dealer"]
     for c, text in zip(dealt, texts, strict=True):
         if c.to != "dealer":
             _place(places, int(c.to)).cards.append(text)
     seats = sorted(p.seat for p in places.values() if p.cards)
-    counts = {f"place {p.seat}": len(p.cards) for p in places.values() if p.ante is not None or p.cards}
-    counts["dealer"] = len(dealer_cards)
-    wrong = {k: n for k, n in counts.items() if n != 5}
-    if wrong:
+    if len(dealer_cards) != 5 or any(
+        len(p.cards) != 5 for p in places.values() if p.ante is not None or p.cards
+    ):
+        counts = {f"place {p.seat}": len(p.cards) for p in places.values() if p.ante is not None or p.cards}
+        counts["dealer"] = len(dealer_cards)
+        wrong = {k: n for k, n in counts.items() if n != 5}
         listed = ", ".join(f"{k} {n}" for k, n in wrong.items())
         d.findings.append(
             _finding(rnd, None, DEAL_RULE, f"wrong number of cards (five to each hand): {listed}")
@@ -317,15 +322,22 @@ def _deal(rnd: Round, places: dict[int, Place], d: Derivation) -> tuple[bool, Ha
         place.value = evaluate(place.cards)
         void_hand = place.ante is None
         d.steps.append(
-            Step(
-                f"place {seat}: {' '.join(place.cards)} → {place.value.describe()}"
-                + (" — no ante at this place: the hand is void" if void_hand else ""),
+            Step.later(
                 NO_BET_PLACE_RULE if void_hand else "STUD art. 8",
+                _hand_text,
+                f"place {seat}",
+                place.value,
+                " — no ante at this place: the hand is void" if void_hand else "",
             )
         )
     dealer = evaluate(dealer_cards)
-    d.steps.append(Step(f"dealer: {' '.join(dealer_cards)} → {dealer.describe()}", "STUD art. 8"))
+    d.steps.append(Step.later("STUD art. 8", _hand_text, "dealer", dealer, ""))
     return ok, dealer
+
+
+def _hand_text(who: str, value: HandValue, note: str) -> str:
+    """A hand's step: who holds it, its cards, what it is."""
+    return f"{who}: {' '.join(value.cards)} → {value.describe()}{note}"
 
 
 def _check_order(rnd: Round, dealt: list[StudCardDealt], seats: list[int], d: Derivation) -> bool:
@@ -400,12 +412,12 @@ def _settle(rnd: Round, places: dict[int, Place], dealer: HandValue, out: StudRo
     seated = [places[s] for s in sorted(places) if places[s].ante is not None]
     playing = [p for p in seated if p.raised is not None and not p.folded]
     outcomes: dict[int, bool] = {}
+    """Whether the player wins, for each place that plays (raised, not folded)."""
     for p in playing:
         assert p.value is not None
         dec = decide(p.value, dealer)
         outcomes[p.seat] = dec.first_wins
-        who = "player" if dec.first_wins else "dealer"
-        d.steps.append(Step(f"place {p.seat} against the dealer: {who} higher — {dec.text}", dec.rule))
+        d.steps.append(Step.later(dec.rule, _against_text, p.seat, dec))
     prizes = cap_prizes(
         [(_cat(p), raise_prize(_cat(p), _amount(p.raised), rnd.rules)) for p in playing], rnd.rules
     )
@@ -413,7 +425,7 @@ def _settle(rnd: Round, places: dict[int, Place], dealer: HandValue, out: StudRo
     for p in seated:
         ante = p.ante
         assert ante is not None
-        if p in playing:
+        if p.seat in outcomes:  # plays (one place per seat)
             assert p.raised is not None
             wins = outcomes[p.seat]
             hand = p.value.describe() if p.value else "?"
@@ -440,7 +452,7 @@ def _settle(rnd: Round, places: dict[int, Place], dealer: HandValue, out: StudRo
             continue
         out.seats[jp.bet] = p.seat
         out.stakes.append((jp.bet, jp.amount))
-        if p not in playing:
+        if p.seat not in outcomes:
             _due(
                 d,
                 jp.bet,
@@ -463,14 +475,19 @@ def _settle(rnd: Round, places: dict[int, Place], dealer: HandValue, out: StudRo
             )
 
 
+def _against_text(seat: int, dec: Decision) -> str:
+    return f"place {seat} against the dealer: {'player' if dec.first_wins else 'dealer'} higher — {dec.text}"
+
+
 def _due(d: Derivation, bet: str, due: Settlement) -> None:
     d.expected[bet] = due
-    d.steps.append(
-        Step(
-            f"{bet}: {due.reason} → {due.result}, returned {amount_text(due.returned)}, "
-            f"won {amount_text(due.won)}",
-            due.rule,
-        )
+    d.steps.append(Step.later(due.rule, _due_text, bet, due))
+
+
+def _due_text(bet: str, due: Settlement) -> str:
+    return (
+        f"{bet}: {due.reason} → {due.result}, returned {amount_text(due.returned)}, "
+        f"won {amount_text(due.won)}"
     )
 
 

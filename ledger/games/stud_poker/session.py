@@ -28,7 +28,7 @@ from ledger.domain.round import Round
 from ledger.domain.rulebook import JackpotOptions
 from ledger.games.base import Derivation, JackpotAward, JackpotMovement, Settlement, Step
 from ledger.games.stud_poker.feed import JackpotPaid
-from ledger.games.stud_poker.pool import CONTRIBUTION_RULE, RESET_RULE, PoolRound, settle_pool
+from ledger.games.stud_poker.pool import CONTRIBUTION_RULE, RESET_RULE, Award, PoolRound, settle_pool
 from ledger.games.stud_poker.round import StudRound, analyse
 
 _DUMPED_MAX = 256
@@ -196,30 +196,38 @@ def movement(p: PoolRound) -> JackpotMovement:
 
 
 def pool_steps(p: PoolRound) -> list[Step]:
-    """The pool before and after one round, for ``ledger replay``."""
-    opened = " (opened at its seed)" if p.opened else ""
-    steps = [
-        Step(
-            f"jackpot pool {p.pool} before the round: {amount_text(p.start)}{opened}; "
-            f"{len(p.contributions)} settled jackpot bets contribute {amount_text(p.contributed)} → "
-            f"{amount_text(p.after_contributions)}",
-            CONTRIBUTION_RULE,
-        )
-    ]
+    """The pool before and after one round, for ``ledger replay`` (written when read)."""
+    steps = [Step.later(CONTRIBUTION_RULE, _pool_before, p)]
     for a in p.awards:
-        steps.append(
-            Step(f"jackpot award to {a.bet} (place {a.seat}): {amount_text(a.amount)} — {a.reason}", a.rule)
-        )
+        steps.append(Step.later(a.rule, _award_text, a))
     if p.reset:
-        steps.append(
-            Step(
-                f"nothing left in pool {p.pool}: reset to the seed {amount_text(p.seed)} "
-                f"(house-funded {amount_text(p.reset)})",
-                RESET_RULE,
-            )
-        )
-    steps.append(Step(f"jackpot pool {p.pool} after the round: {amount_text(p.end)}", CONTRIBUTION_RULE))
+        steps.append(Step.later(RESET_RULE, _reset_text, p))
+    steps.append(Step.later(CONTRIBUTION_RULE, _pool_after, p))
     return steps
+
+
+def _pool_before(p: PoolRound) -> str:
+    opened = " (opened at its seed)" if p.opened else ""
+    return (
+        f"jackpot pool {p.pool} before the round: {amount_text(p.start)}{opened}; "
+        f"{len(p.contributions)} settled jackpot bets contribute {amount_text(p.contributed)} → "
+        f"{amount_text(p.after_contributions)}"
+    )
+
+
+def _award_text(a: Award) -> str:
+    return f"jackpot award to {a.bet} (place {a.seat}): {amount_text(a.amount)} — {a.reason}"
+
+
+def _reset_text(p: PoolRound) -> str:
+    return (
+        f"nothing left in pool {p.pool}: reset to the seed {amount_text(p.seed)} "
+        f"(house-funded {amount_text(p.reset)})"
+    )
+
+
+def _pool_after(p: PoolRound) -> str:
+    return f"jackpot pool {p.pool} after the round: {amount_text(p.end)}"
 
 
 def _mismatch(rnd: Round, bet: str, message: str, rule: str = AWARD_RULE, **kw: object) -> Finding:

@@ -35,8 +35,10 @@ Choices, each with its rule:
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 from ledger.domain.equipment import Card
 from ledger.domain.findings import Finding
@@ -176,6 +178,10 @@ class _Analyser:
     def step(self, text: str, rule: str | None = None) -> None:
         self.out.steps.append(Step(text, rule))
 
+    def step_later(self, rule: str | None, make: Callable[..., str], *args: Any) -> None:
+        """A step written when ``ledger replay`` or a page reads it (:meth:`Step.later`)."""
+        self.out.steps.append(Step.later(rule, make, *args))
+
     # -- the run ---------------------------------------------------------------------------
 
     def run(self) -> RoundAnalysis:
@@ -257,7 +263,7 @@ class _Analyser:
                 f"thrown at seq {self.first_throw}",
                 seq=held.seq,
             )
-        self.step(f"seat {held.seat} holds the bank with {amount_text(held.capital)}", "SP9 art. 5(1), 5(3)")
+        self.step_later("SP9 art. 5(1), 5(3)", _holds_text, held.seat, held.capital)
         players: list[Layer] = []
         casino: Layer | None = None
         seen: set[str] = set()
@@ -282,19 +288,10 @@ class _Analyser:
                 casino = layer
             else:
                 players.append(layer)
-            self.step(
-                f"{joined.party} co-banks with {amount_text(joined.capital)}"
-                + (" (settled last)" if joined.party == "casino" else ""),
-                SPLIT_RULE,
-            )
+            self.step_later(SPLIT_RULE, _cobanks_text, joined.party, joined.capital)
         self.bank.layers = [Layer("banker", held.capital), *players, *([casino] if casino else [])]
         if len(self.bank.layers) > 1:
-            self.step(
-                f"bank capacity K = {amount_text(self.bank.capacity)} ("
-                + " + ".join(f"{x.party} {amount_text(x.capital)}" for x in self.bank.layers)
-                + ")",
-                "SP9 art. 5(3), 5(5)",
-            )
+            self.step_later("SP9 art. 5(3), 5(5)", _capacity_text, tuple(self.bank.layers))
 
     def _bettors(self) -> None:
         seats: set[int] = set()
@@ -467,7 +464,7 @@ class _Analyser:
         banker_hand = hand_ok.get(banker)
         if banker_hand is None:
             return
-        self.step(f"banker (seat {banker}): {describe(banker_hand)}", "SP9 art. 6")
+        self.step_later("SP9 art. 6", _banker_text, banker, banker_hand)
         cobankers = {s for x in bank.layers if (s := party_seat(x.party)) is not None}
         plays: list[Play] = []
         order = settlement_seats(first, banker=banker, seats=set(dealt) | {banker})
@@ -478,11 +475,7 @@ class _Analyser:
                 continue
             verdict = compare(hand, banker_hand, self.opts.tiebreak)
             verdicts[seat] = verdict
-            self.step(
-                f"seat {seat}: {describe(hand)}: "
-                f"{'wins' if verdict.decision else 'loses'} ({verdict.reason})",
-                verdict.rule,
-            )
+            self.step_later(verdict.rule, _seat_text, seat, hand, verdict)
         for bet in rnd.bets.values():
             target = _target(bet)
             own = bet.seat if isinstance(bet.seat, int) else None
@@ -518,13 +511,7 @@ class _Analyser:
                 plays.append(Play(bet.bet, seat, rnd.stake(bet.bet), verdicts[seat].decision))
         capacity = bank.capacity
         lines = settle_plays(plays, capacity, self.opts.cap_mode, rnd.rules.rounding.increment)
-        self.step(
-            f"settlement order: seats {', '.join(map(str, order))} counter-clockwise "
-            f"from the first-dealt player seat, bets in placement order; the bank's "
-            f"result W starts at 0 and stays within ±{amount_text(capacity)} "
-            f"(cap mode {self.opts.cap_mode})",
-            ORDER_RULE,
-        )
+        self.step_later(ORDER_RULE, _order_text, order, capacity, self.opts.cap_mode)
         for line in lines:
             self._bet(line, verdicts[line.play.seat].rule)
         result = sum((x.collected - x.paid for x in lines), ZERO)
@@ -537,32 +524,20 @@ class _Analyser:
         rule = CAP_RULE if line.capped else (PAYOUT_RULE if play.wins else hand_rule)
         if play.wins:
             commission = commission_on(line.paid, mode=rounding.mode, increment=rounding.increment)
-            reason = (
-                f"seat {play.seat} beats the banker: stake {amount_text(play.amount)} returned, paid "
-                f"{amount_text(line.paid)}"
-                + (
-                    f" of {amount_text(play.amount)} (the bank's capital is exhausted)"
-                    if line.capped
-                    else " (1 to 1)"
-                )
-                + f", commission 5% = {amount_text(commission)}"
+            due = Settlement.later(
+                "win",
+                play.amount,
+                line.paid,
+                commission,
+                f"{rule}; {COMMISSION_RULE}",
+                _win_reason,
+                line,
+                commission,
             )
-            due = Settlement("win", play.amount, line.paid, commission, f"{rule}; {COMMISSION_RULE}", reason)
         else:
-            reason = f"seat {play.seat} loses to the banker: {amount_text(line.collected)} collected" + (
-                f", {amount_text(line.returned)} returned (the bank's win is capped at its capital)"
-                if line.capped
-                else ""
-            )
-            due = Settlement("lose", line.returned, ZERO, ZERO, rule, reason)
+            due = Settlement.later("lose", line.returned, ZERO, ZERO, rule, _lose_reason, line)
         self.out.expected[play.bet] = due
-        self.step(
-            f"{play.bet} on seat {play.seat} ({amount_text(play.amount)}): {due.result}, "
-            + (f"paid {amount_text(line.paid)}" if play.wins else f"collected {amount_text(line.collected)}")
-            + (f", returned {amount_text(line.returned)}" if not play.wins and line.returned else "")
-            + f"; W = {amount_text(line.balance)}",
-            due.rule,
-        )
+        self.step_later(due.rule, _bet_text, line, due.result)
 
     def _layers(self, result: Decimal, collections: Decimal) -> None:
         bank, opts = self.bank, self.opts
@@ -577,18 +552,12 @@ class _Analyser:
             increment=rounding.increment,
         )
         bank.result, bank.shares, bank.commissions = result, shares, commissions
-        self.step(
-            f"bank result W = {amount_text(result)}, split {opts.bank_split} between the layers", SPLIT_RULE
-        )
+        self.step_later(SPLIT_RULE, _result_text, result, opts.bank_split)
         recorded: dict[str, BankSettled] = {}
         for line in self.rnd.of_type(BankSettled):
             recorded.setdefault(line.party, line)
         for layer, share, commission in zip(bank.layers, shares, commissions, strict=True):
-            self.step(
-                f"{layer.party} (capital {amount_text(layer.capital)}): share {amount_text(share)}, "
-                f"commission {amount_text(commission)}",
-                BANK_COMMISSION_RULE,
-            )
+            self.step_later(BANK_COMMISSION_RULE, _layer_text, layer, share, commission)
             rec = recorded.get(layer.party)
             self.out.commissions.append(
                 Commission(layer.party, commission, rec.commission if rec else None, BANK_COMMISSION_RULE)
@@ -601,6 +570,83 @@ class _Analyser:
                 for layer, share, commission in zip(bank.layers, shares, commissions, strict=True)
             ),
         )
+
+
+def _holds_text(seat: int, capital: Decimal) -> str:
+    return f"seat {seat} holds the bank with {amount_text(capital)}"
+
+
+def _cobanks_text(party: str, capital: Decimal) -> str:
+    return f"{party} co-banks with {amount_text(capital)}" + (" (settled last)" if party == "casino" else "")
+
+
+def _capacity_text(layers: tuple[Layer, ...]) -> str:
+    capacity = sum((x.capital for x in layers), ZERO)  # BankFacts.capacity of these layers
+    return (
+        f"bank capacity K = {amount_text(capacity)} ("
+        + " + ".join(f"{x.party} {amount_text(x.capital)}" for x in layers)
+        + ")"
+    )
+
+
+def _banker_text(banker: int, hand: list[Card]) -> str:
+    return f"banker (seat {banker}): {describe(hand)}"
+
+
+def _seat_text(seat: int, hand: list[Card], verdict: SeatVerdict) -> str:
+    return f"seat {seat}: {describe(hand)}: {'wins' if verdict.decision else 'loses'} ({verdict.reason})"
+
+
+def _order_text(order: list[int], capacity: Decimal, cap_mode: str) -> str:
+    return (
+        f"settlement order: seats {', '.join(map(str, order))} counter-clockwise "
+        f"from the first-dealt player seat, bets in placement order; the bank's "
+        f"result W starts at 0 and stays within ±{amount_text(capacity)} "
+        f"(cap mode {cap_mode})"
+    )
+
+
+def _win_reason(line: Line, commission: Decimal) -> str:
+    play = line.play
+    return (
+        f"seat {play.seat} beats the banker: stake {amount_text(play.amount)} returned, paid "
+        f"{amount_text(line.paid)}"
+        + (
+            f" of {amount_text(play.amount)} (the bank's capital is exhausted)"
+            if line.capped
+            else " (1 to 1)"
+        )
+        + f", commission 5% = {amount_text(commission)}"
+    )
+
+
+def _lose_reason(line: Line) -> str:
+    return f"seat {line.play.seat} loses to the banker: {amount_text(line.collected)} collected" + (
+        f", {amount_text(line.returned)} returned (the bank's win is capped at its capital)"
+        if line.capped
+        else ""
+    )
+
+
+def _bet_text(line: Line, result: str) -> str:
+    play = line.play
+    return (
+        f"{play.bet} on seat {play.seat} ({amount_text(play.amount)}): {result}, "
+        + (f"paid {amount_text(line.paid)}" if play.wins else f"collected {amount_text(line.collected)}")
+        + (f", returned {amount_text(line.returned)}" if not play.wins and line.returned else "")
+        + f"; W = {amount_text(line.balance)}"
+    )
+
+
+def _result_text(result: Decimal, split: str) -> str:
+    return f"bank result W = {amount_text(result)}, split {split} between the layers"
+
+
+def _layer_text(layer: Layer, share: Decimal, commission: Decimal) -> str:
+    return (
+        f"{layer.party} (capital {amount_text(layer.capital)}): share {amount_text(share)}, "
+        f"commission {amount_text(commission)}"
+    )
 
 
 def _target(bet: BetPlaced) -> int:

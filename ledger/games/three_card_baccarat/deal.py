@@ -232,12 +232,12 @@ class _Reader:
             self.problem(EQUIPMENT_RULE, f"card {shoe.drawn} drawn from a shoe of {shoe.size} cards", seq)
         if card is None:
             return
-        shoe.seen[card] += 1
-        if shoe.seen[card] > shoe.decks:
+        seen = shoe.seen
+        seen[card] = times = seen.get(card, 0) + 1  # a get, not Counter's __missing__ per new card
+        if times > shoe.decks:
             self.problem(
                 DUPLICATE_RULE,
-                f"{card} seen {shoe.seen[card]} times in a shoe of "
-                f"{shoe.decks} deck(s) (since round {shoe.opened_in})",
+                f"{card} seen {times} times in a shoe of {shoe.decks} deck(s) (since round {shoe.opened_in})",
                 seq,
             )
 
@@ -392,10 +392,9 @@ def check_order(deal: Deal) -> None:
 
 
 def _check_faces(deal: Deal) -> None:
-    passes: Counter[Place] = Counter()
+    passes: dict[Place, int] = {}
     for dealt in deal.cards:
-        passes[dealt.to] += 1
-        n = passes[dealt.to]
+        passes[dealt.to] = n = passes.get(dealt.to, 0) + 1
         if n > CARDS_PER_HAND:
             continue
         face_up = dealt.to == BANKER or n < CARDS_PER_HAND

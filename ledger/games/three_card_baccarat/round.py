@@ -38,6 +38,8 @@ Round-level choices:
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from ledger.domain.findings import BETTING_CLOSED_RULE, Finding
 from ledger.domain.money import text as amount_text
 from ledger.domain.round import Round
@@ -129,15 +131,19 @@ def _hands(rnd: Round, deal: Deal, out: Derivation) -> dict[Place, HandValue]:
             out.steps.append(Step(f"{name}: {len(cards)} card(s), not valued", RANKING_RULE))
             continue
         value = values[place] = evaluate(cards, option)
-        extra = ""
-        if place == BANKER:
-            extra = (
-                "; odd/even carried, three figures pays"
-                if value.three_figures
-                else f"; {value.points} points, {'odd' if value.points % 2 else 'even'}"
-            )
-        out.steps.append(Step(f"{name}: {value.describe()}{extra}", RANKING_RULE))
+        out.steps.append(Step.later(RANKING_RULE, _hand_text, name, value, place == BANKER))
     return values
+
+
+def _hand_text(name: str, value: HandValue, banker: bool) -> str:
+    extra = ""
+    if banker:
+        extra = (
+            "; odd/even carried, three figures pays"
+            if value.three_figures
+            else f"; {value.points} points, {'odd' if value.points % 2 else 'even'}"
+        )
+    return f"{name}: {value.describe()}{extra}"
 
 
 def _undealt_places(rnd: Round, deal: Deal, out: Derivation) -> None:
@@ -164,31 +170,43 @@ def _undealt_places(rnd: Round, deal: Deal, out: Derivation) -> None:
 def _settle_bet(rnd: Round, bet: BetPlaced, values: dict[Place, HandValue], out: Derivation) -> None:
     spot: Spot = bet.spot  # type: ignore[assignment]
     stake = rnd.stake(bet.bet)
-    label = f"{bet.bet} {describe_spot(spot)} ({amount_text(stake)})"
     if isinstance(spot, TieSpot) and not _has_main_bet(rnd, spot.seat):
         message = f"tie bet {bet.bet} on seat {spot.seat}, which carries no main bet against the banker"
         out.findings.append(
             Finding("invalid_bet", rnd.table, rnd.round, message, rule=TIE_BET_RULE, bet=bet.bet, seq=bet.seq)
         )
-        _expect(out, bet, Settlement.void(stake, TIE_BET_RULE, f"{message}: refused, stake returned"), label)
+        _expect(out, bet, Settlement.void(stake, TIE_BET_RULE, f"{message}: refused, stake returned"), stake)
         return
     banker = values.get(BANKER)
     place = values.get(spot.seat) if isinstance(spot, HandSpot | TieSpot) else None
     if banker is None or (isinstance(spot, HandSpot | TieSpot) and place is None):
-        out.steps.append(Step(f"{label}: not judged, its hands were not dealt three cards", OUTCOME_RULE))
+        out.steps.append(Step.later(OUTCOME_RULE, _not_judged, bet, stake))
         return
-    _expect(out, bet, settle(spot, stake, banker, place, rnd.rules), label)
+    _expect(out, bet, settle(spot, stake, banker, place, rnd.rules), stake)
 
 
-def _expect(out: Derivation, bet: BetPlaced, due: Settlement, label: str) -> None:
+def _label(bet: BetPlaced, stake: Decimal) -> str:
+    """A bet in a step: its id, its spot in words and its stake in play."""
+    return f"{bet.bet} {describe_spot(bet.spot)} ({amount_text(stake)})"  # type: ignore[arg-type]
+
+
+def _not_judged(bet: BetPlaced, stake: Decimal) -> str:
+    return f"{_label(bet, stake)}: not judged, its hands were not dealt three cards"
+
+
+def _expect(out: Derivation, bet: BetPlaced, due: Settlement, stake: Decimal) -> None:
     out.expected[bet.bet] = due
+    out.steps.append(Step.later(due.rule, _expect_text, bet, due, stake))
+
+
+def _expect_text(bet: BetPlaced, due: Settlement, stake: Decimal) -> str:
     money = (
         f"returned {amount_text(due.returned)}, won {amount_text(due.won)}, "
         f"commission {amount_text(due.commission)}"
         if due.result not in ("lose", "carry")
         else "all 0.00"
     )
-    out.steps.append(Step(f"{label}: {due.reason} → {due.result}, {money}", due.rule))
+    return f"{_label(bet, stake)}: {due.reason} → {due.result}, {money}"
 
 
 def _has_main_bet(rnd: Round, seat: int) -> bool:
@@ -198,14 +216,13 @@ def _has_main_bet(rnd: Round, seat: int) -> bool:
 
 def _return_all(rnd: Round, out: Derivation, rule: str, why: str) -> None:
     for bet in rnd.bets.values():
-        label = f"{bet.bet} {describe_spot(bet.spot)} ({amount_text(rnd.stake(bet.bet))})"  # type: ignore[arg-type]
         if bet.bet in rnd.carried:
             due = Settlement.carry(
                 CARRY_RULE, f"{why}; a carried bet is closed only by a win or a loss: carried again"
             )
         else:
             due = Settlement.void(rnd.stake(bet.bet), rule, f"{why}: stake returned")
-        _expect(out, bet, due, label)
+        _expect(out, bet, due, rnd.stake(bet.bet))
 
 
 def _carried_steps(rnd: Round, out: Derivation) -> None:
