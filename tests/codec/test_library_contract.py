@@ -68,7 +68,7 @@ def test_the_installed_version_is_one_the_tricks_were_checked_against(name: str)
 def test_pyproject_bounds_the_dependencies_as_the_module_was_checked() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     declared = {re.split(r"[\[<>=!~ ]", d, maxsplit=1)[0]: d for d in project["dependencies"]}
-    for name in ("pydantic", "eventsourcing"):
+    for name in ("pydantic", "eventsourcing", "nats-py"):
         low, high = CHECKED[name]
         assert f">={low}" in declared[name] and f"<{high}" in declared[name], declared[name]
 
@@ -243,3 +243,20 @@ def test_a_hashed_uuid_equals_hashes_and_pickles_as_the_plain_one() -> None:
     assert {plain: 1}[fast] == 1
     back = pickle.loads(pickle.dumps(fast))
     assert type(back) is UUID and back == plain
+
+
+# -- nats-py -----------------------------------------------------------------------------------
+
+
+def test_the_nats_client_still_hands_each_message_to_process_msg_with_these_parameters() -> None:
+    """The live receiver takes its subscription's messages from the client's private
+    ``_process_msg`` (ledger.live.receiver._DirectClient): the method must still be there and be
+    called with the same parameters, else the receiver would silently receive nothing."""
+    import inspect
+
+    from nats.aio.client import Client
+    from nats.protocol import parser
+
+    params = list(inspect.signature(Client._process_msg).parameters)
+    assert params == ["self", "sid", "subject", "reply", "data", "headers"], params
+    assert "await self.nc._process_msg(sid, subject, reply, payload, hdr)" in inspect.getsource(parser)

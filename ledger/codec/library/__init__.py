@@ -55,9 +55,11 @@ CHECKED: dict[str, tuple[str, str]] = {
     "pydantic": ("2.10", "2.15"),
     "pydantic-core": ("2.27", "2.51"),
     "eventsourcing": ("9.5.6", "9.6"),
+    "nats-py": ("2.16", "2.17"),
 }
 """Each library the tricks rely on: the lowest version checked, and the first one not checked
-(``pyproject.toml`` states the same bounds)."""
+(``pyproject.toml`` states the same bounds). nats-py's is the live receiver's
+(``ledger.live.receiver._DirectClient`` overrides the client's private ``_process_msg``)."""
 
 SQLITE_TOPIC = "ledger.codec.library:BulkSQLiteRecorder"
 POSTGRES_TOPIC = "ledger.codec.library.postgres:BulkPostgresRecorder"
