@@ -170,11 +170,12 @@ def _child(argv: list[str]) -> dict[str, Any]:
     baseline = _peak_mb()
     end_of_pass: dict[str, Any] = {}
     if what == "trace":
-        # verify, with every allocation traced (25 frames) and a snapshot dumped at the end of
-        # the pass in argv[2]; its peak is tracemalloc's, not a figure to compare.
+        # verify, with every allocation traced (argv[3] frames, 10 if not given) and a snapshot
+        # dumped at the end of the pass in argv[2]; its peak is tracemalloc's, not a figure to
+        # compare.
         import tracemalloc
 
-        tracemalloc.start(25)
+        tracemalloc.start(int(argv[3]) if len(argv) > 3 else 10)
         _at_end_of_pass(end_of_pass, argv[2])
     elif what == "verify":
         _at_end_of_pass(end_of_pass, None)
@@ -345,6 +346,7 @@ def scale(argv: list[str]) -> dict[str, Any]:
         help="a folder: also verify each size once more with tracemalloc on and dump a snapshot "
         "of the end of the pass there (SIZE.snap), for `python -m bench.memory compare`",
     )
+    parser.add_argument("--trace-frames", type=int, default=10, help="frames of each traced allocation")
     args = parser.parse_args(argv)
     sizes = sorted(int(s) for s in args.sizes.split(",") if s)
     games = [g for g in args.games.split(",") if g] or None
@@ -391,7 +393,8 @@ def scale(argv: list[str]) -> dict[str, Any]:
             results["sizes"][str(size)] = {"rounds": done, "ingest": ingest, "verify": verify}
             if args.trace:
                 os.makedirs(args.trace, exist_ok=True)
-                traced = measure("trace", url, os.path.join(args.trace, f"{size}.snap"))
+                snap = os.path.join(args.trace, f"{size}.snap")
+                traced = measure("trace", url, snap, str(args.trace_frames))
                 log({"size": size, **traced})
                 results["sizes"][str(size)]["trace"] = traced
     finally:
