@@ -2,7 +2,9 @@
 
 ``python -m bench.memory ingest URL FEED``, ``python -m bench.memory verify URL`` or
 ``python -m bench.memory since URL`` (``verify --since last``: from the newest stored checkpoint)
-prints one JSON object: the process's peak resident set (``VmHWM``), seconds and counts.
+prints one JSON object: the process's peak resident set (``VmHWM``), seconds and counts; a
+verify also gives, at the end of its pass (every row read, its structures still held), the
+resident set, the C allocator's figures and Python's small-object arenas.
 :func:`measure` runs that child and returns its answer.
 
 ``python -m bench.memory scale --sizes 100000,1000000 --games FPC`` grows one SQLite store to
@@ -10,8 +12,13 @@ each size in turn (the feed written straight into the ingesting child through a 
 file is kept; each step adds the rounds between the previous size and this one, on tables of its
 own), measures the ingest of each step and a full verify at each size, and prints the ratio of
 the largest verify's peak to the smallest's (issue 31: at most 1.5); ``--pg URL`` measures a fresh
-PostgreSQL schema instead. It appends one JSON line per
-measurement to ``--log`` as it goes.
+PostgreSQL schema instead. It appends one JSON line per measurement to ``--log`` as it goes.
+The build is made cheap: one chunk of the feed is simulated and every chunk written as a copy of
+it on its own tables and times (``--simulate-chunks`` simulates each), and the build's SQLite
+commits do not wait for the disk. ``--trace DIR`` also verifies each size with ``tracemalloc``
+on and dumps a snapshot of the end of the pass; ``python -m bench.memory compare A.snap B.snap
+--rounds N`` then lists what the larger store's pass holds more, by the traceback that
+allocated it, in bytes per round.
 """
 
 from __future__ import annotations
@@ -346,6 +353,9 @@ def scale(argv: list[str]) -> dict[str, Any]:
         help="a folder: also verify each size once more with tracemalloc on and dump a snapshot "
         "of the end of the pass there (SIZE.snap), for `python -m bench.memory compare`",
     )
+    parser.add_argument(
+        "--simulate-chunks", action="store_true", help="simulate every chunk of the feed (slower)"
+    )
     parser.add_argument("--trace-frames", type=int, default=10, help="frames of each traced allocation")
     args = parser.parse_args(argv)
     sizes = sorted(int(s) for s in args.sizes.split(",") if s)
@@ -385,6 +395,7 @@ def scale(argv: list[str]) -> dict[str, Any]:
                 seed=args.seed,
                 first_chunk=chunk,
                 fifo=fifo,
+                replicate=not args.simulate_chunks,
             )
             done += ingest["feed_rounds"]
             log({"size": size, **ingest})
