@@ -54,12 +54,11 @@ id of each closed round (110 bytes a round measured), its chain digest (270) or 
 
 @dataclass(frozen=True)
 class Store:
-    """The generated store: its URL, rounds, stored rows, and the rounds and rows of its first
-    part (whose last row is a chain link)."""
+    """The generated store: its URL, its rounds, and the rounds of its first part and the id of
+    its last row (a chain link)."""
 
     url: str
     rounds: int
-    rows: int
     first_rounds: int
     first_rows: int
 
@@ -77,7 +76,7 @@ def _store(folder: Path) -> Store:
     )
     path = folder / "ledger.db"
     app = open_ledger(f"sqlite:///{path}")
-    rows: list[int] = []
+    first_rows = 0
     try:
         # Two ingests: the first part's last save ends with a chain link of its own.
         for part, lines in (("first", first.lines), ("later", [_on_own_table(x) for x in later.lines])):
@@ -85,11 +84,12 @@ def _store(folder: Path) -> Store:
             feed.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
             report = ingest_file(app, feed)
             assert report.stored == len(lines) and not report.rejected
-            with sqlite3.connect(path) as db:
-                rows.append(db.execute("SELECT max(rowid) FROM stored_events").fetchone()[0])
+            if not first_rows:
+                with sqlite3.connect(path) as db:
+                    first_rows = db.execute("SELECT max(rowid) FROM stored_events").fetchone()[0]
     finally:
         app.close()
-    return Store(f"sqlite:///{path}", first.rounds + later.rounds, rows[1], first.rounds, rows[0])
+    return Store(f"sqlite:///{path}", first.rounds + later.rounds, first.rounds, first_rows)
 
 
 def _on_own_table(line: dict[str, Any]) -> dict[str, Any]:
