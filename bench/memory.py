@@ -78,6 +78,10 @@ def _unsynced_sqlite() -> None:
     SQLiteConnectionPool._create_connection = create_unsynced  # type: ignore[method-assign]
 
 
+_MALLINFO2 = "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost"
+"""The fields of glibc's ``struct mallinfo2``, in order (each a ``size_t``)."""
+
+
 def _malloc_mb() -> dict[str, float]:
     """The C allocator's figures (glibc ``mallinfo2``): bytes in use in its blocks (``uordblks``,
     which holds everything but Python's small objects and the large blocks it maps on its own),
@@ -90,23 +94,7 @@ def _malloc_mb() -> dict[str, float]:
     try:
 
         class _Info(ctypes.Structure):
-            _fields_ = [
-                (name, ctypes.c_size_t)
-                for name in (
-                    [
-                        "arena",
-                        "ordblks",
-                        "smblks",
-                        "hblks",
-                        "hblkhd",
-                        "usmblks",
-                        "fsmblks",
-                        "uordblks",
-                        "fordblks",
-                        "keepcost",
-                    ]
-                )
-            ]
+            _fields_ = [(name, ctypes.c_size_t) for name in _MALLINFO2.split(" ")]
 
         libc = ctypes.CDLL(None)
         libc.mallinfo2.restype = _Info
