@@ -16,7 +16,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from ledger.codec.parse import parse_line
 from ledger.domain.findings import BETTING_CLOSED_RULE, Finding
 from ledger.domain.round import Round
 from ledger.feed.envelope import BetPlaced, BetSettled, FeedEvent, RoundOpened
@@ -29,21 +28,8 @@ from ledger.verify.checks import (
     check_life_cycle,
     check_time_order,
 )
+from tests.ledger.example_rounds import example_rounds
 
-GAME_FILES = ("rl", "fpc", "3cb", "sp9", "mj", "stud")
-
-
-def _rounds(examples: Path) -> list[list[FeedEvent]]:
-    rounds: dict[tuple[str, str], list[FeedEvent]] = {}
-    n = 0
-    for name in GAME_FILES:
-        for line in (examples / f"{name}.jsonl").read_text().splitlines():
-            if line.strip():
-                n += 1
-                fact = parse_line(line.encode(), n)
-                assert isinstance(fact, FeedEvent)
-                rounds.setdefault((fact.table, fact.round), []).append(fact)
-    return list(rounds.values())
 
 
 def _recorded_one_by_one(facts: list[FeedEvent]) -> Round:
@@ -69,7 +55,7 @@ def _index(rnd: Round) -> tuple[object, ...]:
 
 
 def test_replay_indexes_as_recording_one_by_one_and_of_type_filters_by_class(examples: Path) -> None:
-    for facts in _rounds(examples):
+    for facts in example_rounds(examples):
         rnd = Round.replay(facts)
         assert _index(rnd) == _index(_recorded_one_by_one(facts))
         classes: list[type[FeedEvent]] = [type(f) for f in facts]
@@ -86,7 +72,7 @@ class _LateEvent(FeedEvent):
 
 
 def test_a_class_recorded_late_is_found_and_a_free_type_can_end_a_round(examples: Path) -> None:
-    facts = _rounds(examples)[0]
+    facts = example_rounds(examples)[0]
     opened = facts[0]
     rnd = Round.replay([opened])
     assert list(rnd.of_type(FeedEvent)) == [opened]
@@ -263,7 +249,7 @@ def _resettled(facts: list[FeedEvent], rng: random.Random) -> list[FeedEvent]:
 
 def test_time_order_and_life_cycle_find_what_the_plain_walks_find(examples: Path) -> None:
     rng = random.Random(17)
-    rounds = _rounds(examples)
+    rounds = example_rounds(examples)
     disorders = faults = 0
     for _ in range(6):
         for facts in rounds:
@@ -285,7 +271,7 @@ def test_time_order_and_life_cycle_find_what_the_plain_walks_find(examples: Path
 
 
 def test_facts_appended_to_the_events_by_hand_are_still_found(examples: Path) -> None:
-    facts = _rounds(examples)[0]
+    facts = example_rounds(examples)[0]
     rnd = Round.replay(facts[:1])
     rnd.events.extend(facts[1:])
     assert list(rnd.of_type(FeedEvent)) == facts

@@ -14,26 +14,11 @@ from __future__ import annotations
 from decimal import Decimal
 from pathlib import Path
 
-from ledger.codec.parse import parse_line
 from ledger.domain.round import Round
-from ledger.feed.envelope import FeedEvent
 from ledger.games.base import Settlement, Step
 from ledger.verify.judge import RoundJudge
+from tests.ledger.example_rounds import example_rounds
 
-GAME_FILES = ("rl", "fpc", "3cb", "sp9", "mj", "stud")
-
-
-def _rounds(examples: Path) -> list[list[FeedEvent]]:
-    rounds: dict[tuple[str, str], list[FeedEvent]] = {}
-    n = 0
-    for name in GAME_FILES:
-        for line in (examples / f"{name}.jsonl").read_text().splitlines():
-            if line.strip():
-                n += 1
-                fact = parse_line(line.encode(), n)
-                assert isinstance(fact, FeedEvent)
-                rounds.setdefault((fact.table, fact.round), []).append(fact)
-    return list(rounds.values())
 
 
 def test_judging_leaves_steps_and_reasons_unwritten_until_read(examples: Path) -> None:
@@ -41,7 +26,7 @@ def test_judging_leaves_steps_and_reasons_unwritten_until_read(examples: Path) -
     unwritten_steps: dict[str, int] = {}
     unwritten_reasons: dict[str, int] = {}
     judged = []
-    for facts in _rounds(examples):
+    for facts in example_rounds(examples):
         j = judge.judge_round(Round.replay(facts))
         judged.append(j)
         game = j.round.game
