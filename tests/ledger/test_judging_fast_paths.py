@@ -31,7 +31,6 @@ from ledger.verify.checks import (
 from tests.ledger.example_rounds import example_rounds
 
 
-
 def _recorded_one_by_one(facts: list[FeedEvent]) -> Round:
     first = facts[0]
     assert isinstance(first, RoundOpened)

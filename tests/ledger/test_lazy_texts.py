@@ -20,7 +20,6 @@ from ledger.verify.judge import RoundJudge
 from tests.ledger.example_rounds import example_rounds
 
 
-
 def test_judging_leaves_steps_and_reasons_unwritten_until_read(examples: Path) -> None:
     judge = RoundJudge()
     unwritten_steps: dict[str, int] = {}
