@@ -307,6 +307,7 @@ def test_a_day_with_no_finding_says_so(browser: Any, examples_ledger: LedgerApp)
     assert "None: every round of the day was derived as recorded." in text
 
 
+@pytest.mark.slow_postgres  # the page is the same from either store; SQLite's case runs by default
 def test_a_script_in_the_feed_never_runs(browser: Any, app: LedgerApp, feeds: Any) -> None:
     feeds.ingest(
         app,
