@@ -57,7 +57,10 @@ def _in_process(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
         return (end.ru_utime - start.ru_utime) + (end.ru_stime - start.ru_stime), result.stdout_bytes
 
     monkeypatch.setattr(day_replay, "cpu_of", cpu_of)
-    monkeypatch.delenv("LEDGER_SEAL_PUBLIC_KEY", raising=False)  # the bench sets it; undone after
+    # The bench sets LEDGER_SEAL_PUBLIC_KEY in this process: recorded here as it was (unset, or
+    # its value), so that the test's end puts it back and no later test sees the bench's key.
+    monkeypatch.setenv("LEDGER_SEAL_PUBLIC_KEY", "")
+    monkeypatch.delenv("LEDGER_SEAL_PUBLIC_KEY")
     return ran
 
 

@@ -55,10 +55,16 @@ def _build(app: LedgerApp, tmp_path: Path) -> list[tuple[str, str]]:
 def sealed(
     module_db_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[LedgerApp, list[tuple[str, str]]]]:
-    """One store built by :func:`_build` per backend, for the tests that only read it."""
+    """One store built by :func:`_build` per backend, for the tests that only read it (sealed,
+    as the others are, with :data:`KEY`'s public key configured)."""
+    folder = tmp_path_factory.mktemp("sealed")
+    (folder / "seal.key.pub").write_bytes(public_pem(KEY.public_key()))
     app = open_ledger(module_db_url)
     try:
-        yield app, _build(app, tmp_path_factory.mktemp("sealed"))
+        with pytest.MonkeyPatch.context() as m:
+            m.setenv("LEDGER_SEAL_PUBLIC_KEY", str(folder / "seal.key.pub"))
+            rounds = _build(app, folder)
+        yield app, rounds
     finally:
         app.close()
 
