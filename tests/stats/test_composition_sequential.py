@@ -1,7 +1,7 @@
 """The discrete weighted Bonferroni family, the composition CUSUM of shoes and walls, and the
 stats JSON at schema version 2: calibration against exact binomial bounds, the stated run
 lengths against their Markov chain, and a missing card planted by ``ledger simulate`` over
-several nights found through the CLI on SQLite and PostgreSQL."""
+several nights found through the CLI."""
 
 from __future__ import annotations
 
@@ -300,7 +300,9 @@ def missing_card_store(module_db_url: str, tmp_path_factory: pytest.TempPathFact
 
 
 @pytest.mark.slow  # 1,010 simulated rounds; by default the CUSUM is checked on decks above and
-# the CLI finds a missing card in tests/stats/test_stats_cli.py
+# the CLI finds a missing card in tests/stats/test_stats_cli.py. On SQLite: stats reads a
+# PostgreSQL store in test_stats_cli.py's fair-feed test.
+@pytest.mark.parametrize("module_db_url", ["sqlite"], indirect=True)
 def test_a_missing_card_over_several_nights_raises_the_shoe_alarm(missing_card_store: str) -> None:
     result = ledger("stats", "--db", missing_card_store, "--json", "--cutoff-hour", "11")
     assert result.exit_code == 1, result.output
