@@ -2,11 +2,12 @@
 
 The two scripts (``/opt/ledger/bin/ledger-job`` and ``/opt/ledger/bin/ledger-audit``) are taken
 from the document and run with POSIX ``sh`` (dash where installed) and the ``ledger`` installed
-beside this Python, on a fresh SQLite store and a fresh PostgreSQL schema: night 1 ingests two
-example feeds (the first run: a full verify, then the first seal), night 2 two more (``verify
---since last``: only the rows after checkpoint 1), then the weekly audit (``verify --jobs 2`` by
-segments: every row). Then a row before the checkpoints is changed: the next night's ``--since``
-does not see it (the gap docs/INTEGRITY.md documents), the weekly audit does (exit 3).
+beside this Python, on a fresh PostgreSQL schema (the page's store; a SQLite store runs them in
+the bad-line test): night 1 ingests two example feeds (the first run: a full verify, then the
+first seal), night 2 two more (``verify --since last``: only the rows after checkpoint 1), then
+the weekly audit (``verify --jobs 2`` by segments: every row). Then a row before the checkpoints
+is changed: the next night's ``--since`` does not see it (the gap docs/INTEGRITY.md documents),
+the weekly audit does (exit 3).
 
 Only paths and URLs of the scripts are rewritten (:data:`SUBSTITUTIONS`):
 
@@ -175,7 +176,10 @@ class Site:
             conn.execute(f"ALTER TABLE {table} ENABLE TRIGGER USER")
 
 
+# On the page's store, PostgreSQL (about 25 real `ledger` processes under `sh`); the scripts run
+# on SQLite in the bad-line test below.
 @pytest.mark.slow
+@pytest.mark.parametrize("db_url", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True)
 def test_nightly_job_and_weekly_audit_end_to_end(db_url: str, tmp_path: Path, examples: Path) -> None:
     site = Site(tmp_path, db_url)
 

@@ -12,14 +12,17 @@ environment's; ``ledger`` and ``.venv/bin/ledger`` both resolve to it, before an
   by line (``...`` stands for any number of lines); a command followed by ``$ echo $?`` must
   exit with the code shown, any other with 0 (or its comment's code).
 
-Commands made only of ``ledger …``, ``export``, ``cd``, ``echo $?``, ``K=V`` prefixes, ``&&``,
-``;`` and ``> FILE`` run in this process (typer's test runner: no second of imports per
-command); anything else runs in ``bash`` with the scratch ``.venv/bin`` first on ``PATH``.
+Commands made only of ``ledger …``, ``export``, ``cd``, ``echo`` (of words and ``$?``),
+``test $? = N``, ``true``, ``K=V`` prefixes, ``&&``, ``||``, ``;`` and ``> FILE`` run in this
+process (typer's test runner: no second of imports per command); anything else runs in
+``bash`` with the scratch ``.venv/bin`` first on ``PATH``.
 
 A block the test cannot run says why just above it, ``<!-- not run: why -->``; a long one is
-marked ``<!-- slow: why -->`` and runs only with ``-m slow`` (its document then runs once more,
-whole). :data:`NOT_RUN` lists the skipped blocks per document by their first command, and the
-documents must agree with it — a new block runs unless someone marks it and says why.
+marked ``<!-- slow: why -->`` and runs only in the slow tier (``-m slow``, ``--all``,
+``CI=true``), where its document runs whole, once: the case without the slow blocks is then
+left out, as the whole document covers it (tests/docs/conftest.py). :data:`NOT_RUN` lists the
+skipped blocks per document by their first command, and the documents must agree with it — a
+new block runs unless someone marks it and says why.
 
 Each command has :data:`TIMEOUT` seconds (``LEDGER_DOC_TIMEOUT`` changes it); one that takes
 longer fails the test with the document, the block's line and the command named.
@@ -299,15 +302,16 @@ class Shell:
         output = ""
         with time_limit(self.timeout):
             for joiner, words in segments:
-                if joiner == "&&" and self.last != 0:
-                    break
+                # an and-or list as sh runs it: a skipped command leaves $? as it was
+                if (joiner == "&&" and self.last != 0) or (joiner == "||" and self.last == 0):
+                    continue
                 self.last, out = self.simple(words)
                 output += out
         return self.last, output
 
     def plain(self, line: str) -> list[tuple[str, list[str]]] | None:
         """The line as (joiner, words) segments if this process can run it, else None."""
-        if any(c in line for c in "|<`") or "$(" in line or "${" in line:
+        if any(c in line.replace("||", "") for c in "|<`") or "$(" in line or "${" in line:
             return None
         lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
@@ -315,7 +319,7 @@ class Shell:
         joiner = ""
         words: list[str] = []
         for token in lexer:
-            if token in ("&&", ";"):
+            if token in ("&&", ";", "||"):
                 segments.append((joiner, words))
                 joiner, words = token, []
             elif set(token) <= set("();<>|&") and token != ">":
@@ -325,11 +329,13 @@ class Shell:
         segments.append((joiner, words))
         for _, words in segments:
             program = next((w for w in words if "=" not in w), "")
-            if program not in ("ledger", ".venv/bin/ledger", "export", "cd", "echo", "."):
+            if program not in ("ledger", ".venv/bin/ledger", "export", "cd", "echo", ".", "test", "true"):
                 return None
-            if program == "echo" and words[1:] != ["$?"]:
+            if program in ("echo", "test", "true") and (program != words[0] or ">" in words):
                 return None
-            if any("$" in w for w in words if w != "$?"):
+            if program == "test" and (len(words) != 4 or words[1] != "$?" or words[2] not in ("=", "-eq")):
+                return None
+            if any("$" in w.replace("$?", "") for w in words):
                 return None
         return segments
 
@@ -341,7 +347,11 @@ class Shell:
             self.cwd = (self.cwd / words[1]).resolve()
             return (0, "") if self.cwd.is_dir() else (1, f"cd: {words[1]}: no such folder\n")
         if words[0] == "echo":
-            return 0, f"{self.last}\n"
+            return 0, " ".join(w.replace("$?", str(self.last)) for w in words[1:]) + "\n"
+        if words[0] == "true":
+            return 0, ""
+        if words[0] == "test":  # test $? = N (or -eq)
+            return (0 if str(self.last) == words[3] else 1), ""
         if words[0] == ".":
             return 0, ""  # the scratch .venv/bin is on PATH already
         assigned = {}
@@ -450,6 +460,17 @@ def test_the_shell_runs_ledger_in_process_and_the_rest_in_bash(tmp_path: Path) -
     assert '"integrity"' in (tmp_path / "v.json").read_text(encoding="utf-8")
     assert shell.run("ledger --version | grep -c .")[0] == 0  # bash, through the .venv shim
     assert shell.run("nosuchcommand-xyz")[0] == 127
+    # an and-or list, as sh runs it, in this process
+    assert shell.plain("ledger verify --game XX || test $? = 2") is not None
+    assert shell.run("ledger verify --game XX || test $? = 2")[0] == 0
+    assert shell.run("ledger verify --game XX || test $? = 1")[0] == 1
+    assert shell.run('ledger verify --game XX || echo "exit $? (2: usage)"')[1].endswith(
+        "exit 2 (2: usage)\n"
+    )
+    code, out = shell.run("ledger verify --game XX && ledger nosuch; echo $?")
+    assert code == 0 and out.endswith("\n2\n") and "nosuch" not in out  # skipped, $? kept
+    assert shell.run("ledger verify --json > v2.json || true")[0] == 0
+    assert shell.plain("echo $HOME || true") is None and shell.plain("ledger verify | cat") is None
 
 
 def test_a_command_that_outlasts_the_timeout_fails_naming_the_document_and_block(

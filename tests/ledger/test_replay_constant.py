@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from ledger.report.recall import recall
 from ledger.services.ingest import Ingestor, numbered_lines
 from ledger.services.replay import judge_in_store, replay_round
 from ledger.storage.sql import connect
-from ledger.storage.store import LedgerApp
+from ledger.storage.store import LedgerApp, open_ledger
 from ledger.tools.simulate import simulate
 from ledger.verify.engine import Selection
 
@@ -50,6 +51,24 @@ def _build(app: LedgerApp, tmp_path: Path) -> list[tuple[str, str]]:
     return sorted({(line["table"], line["round"]) for line in sim.lines[: 3 * step]})
 
 
+@pytest.fixture(scope="module")
+def sealed(
+    module_db_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[LedgerApp, list[tuple[str, str]]]]:
+    """One store built by :func:`_build` per backend, for the tests that only read it (sealed,
+    as the others are, with :data:`KEY`'s public key configured)."""
+    folder = tmp_path_factory.mktemp("sealed")
+    (folder / "seal.key.pub").write_bytes(public_pem(KEY.public_key()))
+    app = open_ledger(module_db_url)
+    try:
+        with pytest.MonkeyPatch.context() as m:
+            m.setenv("LEDGER_SEAL_PUBLIC_KEY", str(folder / "seal.key.pub"))
+            rounds = _build(app, folder)
+        yield app, rounds
+    finally:
+        app.close()
+
+
 def _body(replay: Any) -> dict[str, Any]:
     return {k: v for k, v in replay.to_json().items() if k != "judged_from"}
 
@@ -59,12 +78,12 @@ def _no_pass(*args: object, **kwargs: object) -> None:
 
 
 def test_sealed_rounds_are_judged_from_a_state_point_as_from_the_start(
-    app: LedgerApp, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sealed: tuple[LedgerApp, list[tuple[str, str]]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every ninth round: judged without a pass over the log (from a state point, or from the
     checkpoint's snapshot reading its game's rows only), the same as from the start of the
     store, and the same JSON (``judged_from`` included) as the pass from the nearest checkpoint."""
-    rounds = _build(app, tmp_path)
+    app, rounds = sealed
     whole = {
         (r.round.table, r.round.round): r for r in judge_in_store(app, Selection(), rounds, from_start=True)
     }
@@ -87,11 +106,11 @@ def test_sealed_rounds_are_judged_from_a_state_point_as_from_the_start(
 
 @pytest.mark.slow_postgres  # its SQLite case runs by default; the other tests here cover PostgreSQL
 def test_recall_of_sealed_rounds_needs_no_pass(
-    app: LedgerApp, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sealed: tuple[LedgerApp, list[tuple[str, str]]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A table's last ten rounds, all sealed: recalled without a pass, the same as from the
     start of the store."""
-    _build(app, tmp_path)
+    app, _ = sealed
     for table in ("3CB-01", "SP9-02", "STUD-01"):
         whole = recall(app, table, 10, from_start=True)
         assert whole is not None

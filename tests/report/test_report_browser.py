@@ -29,6 +29,7 @@ from ledger.report.html_round import render_round
 from ledger.report.provenance import provenance
 from ledger.services.replay import replay_round
 from ledger.storage.store import LedgerApp, open_ledger
+from tests.conftest import tiered
 
 CHROMIUM = os.environ.get("LEDGER_CHROMIUM", "/usr/bin/chromium")
 SHOTS = Path(os.environ.get("LEDGER_SCREENSHOTS", Path(__file__).resolve().parents[2] / "screenshots"))
@@ -157,16 +158,22 @@ def _assert_clean(seen: dict[str, Any]) -> None:
     assert seen["clipped"] == []
 
 
+# Each page costs Chromium a render, a screenshot and a print: the wheel and the tiles by default
+# (the pages of the other games render in process in test_report_html_pages.py), all six in the
+# slow tier.
 @pytest.mark.parametrize(
     ("table", "round_", "title"),
-    [
-        ("RL-01", "000001", "Roulette — round RL-01/000001"),
-        ("FPC-01", "000001", "Fish-Prawn-Crab — round FPC-01/000001"),
-        ("3CB-01", "000002", "3-Card Baccarat — round 3CB-01/000002"),
-        ("SP9-01", "000001", "Super Pan 9 — round SP9-01/000001"),
-        ("STUD-01", "000001", None),
-        ("MJ-01", "g1", "Mah-Jong — round MJ-01/g1"),
-    ],
+    tiered(
+        [
+            ("RL-01", "000001", "Roulette — round RL-01/000001"),
+            ("MJ-01", "g1", "Mah-Jong — round MJ-01/g1"),
+            ("FPC-01", "000001", "Fish-Prawn-Crab — round FPC-01/000001"),
+            ("3CB-01", "000002", "3-Card Baccarat — round 3CB-01/000002"),
+            ("SP9-01", "000001", "Super Pan 9 — round SP9-01/000001"),
+            ("STUD-01", "000001", None),
+        ],
+        2,
+    ),
 )
 def test_round_pages_load_clean_in_chromium(
     browser: Any, examples_ledger: LedgerApp, table: str, round_: str, title: str | None
@@ -307,6 +314,7 @@ def test_a_day_with_no_finding_says_so(browser: Any, examples_ledger: LedgerApp)
     assert "None: every round of the day was derived as recorded." in text
 
 
+@pytest.mark.slow_postgres  # the page is the same from either store; SQLite's case runs by default
 def test_a_script_in_the_feed_never_runs(browser: Any, app: LedgerApp, feeds: Any) -> None:
     feeds.ingest(
         app,

@@ -1,7 +1,7 @@
 """The discrete weighted Bonferroni family, the composition CUSUM of shoes and walls, and the
 stats JSON at schema version 2: calibration against exact binomial bounds, the stated run
 lengths against their Markov chain, and a missing card planted by ``ledger simulate`` over
-several nights found through the CLI on SQLite and PostgreSQL."""
+several nights found through the CLI."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from ledger.games.mahjong.equipment import pool
 from ledger.stats import shaped as sh
 from ledger.stats.collect import Tally
 from ledger.stats.survey import DEFAULT_ALPHA, correct, entries_for, family_levels
+from tests.conftest import tiered
 
 runner = CliRunner()
 SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schemas" / "stats.json"
@@ -71,7 +72,10 @@ def _shaker(rng: np.random.Generator, throws: int) -> Tally:
     return tally
 
 
-@pytest.mark.parametrize(("game", "amount"), [("RL", 2500), ("RL", 300), ("FPC", 500), ("FPC", 60)])
+# The documented sizes (2,500 spins, 500 throws) by default; the short days in the slow tier.
+@pytest.mark.parametrize(
+    ("game", "amount"), tiered([("RL", 2500), ("FPC", 500), ("RL", 300), ("FPC", 60)], 2)
+)
 def test_the_family_flags_fair_equipment_at_most_alpha(game: str, amount: int) -> None:
     rng = np.random.default_rng([7, amount])
     draw = _wheel if game == "RL" else _shaker
@@ -121,8 +125,10 @@ def _compositions(n: int, k: int) -> list[tuple[int, ...]]:
     return [(a, *rest) for a in range(n + 1) for rest in _compositions(n - a, k - 1)]
 
 
+# The smallest shaker by default (a fraction of a second); the two larger enumerations (3 and 7 s
+# of CPU) in the slow tier.
 @pytest.mark.parametrize(
-    ("dice", "faces", "throws", "budget"), [(2, 3, 6, 0.2), (3, 3, 5, 0.2), (2, 4, 8, 0.1)]
+    ("dice", "faces", "throws", "budget"), tiered([(2, 3, 6, 0.2), (3, 3, 5, 0.2), (2, 4, 8, 0.1)], 1)
 )
 def test_the_shaker_pairs_bound_holds_exactly(dice: int, faces: int, throws: int, budget: float) -> None:
     """Every outcome of small shakers enumerated: the chance that a fair one makes either shaped
@@ -293,7 +299,10 @@ def missing_card_store(module_db_url: str, tmp_path_factory: pytest.TempPathFact
     return module_db_url
 
 
-@pytest.mark.slow_postgres
+@pytest.mark.slow  # 1,010 simulated rounds; by default the CUSUM is checked on decks above and
+# the CLI finds a missing card in tests/stats/test_stats_cli.py. On SQLite: stats reads a
+# PostgreSQL store in test_stats_cli.py's fair-feed test.
+@pytest.mark.parametrize("module_db_url", ["sqlite"], indirect=True)
 def test_a_missing_card_over_several_nights_raises_the_shoe_alarm(missing_card_store: str) -> None:
     result = ledger("stats", "--db", missing_card_store, "--json", "--cutoff-hour", "11")
     assert result.exit_code == 1, result.output

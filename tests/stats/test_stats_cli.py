@@ -191,7 +191,10 @@ def test_the_day_page_flags_by_the_sequential_scheme(store: str, tmp_path: Path)
     assert "Error rates on 2026-11-20, by croupier" in section and "D-RL-03" in section
 
 
-def test_stats_usage_errors_exit_2(store: str, tmp_path: Path) -> None:
+def test_stats_usage_errors_exit_2(tmp_path: Path, examples: Path) -> None:
+    # a selection that matches nothing is refused whatever the store's size: a small one
+    store = f"sqlite:///{tmp_path / 'small.db'}"
+    assert ledger("ingest", str(examples / "rl.jsonl"), "--db", store).exit_code == 0
     missing = ledger("stats", "--db", f"sqlite:///{tmp_path / 'nowhere.db'}")
     assert missing.exit_code == 2 and "no ledger at" in missing.output
     assert not (tmp_path / "nowhere.db").exists()
