@@ -12,6 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # the whole harness in child processes; the bench.* modules have tests of their own
 def test_the_harness_runs_on_a_tiny_feed_and_writes_its_json(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
     done = subprocess.run(
