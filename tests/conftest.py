@@ -13,7 +13,7 @@ PostgreSQL assertion another default test already makes). Hypothesis runs the ``
 (few examples) in the developer's tier and ``ci`` in a full run; ``--cpu-report FILE`` writes
 what each test costs in CPU.
 
-Under pytest-xdist (``-n 2``) each worker names its PostgreSQL schemas with its id
+Under pytest-xdist (``-n 3``) each worker names its PostgreSQL schemas with its id
 (``PYTEST_XDIST_WORKER``); roles and NATS streams carry random names in the tests that make them.
 The follower publishes findings on the NATS server's fixed ``ledger.findings.*`` subjects, so a
 test listening there keeps only its own store's messages (by their ``Nats-Msg-Id``).
