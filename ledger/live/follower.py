@@ -10,7 +10,8 @@ The loop of one :class:`Follower`:
    chain, duplicate rules and bulk recorder; a line stored before is an exact duplicate and is
    skipped), in one or a few atomic saves; while the database cannot be reached, wait and retry
    the same batch, saying so (nothing is acknowledged meanwhile). The Merkle tree is extended
-   every 5,000 rows and whenever the follower has caught up, not after every batch;
+   every 5,000 rows and whenever the follower has caught up, not after every batch, from the
+   rows the saves returned, while the next batch is stored;
 3. only then acknowledge it to the source (:meth:`~ledger.live.sources.Source.committed`);
 4. judge the rows stored since the last judging (:class:`~ledger.live.judging.LiveJudge`) and
    send each finding at once, as one JSON line (the finding plus ``detected_at``) on standard
@@ -228,8 +229,20 @@ class Follower:
         """The rows stored since the tree's last extension, with their ids (those of a batch
         whose store failed part way are not there: the tree then reads what it lacks)."""
         self._tree_failed = False
+        self._tree_behind = False
+        """An extension failed (the database away): the next idle moment tries again."""
         self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-follow-db")
-        """Storing, sealing and the tree run in this one thread, in order."""
+        """Storing and sealing run in this one thread, in order."""
+        self._treeing = (
+            self._db
+            if app.dialect.is_sqlite
+            else ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-follow-tree")
+        )
+        """The Merkle tree is extended in this one, one extension at a time, in order. On
+        PostgreSQL a thread of its own, on the tree's own connection, while the next batch is
+        stored (it took a quarter of the storing thread's time); on SQLite, where one writer at
+        a time holds the file, the database thread, after the batch it was due with (the batch
+        is acknowledged without waiting for it)."""
         self._judging = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-follow-judge")
         """Judging runs in this one, beside the storing (off its path)."""
         self._telling = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-follow-told")
@@ -301,6 +314,8 @@ class Follower:
             if self._judge_task is not None:
                 await asyncio.gather(self._judge_task, return_exceptions=True)
             self._telling.shutdown(wait=True)
+            if self._treeing is not self._db:
+                self._treeing.shutdown(wait=True)
             await asyncio.get_running_loop().run_in_executor(self._db, self._close_db)
             self._db.shutdown(wait=True)
             self._judging.shutdown(wait=True)
@@ -375,8 +390,9 @@ class Follower:
     async def _catch_up(self) -> None:
         """Nothing came: judge what was put off, extend the tree."""
         self._judge_soon(force=True)
-        if self._tree_pending:
-            await asyncio.get_running_loop().run_in_executor(self._db, self._extend_tree)
+        if self._tree_pending or self._tree_behind:
+            rows = self._take_tree_rows()  # no batch is being stored: the rows are this loop's
+            await asyncio.get_running_loop().run_in_executor(self._treeing, self._extend_tree, rows)
 
     def _judge_soon(self, *, force: bool = False, behind: bool = False) -> None:
         """Start judging what was committed since the last judging, unless a judging is under
@@ -401,8 +417,9 @@ class Follower:
         self._judge_soon(force=True)
         if self._judge_task is not None:
             await asyncio.gather(self._judge_task, return_exceptions=True)
-        if self._tree_pending:
-            await asyncio.get_running_loop().run_in_executor(self._db, self._extend_tree)
+        if self._tree_pending or self._tree_behind:
+            rows = self._take_tree_rows()  # no batch is being stored: the rows are this loop's
+            await asyncio.get_running_loop().run_in_executor(self._treeing, self._extend_tree, rows)
 
     async def _every_second(self) -> None:
         """What need not be done per batch: the lag (a request to the broker), the seal."""
@@ -440,23 +457,30 @@ class Follower:
         self._tree_rows += self._ingestor.take_rows()
         self._tree_pending += report.stored
         if self._tree_pending >= TREE_EVERY_ROWS:
-            self._extend_tree()
+            self._treeing.submit(self._extend_tree, self._take_tree_rows())
         return _Done(report, rejects, time.perf_counter() - started)
 
-    def _extend_tree(self) -> None:
-        """In the database thread: append the rows stored since the last time to the Merkle
-        tree. The database away: counted, tried again later. Any other failure (e.g. no grant)
-        is said once and not tried again: ``ledger seal`` catches the tree up."""
+    def _take_tree_rows(self) -> list[RawRow]:
+        """The rows stored since the last extension was handed to the tree thread."""
+        rows, self._tree_rows = self._tree_rows, []
+        self._tree_pending = 0
+        return rows
+
+    def _extend_tree(self, known: list[RawRow]) -> None:
+        """In the tree thread: append the rows stored since the last extension to the Merkle
+        tree (``known``: those rows with their ids, so they need not be read back; the tree
+        reads what it lacks). The database away: counted, tried again at the next idle moment.
+        Any other failure (e.g. no grant) is said once and not tried again: ``ledger seal``
+        catches the tree up."""
         if self._tree_failed:
-            self._tree_pending, self._tree_rows = 0, []
             return
         try:
             if self._tree is None:
                 self._tree = MerkleLog(self.app)
-            known, self._tree_rows = self._tree_rows, []
             self._tree.extend(known)
-            self._tree_pending = 0
+            self._tree_behind = False
         except store_errors() as exc:
+            self._tree_behind = True
             self.metrics.error("database", _first_line(exc))
         except Exception as exc:  # a database's refusal, whichever the driver
             self._tree_failed = True
