@@ -10,7 +10,8 @@ The loop of one :class:`Follower`:
    chain, duplicate rules and bulk recorder; a line stored before is an exact duplicate and is
    skipped), in one or a few atomic saves; while the database cannot be reached, wait and retry
    the same batch, saying so (nothing is acknowledged meanwhile). The Merkle tree is extended
-   every 5,000 rows and whenever the follower has caught up, not after every batch;
+   every 5,000 rows and whenever the follower has caught up, not after every batch, from the
+   rows the saves returned, while the next batch is stored;
 3. only then acknowledge it to the source (:meth:`~ledger.live.sources.Source.committed`);
 4. judge the rows stored since the last judging (:class:`~ledger.live.judging.LiveJudge`) and
    send each finding at once, as one JSON line (the finding plus ``detected_at``) on standard
@@ -60,7 +61,29 @@ from ledger.merkle.log import MerkleLog
 from ledger.proof import checkpoints
 from ledger.proof.seal import SealError
 from ledger.services.ingest import Ingestor, IngestReport
-from ledger.storage.store import LedgerApp
+from ledger.storage.store import LedgerApp, RawRow
+
+
+class _RowsIngestor(Ingestor):
+    """The batch ingest's :class:`~ledger.services.ingest.Ingestor`, which keeps the rows it
+    saves (with the ids the store gave them) for the follower to extend the Merkle tree with,
+    instead of extending it at the end of every call (every batch) itself: the follower
+    extends it every :data:`TREE_EVERY_ROWS` rows and when idle, from these rows, without
+    reading them back from the store (on PostgreSQL that reading back cost a quarter of the
+    follower's time storing; ``ledger.merkle.log`` checks that they are exactly the rows after
+    its last leaf, and reads them when not)."""
+
+    def __init__(self, app: LedgerApp) -> None:
+        super().__init__(app, extend_tree=True)
+
+    def _extend_tree(self, report: IngestReport) -> None:
+        """Not here: the follower extends the tree with :meth:`take_rows`."""
+
+    def take_rows(self) -> list[RawRow]:
+        """The rows saved since the last call, in order, with their ids."""
+        rows, self._tree_rows = self._tree_rows, []
+        self._tree_pending = 0
+        return rows
 
 
 class TextSink(Protocol):
@@ -186,7 +209,7 @@ class Follower:
         self.on_sealed: list[SealHook] = []
         """Called with each stored checkpoint."""
         self.cosigner: Cosigner | None = None
-        self._ingestor = Ingestor(app, extend_tree=False)
+        self._ingestor = _RowsIngestor(app)
         self._stop = asyncio.Event()
         self._last_line = time.monotonic()
         self._last_seal = time.monotonic()
@@ -202,9 +225,24 @@ class Follower:
         self._judged_at = time.monotonic()
         self._tree: MerkleLog | None = None
         self._tree_pending = 0
+        self._tree_rows: list[RawRow] = []
+        """The rows stored since the tree's last extension, with their ids (those of a batch
+        whose store failed part way are not there: the tree then reads what it lacks)."""
         self._tree_failed = False
+        self._tree_behind = False
+        """An extension failed (the database away): the next idle moment tries again."""
         self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-follow-db")
-        """Storing, sealing and the tree run in this one thread, in order."""
+        """Storing and sealing run in this one thread, in order."""
+        self._treeing = (
+            self._db
+            if app.dialect.is_sqlite
+            else ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-follow-tree")
+        )
+        """The Merkle tree is extended in this one, one extension at a time, in order. On
+        PostgreSQL a thread of its own, on the tree's own connection, while the next batch is
+        stored (it took a quarter of the storing thread's time); on SQLite, where one writer at
+        a time holds the file, the database thread, after the batch it was due with (the batch
+        is acknowledged without waiting for it)."""
         self._judging = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-follow-judge")
         """Judging runs in this one, beside the storing (off its path)."""
         self._telling = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-follow-told")
@@ -276,6 +314,8 @@ class Follower:
             if self._judge_task is not None:
                 await asyncio.gather(self._judge_task, return_exceptions=True)
             self._telling.shutdown(wait=True)
+            if self._treeing is not self._db:
+                self._treeing.shutdown(wait=True)
             await asyncio.get_running_loop().run_in_executor(self._db, self._close_db)
             self._db.shutdown(wait=True)
             self._judging.shutdown(wait=True)
@@ -350,8 +390,9 @@ class Follower:
     async def _catch_up(self) -> None:
         """Nothing came: judge what was put off, extend the tree."""
         self._judge_soon(force=True)
-        if self._tree_pending:
-            await asyncio.get_running_loop().run_in_executor(self._db, self._extend_tree)
+        if self._tree_pending or self._tree_behind:
+            rows = self._take_tree_rows()  # no batch is being stored: the rows are this loop's
+            await asyncio.get_running_loop().run_in_executor(self._treeing, self._extend_tree, rows)
 
     def _judge_soon(self, *, force: bool = False, behind: bool = False) -> None:
         """Start judging what was committed since the last judging, unless a judging is under
@@ -376,8 +417,9 @@ class Follower:
         self._judge_soon(force=True)
         if self._judge_task is not None:
             await asyncio.gather(self._judge_task, return_exceptions=True)
-        if self._tree_pending:
-            await asyncio.get_running_loop().run_in_executor(self._db, self._extend_tree)
+        if self._tree_pending or self._tree_behind:
+            rows = self._take_tree_rows()  # no batch is being stored: the rows are this loop's
+            await asyncio.get_running_loop().run_in_executor(self._treeing, self._extend_tree, rows)
 
     async def _every_second(self) -> None:
         """What need not be done per batch: the lag (a request to the broker), the seal."""
@@ -410,26 +452,35 @@ class Follower:
         try:
             report = self._ingestor.ingest(((line.number, line.text) for line in lines), on_reject=rejected)
         except BaseException:
-            self._ingestor = Ingestor(self.app, extend_tree=False)  # its heads may be stale
+            self._ingestor = _RowsIngestor(self.app)  # its heads may be stale
             raise
+        self._tree_rows += self._ingestor.take_rows()
         self._tree_pending += report.stored
         if self._tree_pending >= TREE_EVERY_ROWS:
-            self._extend_tree()
+            self._treeing.submit(self._extend_tree, self._take_tree_rows())
         return _Done(report, rejects, time.perf_counter() - started)
 
-    def _extend_tree(self) -> None:
-        """In the database thread: append the rows stored since the last time to the Merkle
-        tree. The database away: counted, tried again later. Any other failure (e.g. no grant)
-        is said once and not tried again: ``ledger seal`` catches the tree up."""
+    def _take_tree_rows(self) -> list[RawRow]:
+        """The rows stored since the last extension was handed to the tree thread."""
+        rows, self._tree_rows = self._tree_rows, []
+        self._tree_pending = 0
+        return rows
+
+    def _extend_tree(self, known: list[RawRow]) -> None:
+        """In the tree thread: append the rows stored since the last extension to the Merkle
+        tree (``known``: those rows with their ids, so they need not be read back; the tree
+        reads what it lacks). The database away: counted, tried again at the next idle moment.
+        Any other failure (e.g. no grant) is said once and not tried again: ``ledger seal``
+        catches the tree up."""
         if self._tree_failed:
-            self._tree_pending = 0
             return
         try:
             if self._tree is None:
                 self._tree = MerkleLog(self.app)
-            self._tree.extend()
-            self._tree_pending = 0
+            self._tree.extend(known)
+            self._tree_behind = False
         except store_errors() as exc:
+            self._tree_behind = True
             self.metrics.error("database", _first_line(exc))
         except Exception as exc:  # a database's refusal, whichever the driver
             self._tree_failed = True

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from ledger.live.receiver import decode_messages, encode_messages, sequence_and_pending, status_of
-from ledger.live.sources import Bounds, batch_wait
+from ledger.live.sources import Bounds, Line, NatsSource, batch_wait
 
 BOUNDS = Bounds(lines=5000, seconds=0.2, linger=0.01)
 
@@ -74,3 +74,30 @@ def test_a_frame_of_messages_comes_back_as_it_was_handed_over() -> None:
         for sequence, start, end, table in zip(got.sequences, starts, got.ends, got.tables, strict=True)
     ]
     assert back == messages
+
+
+class _Consumers:
+    """A JetStream context that answers ``consumer_info`` with 7 pending and counts the calls."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def consumer_info(self, stream: str, durable: str) -> object:
+        self.asked += 1
+        return type("Info", (), {"num_pending": 7})()
+
+
+def test_the_lag_asks_the_server_only_once_the_follower_has_caught_up() -> None:
+    """While messages are pending, the count the last delivered one carried is the lag (asking
+    the server every second then slowed its deliveries to a trickle); caught up, it is asked."""
+    source = NatsSource("nats://127.0.0.1:4222/LAG", "lag")
+    consumers = _Consumers()
+    source.js = consumers
+    source._behind = 3000
+    source._buffer.extend(Line(n, b"{}") for n in range(5))
+    assert asyncio.run(source.lag()) == 3005.0
+    assert consumers.asked == 0
+    source._behind = 0
+    source._buffer.clear()
+    assert asyncio.run(source.lag()) == 7.0
+    assert consumers.asked == 1

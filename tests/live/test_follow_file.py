@@ -14,9 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from ledger.live import follower as follower_module
 from ledger.live.follower import Follower, FollowOptions
 from ledger.live.lock import FollowerLock, FollowerRunning
 from ledger.live.sources import Bounds, FileSource
+from ledger.merkle.log import MerkleLog
+from ledger.merkle.rfc6962 import reference_root
+from ledger.merkle.tree import row_leaf
 from ledger.storage.store import open_ledger
 from ledger.verify.engine import verify_store
 from tests.live.conftest import Captured, batch_store, run_follower, store_rows
@@ -28,6 +32,29 @@ def _write(path: Path, lines: list[bytes]) -> None:
 
 def _without_detected_at(records: list[dict]) -> list[dict]:
     return [{k: v for k, v in r.items() if k not in ("detected_at", "finding_id")} for r in records]
+
+
+def test_the_tree_extended_beside_the_storing_covers_every_row(
+    db_url: str, tmp_path: Path, lines: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tree, extended every 40 rows from the rows the saves returned (on PostgreSQL in a
+    thread of its own, while the next batch is stored), ends with one leaf per stored row, in
+    row order: its root is the root of every row's leaf."""
+    monkeypatch.setattr(follower_module, "TREE_EVERY_ROWS", 40)
+    feed = tmp_path / "feed.jsonl"
+    _write(feed, lines)
+    app = open_ledger(db_url)
+    try:
+        follower, code = run_follower(app, FileSource(str(feed)), bounds=Bounds(50, 0.05))
+        rows = [row for page in app.rows() for row in page]
+        leaves = [row_leaf(oid, version, topic, state) for _, oid, version, topic, state in rows]
+        with MerkleLog(app) as tree:
+            head = tree.head()
+    finally:
+        app.close()
+    assert code == 0 and follower.summary.batches >= len(lines) // 50
+    assert head.size == len(leaves) > len(lines)
+    assert head.root == reference_root(leaves)
 
 
 def test_live_findings_are_verify_findings(db_url: str, tmp_path: Path, lines: list[bytes]) -> None:
