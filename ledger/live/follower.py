@@ -64,26 +64,15 @@ from ledger.services.ingest import Ingestor, IngestReport
 from ledger.storage.store import LedgerApp, RawRow
 
 
-class _RowsIngestor(Ingestor):
-    """The batch ingest's :class:`~ledger.services.ingest.Ingestor`, which keeps the rows it
-    saves (with the ids the store gave them) for the follower to extend the Merkle tree with,
-    instead of extending it at the end of every call (every batch) itself: the follower
-    extends it every :data:`TREE_EVERY_ROWS` rows and when idle, from these rows, without
-    reading them back from the store (on PostgreSQL that reading back cost a quarter of the
-    follower's time storing; ``ledger.merkle.log`` checks that they are exactly the rows after
-    its last leaf, and reads them when not)."""
-
-    def __init__(self, app: LedgerApp) -> None:
-        super().__init__(app, extend_tree=True)
-
-    def _extend_tree(self, report: IngestReport) -> None:
-        """Not here: the follower extends the tree with :meth:`take_rows`."""
-
-    def take_rows(self) -> list[RawRow]:
-        """The rows saved since the last call, in order, with their ids."""
-        rows, self._tree_rows = self._tree_rows, []
-        self._tree_pending = 0
-        return rows
+def _rows_ingestor(app: LedgerApp) -> Ingestor:
+    """The batch ingest's :class:`~ledger.services.ingest.Ingestor`, keeping the rows it saves
+    (with the ids the store gave them) for the follower to extend the Merkle tree with, instead
+    of extending it after every call (every batch) itself: the follower extends it every
+    :data:`TREE_EVERY_ROWS` rows and when idle, from these rows, without reading them back from
+    the store (on PostgreSQL that reading back cost a quarter of the follower's time storing;
+    ``ledger.merkle.log`` checks that they are exactly the rows after its last leaf, and reads
+    them when not)."""
+    return Ingestor(app, extend_tree=True, tree_by_caller=True)
 
 
 class TextSink(Protocol):
@@ -209,7 +198,7 @@ class Follower:
         self.on_sealed: list[SealHook] = []
         """Called with each stored checkpoint."""
         self.cosigner: Cosigner | None = None
-        self._ingestor = _RowsIngestor(app)
+        self._ingestor = _rows_ingestor(app)
         self._stop = asyncio.Event()
         self._last_line = time.monotonic()
         self._last_seal = time.monotonic()
@@ -452,9 +441,9 @@ class Follower:
         try:
             report = self._ingestor.ingest(((line.number, line.text) for line in lines), on_reject=rejected)
         except BaseException:
-            self._ingestor = _RowsIngestor(self.app)  # its heads may be stale
+            self._ingestor = _rows_ingestor(self.app)  # its heads may be stale
             raise
-        self._tree_rows += self._ingestor.take_rows()
+        self._tree_rows += self._ingestor.take_saved_rows()
         self._tree_pending += report.stored
         if self._tree_pending >= TREE_EVERY_ROWS:
             self._treeing.submit(self._extend_tree, self._take_tree_rows())

@@ -159,10 +159,13 @@ class Ingestor:
         batch_events: int = BATCH_EVENTS,
         max_line_bytes: int = MAX_LINE_BYTES,
         extend_tree: bool = True,
+        tree_by_caller: bool = False,
         fast: bool = True,
     ) -> None:
         """``fast=False`` parses and keys the lines with the codec's reference mode
-        (``ledger.codec``): the same rows, more slowly."""
+        (``ledger.codec``): the same rows, more slowly. ``tree_by_caller``: keep the rows saved
+        (with their ids) for the caller to extend the Merkle tree with (:meth:`take_saved_rows`)
+        instead of extending it here (the live follower extends it on a timer of its own)."""
         if not 1 <= batch_events <= SAVE_EVENTS_MAX // 2:
             raise ValueError(f"batch_events must be 1-{SAVE_EVENTS_MAX // 2}")
         self.app = app
@@ -178,6 +181,7 @@ class Ingestor:
         """The rows saved since the last extension, with their ids, where the store gives them."""
         self._tree_failed = not extend_tree
         """No (more) extending of the Merkle tree after each save: off, or it failed once."""
+        self._tree_by_caller = tree_by_caller
 
     def ingest(
         self,
@@ -215,11 +219,19 @@ class Ingestor:
         report.seconds = time.perf_counter() - started
         return report
 
+    def take_saved_rows(self) -> list[RawRow]:
+        """The rows saved since the last call, in order, with their ids (``tree_by_caller``)."""
+        rows, self._tree_rows = self._tree_rows, []
+        self._tree_pending = 0
+        return rows
+
     def _extend_tree(self, report: IngestReport) -> None:
         """Append the rows saved since the last extension to the Merkle tree, in a transaction
         of its own after the saves: a failure (no grant, a lock timeout) leaves the events
         stored and the tree behind, for ``ledger seal`` to catch up, and is not tried again in
         this ingest."""
+        if self._tree_by_caller:
+            return
         self._tree_pending = 0
         known, self._tree_rows = self._tree_rows, []
         if self._tree_failed:
