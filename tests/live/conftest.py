@@ -10,6 +10,9 @@ import json
 import os
 import shutil
 import socket
+import subprocess
+import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -141,6 +144,42 @@ def run_follower(
     )
     code = asyncio.run(follower.run())
     return follower, code
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def start_follower_process(db: str, source: str, cwd: Path) -> subprocess.Popen[bytes]:
+    """``ledger ingest --db DB --follow SOURCE`` as a real process, once it says it is following
+    (its first line on stderr: its children, receiver or judge, are there by then)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli.main", "ingest", "--db", db, "--follow", source],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.stderr is not None
+    proc.stderr.readline()  # "following …"
+    return proc
+
+
+def children_of(pid: int) -> list[int]:
+    """The processes ``pid`` started (Linux ``/proc``)."""
+    return [int(x) for x in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def process_ended(pid: int) -> bool:
+    """Wait (30 s at most) for a process to be gone or a zombie no one has reaped yet."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if "State:\tZ" in Path(f"/proc/{pid}/status").read_text():
+                return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def store_rows(url: str) -> list[tuple[str, int, str, bytes]]:

@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from functools import partial
 from pathlib import Path
@@ -24,9 +21,16 @@ from ledger.live.sources import Bounds, NatsAddress, NatsSource
 from ledger.live.told import reject_id
 from ledger.storage.store import open_ledger
 from ledger.verify.engine import verify_store
-from tests.live.conftest import Captured, batch_store, publish, run_follower, store_rows
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.live.conftest import (
+    Captured,
+    batch_store,
+    children_of,
+    process_ended,
+    publish,
+    run_follower,
+    start_follower_process,
+    store_rows,
+)
 
 
 def test_follow_a_stream_acks_after_commit_and_a_redelivery_is_a_duplicate(
@@ -167,23 +171,10 @@ def test_an_old_consumer_with_explicit_acks_is_taken_over(
 
 def _receiver_of(pid: int) -> int:
     """The follower's receiving process (one of its children)."""
-    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+    for child in children_of(pid):
         if b"ledger.live.receiver" in Path(f"/proc/{child}/cmdline").read_bytes():
-            return int(child)
+            return child
     raise AssertionError("no receiver process")
-
-
-def _ended(pid: int) -> bool:
-    """Wait (30 s at most) for a process to be gone or a zombie no one has reaped yet."""
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if "State:\tZ" in Path(f"/proc/{pid}/status").read_text():
-                return True
-        except FileNotFoundError:
-            return True
-        time.sleep(0.05)
-    return False
 
 
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
@@ -194,22 +185,14 @@ def test_the_receiver_ends_with_its_follower(
     more. Either way the receiving process does not outlive the follower."""
     asyncio.run(publish(stream, lines))
     db = f"sqlite:///{tmp_path / 'l.db'}"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cli.main", "ingest", "--db", db, "--follow", stream],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert proc.stderr is not None
-    proc.stderr.readline()  # "following …": the receiver is there
+    proc = start_follower_process(db, stream, tmp_path)  # the receiver is there
     receiver = _receiver_of(proc.pid)
     deadline = time.monotonic() + 60
     while len(store_rows(db)) < len(lines) and time.monotonic() < deadline:
         time.sleep(0.2)
     proc.send_signal(how)
     code = proc.wait(60)
-    assert _ended(receiver)
+    assert process_ended(receiver)
     if how == signal.SIGTERM:
         assert code == 0
         address = NatsAddress.parse(stream)

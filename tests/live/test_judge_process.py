@@ -3,11 +3,7 @@
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 from ledger.live.judge_process import RemoteJudge
@@ -15,9 +11,7 @@ from ledger.live.judging import LiveJudge
 from ledger.live.sources import Bounds, FileSource
 from ledger.services.ingest import Ingestor
 from ledger.storage.store import open_ledger
-from tests.live.conftest import run_follower
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.live.conftest import children_of, process_ended, run_follower, start_follower_process
 
 
 def test_the_remote_judge_finds_what_the_judge_in_process_finds(db_url: str, lines: list[bytes]) -> None:
@@ -57,42 +51,13 @@ def test_a_follower_with_the_judge_process_tells_each_finding_once_across_a_rest
     assert again.summary.duplicates == len(lines) and again.out.records == []  # type: ignore[attr-defined]
 
 
-def _children(pid: int) -> list[int]:
-    text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
-    return [int(x) for x in text.split()]
-
-
 def test_the_judge_process_ends_when_the_follower_is_killed(tmp_path: Path, lines: list[bytes]) -> None:
     feed = tmp_path / "feed.jsonl"
     feed.write_bytes(b"".join(line + b"\n" for line in lines))
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "cli.main",
-            "ingest",
-            "--db",
-            f"sqlite:///{tmp_path / 'l.db'}",
-            "--follow",
-            str(feed),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert proc.stderr is not None
-    proc.stderr.readline()  # "following …": the judge process answered
-    judges = _children(proc.pid)
+    proc = start_follower_process(f"sqlite:///{tmp_path / 'l.db'}", str(feed), tmp_path)
+    judges = children_of(proc.pid)  # the judge process answered
     assert len(judges) == 1
     assert b"ledger.live.judge_process" in Path(f"/proc/{judges[0]}/cmdline").read_bytes()
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    deadline = time.monotonic() + 30
-    while Path(f"/proc/{judges[0]}").exists() and time.monotonic() < deadline:
-        status = Path(f"/proc/{judges[0]}/status").read_text() if Path(f"/proc/{judges[0]}").exists() else ""
-        if "State:\tZ" in status:
-            break
-        time.sleep(0.05)
-    status = Path(f"/proc/{judges[0]}/status").read_text() if Path(f"/proc/{judges[0]}").exists() else ""
-    assert not status or "State:\tZ" in status  # gone (or a zombie no one has reaped yet)
+    assert process_ended(judges[0])  # gone (or a zombie no one has reaped yet)
