@@ -37,7 +37,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import shutil
 import sqlite3
 import statistics
@@ -307,16 +306,12 @@ def _bare(store: Store, feed: FeedFile) -> dict[str, Any]:
     return fig
 
 
-def _process_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
 def child(argv: list[str]) -> dict[str, Any]:
     """``ingest URL FEED`` or ``verify URL``: what ``python -m bench.run`` does in the harness's
     child process, timed from once the store is open (wall and process CPU seconds). The game
     packages (imported lazily, by a command's first line of each game) are imported before
     the clock starts: start-up, like the bare side's imports."""
+    from bench.resumable import timed
     from ledger.games import GAMES
     from ledger.services.ingest import Ingestor, bounded_lines
     from ledger.storage.store import open_ledger
@@ -327,23 +322,19 @@ def child(argv: list[str]) -> dict[str, Any]:
     try:
         if argv[0] == "ingest":
             with open(argv[2], "rb") as lines:
-                cpu, started = _process_cpu(), time.perf_counter()
-                report = Ingestor(app).ingest(bounded_lines(lines))
-                seconds, cpu = time.perf_counter() - started, _process_cpu() - cpu
+                took, report = timed(lambda: Ingestor(app).ingest(bounded_lines(lines)))
             return {
-                "seconds": seconds,
-                "cpu_seconds": cpu,
+                "seconds": took.wall,
+                "cpu_seconds": took.cpu,
                 "stored": report.stored,
                 "rejected": [str(r) for r in report.rejected[:1]],
             }
         from ledger.verify.engine import verify_store
 
-        cpu, started = _process_cpu(), time.perf_counter()
-        verified = verify_store(app)
-        seconds, cpu = time.perf_counter() - started, _process_cpu() - cpu
+        took, verified = timed(lambda: verify_store(app))
         return {
-            "seconds": seconds,
-            "cpu_seconds": cpu,
+            "seconds": took.wall,
+            "cpu_seconds": took.cpu,
             "exit_code": verified.exit_code,
             "findings": [str(f) for f in verified.findings[:1]],
             "rounds_checked": verified.rounds_checked,
