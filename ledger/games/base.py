@@ -69,6 +69,18 @@ class Verdict(Generic[D]):
     reason: str
 
 
+Later = tuple[Callable[..., str], tuple[Any, ...]]
+"""A text to write when first read: a pure function and its arguments (``Step.later``,
+``Settlement.later``)."""
+
+
+def _written(later: Later | None) -> str:
+    """The text ``later`` writes (there is one: the record's text was not written yet)."""
+    assert later is not None
+    make, args = later
+    return make(*args)
+
+
 class Settlement:
     """The settlement a bet is due under the rules, and why (the article).
 
@@ -85,7 +97,7 @@ class Settlement:
     commission: Decimal
     rule: str
     _reason: str | None
-    _make: tuple[Callable[..., str], tuple[Any, ...]] | None
+    _make: Later | None
 
     def __init__(
         self, result: Result, returned: Decimal, won: Decimal, commission: Decimal, rule: str, reason: str
@@ -116,9 +128,7 @@ class Settlement:
         """Why, in words."""
         reason = self._reason
         if reason is None:
-            assert self._make is not None
-            make, args = self._make
-            reason = self._reason = make(*args)
+            reason = self._reason = _written(self._make)
             self._make = None
         return reason
 
@@ -178,7 +188,7 @@ class Step:
 
     def __init__(self, text: str, rule: str | None = None) -> None:
         self._text: str | None = text
-        self._make: tuple[Callable[..., str], tuple[Any, ...]] | None = None
+        self._make: Later | None = None
         self.rule = rule
 
     @classmethod
@@ -195,9 +205,7 @@ class Step:
         """What follows, in words."""
         text = self._text
         if text is None:
-            assert self._make is not None
-            make, args = self._make
-            text = self._text = make(*args)
+            text = self._text = _written(self._make)
             self._make = None
         return text
 
