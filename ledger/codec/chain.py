@@ -17,6 +17,7 @@ Design (documented for auditors in ``docs/INTEGRITY.md``):
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import ClassVar, Literal
 from uuid import NAMESPACE_URL, UUID, uuid5
@@ -56,6 +57,18 @@ def next_digest(previous: str, content: bytes) -> str:
 def frame(digest: str, content: bytes) -> bytes:
     """The stored form of a fact: its digest first, then its content bytes."""
     return FRAME_HEAD + digest.encode("ascii") + FRAME_MID + content + FRAME_TAIL
+
+
+def next_digest_ascii(previous: bytes, content: bytes) -> bytes:
+    """:func:`next_digest` with both digests as their ASCII bytes (what a frame stores): no
+    encoding per row (the ingest)."""
+    return hashlib.sha256(previous + content).hexdigest().encode()
+
+
+def frames_ascii(digests: Iterable[bytes], contents: Iterable[bytes]) -> list[bytes]:
+    """:func:`frame` of each (digest as ASCII bytes, content) pair: a save's rows at once."""
+    join = b"".join
+    return [join((FRAME_HEAD, d, FRAME_MID, c, FRAME_TAIL)) for d, c in zip(digests, contents, strict=True)]
 
 
 def unframe(state: bytes) -> tuple[str, bytes]:

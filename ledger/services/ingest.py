@@ -26,7 +26,7 @@ from uuid import UUID
 
 from eventsourcing.persistence import IntegrityError
 
-from ledger.codec.chain import CHAIN_ID, FRAME_HEAD, FRAME_MID, FRAME_TAIL, Linked, LinkEntry, genesis, now
+from ledger.codec.chain import CHAIN_ID, Linked, LinkEntry, frames_ascii, genesis, next_digest_ascii, now
 from ledger.codec.facts import content_of, topic_of
 from ledger.codec.ids import id_makers
 from ledger.codec.library import StoredColumns, model_with
@@ -277,6 +277,7 @@ class Ingestor:
                 and parsed.game == head.game  # type: ignore[union-attr]
             ):
                 version = head.version = head.version + 1
+                # next_digest_ascii(head.digest, content), written out: no call per line
                 digest = head.digest = sha256(head.digest + content).hexdigest().encode()
                 if head not in touched:
                     head.first = version
@@ -425,12 +426,12 @@ class Ingestor:
         batch = self._batch
         if head is None:
             version = 1
-            digest = _next_digest(genesis(oid).encode("ascii"), content)
+            digest = next_digest_ascii(genesis(oid).encode("ascii"), content)
             head = self._heads[oid] = _Head(version, digest, first=1)
             batch.touched[head] = oid
         else:
             version = head.version = head.version + 1
-            digest = head.digest = _next_digest(head.digest, content)
+            digest = head.digest = next_digest_ascii(head.digest, content)
             if head not in batch.touched:
                 head.first = version
                 batch.touched[head] = oid
@@ -478,11 +479,7 @@ class Ingestor:
                 # a ``Recording`` and a ``Notification`` object per event that nothing here reads.
                 mapper = self.app.ledger_mapper
                 if mapper.compressor is None and mapper.cipher is None:
-                    join = b"".join
-                    states = [
-                        join((FRAME_HEAD, digest, FRAME_MID, content, FRAME_TAIL))
-                        for digest, content in zip(digests, contents, strict=True)
-                    ]
+                    states = frames_ascii(digests, contents)
                 else:
                     states = [mapper.stored_event(*e[:4], e[4].decode("ascii")).state for e in batch.events]
                 columns = StoredColumns(oids, versions, topics, states)
@@ -515,11 +512,6 @@ class Ingestor:
             self._batch = _Batch()
             return
         raise RuntimeError(f"could not save a batch after {SAVE_ATTEMPTS} attempts")
-
-
-def _next_digest(previous: bytes, content: bytes) -> bytes:
-    """:func:`~ledger.codec.chain.next_digest` with the digests as their ASCII bytes."""
-    return hashlib.sha256(previous + content).hexdigest().encode()
 
 
 _ENTRY_FIELDS = frozenset(("aggregate", "first", "last", "digest"))
