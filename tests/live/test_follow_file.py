@@ -75,6 +75,7 @@ def test_live_findings_are_verify_findings(db_url: str, tmp_path: Path, lines: l
     assert _without_detected_at(live) == [f.to_json() for f in report.findings]
 
 
+@pytest.mark.slow
 def test_findings_go_out_as_the_round_closes(tmp_path: Path, lines: list[bytes]) -> None:
     """A finding is written in the batch that stores its round's close, not at the end."""
     feed = tmp_path / "feed.jsonl"
@@ -107,6 +108,7 @@ def test_findings_go_out_as_the_round_closes(tmp_path: Path, lines: list[bytes])
     assert seen[-1] > 0 and seen[0] < len(out.records)  # findings came out along the way
 
 
+@pytest.mark.slow
 def test_rotation_and_restart_where_it_stopped(tmp_path: Path, lines: list[bytes]) -> None:
     feed = tmp_path / "feed.jsonl"
     half = len(lines) // 2
@@ -142,6 +144,7 @@ def test_rotation_and_restart_where_it_stopped(tmp_path: Path, lines: list[bytes
     assert store_rows(url) == store_rows(batch_store(tmp_path / "batch.db", lines))
 
 
+@pytest.mark.slow
 def test_a_lost_offset_only_reads_duplicates(tmp_path: Path, lines: list[bytes]) -> None:
     """Without its state file (or with a state older than the store) the follower reads lines
     already stored: each is a duplicate, nothing is stored twice."""
@@ -182,6 +185,7 @@ def test_hostile_lines_are_rejected_with_their_code_and_the_stream_goes_on(
     assert {r["line"] for r in follower.rejects.records} == set(range(51, 51 + len(hostile)))  # type: ignore[union-attr]
 
 
+@pytest.mark.slow
 def test_a_silent_table_leaves_its_round_in_play_not_a_finding(tmp_path: Path, lines: list[bytes]) -> None:
     last_close = max(i for i, line in enumerate(lines) if b'"RL-01"' in line and b'"round_closed"' in line)
     silent = [line for i, line in enumerate(lines) if i != last_close]  # RL-01 stops mid-round
@@ -216,6 +220,7 @@ def test_a_second_follower_on_one_store_is_refused(db_url: str) -> None:
     again.release()
 
 
+@pytest.mark.slow
 def test_stdin_follow_a_second_is_refused_sigterm_drains_and_exits_0(
     tmp_path: Path, lines: list[bytes]
 ) -> None:

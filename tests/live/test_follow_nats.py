@@ -67,6 +67,7 @@ def test_follow_a_stream_acks_after_commit_and_a_redelivery_is_a_duplicate(
     assert report.integrity_ok
 
 
+@pytest.mark.slow
 def test_findings_and_rejects_are_published_per_table(
     stream: str, tmp_path: Path, lines: list[bytes]
 ) -> None:
@@ -119,6 +120,7 @@ async def _append(into: list[tuple[str, dict, str | None]], msg: nats.aio.msg.Ms
     into.append((msg.subject, json.loads(msg.data), (msg.headers or {}).get("Nats-Msg-Id")))
 
 
+@pytest.mark.slow
 def test_an_old_consumer_with_explicit_acks_is_taken_over(
     stream: str, tmp_path: Path, lines: list[bytes]
 ) -> None:
@@ -178,6 +180,7 @@ def _receiver_of(pid: int) -> int:
 
 
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
+@pytest.mark.slow
 def test_the_receiver_ends_with_its_follower(
     how: signal.Signals, stream: str, tmp_path: Path, lines: list[bytes]
 ) -> None:

@@ -77,6 +77,7 @@ def _seal_while_following(
     return follower, sealed, again, stored, len(report.findings)
 
 
+@pytest.mark.slow
 def test_seal_every_stores_checkpoints_and_a_restart_judges_from_the_newest(
     tmp_path: Path, lines: list[bytes]
 ) -> None:
@@ -92,6 +93,7 @@ def test_seal_every_stores_checkpoints_and_a_restart_judges_from_the_newest(
     assert again.out.records == []  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 def test_a_restart_without_the_sealing_public_key_judges_from_the_start_and_says_so(
     tmp_path: Path, lines: list[bytes]
 ) -> None:
@@ -101,6 +103,7 @@ def test_a_restart_without_the_sealing_public_key_judges_from_the_start_and_says
     assert again.out.records == []  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 def test_a_restart_does_not_use_a_checkpoint_signed_by_another_key(
     tmp_path: Path, lines: list[bytes]
 ) -> None:
@@ -292,6 +295,7 @@ def test_the_database_away_for_a_while_is_waited_out(tmp_path: Path, lines: list
 
 
 @pytest.mark.nats
+@pytest.mark.slow
 def test_the_broker_restarted_mid_stream(tmp_path: Path, lines: list[bytes]) -> None:
     """A NATS server of the test's own (its store on disk), stopped and started again while
     the follower reads: nothing lost, nothing doubled."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ledger.live.follower import Follower, FollowOptions
@@ -56,6 +57,7 @@ def _follow_and_seal(tmp_path: Path, lines: list[bytes], witness: str, key: Ed25
     return follower
 
 
+@pytest.mark.slow
 def test_a_timed_checkpoint_is_cosigned_and_the_cosignature_stored(
     tmp_path: Path, lines: list[bytes]
 ) -> None:

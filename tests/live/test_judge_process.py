@@ -6,6 +6,8 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
+import pytest
+
 from ledger.live.judge_process import RemoteJudge
 from ledger.live.judging import LiveJudge
 from ledger.live.sources import Bounds, FileSource
@@ -35,6 +37,7 @@ def test_the_remote_judge_finds_what_the_judge_in_process_finds(db_url: str, lin
     assert position == here.position
 
 
+@pytest.mark.slow
 def test_a_follower_with_the_judge_process_tells_each_finding_once_across_a_restart(
     tmp_path: Path, lines: list[bytes]
 ) -> None:
@@ -51,6 +54,7 @@ def test_a_follower_with_the_judge_process_tells_each_finding_once_across_a_rest
     assert again.summary.duplicates == len(lines) and again.out.records == []  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 def test_the_judge_process_ends_when_the_follower_is_killed(tmp_path: Path, lines: list[bytes]) -> None:
     feed = tmp_path / "feed.jsonl"
     feed.write_bytes(b"".join(line + b"\n" for line in lines))

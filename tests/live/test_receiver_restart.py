@@ -38,6 +38,7 @@ async def _kill_receiver(source: NatsSource, follower: Follower, after: int, kil
     killed.append(pid)
 
 
+@pytest.mark.slow
 def test_a_receiver_killed_mid_stream_is_started_again_and_nothing_is_lost_or_doubled(
     stream: str, tmp_path: Path, lines: list[bytes]
 ) -> None:

@@ -158,9 +158,10 @@ def _assert_clean(seen: dict[str, Any]) -> None:
     assert seen["clipped"] == []
 
 
-# Each page costs Chromium a render, a screenshot and a print: the wheel and the tiles by default
-# (the pages of the other games render in process in test_report_html_pages.py), all six in the
-# slow tier.
+# Each page costs Chromium a render, a screenshot and a print. By default Chromium loads three
+# pages: a round page with a mismatch, printed (test_a_mismatch_marks_only_the_field_that_differs),
+# the day page and a hostile feed's page; the pages of every game render in process in
+# test_report_html_pages.py. All six games' pages, and the other pages below, in the slow tier.
 @pytest.mark.parametrize(
     ("table", "round_", "title"),
     tiered(
@@ -172,7 +173,7 @@ def _assert_clean(seen: dict[str, Any]) -> None:
             ("SP9-01", "000001", "Super Pan 9 — round SP9-01/000001"),
             ("STUD-01", "000001", None),
         ],
-        2,
+        0,
     ),
 )
 def test_round_pages_load_clean_in_chromium(
@@ -213,6 +214,7 @@ def test_a_mismatch_marks_only_the_field_that_differs(browser: Any, faulty_day: 
     assert seen["pdf_pages"] <= 2
 
 
+@pytest.mark.slow
 def test_bank_layers_and_payments_are_derived_against_recorded(
     browser: Any, examples_ledger: LedgerApp
 ) -> None:
@@ -285,6 +287,7 @@ def test_the_day_page_reads_at_a_glance(browser: Any, faulty_day: LedgerApp) -> 
     assert faulty_day.head() in footer and "generated" in footer
 
 
+@pytest.mark.slow
 def test_a_day_of_many_tables_grows_downwards_never_sideways(browser: Any) -> None:
     tables = [
         TableDay(
@@ -307,6 +310,7 @@ def test_a_day_of_many_tables_grows_downwards_never_sideways(browser: Any) -> No
     assert rows == 2 * 32 + 2  # two bars per table, two legend swatches
 
 
+@pytest.mark.slow
 def test_a_day_with_no_finding_says_so(browser: Any, examples_ledger: LedgerApp) -> None:
     seen = _open(browser, _day_page(examples_ledger, with_info=False), "day-clean")
     text = seen["page"].inner_text("#findings")

@@ -80,6 +80,7 @@ def test_liability_injections_happen_and_are_found() -> None:
     assert hits >= 3
 
 
+@pytest.mark.slow  # 80 games played out
 def test_games_end_in_wins_with_fan_and_sometimes_otherwise() -> None:
     endings: Counter[str] = Counter()
     fans: Counter[tuple[str, int]] = Counter()

@@ -10,6 +10,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from ledger.games.stud_poker import GAME
 from ledger.games.stud_poker.simulate import INJECTABLE, STUD_ERRORS
 from ledger.services.ingest import Ingestor, numbered_lines
@@ -17,6 +19,7 @@ from ledger.storage.store import LedgerApp, open_ledger
 from ledger.tools.simulate import simulate
 from ledger.tools.simulators import SIMULATORS
 from ledger.verify.engine import verify_store
+from tests.conftest import tiered
 
 
 def test_the_game_record_wires_rules_session_and_simulator() -> None:
@@ -31,8 +34,13 @@ def test_same_seed_same_feed() -> None:
     assert a.lines == b.lines and a.injected == b.injected
 
 
-def test_a_day_on_three_linked_tables_verifies_to_exactly_the_injected_errors(tmp_path: Path) -> None:
-    sim = simulate([GAME], rounds=80, tables=3, seed=11, error_rate=0.15)
+# 25 rounds of seed 3 meet a void, a carried and a paid jackpot and every injected kind; the
+# original day of 80 rounds in the slow tier.
+@pytest.mark.parametrize(("rounds", "seed"), tiered([(25, 3), (80, 11)], 1))
+def test_a_day_on_three_linked_tables_verifies_to_exactly_the_injected_errors(
+    tmp_path: Path, rounds: int, seed: int
+) -> None:
+    sim = simulate([GAME], rounds=rounds, tables=3, seed=seed, error_rate=0.15)
     types = Counter(line["type"] for line in sim.lines)
     assert types["round_voided"] > 0 and types["jackpot_carried"] > 0
     assert types["jackpot_paid"] > 0

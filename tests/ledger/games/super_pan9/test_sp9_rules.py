@@ -68,6 +68,7 @@ def _player_wins(tiebreak: str) -> tuple[int, int]:
     return wins, sum(classes.values())
 
 
+@pytest.mark.slow  # every pair of disjoint hands, as the next test: a second each
 def test_exhaustive_player_wins_805464_of_1624350_with_the_highest_card_tiebreak() -> None:
     wins, pairs = _player_wins("highest_card")
     assert (wins, pairs) == (805_464, 1_624_350)
@@ -75,6 +76,7 @@ def test_exhaustive_player_wins_805464_of_1624350_with_the_highest_card_tiebreak
     assert round(wins / pairs, 5) == 0.49587
 
 
+@pytest.mark.slow
 def test_exhaustive_player_wins_806520_with_the_both_cards_tiebreak() -> None:
     assert _player_wins("both_cards") == (806_520, 1_624_350)
 

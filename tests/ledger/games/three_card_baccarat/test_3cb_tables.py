@@ -195,6 +195,7 @@ def disjoint_pairs() -> tuple[int, int, int]:
     return wins, ties, loses
 
 
+@pytest.mark.slow  # 407 million pairs of hands, counted by class: 2.6 s
 def test_tie_and_main_bet_house_edges_over_disjoint_hands_are_exact() -> None:
     wins, ties, loses = disjoint_pairs()
     total = wins + ties + loses
