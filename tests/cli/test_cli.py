@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
+from tests.conftest import tiered
 
 runner = CliRunner()
 
@@ -113,12 +115,14 @@ def test_simulate_is_deterministic_and_lists_its_errors(tmp_path: Path) -> None:
     }
 
 
-def test_verify_finds_exactly_what_the_simulator_injected(tmp_path: Path) -> None:
+# 8 rounds a table (11 injected errors of 5 kinds) by default, the original 20 in the slow tier
+@pytest.mark.parametrize("rounds", tiered(["8", "20"], 1))
+def test_verify_finds_exactly_what_the_simulator_injected(tmp_path: Path, rounds: str) -> None:
     feed = tmp_path / "f.jsonl"
     run(
         "simulate",
         "--rounds",
-        "20",
+        rounds,
         "--tables",
         "2",
         "--seed",
@@ -144,8 +148,9 @@ def test_verify_finds_exactly_what_the_simulator_injected(tmp_path: Path) -> Non
     assert result.exit_code == 1
 
 
-def test_the_demo_reports_its_injected_errors_and_exits_0(tmp_path: Path) -> None:
-    result = run("demo", "--rounds", "20", "--tables", "2", "--json", "--keep", str(tmp_path))
+@pytest.mark.parametrize("rounds", tiered(["8", "20"], 1))
+def test_the_demo_reports_its_injected_errors_and_exits_0(tmp_path: Path, rounds: str) -> None:
+    result = run("demo", "--rounds", rounds, "--tables", "2", "--json", "--keep", str(tmp_path))
     assert result.exit_code == 0, result.output
     body = json.loads(result.stdout)
     assert body["injected"] > 0  # the comparison below is about something

@@ -7,9 +7,11 @@ import subprocess
 import sys
 from typing import Any
 
+import pytest
 import typer
 
 from cli.main import LedgerGroup, _built, app, command_entry, command_manifest
+from tests.conftest import tiered
 
 _PROBE = (
     "import sys; from cli.main import main\n"
@@ -26,9 +28,10 @@ def _imported(*args: str) -> list[str]:
     return eval(done.stderr.strip().splitlines()[-1])  # a list literal printed above
 
 
-def test_version_and_help_import_no_command_module() -> None:
-    for args in (["--version"], ["-V"], ["--help"]):
-        assert _imported(*args) == ["cli.contract", "cli.main", "ledger.domain", "ledger.domain.errors"], args
+# A fresh interpreter each: --version by default, -V and --help in the slow tier.
+@pytest.mark.parametrize("flag", tiered(["--version", "-V", "--help"], 1))
+def test_version_and_help_import_no_command_module(flag: str) -> None:
+    assert _imported(flag) == ["cli.contract", "cli.main", "ledger.domain", "ledger.domain.errors"], flag
 
 
 def test_a_command_imports_its_module_and_not_the_others() -> None:

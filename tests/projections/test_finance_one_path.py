@@ -9,6 +9,7 @@ import tempfile
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -88,6 +89,7 @@ def test_due_commission_in_the_views_is_verifys_round_by_round(day: dict) -> Non
         app.close()
 
 
+@pytest.mark.slow  # the day report and the export of 8 generated days; the due commission runs by default
 @SETTINGS
 @given(days)
 def test_house_view_day_report_and_exported_rounds_carry_the_same_money(day: dict) -> None:

@@ -46,6 +46,9 @@ def finance_db(module_db_url: str, tmp_path_factory: pytest.TempPathFactory) -> 
     return module_db_url
 
 
+# The views reconcile reads are the same code on both stores (test_projection_updater and
+# test_projection_export keep PostgreSQL in the developer's tier); the PostgreSQL day runs slow.
+@pytest.mark.slow_postgres
 def test_the_example_meters_find_exactly_the_planted_variances(finance_db: str) -> None:
     result = CliRunner().invoke(cli_app, ["reconcile", str(METERS), "--db", finance_db, "--json"])
     assert result.exit_code == 1, result.output
