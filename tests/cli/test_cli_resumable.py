@@ -100,6 +100,7 @@ def test_seal_is_incremental_stored_and_listed(
     assert code == 0 and output.count("\n") == 5  # the origin, the header, three checkpoints
 
 
+@pytest.mark.slow_postgres
 def test_verify_since_reads_only_what_came_after(
     db_url: str, sealed_store: dict[str, Any], keys: tuple[Path, Path], tmp_path: Path, json_schema: Any
 ) -> None:
@@ -121,6 +122,7 @@ def test_verify_since_reads_only_what_came_after(
     assert last["since"]["position"] == sealed_store["second"]["position"]
 
 
+@pytest.mark.slow_postgres
 def test_verify_since_usage_errors(
     db_url: str, app: LedgerApp, examples: Path, keys: tuple[Path, Path], tmp_path: Path
 ) -> None:
@@ -247,6 +249,7 @@ def test_segments_merge_into_the_full_report(
     assert code == 2 and "do not cover" in output
 
 
+@pytest.mark.slow_postgres
 def test_a_row_changed_before_a_checkpoint(
     db_url: str, sealed_store: dict[str, Any], raw: Any, keys: tuple[Path, Path]
 ) -> None:
@@ -268,6 +271,7 @@ def test_a_row_changed_before_a_checkpoint(
     assert _verify(db_url, "--no-projections")[0] == 3
 
 
+@pytest.mark.slow_postgres
 def test_seal_refuses_a_chain_broken_since_the_newest_checkpoint(
     db_url: str, sealed_store: dict[str, Any], raw: Any, keys: tuple[Path, Path]
 ) -> None:

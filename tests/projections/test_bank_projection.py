@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from cli.main import app as cli
@@ -78,6 +79,7 @@ def test_the_example_feed_folds_into_one_run_with_its_carry(app: LedgerApp, exam
     }
 
 
+@pytest.mark.slow_postgres
 def test_breaches_in_the_view_are_exactly_verifys_findings(app: LedgerApp) -> None:
     sim = simulate([GAMES["SP9"]], rounds=40, tables=2, seed=11, error_rate=0.25)
     assert sim.injected

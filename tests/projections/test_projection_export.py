@@ -75,6 +75,7 @@ def test_the_same_store_exports_byte_identical_files(app: LedgerApp, examples: P
     assert [f["sha256"] for f in first.files] == [f["sha256"] for f in second.files]
 
 
+@pytest.mark.slow_postgres
 def test_the_beancount_journal_passes_bean_check_with_the_projection_balances(
     app: LedgerApp, examples: Path, tmp_path: Path
 ) -> None:
@@ -112,6 +113,7 @@ def test_the_beancount_journal_passes_bean_check_with_the_projection_balances(
     assert pools == -pool != 0
 
 
+@pytest.mark.slow_postgres
 def test_a_tampered_journal_fails_bean_check(app: LedgerApp, examples: Path, tmp_path: Path) -> None:
     _ingest(app, examples)
     export(app, tmp_path, formats=["beancount"])

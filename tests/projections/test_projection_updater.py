@@ -46,6 +46,7 @@ def _stored(app: LedgerApp, name: str) -> tuple[int | None, dict[str, str]]:
     return (tracking.position if tracking else None), _text(rows)
 
 
+@pytest.mark.slow_postgres
 def test_batches_of_any_size_equal_one_fold_of_the_store(app: LedgerApp, examples: Path) -> None:
     _ingest(app, examples)
     for view in registered_views():

@@ -211,6 +211,7 @@ def test_hole1_without_a_configured_key_a_stored_checkpoint_is_not_used(
 # --- hole 2: junk rows never block sealing or replay --------------------------------------------
 
 
+@pytest.mark.slow_postgres
 def test_hole2_junk_rows_never_block_sealing_or_replay(
     app: LedgerApp, raw: Any, sp9: dict[str, Any], db_url: str, keys: tuple[Path, Path]
 ) -> None:
@@ -230,6 +231,7 @@ def test_hole2_junk_rows_never_block_sealing_or_replay(
 # --- hole 10: a row numbered 0, an edited JSON ---------------------------------------------------
 
 
+@pytest.mark.slow_postgres
 def test_hole10_a_row_numbered_0_leaves_verify_jobs_whole(
     app: LedgerApp, raw: Any, sp9: dict[str, Any], db_url: str, keys: tuple[Path, Path]
 ) -> None:
@@ -246,6 +248,7 @@ def test_hole10_a_row_numbered_0_leaves_verify_jobs_whole(
     assert json.loads(whole)["events"] > 0
 
 
+@pytest.mark.slow_postgres
 def test_hole10_an_edited_checkpoint_json_makes_seal_list_exit_3(
     app: LedgerApp, raw: Any, sp9: dict[str, Any], db_url: str
 ) -> None:
@@ -281,6 +284,7 @@ def _replant(raw: Any, db_url: str, row: int) -> None:
     raw.run(f"INSERT INTO {{events}} ({{id}}, {cols}) VALUES (0, {{p}}, {{p}}, {{p}}, {{p}})", tuple(saved))
 
 
+@pytest.mark.slow_postgres
 def test_hole6_delete_and_replant_before_the_checkpoint_is_seen_by_since_and_seal(
     app: LedgerApp, raw: Any, sp9: dict[str, Any], db_url: str, keys: tuple[Path, Path]
 ) -> None:
@@ -534,6 +538,7 @@ def test_hole1_the_key_named_at_init_is_used_kept_and_cannot_be_changed(
     assert code == 2 and "not the store's sealing public key" in err
 
 
+@pytest.mark.slow_postgres
 def test_hole1_a_segment_needs_the_sealing_public_key(
     app: LedgerApp, sp9: dict[str, Any], db_url: str, keys: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -593,6 +598,7 @@ def test_hole1_with_roles_both_read_the_named_key_and_neither_can_change_it(
                     conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
 
 
+@pytest.mark.slow_postgres
 def test_hole1_an_unreadable_sealing_public_key_is_exit_2_everywhere(
     app: LedgerApp,
     sp9: dict[str, Any],

@@ -152,6 +152,7 @@ def _no_command_crashes(cli, db_url: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("at", ["0001-01-01T00:00:00+08:00", "9999-12-31T23:59:59-08:00"])
+@pytest.mark.slow_postgres
 def test_an_edge_time_an_old_store_holds_crashes_no_later_command(
     db_url: str, examples: Path, tmp_path: Path, cli, monkeypatch: pytest.MonkeyPatch, at: str
 ) -> None:

@@ -122,6 +122,7 @@ def test_a_sealed_store_verifies_and_still_verifies_after_it_grows(app, db_url, 
     assert _verify(db_url, checkpoint, public) == 0
 
 
+@pytest.mark.slow_postgres
 def test_deleting_the_newest_saves_is_detected_by_the_checkpoint(
     app, db_url, raw, examples, tmp_path
 ) -> None:
@@ -140,6 +141,7 @@ def test_deleting_the_newest_saves_is_detected_by_the_checkpoint(
     )
 
 
+@pytest.mark.slow_postgres
 def test_history_rewritten_as_a_consistent_new_chain_is_detected(
     app, db_url, raw, examples, tmp_path
 ) -> None:

@@ -325,6 +325,7 @@ def test_the_postgres_writer_inserts_only_event_columns_and_cannot_lock_out_audi
                     conn.execute(f'DROP ROLE "{role}"')
 
 
+@pytest.mark.slow_postgres
 def test_a_row_removed_or_replaced_before_the_checkpoint(
     db_url: str, examples: Path, tmp_path: Path, cli
 ) -> None:

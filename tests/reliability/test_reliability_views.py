@@ -160,6 +160,7 @@ def _set_back(db_url: str) -> None:
         conn.execute(f'UPDATE "{schema}".ledger_view_tracking SET position = position / 2')
 
 
+@pytest.mark.slow_postgres
 def test_a_tracking_position_set_back_is_refused_by_every_reader(
     db_url: str, examples: Path, cli, tmp_path: Path
 ) -> None:

@@ -98,6 +98,7 @@ def _verify_since(url: str, out: Path) -> tuple[int, dict[str, Any], str]:
 
 
 @pytest.mark.parametrize("lead", LEADS)
+@pytest.mark.slow_postgres
 def test_verify_since_reads_an_encrypted_snapshot_file_that_begins_like_json(
     db_url: str,
     tmp_path: Path,
