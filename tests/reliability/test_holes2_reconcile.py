@@ -134,6 +134,7 @@ def _empty_figures() -> LedgerFigures:
     return LedgerFigures(MemoryRows(), MemoryRows(), MemoryRows(), MemoryRows())
 
 
+@pytest.mark.slow  # 9,000 lines under tracemalloc
 def test_reading_and_comparing_is_a_stream_in_flat_memory() -> None:
     """The peak of Python allocations while 8,000 lines are read and compared is the same
     (within a small constant) as for 1,000: nothing grows with the file."""
@@ -153,6 +154,7 @@ def test_reading_and_comparing_is_a_stream_in_flat_memory() -> None:
     assert large < small + 256 * 1024, (small, large)
 
 
+@pytest.mark.slow  # 40,000 lines
 def test_each_line_costs_constant_time() -> None:
     """40,000 lines read and compared well under the 3 s that even a loaded shared machine
     gives (300,000 lines took 934 s before: quadratic)."""
