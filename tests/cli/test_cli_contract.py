@@ -163,6 +163,7 @@ def test_stats_json_matches_its_schema_with_a_biased_table(
     json_schema(one_day.json(), "stats")
 
 
+@pytest.mark.slow  # a day of its own (tests/projections/test_reconcile.py reads its JSON by default)
 def test_reconcile_json_matches_its_schema(tmp_path: Path, ledger_cli: Any, json_schema: Any) -> None:
     db = _simulated_store(ledger_cli, tmp_path, *RECONCILE_DAY)
     done = ledger_cli("reconcile", str(METERS), "--json", "--db", db)
@@ -303,6 +304,7 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.mark.slow  # ten commands over the store (the store's digest before and after)
 def test_read_commands_write_nothing(store: Store, ledger_cli: Any, tmp_path: Path) -> None:
     db, _ = store
     path = Path(db.removeprefix("sqlite:///"))

@@ -149,6 +149,7 @@ def test_every_exported_total_equals_the_views(finance_day: tuple[LedgerApp, str
     ) == sum((Decimal(t["recorded"]) for t in commission["totals"]), ZERO)
 
 
+@pytest.mark.slow  # bean-check's run of the journal; the exported totals are checked by default
 def test_the_journal_balances_are_the_views(finance_day: tuple[LedgerApp, str, Path]) -> None:
     app, db_url, out = finance_day
     journal = out / "house.beancount"

@@ -14,6 +14,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from cli.main import app as cli_app
@@ -28,6 +29,7 @@ from ledger.storage.store import open_ledger
 from ledger.tools.simulate import DEFAULT_START, RoundBuilder
 from projections.base import MemoryRows, closed_rounds, fold_store
 from projections.jackpot import JackpotView, conservation_gap
+from tests.conftest import tiered
 
 FORCED = {
     ("STUD-01", "000010"): [(1, Category.ROYAL_FLUSH), (5, Category.ROYAL_FLUSH)],
@@ -58,11 +60,14 @@ def a_day(rounds: int = 40) -> list[dict[str, Any]]:
     return merged
 
 
-def test_the_meters_conserve_and_match_verify(tmp_path: Path) -> None:
+# 24 rounds a table hold every royal and straight flush forced above (and a reset); the whole
+# day of 40 rounds in the slow tier.
+@pytest.mark.parametrize("rounds", tiered([24, 40], 1))
+def test_the_meters_conserve_and_match_verify(tmp_path: Path, rounds: int) -> None:
     url = f"sqlite:///{tmp_path / 'jp.db'}"
     app = open_ledger(url)
     try:
-        Ingestor(app).ingest(numbered_lines([json.dumps(x) for x in a_day()]))
+        Ingestor(app).ingest(numbered_lines([json.dumps(x) for x in a_day(rounds)]))
         meters = fold_store(app, JackpotView()).rows[f"pool:{POOL}"]
         session = StudSession()
         for _, rnd in closed_rounds(app):

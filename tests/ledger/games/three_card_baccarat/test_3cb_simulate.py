@@ -180,10 +180,13 @@ def test_a_carried_bet_settles_in_the_next_round_under_its_restated_id() -> None
 
 
 @pytest.mark.slow_postgres
-def test_a_simulated_feed_ingested_into_the_store_verifies_to_the_injected_errors(app: LedgerApp) -> None:
-    sim = simulate([GAME], rounds=60, tables=3, seed=11, error_rate=0.25)
+@pytest.mark.parametrize("rounds", tiered([20, 60], 1))  # 60 rounds a table in the slow tier
+def test_a_simulated_feed_ingested_into_the_store_verifies_to_the_injected_errors(
+    app: LedgerApp, rounds: int
+) -> None:
+    sim = simulate([GAME], rounds=rounds, tables=3, seed=11, error_rate=0.25)
     text = "".join(json.dumps(line) + "\n" for line in sim.lines)
     assert Ingestor(app).ingest(numbered_lines(io.StringIO(text))).rejected == []
     report = verify_store(app)
-    assert report.rounds_checked == 180
-    assert finding_keys(report.findings) == injected_keys(sim.injected)
+    assert report.rounds_checked == 3 * rounds
+    assert sim.injected and finding_keys(report.findings) == injected_keys(sim.injected)
