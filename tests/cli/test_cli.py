@@ -158,10 +158,11 @@ def test_the_demo_reports_its_injected_errors_and_exits_0(tmp_path: Path, rounds
     assert sum(body["findings_by_code"].values()) == body["injected"]
 
 
-def test_the_demo_hints_work_when_copied(tmp_path: Path) -> None:
+@pytest.mark.parametrize("rounds", tiered(["8", "30"], 1))
+def test_the_demo_hints_work_when_copied(tmp_path: Path, rounds: str) -> None:
     import shlex
 
-    result = run("demo", "--rounds", "30", "--tables", "1", "--keep", str(tmp_path / "d"))
+    result = run("demo", "--rounds", rounds, "--tables", "1", "--keep", str(tmp_path / "d"))
     hints = [
         line.split("(", 1)[1].rstrip(")") for line in result.stdout.splitlines() if "(ledger replay " in line
     ]
