@@ -39,7 +39,8 @@ RECONCILE_DAY = [
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory, ledger_cli: Any) -> Store:
-    """A SQLite store with a simulated feed of every game with injected errors."""
+    """A SQLite store with a simulated feed of every game with injected errors (6 rounds a
+    table: every command reads it, so its size is paid many times)."""
     ledger = ledger_cli
     folder = tmp_path_factory.mktemp("contract")
     db = f"sqlite:///{folder / 'l.db'}"
@@ -50,7 +51,7 @@ def store(tmp_path_factory: pytest.TempPathFactory, ledger_cli: Any) -> Store:
             "--out",
             str(feed),
             "--rounds",
-            "12",
+            "6",
             "--tables",
             "1",
             "--error-rate",

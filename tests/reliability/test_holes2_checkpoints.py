@@ -108,7 +108,7 @@ def _forge(snapshot: Snapshot, key: Any = ATTACKER) -> tuple[str, Snapshot]:
 def sp9(app: LedgerApp, tmp_path: Path, keys: tuple[Path, Path]) -> dict[str, Any]:
     """An SP9 store: a third ingested and sealed (checkpoint 1, the operator's key), a third
     more (its snapshot taken, not stored), then the rest."""
-    lines = simulate([GAMES["SP9"]], rounds=18, tables=1, seed=3, error_rate=0.15).lines
+    lines = simulate([GAMES["SP9"]], rounds=12, tables=1, seed=3, error_rate=0.15).lines
     starts = [i for i, line in enumerate(lines) if i and line["round"] != lines[i - 1]["round"]]
     third, two = starts[len(starts) // 3], starts[2 * len(starts) // 3]  # at round boundaries
     _ingest(app, lines[:third], tmp_path / "a.jsonl")
