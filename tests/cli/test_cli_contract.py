@@ -114,7 +114,7 @@ def test_ingest_and_demo_json_match_their_schemas(
     json_schema(one.json(), "ingest")
     two = ledger_cli("ingest", str(examples / "rl.jsonl"), str(examples / "fpc.jsonl"), "--db", db, "--json")
     json_schema(two.json(), "ingest")
-    demo = ledger_cli("demo", "--rounds", "20", "--tables", "1", "--json", "--keep", str(tmp_path / "demo"))
+    demo = ledger_cli("demo", "--rounds", "6", "--tables", "1", "--json", "--keep", str(tmp_path / "demo"))
     json_schema(demo.json(), "demo")
 
 

@@ -16,6 +16,9 @@ from ledger.storage.store import open_ledger
 from tests.live.conftest import children_of, process_ended, run_follower, start_follower_process
 
 
+# The judge process reads the store through the same reader as the judge in the follower's
+# process, whose PostgreSQL case (test_follow_file's live findings) runs by default.
+@pytest.mark.slow_postgres
 def test_the_remote_judge_finds_what_the_judge_in_process_finds(db_url: str, lines: list[bytes]) -> None:
     app = open_ledger(db_url)
     try:
