@@ -13,9 +13,10 @@ environment's; ``ledger`` and ``.venv/bin/ledger`` both resolve to it, before an
   exit with the code shown, any other with 0 (or its comment's code).
 
 Commands made only of ``ledger …``, ``export``, ``cd``, ``echo`` (of words and ``$?``),
-``test $? = N``, ``true``, ``K=V`` prefixes, ``&&``, ``||``, ``;`` and ``> FILE`` run in this
-process (typer's test runner: no second of imports per command); anything else runs in
-``bash`` with the scratch ``.venv/bin`` first on ``PATH``.
+``test $? = N``, ``true``, ``K=V`` prefixes, ``&&``, ``||``, ``;``, ``> FILE`` and ``$(cat FILE)``
+of a file that is there (read, then quoted or split as ``bash`` would) run in this process
+(typer's test runner: no second of imports per command); anything else runs in ``bash`` with
+the scratch ``.venv/bin`` first on ``PATH``.
 
 A block the test cannot run says why just above it, ``<!-- not run: why -->``; a long one is
 marked ``<!-- slow: why -->`` and runs only in the slow tier (``-m slow``, ``--all``,
@@ -112,6 +113,9 @@ SLOW: dict[str, list[str]] = {
 FENCE = re.compile(r"^```(sh|bash|console)[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 MARK = re.compile(r"(?:^|\n)<!-- *(not run|slow): *([^\n]+?) *-->\s*\Z")
 EXIT_COMMENT = re.compile(r"\bexit(?: code)? (\d)\b")
+CAT = re.compile(r'(?<!\S)(?:"\$\(cat ([\w./-]+)\)"|\$\(cat ([\w./-]+)\))(?!\S)')
+"""A command substitution of a file's text that is a whole word, quoted (one word) or not (split
+into words); inside a longer word or string it is left to ``bash``."""
 PLAIN = {"&&", ";", ">"}
 runner = CliRunner()
 
@@ -311,6 +315,10 @@ class Shell:
 
     def plain(self, line: str) -> list[tuple[str, list[str]]] | None:
         """The line as (joiner, words) segments if this process can run it, else None."""
+        substituted = self.substituted(line)
+        if substituted is None:
+            return None
+        line = substituted
         if any(c in line.replace("||", "") for c in "|<`") or "$(" in line or "${" in line:
             return None
         lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
@@ -338,6 +346,24 @@ class Shell:
             if any("$" in w.replace("$?", "") for w in words):
                 return None
         return segments
+
+    def substituted(self, line: str) -> str | None:
+        """The line with each ``$(cat FILE)`` replaced by FILE's text as ``bash`` would put it
+        (trailing newlines dropped; one word inside double quotes, else split at blanks); None
+        if such a FILE is not there (``bash`` then runs the line and says so)."""
+        missing = False
+
+        def text(match: re.Match[str]) -> str:
+            nonlocal missing
+            path = self.cwd / (match.group(1) or match.group(2))
+            if not path.is_file():
+                missing = True
+                return match.group(0)
+            body = path.read_text(encoding="utf-8").rstrip("\n")
+            return shlex.quote(body) if match.group(1) else " ".join(map(shlex.quote, body.split()))
+
+        line = CAT.sub(text, line)
+        return None if missing else line
 
     def simple(self, words: list[str]) -> tuple[int, str]:
         if words[0] == "export":
@@ -471,6 +497,14 @@ def test_the_shell_runs_ledger_in_process_and_the_rest_in_bash(tmp_path: Path) -
     assert code == 0 and out.endswith("\n2\n") and "nosuch" not in out  # skipped, $? kept
     assert shell.run("ledger verify --json > v2.json || true")[0] == 0
     assert shell.plain("echo $HOME || true") is None and shell.plain("ledger verify | cat") is None
+    # the text of a file that is there, as bash substitutes it
+    assert shell.plain('ledger seal --witness "$(cat w.url)"') is None  # no such file yet
+    (tmp_path / "w.url").write_text("http://h:1/a b\n\n", encoding="utf-8")
+    words = ["ledger", "seal", "--witness", "http://h:1/a b", "--witness", "http://h:1/a", "b"]
+    assert shell.plain('ledger seal --witness "$(cat w.url)" --witness $(cat w.url)') == [("", words)]
+    assert shell.plain("ledger seal --out $(cat w.url).json") is None  # part of a word: bash
+    assert shell.plain('ledger seal --note "at $(cat w.url)"') is None
+    assert shell.plain("kill $(cat w.url)") is None  # not a command this process runs
 
 
 def test_a_command_that_outlasts_the_timeout_fails_naming_the_document_and_block(
