@@ -181,6 +181,8 @@ def test_html_draws_the_wheel_the_dice_and_the_paths(store: str, tmp_path: Path)
     assert bad.exit_code == 2 and "no such folder" in bad.output
 
 
+@pytest.mark.slow  # a day page and a survey of the whole store; the day page's surveillance
+# section is held byte for byte by tests/golden by default, its alarms by the stats tests here
 def test_the_day_page_flags_by_the_sequential_scheme(store: str, tmp_path: Path) -> None:
     page = tmp_path / "day.html"
     result = ledger("report", "--day", "2026-11-20", "--html", str(page), "--db", store)
@@ -253,9 +255,9 @@ def test_planting_leaves_fair_tables_byte_for_byte_the_same(tmp_path: Path) -> N
 
 
 def test_the_day_page_reads_earlier_nights_for_equipment_not_for_error_rates(store: str) -> None:
-    with opened(store) as app:
-        later = survey(app, StatsQuery(rates_from=date(2026, 11, 21)))
-        same = survey(app, StatsQuery(rates_from=date(2026, 11, 20)))
+    with opened(store) as app:  # the wheels: equipment with an alarm, and the croupier errors
+        later = survey(app, StatsQuery(game="RL", rates_from=date(2026, 11, 21)))
+        same = survey(app, StatsQuery(game="RL", rates_from=date(2026, 11, 20)))
     assert later.rounds == same.rounds > 0 and later.entries and later.alarms
     assert later.croupiers == [] and later.tables == []
     assert sum(r.rounds for r in same.tables) == same.rounds

@@ -119,6 +119,8 @@ def test_deleted_state_refuses_to_start_and_a_new_one_is_outvoted(
         )
 
 
+@pytest.mark.slow  # two more witness processes; a witness restarted on its state is tested by
+# default in test_deleted_state_refuses_to_start_and_a_new_one_is_outvoted
 def test_rolled_back_state_resumes_from_its_old_size(witnesses, keys, log, vkeys, tmp_path, start_witness):
     """A witness whose state is restored from an old copy answers 409 with the old size: the
     honest log goes on from there, and a fork after the old size but before what it had cosigned
