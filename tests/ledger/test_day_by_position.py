@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import itertools
 import json
-import sqlite3
 import zlib
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
@@ -30,7 +28,7 @@ from ledger.storage.sql import connect
 from ledger.storage.store import LedgerApp, open_ledger
 from ledger.tools.simulate import simulate
 from projections.gaming_day import day_of
-from tests.conftest import _empty_url
+from tests.ledger.store_copy import copied
 
 KEY = generate_key()
 CUTOFF = 6
@@ -138,35 +136,8 @@ def test_an_edited_index_is_not_used(
 ) -> None:
     """An insider rewrites every interval to say no round closed there (so the day would look
     empty): the signatures no longer hold, the index is not used, the whole store is read."""
-    with _copy(built, tmp_path) as (app, days):
+    with copied(built.url, tmp_path, built.days, lambda app: _build(app, tmp_path)) as (app, days):
         _edit_the_index_and_read(app, days, monkeypatch)
-
-
-@contextmanager
-def _copy(built: Built, folder: Path) -> Iterator[tuple[LedgerApp, list[date]]]:
-    """An open copy of the built store, to edit: a copy of its SQLite file, or on PostgreSQL
-    the same store built again in a schema of its own (dropped afterwards)."""
-    if built.url.startswith("sqlite:///"):
-        with (
-            sqlite3.connect(built.url.removeprefix("sqlite:///")) as source,
-            sqlite3.connect(folder / "copy.db") as copy,
-        ):
-            source.backup(copy)
-        source.close()
-        copy.close()
-        app = open_ledger(f"sqlite:///{folder / 'copy.db'}")
-        try:
-            yield app, built.days
-        finally:
-            app.close()
-        return
-    schema = _empty_url("postgres", folder)
-    app = open_ledger(next(schema))
-    try:
-        yield app, _build(app, folder)
-    finally:
-        app.close()
-        next(schema, None)
 
 
 def _edit_the_index_and_read(app: LedgerApp, days: list[date], monkeypatch: pytest.MonkeyPatch) -> None:
