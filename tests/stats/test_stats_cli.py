@@ -252,6 +252,8 @@ def test_planting_leaves_fair_tables_byte_for_byte_the_same(tmp_path: Path) -> N
     assert sum(n in (26, 0, 32) for n in spins) > 30 * 3 / 37 * 2
 
 
+@pytest.mark.slow  # two surveys of the store; the day page's error rates of the day alone are held
+# byte for byte by tests/golden by default
 def test_the_day_page_reads_earlier_nights_for_equipment_not_for_error_rates(store: str) -> None:
     with opened(store) as app:  # the wheels: equipment with an alarm, and the croupier errors
         later = survey(app, StatsQuery(game="RL", rates_from=date(2026, 11, 21)))
