@@ -7,9 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # seven real processes (two ingests, four verifies, the compare); the feed it
+# grows is checked by default below, and the bench's processes in tests/bench/test_day_replay.py
 def test_scale_grows_one_store_and_measures_ingest_and_verify_at_each_size(tmp_path: Path) -> None:
     log = tmp_path / "scale.jsonl"
     done = subprocess.run(

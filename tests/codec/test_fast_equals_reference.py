@@ -10,7 +10,9 @@ field, message). Every stored fact's row, as parsed and with damaged bytes, must
 same through :func:`ledger.codec.decode_row` fast and as the reference (same fact, or the same
 error), and decode to the fact parsed.
 
-The default tier tries :data:`EXAMPLES_DEFAULT` feeds; the slow tier many more.
+The property runs the Hypothesis profile's examples (few in the developer's tier, where every
+seed line is also checked as it is, many in a full run); the slow tier adds
+:data:`EXAMPLES_SLOW` feeds.
 """
 
 from __future__ import annotations
@@ -32,7 +34,6 @@ from ledger.codec.parse import Rejection
 from ledger.games import GAMES
 from ledger.tools.simulate import simulate
 
-EXAMPLES_DEFAULT = 200
 EXAMPLES_SLOW = 3000
 GAME_FILES = ("rl", "fpc", "3cb", "sp9", "mj", "stud")
 DIGEST = "ab" * 32
@@ -231,7 +232,7 @@ _FEEDS = st.lists(_line(), min_size=1, max_size=8).flatmap(
 _SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-@settings(max_examples=EXAMPLES_DEFAULT, **_SETTINGS)  # type: ignore[arg-type]
+@settings(**_SETTINGS)  # type: ignore[arg-type]
 @given(_FEEDS)
 def test_fast_parsing_and_decoding_equal_the_reference(lines: list[bytes]) -> None:
     _check_feed(lines)

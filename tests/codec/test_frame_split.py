@@ -53,7 +53,7 @@ def _damaged(draw: st.DrawFn, state: bytes) -> bytes:
     return state[:at] + draw(st.binary(min_size=1, max_size=3)) + state[at:]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=3 * settings.default.max_examples, deadline=None)  # 300 in a full run
 @given(_states())
 def test_the_fast_split_equals_unframe(state: bytes) -> None:
     assert _outcome(splitter(fast=True), state) == _outcome(splitter(fast=False), state)
@@ -101,7 +101,7 @@ def _chained(draw: st.DrawFn) -> list[tuple[int, str, bytes]]:
     return [rows[i] for i in order]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=3 * settings.default.max_examples, deadline=None)  # 300 in a full run
 @given(_chained())
 def test_the_chain_checks_in_place_read_equals_the_reference_split(
     rows: list[tuple[int, str, bytes]],

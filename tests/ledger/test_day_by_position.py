@@ -9,6 +9,8 @@ from __future__ import annotations
 import itertools
 import json
 import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -23,9 +25,10 @@ from ledger.report.day import DaySummary, summarize_day
 from ledger.report.day_index import DayPlan, plan_day
 from ledger.services.ingest import Ingestor, numbered_lines
 from ledger.storage.sql import connect
-from ledger.storage.store import LedgerApp
+from ledger.storage.store import LedgerApp, open_ledger
 from ledger.tools.simulate import simulate
 from projections.gaming_day import day_of
+from tests.ledger.store_copy import copied
 
 KEY = generate_key()
 CUTOFF = 6
@@ -38,13 +41,14 @@ def _ingest(app: LedgerApp, lines: list[dict[str, Any]], path: Path) -> None:
         assert Ingestor(app, batch_events=50).ingest(numbered_lines(stream)).rejected == []
 
 
-def _build(app: LedgerApp, tmp_path: Path) -> list[date]:
-    """Three to four gaming days, sealed at the start of each day (the nightly seal) and in
-    the middle of each (a cut inside rounds). With this seed the last 3CB round of a table on
-    a day that is not the last carries a bet into the next day's first round."""
+def _build(app: LedgerApp, tmp_path: Path, rounds: int = 24) -> list[date]:
+    """Three to four gaming days (two to three with 12 ``rounds``), sealed at the start of each
+    day (the nightly seal) and in the middle of each (a cut inside rounds). With this seed the
+    last 3CB round of a table on a day that is not the last carries a bet into the next day's
+    first round."""
     sim = simulate(
         [GAMES[k] for k in GAME_KEYS],
-        rounds=24,
+        rounds=rounds,
         tables=2,
         seed=2,
         error_rate=0.25,
@@ -77,6 +81,32 @@ def _full_pass(app: LedgerApp, day: date, monkeypatch: pytest.MonkeyPatch) -> Da
         return summarize_day(app, day, CUTOFF)
 
 
+@dataclass(frozen=True)
+class Built:
+    """A store built by :func:`_build` once per test module and backend, and its gaming days."""
+
+    url: str
+    days: list[date]
+
+
+@pytest.fixture(scope="module")
+def built(module_db_url: str, tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """The store the tests read (built once per backend); a test that edits it edits a copy
+    (:func:`_copy`)."""
+    app = open_ledger(module_db_url)
+    try:
+        return Built(module_db_url, _build(app, tmp_path_factory.mktemp("days")))
+    finally:
+        app.close()
+
+
+@pytest.fixture
+def built_app(built: Built) -> Iterator[LedgerApp]:
+    app = open_ledger(built.url)
+    yield app
+    app.close()
+
+
 @pytest.fixture
 def keyed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "seal.key.pub"
@@ -85,9 +115,9 @@ def keyed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_each_day_by_position_equals_the_full_pass(
-    app: LedgerApp, tmp_path: Path, keyed: None, monkeypatch: pytest.MonkeyPatch
+    built: Built, built_app: LedgerApp, keyed: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    days = _build(app, tmp_path)
+    app, days = built_app, built.days
     assert len(days) >= 3
     middle = days[len(days) // 2]
     plan = plan_day(app, middle, CUTOFF)
@@ -102,11 +132,15 @@ def test_each_day_by_position_equals_the_full_pass(
 
 @pytest.mark.slow_postgres  # its SQLite case runs by default; the other tests here cover PostgreSQL
 def test_an_edited_index_is_not_used(
-    app: LedgerApp, tmp_path: Path, keyed: None, monkeypatch: pytest.MonkeyPatch
+    built: Built, tmp_path: Path, keyed: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An insider rewrites every interval to say no round closed there (so the day would look
     empty): the signatures no longer hold, the index is not used, the whole store is read."""
-    days = _build(app, tmp_path)
+    with copied(built.url, tmp_path, built.days, lambda app: _build(app, tmp_path)) as (app, days):
+        _edit_the_index_and_read(app, days, monkeypatch)
+
+
+def _edit_the_index_and_read(app: LedgerApp, days: list[date], monkeypatch: pytest.MonkeyPatch) -> None:
     middle = days[len(days) // 2]
     db = connect(app)
     table = db.dialect.qualified(INDEX_TABLE)
@@ -137,11 +171,10 @@ def test_an_edited_index_is_not_used(
 
 @pytest.mark.slow_postgres  # its SQLite case runs by default; the other tests here cover PostgreSQL
 def test_without_a_sealing_key_the_whole_store_is_read_and_said(
-    app: LedgerApp, tmp_path: Path, keyed: None, monkeypatch: pytest.MonkeyPatch
+    built: Built, built_app: LedgerApp, keyed: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    days = _build(app, tmp_path)
     monkeypatch.delenv("LEDGER_SEAL_PUBLIC_KEY")
-    summary = summarize_day(app, days[1], CUTOFF)
+    summary = summarize_day(built_app, built.days[1], CUTOFF)
     assert summary.note is not None and "no sealing public key" in summary.note
     assert summary.tables
 
@@ -158,7 +191,7 @@ def test_an_encrypted_store_is_read_by_position_too(
     monkeypatch.setenv("LEDGER_CIPHER_KEY", AESCipher.create_key(32))
     app = open_ledger(db_url)
     try:
-        days = _build(app, tmp_path)
+        days = _build(app, tmp_path, rounds=12)  # what is read is the index: a day or two are enough
         middle = days[len(days) // 2]
         assert isinstance(plan_day(app, middle, CUTOFF), DayPlan)
         db = connect(app)

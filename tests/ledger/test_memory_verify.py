@@ -30,7 +30,7 @@ from ledger.codec.chain import CHAIN_ID
 from ledger.codec.rows import RowDecoder
 from ledger.games import GAMES
 from ledger.games.stud_poker import session as stud_session
-from ledger.services.ingest import ingest_file
+from ledger.services.ingest import BATCH_EVENTS, Ingestor, bounded_lines
 from ledger.storage.store import LedgerApp, open_ledger
 from ledger.tools.simulate import DEFAULT_START, simulate
 from ledger.tools.simulators import SIMULATORS
@@ -42,6 +42,11 @@ ROUND_INTERVAL = timedelta(seconds=90)
 FIRST_ROUNDS, LATER_ROUNDS = 25, 75
 """Rounds of each table of the generated store: its first part, then its second part, played
 later on tables of their own (so that no round is in play between the two)."""
+SMALL_ROUNDS = 3, 6
+"""The same, for the store of the tests that check what a pass keeps at its end rather than how
+it grows: every game, both parts, a few rounds each (saves of :data:`SMALL_BATCH` events, so
+that the log still holds many chain links)."""
+SMALL_BATCH = 50
 TABLES = 2
 """Tables of each simulated game in each part of the generated store."""
 BYTES_PER_ROUND = 64
@@ -63,15 +68,15 @@ class Store:
     first_rows: int
 
 
-def _store(folder: Path) -> Store:
+def _store(folder: Path, first_rounds: int, later_rounds: int, batch_events: int = BATCH_EVENTS) -> Store:
     games = [g for g in GAMES.values() if g.key in SIMULATORS]
-    first = simulate(games, rounds=FIRST_ROUNDS, tables=TABLES, seed=7)
+    first = simulate(games, rounds=first_rounds, tables=TABLES, seed=7)
     later = simulate(
         games,
-        rounds=LATER_ROUNDS,
+        rounds=later_rounds,
         tables=TABLES,
         seed=8,
-        start=DEFAULT_START + ROUND_INTERVAL * (FIRST_ROUNDS + 1),
+        start=DEFAULT_START + ROUND_INTERVAL * (first_rounds + 1),
         round_interval=ROUND_INTERVAL,
     )
     path = folder / "ledger.db"
@@ -82,7 +87,8 @@ def _store(folder: Path) -> Store:
         for part, lines in (("first", first.lines), ("later", [_on_own_table(x) for x in later.lines])):
             feed = folder / f"{part}.jsonl"
             feed.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-            report = ingest_file(app, feed)
+            with open(feed, "rb") as stream:
+                report = Ingestor(app, batch_events=batch_events).ingest(bounded_lines(stream))
             assert report.stored == len(lines) and not report.rejected
             if not first_rows:
                 with sqlite3.connect(path) as db:
@@ -104,7 +110,14 @@ def _on_own_table(line: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
-    return _store(tmp_path_factory.mktemp("memory"))
+    """A small store: what a pass keeps at its end does not depend on the store's size."""
+    return _store(tmp_path_factory.mktemp("memory"), *SMALL_ROUNDS, batch_events=SMALL_BATCH)
+
+
+@pytest.fixture(scope="module")
+def large_store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    """A store large enough for the growth per round to stand out of the fixed costs."""
+    return _store(tmp_path_factory.mktemp("memory-large"), FIRST_ROUNDS, LATER_ROUNDS)
 
 
 def test_a_pass_keeps_nothing_of_a_closed_round(store: Store) -> None:
@@ -201,12 +214,12 @@ def _held() -> int:
 
 @pytest.mark.slow
 def test_the_memory_a_pass_holds_grows_by_a_few_bytes_per_round(
-    store: Store, monkeypatch: pytest.MonkeyPatch
+    large_store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The decoders' own bounded caches made small: full after a few rounds, as on a large store.
     monkeypatch.setattr(openings, "MAX_TEMPLATES", 4)
     monkeypatch.setattr(openings, "MAX_OPENING_TIMES", 4)
     monkeypatch.setattr(stud_session, "_DUMPED_MAX", 4)
-    grown, rounds = _held_growth(store)
+    grown, rounds = _held_growth(large_store)
     assert rounds >= 800
     assert grown <= BYTES_PER_ROUND * rounds, (grown, rounds, grown / rounds)

@@ -25,6 +25,7 @@ from ledger.storage.sql import connect
 from ledger.storage.store import LedgerApp, open_ledger
 from ledger.tools.simulate import simulate
 from ledger.verify.engine import Selection
+from tests.ledger.store_copy import copied
 
 KEY = generate_key()
 
@@ -80,14 +81,14 @@ def _no_pass(*args: object, **kwargs: object) -> None:
 def test_sealed_rounds_are_judged_from_a_state_point_as_from_the_start(
     sealed: tuple[LedgerApp, list[tuple[str, str]]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every ninth round: judged without a pass over the log (from a state point, or from the
+    """Every fifteenth round: judged without a pass over the log (from a state point, or from the
     checkpoint's snapshot reading its game's rows only), the same as from the start of the
     store, and the same JSON (``judged_from`` included) as the pass from the nearest checkpoint."""
     app, rounds = sealed
     whole = {
         (r.round.table, r.round.round): r for r in judge_in_store(app, Selection(), rounds, from_start=True)
     }
-    picked = rounds[2::9]
+    picked = rounds[2::15]
     with monkeypatch.context() as m:
         m.setattr(ledger.services.replay, "_from_state_point", lambda *a, **k: None)
         from_checkpoint = {(t, r): replay_round(app, t, r) for t, r in picked}
@@ -122,10 +123,18 @@ def test_recall_of_sealed_rounds_needs_no_pass(
 
 
 @pytest.mark.slow_postgres  # its SQLite case runs by default; the other tests here cover PostgreSQL
-def test_a_forged_state_point_is_not_used(app: LedgerApp, tmp_path: Path) -> None:
+def test_a_forged_state_point_is_not_used(
+    sealed: tuple[LedgerApp, list[tuple[str, str]]], module_db_url: str, tmp_path: Path
+) -> None:
     """An insider copies a state point to a row nearer a round with another game's state: the
-    signature does not hold for it there, so the round is judged as before."""
-    rounds = _build(app, tmp_path)
+    signature does not hold for it there, so the round is judged as before (on a copy of the
+    module's store)."""
+    _, built = sealed
+    with copied(module_db_url, tmp_path, built, lambda app: _build(app, tmp_path)) as (app, rounds):
+        _forge_a_state_point(app, rounds)
+
+
+def _forge_a_state_point(app: LedgerApp, rounds: list[tuple[str, str]]) -> None:
     table, rnd = next((t, r) for t, r in reversed(rounds) if t.startswith("3CB"))
     before = replay_round(app, table, rnd)
     span = app.span(ledger.services.replay.round_id(table, rnd))

@@ -74,6 +74,8 @@ def test_ingesting_the_same_file_twice_stores_nothing_twice(app: LedgerApp, exam
     assert verify_store(app).exit_code == 0
 
 
+@pytest.mark.slow_postgres  # the cap is the writer's own; PostgreSQL's links are verified by default
+# in test_each_example_feed_ingests_and_verifies_clean
 def test_saves_never_exceed_the_cap_and_links_cover_every_event(app: LedgerApp, tmp_path: Path) -> None:
     from ledger.games import GAMES
     from ledger.tools.simulate import simulate

@@ -50,7 +50,7 @@ def _same(db_url: str, app: LedgerApp, jobs: int, selection: Selection = Selecti
 def test_a_faulty_simulated_store_gives_the_same_findings_in_the_same_order(
     db_url: str, app: LedgerApp, jobs: int
 ) -> None:
-    _ingest(app, _simulated(error_rate=0.3))
+    _ingest(app, _simulated(error_rate=0.3, rounds=6))
     body = _same(db_url, app, jobs)
     assert len(body["findings"]) >= 5  # the comparison is about something
     assert len({f["table"] for f in body["findings"]}) >= 3  # spread over several workers
@@ -98,7 +98,7 @@ def test_a_tampered_store_reports_each_broken_row_once(db_url: str, app: LedgerA
 def test_the_cli_prints_the_same_json_with_jobs(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'l.db'}"
     ledger = open_ledger(db)
-    _ingest(ledger, _simulated(error_rate=0.3))
+    _ingest(ledger, _simulated(error_rate=0.3, rounds=4, tables=2))  # what is tested is the CLI
     ledger.close()
     runner = CliRunner()
     one = runner.invoke(cli, ["verify", "--db", db, "--json"])

@@ -7,6 +7,8 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ from ledger.proof.bundle import bundle_items, check_bundle, export_round, with_i
 from ledger.proof.checkpoints import seal
 from ledger.proof.seal import Checkpoint, generate_key, private_pem, public_pem
 from ledger.services.ingest import Ingestor, numbered_lines
-from ledger.storage.store import LedgerApp
+from ledger.storage.store import LedgerApp, open_ledger
 
 runner = CliRunner()
 
@@ -29,19 +31,27 @@ def _run(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
+EXAMPLES = Path(os.environ["LEDGER_EXAMPLES"])
+"""The example feeds (set by the tests' conftest before this module is imported)."""
+
+
 def _ingest(app: LedgerApp, path: Path) -> None:
     with open(path, encoding="utf-8") as stream:
         assert Ingestor(app, batch_events=40).ingest(numbered_lines(stream)).rejected == []
 
 
-@pytest.fixture
-def sealed(app: LedgerApp, examples: Path) -> tuple[LedgerApp, Checkpoint, dict[str, Any]]:
-    _ingest(app, examples / "stud.jsonl")
+@pytest.fixture(scope="module")
+def sealed(module_db_url: str) -> Iterator[tuple[LedgerApp, Checkpoint, dict[str, Any]]]:
+    """One sealed store, checkpoint and bundle per backend for the module: the tests change
+    copies of the bundle, and check it without the store (a later seal leaves both as made)."""
+    app = open_ledger(module_db_url)
+    _ingest(app, EXAMPLES / "stud.jsonl")
     key = generate_key()
     checkpoint = seal(app, key).checkpoint
     seal_tree(app, key, checkpoint)
-    _ingest(app, examples / "rl.jsonl")  # rows after the seal: the proof is to the note
-    return app, checkpoint, export_round(app, "STUD-01", "000001", checkpoint, merkle=True)
+    _ingest(app, EXAMPLES / "rl.jsonl")  # rows after the seal: the proof is to the note
+    yield app, checkpoint, export_round(app, "STUD-01", "000001", checkpoint, merkle=True)
+    app.close()
 
 
 def test_a_merkle_bundle_proves_the_round(sealed: tuple[LedgerApp, Checkpoint, Any]) -> None:

@@ -186,7 +186,7 @@ def _tree(n: int) -> tuple[list[bytes], dict[tuple[int, int], bytes]]:
     return leaves, nodes
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=min(60, settings.default.max_examples), deadline=None)  # dev profile: fewer
 @given(st.integers(1, 300), st.data())
 def test_proofs_from_perfect_nodes_match_the_reference(n: int, data: st.DataObject) -> None:
     leaves, nodes = _tree(n)

@@ -94,6 +94,7 @@ def test_a_stud_jackpot_round_is_rejudged_from_its_pool(app: LedgerApp) -> None:
     assert {r["table"] for r in bundle["state"]["rounds"]} == {"STUD-01", "STUD-02"}
 
 
+@pytest.mark.slow_postgres  # PostgreSQL's export and check: by default in the tests above
 def test_a_planted_wrong_award_is_the_finding_verify_gives(app: LedgerApp) -> None:
     checkpoint, _ = _sealed(app, _stud_lines(planted=True), *JACKPOT)
     _, result = _judged(app, checkpoint, *JACKPOT)
@@ -101,6 +102,7 @@ def test_a_planted_wrong_award_is_the_finding_verify_gives(app: LedgerApp) -> No
     assert result.findings[0].recorded == {"hand": "royal_flush", "amount": "99999"}
 
 
+@pytest.mark.slow_postgres  # PostgreSQL's export and check: by default in the tests above
 def test_a_3cb_round_with_carried_bets_is_rejudged(app: LedgerApp) -> None:
     lines = [dict(x) for x in simulate([GAMES["3CB"]], rounds=12, tables=1, seed=2).lines]
     carried = next(x for x in lines if x["type"] == "bet_carried")
@@ -111,6 +113,7 @@ def test_a_3cb_round_with_carried_bets_is_rejudged(app: LedgerApp) -> None:
     assert result.findings == []
 
 
+@pytest.mark.slow_postgres  # PostgreSQL's export and check: by default in the tests above
 def test_a_3cb_round_whose_carried_bets_are_still_open_gets_the_notice(
     app: LedgerApp, tmp_path: Path
 ) -> None:
@@ -150,6 +153,7 @@ def test_a_3cb_round_whose_carried_bets_are_still_open_gets_the_notice(
     assert all(f.code != "carry_outstanding" for f in result.findings)
 
 
+@pytest.mark.slow_postgres  # PostgreSQL's export and check: by default in the tests above
 def test_an_sp9_round_is_rejudged_from_its_table_bank(app: LedgerApp) -> None:
     lines = [dict(x) for x in simulate([GAMES["SP9"]], rounds=12, tables=1, seed=2).lines]
     refused = next(x for x in lines if x["type"] == "bank_refused")
@@ -225,6 +229,7 @@ def jackpot_bundle(_sealed_jackpot: tuple[dict[str, Any], Checkpoint]) -> tuple[
     return copy.deepcopy(bundle), checkpoint
 
 
+@pytest.mark.slow_postgres  # PostgreSQL's export and check: by default in the tests above
 @pytest.mark.parametrize("tamper", sorted(TAMPERS))
 def test_a_changed_state_part_breaks_the_proof(
     jackpot_bundle: tuple[dict[str, Any], Checkpoint], tamper: str
@@ -247,6 +252,7 @@ def _witness(folder: Path, name: str) -> Any:
     return load_signing_key(str(path)), str(path) + ".vkey"
 
 
+@pytest.mark.slow_postgres  # PostgreSQL's export and check: by default in the tests above
 def test_check_bundle_offline_with_only_public_keys(app: LedgerApp, tmp_path: Path) -> None:
     """The inspector's files: the bundle, the checkpoint, the operator's public key, the
     witnesses' keys. The notes are cosigned 2 of 2; without the earlier note's cosignatures,
@@ -296,6 +302,7 @@ def test_check_bundle_offline_with_only_public_keys(app: LedgerApp, tmp_path: Pa
     ]
 
 
+@pytest.mark.slow_postgres  # PostgreSQL's export and check: by default in the tests above
 @pytest.mark.parametrize(
     "section",
     [
@@ -321,6 +328,7 @@ def test_a_hostile_state_part_is_one_problem(
     assert len(result.problems) == 1 and not result.judged, result.problems
 
 
+@pytest.mark.slow_postgres  # PostgreSQL's export and check: by default in the tests above
 def test_a_bomb_of_packed_events_is_refused(jackpot_bundle: tuple[dict[str, Any], Checkpoint]) -> None:
     bundle, checkpoint = jackpot_bundle
     state = copy.deepcopy(bundle["state"])

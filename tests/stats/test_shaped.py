@@ -14,6 +14,7 @@ from scipy.stats import binom, hypergeom
 
 from ledger.stats import shaped as sh
 from ledger.stats.tests import holm, weighted_holm
+from tests.conftest import tiered
 
 RUNS = 1000
 
@@ -61,7 +62,7 @@ def _check_max_law(n: int, k: int) -> None:
             assert p <= exact * (1 + k * exact) + 1e-9, (top, exact, p)
 
 
-@pytest.mark.parametrize("alpha", [0.01, 0.05])
+@pytest.mark.parametrize("alpha", tiered([0.01, 0.05], 1))  # 0.05 in the slow tier
 def test_sector_scan_and_dice_are_calibrated(alpha: float) -> None:
     rng = np.random.default_rng(11)
     wheels = rng.multinomial(600, [1 / 37] * 37, size=RUNS)
@@ -158,7 +159,7 @@ def test_the_cusum_raises_its_alarm_on_the_hot_pocket() -> None:
     assert len(hot.path) == 60
 
 
-@pytest.mark.parametrize("alpha", [0.01, 0.05])
+@pytest.mark.parametrize("alpha", tiered([0.01, 0.05], 1))  # 0.05 in the slow tier
 def test_the_error_rate_test_is_calibrated_and_finds_a_croupier_at_three_times(alpha: float) -> None:
     rng = np.random.default_rng(13)
     rejected = caught = 0

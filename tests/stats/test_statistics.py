@@ -91,12 +91,28 @@ def test_chi_square_p_value_is_close_to_the_exact_multinomial_test(observed):
 
 
 def _exact_runs_distribution(first, second):
-    """Number of runs of every arrangement of ``first`` Trues and ``second`` Falses."""
-    n = first + second
+    """Number of runs of every arrangement of ``first`` Trues and ``second`` Falses, counted
+    exactly by extending arrangements one value at a time: ``ways[(trues, falses, last)]``
+    counts the arrangements of that many values ending with ``last``, by their runs."""
+    ways: dict[tuple[int, int, bool], Counter[int]] = {}
+    if first:
+        ways[(1, 0, True)] = Counter({1: 1})
+    if second:
+        ways[(0, 1, False)] = Counter({1: 1})
+    for _ in range(first + second - 1):
+        grown: dict[tuple[int, int, bool], Counter[int]] = {}
+        for (trues, falses, last), runs in ways.items():
+            for value in (True, False):
+                key = (trues + value, falses + (not value), value)
+                if key[0] > first or key[1] > second:
+                    continue
+                into = grown.setdefault(key, Counter())
+                for r, count in runs.items():
+                    into[r + (value != last)] += count
+        ways = grown
     out: Counter[int] = Counter()
-    for ones in itertools.combinations(range(n), first):
-        seq = [i in ones for i in range(n)]
-        out[1 + sum(seq[i] != seq[i - 1] for i in range(1, n))] += 1
+    for key in ((first, second, True), (first, second, False)):
+        out.update(ways.get(key, Counter()))
     return out
 
 

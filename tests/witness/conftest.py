@@ -1,6 +1,6 @@
 """Fixtures for the witness: a log made of leaves (roots and proofs from the RFC's reference
 definitions, from all the leaves), operator and witness keys on disk, and witness processes
-(`ledger witness serve` on a free loopback port, stopped at the end of the module)."""
+(`ledger witness serve` on a free loopback port, stopped at the end of the run)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from ledger.proof.seal import private_pem, public_pem
 from ledger.witness.keys import write_key_files
 
 ORIGIN = "casino.example/ledger"
-ORIGINS = [f"casino.example/ledger-{i}" for i in range(40)]
-"""The logs the module's witnesses follow: each test takes a fresh one (:func:`log`)."""
+ORIGINS = [f"casino.example/ledger-{i}" for i in range(120)]
+"""The logs the witnesses follow: each test takes a fresh one (:func:`log`)."""
 
 
 @dataclass
@@ -70,7 +70,7 @@ class Keys:
         return f"{origin}={self.operator_pub}"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def keys(tmp_path_factory: pytest.TempPathFactory) -> Keys:
     folder = tmp_path_factory.mktemp("keys")
     operator = Ed25519PrivateKey.generate()
@@ -83,14 +83,14 @@ def keys(tmp_path_factory: pytest.TempPathFactory) -> Keys:
     return Keys(folder, operator, folder / "op.key.pub", witnesses)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def _unused_origins() -> Iterator[str]:
     return iter(ORIGINS)
 
 
 @pytest.fixture
 def log(keys: Keys, _unused_origins: Iterator[str]) -> Log:
-    """A log of 10 leaves under an origin no other test of the module used."""
+    """A log of 10 leaves under an origin no other test used."""
     return Log(next(_unused_origins), keys.operator).grow(10)
 
 
@@ -142,9 +142,11 @@ def start(key: Path, logs: list[str], state: Path, *, init: bool = True) -> Runn
     return Running(url, process, state)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def witnesses(keys: Keys, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Running]]:
-    """Two witness processes (w1, w2) following every origin of ORIGINS, for the whole module."""
+    """Two witness processes (w1, w2) following every origin of ORIGINS, for the whole run (each
+    test has an origin of its own, :func:`log`): started once, not once per module (each start
+    and stop costs about a second of CPU a process)."""
     logs = [keys.log_option(origin) for origin in ORIGINS]
     running = [start(keys.witnesses[i], logs, tmp_path_factory.mktemp(f"state{i}")) for i in range(2)]
     yield running

@@ -82,6 +82,8 @@ def test_a_replayed_cosignature_does_not_count_for_another_root(witnesses, log, 
         require_quorum(cosigned(log, [forged]), vkeys[:1], 1)
 
 
+@pytest.mark.slow  # two more witness processes, as the rollback below; the witnesses' refusals by
+# default in the tests above
 def test_deleted_state_refuses_to_start_and_a_new_one_is_outvoted(
     witnesses, keys, log, vkeys, tmp_path, start_witness
 ):
@@ -119,6 +121,7 @@ def test_deleted_state_refuses_to_start_and_a_new_one_is_outvoted(
         )
 
 
+@pytest.mark.slow  # two more witness processes, as the deleted state above
 def test_rolled_back_state_resumes_from_its_old_size(witnesses, keys, log, vkeys, tmp_path, start_witness):
     """A witness whose state is restored from an old copy answers 409 with the old size: the
     honest log goes on from there, and a fork after the old size but before what it had cosigned
