@@ -8,6 +8,10 @@
   (a larger PostgreSQL save can hang forever). Each batch is one atomic save that also appends a
   link to the store-wide chain (``ledger.codec.chain``). If another writer got in first, the batch's
   lines are re-examined against the new state of the store and saved again.
+- Several saves may be written in one transaction (:data:`SAVES_PER_COMMIT`, by store): they
+  commit or not as a whole, each keeps its own chain link, and until they commit the duplicate
+  check finds their lines in memory. Every save of an ``ingest`` call is committed when it
+  returns, and its report counts only what committed.
 
 Game rules are *not* checked here: a bet after the dice is stored, because it happened at the
 table; ``ledger verify`` reports it.
@@ -29,7 +33,7 @@ from eventsourcing.persistence import IntegrityError
 from ledger.codec.chain import CHAIN_ID, Linked, LinkEntry, frames_ascii, genesis, next_digest_ascii, now
 from ledger.codec.facts import content_of, topic_of
 from ledger.codec.ids import id_makers
-from ledger.codec.library import StoredColumns, model_with
+from ledger.codec.library import SaveGroup, StoredColumns, model_with
 from ledger.codec.lines import LineParser
 from ledger.codec.parse import MAX_LINE_BYTES, Rejection
 from ledger.domain.table import RoundStarted
@@ -40,6 +44,14 @@ from ledger.storage.store import SAVE_EVENTS_MAX, LedgerApp, RawRow, Recorded
 
 BATCH_EVENTS = 500
 """Feed events per save: well under the 1,000-event cap, leaving room for table and chain events."""
+
+SAVES_PER_COMMIT = {"sqlite": 10, "postgres": 1}
+"""Saves written in one transaction, by store, unless ``Ingestor(saves_per_commit=…)`` says.
+SQLite: a commit rewrites every page it touched (the events table's and its index's) and
+syncs the log, so ten saves of 500 feed events commit together (about what the bare framework
+commits at once, 100 rounds); a crash loses at most those uncommitted saves, which a re-run
+stores. PostgreSQL: one, each save commits on its own (its commit costs the client little and
+its insert lock is held no longer than a save)."""
 
 SAVE_ATTEMPTS = 20
 TREE_EVERY_ROWS = 5000
@@ -119,6 +131,8 @@ class _Batch:
     an identity hash, not a ``UUID``'s), for the chain link's entries."""
     feed_events: int = 0
     rounds_opened: int = 0
+    columns: StoredColumns | None = None
+    """The save's rows, chain link included, once the batch is closed (:meth:`Ingestor._close`)."""
 
     def pending_fact(self, key: tuple[str, str, int]) -> FeedEvent | None:
         """The batch's fact with this ``(table, round, seq)``, if it holds one."""
@@ -161,13 +175,24 @@ class Ingestor:
         extend_tree: bool = True,
         tree_by_caller: bool = False,
         fast: bool = True,
+        saves_per_commit: int | None = None,
     ) -> None:
         """``fast=False`` parses and keys the lines with the codec's reference mode
         (``ledger.codec``): the same rows, more slowly. ``tree_by_caller``: keep the rows saved
         (with their ids) for the caller to extend the Merkle tree with (:meth:`take_saved_rows`)
-        instead of extending it here (the live follower extends it on a timer of its own)."""
+        instead of extending it here (the live follower extends it on a timer of its own).
+        ``saves_per_commit``: saves of ``batch_events`` feed events written in one transaction
+        (default: :data:`SAVES_PER_COMMIT` of the store); every save is committed by the time
+        :meth:`ingest` returns, whatever the number."""
         if not 1 <= batch_events <= SAVE_EVENTS_MAX // 2:
             raise ValueError(f"batch_events must be 1-{SAVE_EVENTS_MAX // 2}")
+        if saves_per_commit is None:
+            saves_per_commit = SAVES_PER_COMMIT[app.dialect.name]
+        if saves_per_commit < 1:
+            raise ValueError("saves_per_commit must be at least 1")
+        self.saves_per_commit = saves_per_commit
+        self._unsaved: list[_Batch] = []
+        """Closed batches (saves) not committed yet, oldest first."""
         self.app = app
         self.batch_events = batch_events
         self.max_line_bytes = max_line_bytes
@@ -198,19 +223,26 @@ class Ingestor:
         batch_events = self.batch_events
         if on_progress is not None:
             lines = _told(lines, on_progress)
-        with pass_collector():  # lines are freed by reference counting: see ledger.storage.collector
-            for line_no, text in lines:
-                if not text or text.isspace():  # what ``not text.strip()`` says, with no copy
-                    continue
-                fact, content = parse(text, line_no)
-                group.append((line_no, text, fact, content))
-                if len(group) >= batch_events:
-                    report.lines += len(group)  # a group holds every line counted since the last
-                    self._take(group, report, on_reject)
-                    group = []
-            report.lines += len(group)
-            self._take(group, report, on_reject)
-            self._flush(report, on_reject)
+        try:
+            with pass_collector():  # lines are freed by reference counting: see ledger.storage.collector
+                for line_no, text in lines:
+                    if not text or text.isspace():  # what ``not text.strip()`` says, with no copy
+                        continue
+                    fact, content = parse(text, line_no)
+                    group.append((line_no, text, fact, content))
+                    if len(group) >= batch_events:
+                        report.lines += len(group)  # a group holds every line counted since the last
+                        self._take(group, report, on_reject)
+                        group = []
+                report.lines += len(group)
+                self._take(group, report, on_reject)
+                self._flush(report, on_reject, commit=True)
+        except BaseException:
+            # Nothing uncommitted may outlive the call: forget it, and every head it moved.
+            self._heads.clear()
+            self._batch = _Batch()
+            self._unsaved = []
+            raise
         if self._tree_pending:
             self._extend_tree(report)
         if self._tree is not None:
@@ -400,7 +432,13 @@ class Ingestor:
         return Accepted.STORED
 
     def _duplicate(self, line_no: int, oid: UUID, event: FeedEvent) -> Rejection | Accepted:
-        stored = self._batch.pending_fact(event.key)
+        key = event.key
+        stored = self._batch.pending_fact(key)
+        if stored is None:
+            for unsaved in self._unsaved:  # saves not committed yet: only here, not in the store
+                stored = unsaved.pending_fact(key)
+                if stored is not None:
+                    break
         if stored is None:
             found = self.app.stored(oid, gt=event.seq - 1, lte=event.seq)
             stored = found[0].fact if found else None  # type: ignore[assignment]
@@ -421,9 +459,18 @@ class Ingestor:
         head: _Head | None,
         content: bytes | None = None,
     ) -> None:
+        self._append_to(self._batch, oid, fact, head, content)
+
+    def _append_to(
+        self,
+        batch: _Batch,
+        oid: UUID,
+        fact: FeedEvent | RoundStarted | Linked,
+        head: _Head | None,
+        content: bytes | None = None,
+    ) -> None:
         if content is None:
             content = content_of(fact)
-        batch = self._batch
         if head is None:
             version = 1
             digest = next_digest_ascii(genesis(oid).encode("ascii"), content)
@@ -461,55 +508,85 @@ class Ingestor:
 
     # -- saving -----------------------------------------------------------------------------
 
-    def _flush(self, report: IngestReport, on_reject: RejectSink | None) -> None:
+    def _flush(self, report: IngestReport, on_reject: RejectSink | None, *, commit: bool = False) -> None:
+        """Close the batch into a save; commit the saves not committed yet once there are
+        :attr:`saves_per_commit` of them, or when ``commit``."""
+        self._close()
+        if self._unsaved and (commit or len(self._unsaved) >= self.saves_per_commit):
+            self._commit(report, on_reject)
+
+    def _close(self) -> None:
+        """End the batch: append its chain link, build its rows, keep it for the commit."""
+        batch = self._batch
+        self._batch = _Batch()
+        if not batch.events:
+            return
+        self._append_to(
+            batch, CHAIN_ID, Linked(at=now(), entries=_entries(batch.touched)), self._head(CHAIN_ID)
+        )
+        assert len(batch.events) <= SAVE_EVENTS_MAX
+        oids, versions, topics, contents, digests = (
+            list(column) for column in zip(*batch.events, strict=True)
+        )
+        mapper = self.app.ledger_mapper
+        if mapper.compressor is None and mapper.cipher is None:
+            states = frames_ascii(digests, contents)
+        else:
+            states = [mapper.stored_event(*e[:4], e[4].decode("ascii")).state for e in batch.events]
+        batch.columns = StoredColumns(oids, versions, topics, states)
+        self._unsaved.append(batch)
+
+    def _commit(self, report: IngestReport, on_reject: RejectSink | None) -> None:
+        """Write every closed save in one transaction: all of them commit, or none."""
         for attempt in range(SAVE_ATTEMPTS):
-            batch = self._batch
-            if not batch.events:
-                self._batch = _Batch()
+            saves = self._unsaved
+            if not saves:
                 return
-            chain_head = self._head(CHAIN_ID)
-            self._append(CHAIN_ID, Linked(at=now(), entries=_entries(batch.touched)), chain_head)
-            assert len(batch.events) <= SAVE_EVENTS_MAX
-            oids, versions, topics, contents, digests = (
-                list(column) for column in zip(*batch.events, strict=True)
-            )
+            each = [b.columns for b in saves if b.columns is not None]
+            columns = each[0] if len(each) == 1 else SaveGroup(each)
             try:
-                # Straight to the library's recorder: one transaction, one bulk statement, the
-                # rows as four columns (``ledger.codec.library``); ``Application.save`` would add
-                # a ``Recording`` and a ``Notification`` object per event that nothing here reads.
-                mapper = self.app.ledger_mapper
-                if mapper.compressor is None and mapper.cipher is None:
-                    states = frames_ascii(digests, contents)
-                else:
-                    states = [mapper.stored_event(*e[:4], e[4].decode("ascii")).state for e in batch.events]
-                columns = StoredColumns(oids, versions, topics, states)
+                # Straight to the library's recorder: one transaction, one bulk statement per
+                # save, the rows as four columns (``ledger.codec.library``); ``Application.save``
+                # would add a ``Recording`` and a ``Notification`` object per event that nothing
+                # here reads.
                 ids = self.app.recorder.insert_events(columns)
             except IntegrityError:
-                # Another writer saved first: forget what we believed and re-examine the lines.
+                # Another writer saved first: forget what we believed and re-examine the lines
+                # of every save of the transaction, in order, into new saves.
                 report.retries += 1
                 self._heads.clear()
+                self._unsaved = []
                 self._batch = _Batch()
-                for line_no, text, event, _ in batch.lines:
-                    outcome = self._accept(line_no, text, event)
-                    if isinstance(outcome, Rejection):
-                        self._reject(report, outcome, text, on_reject)
-                    elif outcome is Accepted.DUPLICATE:
-                        report.duplicates += 1
+                for batch in saves:
+                    for line_no, text, event, _ in batch.lines:
+                        outcome = self._accept(line_no, text, event)
+                        if isinstance(outcome, Rejection):
+                            self._reject(report, outcome, text, on_reject)
+                        elif outcome is Accepted.DUPLICATE:
+                            report.duplicates += 1
+                        if self._batch.feed_events >= self.batch_events:
+                            self._close()
+                self._close()
                 time.sleep(0.01 * attempt)
                 continue
-            report.saves += 1
-            self._tree_pending += len(states)
+            report.saves += len(saves)
+            self._tree_pending += len(columns)
             if ids and not self._tree_failed:  # the store gives the ids: no reading them back
-                self._tree_rows += zip(ids, columns.hexes, versions, topics, states, strict=True)
+                self._tree_rows += zip(
+                    ids, columns.hexes, columns.versions, columns.topics, columns.states, strict=True
+                )
+            heads = self._heads
+            for batch in saves:
+                report.stored += batch.feed_events
+                report.rounds_opened += batch.rounds_opened
+                # Ended rounds take no more lines: forget them (once committed: until then the
+                # store does not know them) so memory stays flat on long feeds.
+                for head, oid in batch.touched.items():
+                    if head.ended:
+                        heads.pop(oid, None)
+            self._unsaved = []
             if self._tree_pending >= TREE_EVERY_ROWS:
                 self._extend_tree(report)
-            report.stored += batch.feed_events
-            report.rounds_opened += batch.rounds_opened
-            # Ended rounds take no more lines: forget them so memory stays flat on long feeds.
-            for head, oid in batch.touched.items():
-                if head.ended:
-                    self._heads.pop(oid, None)
-            self._batch = _Batch()
             return
         raise RuntimeError(f"could not save a batch after {SAVE_ATTEMPTS} attempts")
 

@@ -30,6 +30,8 @@ The bulk recorders, in detail:
   the write transaction nobody else inserts, and a rowid table gives each new row
   ``max(rowid) + 1``, so the rows of one ``executemany`` get consecutive ids ending at
   ``last_insert_rowid()``.
+- **Several saves in one transaction** (:class:`SaveGroup`): passed to ``insert_events`` as one
+  sequence of rows that knows where each save ends; they commit or not as a whole.
 - **PostgreSQL.** The library sends one array of a composite type, which psycopg dumps as
   text in Python (regex-escaping every ``bytea``: ~40 % of its client time).
   ``BulkPostgresRecorder`` (in ``ledger.codec.library.postgres``, so that a SQLite store never
@@ -212,6 +214,41 @@ class StoredColumns(Sequence[StoredEvent]):
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
         return stored_event(self.ids[index], self.versions[index], self.topics[index], self.states[index])
+
+
+class SaveGroup(StoredColumns):
+    """Several saves written in one transaction: their rows as one :class:`StoredColumns`, in
+    order, and where each save ends (:attr:`ends`). They commit or not as a whole. SQLite
+    inserts them with one ``executemany`` (its ids are consecutive: see the class above);
+    PostgreSQL sends one statement per save, so that no statement carries more than one save
+    (``ledger.storage.store.SAVE_EVENTS_MAX``: a larger one can hang)."""
+
+    __slots__ = ("ends", "ids_found")
+
+    def __init__(self, saves: Sequence[StoredColumns]) -> None:
+        ids: list[UUID] = []
+        versions: list[int] = []
+        topics: list[str] = []
+        states: list[bytes] = []
+        ends: list[int] = []
+        for save in saves:
+            ids += save.ids
+            versions += save.versions
+            topics += save.topics
+            states += save.states
+            ends.append(len(ids))
+        super().__init__(ids, versions, topics, states)
+        self.ends = ends
+        """The row index after each save's last row."""
+        self.ids_found: list[int] = []
+        """PostgreSQL: the notification ids returned, save after save."""
+
+    def saves(self) -> Iterable[tuple[int, int]]:
+        """Each save's rows as ``(start, stop)`` indexes."""
+        start = 0
+        for stop in self.ends:
+            yield start, stop
+            start = stop
 
 
 class BulkSQLiteRecorder(SQLiteApplicationRecorder):

@@ -17,7 +17,7 @@ from eventsourcing.persistence import StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder
 from psycopg import sql
 
-from ledger.codec.library import StoredColumns
+from ledger.codec.library import SaveGroup, StoredColumns
 
 
 class BulkPostgresRecorder(PostgresApplicationRecorder):
@@ -43,6 +43,24 @@ class BulkPostgresRecorder(PostgresApplicationRecorder):
         with curs.connection.pipeline() as pipeline:
             pipeline.sync()
         self._notify_channel(curs)
+        if isinstance(stored_events, SaveGroup):  # several saves: one statement each
+            found = stored_events.ids_found
+            found.clear()
+            for start, stop in stored_events.saves():
+                curs.execute(
+                    self.bulk_insert_statement,
+                    (
+                        stored_events.ids[start:stop],
+                        stored_events.versions[start:stop],
+                        stored_events.topics[start:stop],
+                        stored_events.states[start:stop],
+                    ),
+                    binary=True,
+                )
+                with curs.connection.pipeline() as pipeline:
+                    pipeline.sync()
+                found += [_first(row) for row in curs.fetchall()]
+            return
         if isinstance(stored_events, StoredColumns):  # a save as columns: sent as they are
             columns = (stored_events.ids, stored_events.versions, stored_events.topics, stored_events.states)
         else:
@@ -56,3 +74,15 @@ class BulkPostgresRecorder(PostgresApplicationRecorder):
                 [s.state for s in stored_events],
             )
         curs.execute(self.bulk_insert_statement, columns, binary=True)
+
+    def _fetch_ids_after_insert_events(
+        self, curs: Any, stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> Sequence[int] | None:
+        if isinstance(stored_events, SaveGroup):  # fetched save after save, above
+            return list(stored_events.ids_found)
+        return super()._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
+
+
+def _first(row: Any) -> int:
+    """The notification id of a ``RETURNING`` row (a dict row on the library's cursors)."""
+    return int(row["notification_id"] if isinstance(row, dict) else row[0])
