@@ -99,6 +99,7 @@ from ledger.services.ingest import Ingestor, bounded_lines
 from ledger.storage.store import open_ledger
 
 db, feed, kill_at, phase, batch = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+per_commit = int(sys.argv[6]) if len(sys.argv) > 6 else None
 app = open_ledger(db)
 recorder = app.recorder
 saves = 0
@@ -123,18 +124,22 @@ def insert_inside(*args, **kwargs):
 
 recorder.insert_events, recorder._insert_events = insert_events, insert_inside
 with open(feed, "rb") as stream:
-    report = Ingestor(app, batch_events=batch).ingest(bounded_lines(stream))
+    report = Ingestor(app, batch_events=batch, saves_per_commit=per_commit).ingest(bounded_lines(stream))
 app.close()
 print(report.saves, report.stored, report.duplicates, len(report.rejected), report.retries)
 sys.exit(1 if report.rejected else 0)
 """
-"""An ingest that SIGKILLs itself at save number ``kill_at`` (0: never), ``phase`` = before the
-save, inside its transaction before commit, or after commit."""
+"""An ingest that SIGKILLs itself at transaction number ``kill_at`` (0: never), ``phase`` = before
+the transaction, inside it before commit, or after commit; an optional sixth argument sets the
+saves per transaction (the store's default otherwise: ten on SQLite, one on PostgreSQL)."""
 
 
-def driver_cmd(db: str, feed: Path, kill_at: int = 0, phase: str = "before", batch: int = 50) -> list[str]:
+def driver_cmd(
+    db: str, feed: Path, kill_at: int = 0, phase: str = "before", batch: int = 50, per_commit: int | None = None
+) -> list[str]:
     """The command line of :data:`DRIVER`."""
-    return [sys.executable, "-c", DRIVER, db, str(feed), str(kill_at), phase, str(batch)]
+    extra = [] if per_commit is None else [str(per_commit)]
+    return [sys.executable, "-c", DRIVER, db, str(feed), str(kill_at), phase, str(batch), *extra]
 
 
 def feed_rounds(feed: Path) -> dict[tuple[str, str], list[dict[str, object]]]:

@@ -145,8 +145,8 @@ def test_a_kill_inside_the_transaction_leaves_nothing_of_that_save(
     expected = harness.feed_rounds(feed)
     env = harness.cli_env()
     proc = subprocess.run(
-        harness.driver_cmd(db_url, feed, kill_at, phase, BATCH), env=env, capture_output=True, timeout=120
-    )
+        harness.driver_cmd(db_url, feed, kill_at, phase, BATCH, 1), env=env, capture_output=True, timeout=120
+    )  # one save per transaction, so that the kill points are saves
     assert proc.returncode == -signal.SIGKILL
     app = open_ledger(db_url)
     try:
