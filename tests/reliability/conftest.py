@@ -135,7 +135,12 @@ saves per transaction (the store's default otherwise: ten on SQLite, one on Post
 
 
 def driver_cmd(
-    db: str, feed: Path, kill_at: int = 0, phase: str = "before", batch: int = 50, per_commit: int | None = None
+    db: str,
+    feed: Path,
+    kill_at: int = 0,
+    phase: str = "before",
+    batch: int = 50,
+    per_commit: int | None = None,
 ) -> list[str]:
     """The command line of :data:`DRIVER`."""
     extra = [] if per_commit is None else [str(per_commit)]
