@@ -15,6 +15,9 @@ class, equal to what ``cls.model_validate_json`` returns for the same bytes.
 
 Used where a refusal is not reported as it stands but sends the bytes to the full path:
 
+- ``ledger verify``'s pass (``ledger.storage.stream``), whose facts are compact
+  (:func:`compact_validate_json`, ``ledger.codec.compact``);
+
 - the fast row decoders (``ledger.codec.rows``), which ``ledger verify`` and the views read
   stored rows with;
 - ingest's canonical-line shortcut (``ledger.codec.openings.OpeningParser``), whose refusals
@@ -33,6 +36,7 @@ from typing import Any
 
 from pydantic_core import CoreSchema, core_schema
 
+from ledger.codec.compact import compact_validate_json as _compact_validate_json
 from ledger.codec.library import schema_validator
 from ledger.domain.equipment import _CARDS, _TILES, _parse_card, _parse_tile
 from ledger.feed.types import NATIVE
@@ -98,3 +102,10 @@ def native_validate_json(cls: type) -> Callable[[bytes], Any]:
         schema = _swap(cls.__pydantic_core_schema__, _natives())  # type: ignore[attr-defined]
         known = _NATIVE[cls] = schema_validator(schema).validate_json
     return known
+
+
+def compact_validate_json(cls: type) -> Callable[[bytes], Any]:
+    """The native validator building compact facts (``ledger.codec.compact``): the same
+    schema as :func:`native_validate_json`, each model a slotted class of it. Like that one,
+    its errors are its own: the caller sends what it refuses to the full path."""
+    return _compact_validate_json(cls, lambda schema: _swap(schema, _natives()))

@@ -9,6 +9,8 @@ round stream, ``ledger.storage.stream``, holds one and calls its parts row by ro
   same model, its feed field types checked in Rust), and a ``round_opened`` from a template
   validated once per distinct rulebook (``ledger.codec.openings.OpeningDecoder``). Bytes a
   shortcut refuses are decoded again by ``model_validate_json``, so an error is the model's.
+  ``Kind.compact`` is the native twin building compact facts (``ledger.codec.compact``: the
+  model's slotted subclass, no ``__dict__``), which ``ledger verify``'s pass judges.
 
 A game's decoders are built on the first row of that game the process reads, so a pass over
 a store without STUD rounds never imports STUD.
@@ -22,7 +24,7 @@ from typing import Any
 
 from ledger.codec.chain import unframe
 from ledger.codec.facts import TOPICS
-from ledger.codec.native import fast_validate_json, native_validate_json
+from ledger.codec.native import compact_validate_json, fast_validate_json, native_validate_json
 from ledger.codec.openings import OpeningDecoder
 from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent, FeedModel, RoundOpened
 from ledger.games import GAMES
@@ -45,6 +47,9 @@ class Kind:
     cls: type
     ends: bool
     """Whether the topic's event ends a round."""
+    compact: Decode
+    """Like :attr:`first`, giving a compact fact (``ledger.codec.compact``; fast: slotted, no
+    ``__dict__``); the plain mode's is the model's own, like :attr:`first`."""
 
 
 _KINDS: dict[bool, dict[str, Kind]] = {True: {}, False: {}}
@@ -67,10 +72,12 @@ def load_kinds(topic: str, fast: bool = True) -> bool:
             continue
         ends = name.endswith(TERMINAL_SUFFIXES)
         if fast:
-            kinds[name] = Kind(native_validate_json(cls), fast_validate_json(cls), cls, ends)
+            kinds[name] = Kind(
+                native_validate_json(cls), fast_validate_json(cls), cls, ends, compact_validate_json(cls)
+            )
         else:
             plain = cls.model_validate_json
-            kinds[name] = Kind(plain, plain, cls, ends)
+            kinds[name] = Kind(plain, plain, cls, ends, plain)
     return True
 
 

@@ -37,9 +37,15 @@ whatever a native schema refuses is validated again by the model itself, whose e
 ones reported)."""
 
 
+_SHARED_DECIMAL = lru_cache(maxsize=4096)(Decimal)
+"""``Decimal(text)``, one (immutable) instance shared per recent text: the same amounts come on
+line after line, and a fact that holds an existing object costs no new one (fewer objects for
+the data cache). Bounded."""
+
+
 def _native_decimal(pattern: re.Pattern[str]) -> CoreSchema:
     return core_schema.no_info_after_validator_function(
-        Decimal, core_schema.str_schema(strict=True, pattern=f"^{pattern.pattern}$")
+        _SHARED_DECIMAL, core_schema.str_schema(strict=True, pattern=f"^{pattern.pattern}$")
     )
 
 

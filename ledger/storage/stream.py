@@ -126,9 +126,11 @@ class RoundStream:
         """Each round closed within ``rows``, when its closing row is read.
 
         The usual row of a verify pass — a feed fact of a round being gathered, its content
-        given by the tap, no content kept — is decoded and gathered in this loop itself; every
-        other row goes to :meth:`_row`. :attr:`position` is the row's before each round handed
-        over and the last row's at the end."""
+        given by the tap, no content kept — is decoded and gathered in this loop itself, as a
+        compact fact (``ledger.codec.compact``: the model's slotted subclass, equal to the
+        model instance; fewer objects per fact); every other row goes to :meth:`_row`.
+        :attr:`position` is the row's before each round handed over and the last row's at
+        the end."""
         check = self.check
         if check is None or self.contents is not None:
             yield from self._rows(rows)
@@ -146,7 +148,7 @@ class RoundStream:
                 facts = gathering.get(oid)
                 if facts is not None:
                     try:
-                        fact = kind.first(content)
+                        fact = kind.compact(content)
                     except ValueError:  # refused natively: the full path below decides
                         pass
                     else:

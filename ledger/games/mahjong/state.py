@@ -220,7 +220,7 @@ class GameState:
         if self.phase == "ended" and isinstance(e, _NOT_AFTER_END):
             self._bad("invalid_deal", e, TURN_RULE, "play continued after the game ended")
             return
-        handler = _HANDLERS.get(type(e))
+        handler = _HANDLERS[type(e)]
         if handler is not None:
             handler(self, e)
 
@@ -741,21 +741,36 @@ def _nth(n: int) -> str:
 _NOT_AFTER_END = (TileDrawn, TileDiscarded, MeldClaimed, KongDeclared, GameDrawn)
 """What no one may do once the game has ended."""
 
-_HANDLERS: dict[type[FeedEvent], Callable[[GameState, Any], None]] = {
-    MahjongDiceThrown: GameState._dice,
-    WallBroken: GameState._wall_broken,
-    TileDrawn: GameState._drawn,
-    TileDiscarded: GameState._discarded,
-    MeldClaimed: GameState._claimed,
-    KongDeclared: GameState._kong,
-    WinDeclared: GameState._win,
-    GameDrawn: GameState._game_drawn,
-    PungCallWithdrawn: GameState._pung_withdrawn,
-    TilesSeen: GameState._tiles_seen,
-    ClaimError: GameState._claim_error,
-    ClaimCorrected: GameState._claim_corrected,
-    CapitalToppedUp: GameState._topped_up,
-}
+_Handler = Callable[[GameState, Any], None] | None
+
+
+class _ByClass(dict[type, _Handler]):
+    """The handler of each event class: a class not listed takes its nearest listed base's
+    (a compact fact's class is a subclass of its model, ``ledger.codec.compact``), found once."""
+
+    def __missing__(self, cls: type) -> _Handler:
+        handler = next((self[base] for base in cls.__mro__[1:] if base in self), None)
+        self[cls] = handler
+        return handler
+
+
+_HANDLERS: _ByClass = _ByClass(
+    {
+        MahjongDiceThrown: GameState._dice,
+        WallBroken: GameState._wall_broken,
+        TileDrawn: GameState._drawn,
+        TileDiscarded: GameState._discarded,
+        MeldClaimed: GameState._claimed,
+        KongDeclared: GameState._kong,
+        WinDeclared: GameState._win,
+        GameDrawn: GameState._game_drawn,
+        PungCallWithdrawn: GameState._pung_withdrawn,
+        TilesSeen: GameState._tiles_seen,
+        ClaimError: GameState._claim_error,
+        ClaimCorrected: GameState._claim_corrected,
+        CapitalToppedUp: GameState._topped_up,
+    }
+)
 
 
 def replay(
@@ -768,7 +783,7 @@ def replay(
         if state.phase == "ended" and isinstance(e, _NOT_AFTER_END):
             state._bad("invalid_deal", e, TURN_RULE, "play continued after the game ended")
             continue
-        handler = handlers.get(type(e))
+        handler = handlers[type(e)]
         if handler is not None:
             handler(state, e)
     state.finish()
