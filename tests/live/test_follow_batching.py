@@ -1,0 +1,68 @@
+"""The Merkle tree of a follower that judges in a process of its own: extended there, from the
+rows that process read to judge them (the storing process hashes none), one leaf per stored row
+in row order, on both stores; a tree that lagged before the follower started is caught up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ledger.live.sources import Bounds, FileSource
+from ledger.merkle.log import MerkleLog
+from ledger.merkle.rfc6962 import reference_root
+from ledger.merkle.tree import row_leaf
+from ledger.services.ingest import Ingestor
+from ledger.storage.store import LedgerApp, open_ledger
+from tests.live.conftest import run_follower
+
+
+def _every_row_leaf(app: LedgerApp) -> list[bytes]:
+    return [
+        row_leaf(oid, version, topic, state) for page in app.rows() for _, oid, version, topic, state in page
+    ]
+
+
+def test_the_judging_process_extends_the_tree_over_every_row(
+    db_url: str, tmp_path: Path, lines: list[bytes]
+) -> None:
+    feed = tmp_path / "feed.jsonl"
+    feed.write_bytes(b"".join(line + b"\n" for line in lines))
+    app = open_ledger(db_url)
+    try:
+        follower, code = run_follower(
+            app, FileSource(str(feed)), bounds=Bounds(150, 0.05), judge_process=db_url
+        )
+        leaves = _every_row_leaf(app)
+        with MerkleLog(app) as tree:
+            head = tree.head()
+    finally:
+        app.close()
+    assert code == 0 and follower.summary.stored == len(lines)
+    assert follower.summary.batches >= len(lines) // 150
+    assert head.size == len(leaves) > len(lines)
+    assert head.root == reference_root(leaves)
+    assert follower._tree_rows == [] and follower._tree._log is None  # none hashed in the storing process
+
+
+def test_a_tree_that_lagged_is_caught_up_by_the_judging_process(
+    db_url: str, tmp_path: Path, lines: list[bytes]
+) -> None:
+    """Rows stored without a tree, then more followed: the judging process's first rows do not
+    follow the tree's last leaf (it has none), so the tree reads back what it lacks."""
+    half = len(lines) // 2
+    feed = tmp_path / "feed.jsonl"
+    feed.write_bytes(b"".join(line + b"\n" for line in lines))
+    app = open_ledger(db_url)
+    try:
+        Ingestor(app, extend_tree=False).ingest(enumerate(lines[:half], 1))
+        with MerkleLog(app) as tree:
+            assert tree.head().size == 0
+        follower, code = run_follower(
+            app, FileSource(str(feed)), bounds=Bounds(150, 0.05), judge_process=db_url
+        )
+        leaves = _every_row_leaf(app)
+        with MerkleLog(app) as tree:
+            head = tree.head()
+    finally:
+        app.close()
+    assert code == 0 and follower.summary.duplicates == half
+    assert head.size == len(leaves) and head.root == reference_root(leaves)
