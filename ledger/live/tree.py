@@ -19,6 +19,7 @@ from eventsourcing.persistence import PersistenceError
 
 from ledger.domain.errors import StoreError
 from ledger.merkle.log import MerkleLog
+from ledger.storage.sql import SQLiteConnection
 from ledger.storage.store import LedgerApp, RawRow
 
 ErrorSink = Callable[[str, str], None]
@@ -72,6 +73,12 @@ class TreeKeeper:
         try:
             if self._log is None:
                 self._log = MerkleLog(self.app)
+                if isinstance(self._log.db, SQLiteConnection):
+                    # The tree is derived from the rows: its last transactions lost with the
+                    # power are appended again from the rows by the next extension or seal. No
+                    # fsync of its own, then, while it holds the one write lock (WAL: still
+                    # never a corrupt file; the saves' commits sync every frame before them).
+                    self._log.db.conn.execute("PRAGMA synchronous = NORMAL")
             step = self.chunk or len(known)
             if not known:
                 self._log.extend()
