@@ -110,11 +110,6 @@ _URL_ENV = "LEDGER_JUDGE_STORE"
 """How the child is given the store's URL (not on its command line, where ``ps`` shows it)."""
 
 
-TREE_CHUNK = 1000
-"""Leaves per transaction of the child's tree extensions on SQLite (the write lock is held
-while they are hashed; a save of the storing process waits for it meanwhile)."""
-
-
 def serve(url: str, conn: Connection, *, tree: bool = False) -> None:
     """The child: answer the follower's requests until the socket closes or says stop; with
     ``tree``, extend the Merkle tree from the rows each judging read, after answering."""
@@ -127,8 +122,7 @@ def serve(url: str, conn: Connection, *, tree: bool = False) -> None:
     errors: list[tuple[str, str]] = []
     keeper = None
     if tree:
-        chunk = TREE_CHUNK if app.dialect.is_sqlite else None
-        keeper = TreeKeeper(app, lambda kind, message: errors.append((kind, message)), chunk=chunk)
+        keeper = TreeKeeper(app, lambda kind, message: errors.append((kind, message)))
         judge.keep_read = True
     warm_up()
     try:

@@ -8,10 +8,18 @@ process does not hash them. :class:`~ledger.merkle.log.MerkleLog` checks that th
 exactly those after the tree's last leaf and reads what they are not (after a restart, a seal
 that caught the tree up, a failed extension), so a tree extended late, or by another process,
 still gets one leaf per row in row order.
+
+On SQLite the store has one write lock, which :meth:`MerkleLog.extend` holds while it hashes
+the rows: taken from another process than the storing one, it would hold the saves up for as
+long. There :class:`TreeKeeper` hashes rows that follow the tree's last leaf first, from the
+tree's frontier read outside any transaction, then takes the lock only to check that the tree
+still ends where it read it and to insert the finished tree rows, :data:`INSERT_CHUNK` at a
+time; when the tree moved meanwhile (a seal caught it up), :meth:`MerkleLog.extend` takes over.
 """
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from collections.abc import Callable, Sequence
 
@@ -19,8 +27,12 @@ from eventsourcing.persistence import PersistenceError
 
 from ledger.domain.errors import StoreError
 from ledger.merkle.log import MerkleLog
-from ledger.storage.sql import SQLiteConnection
-from ledger.storage.store import LedgerApp, RawRow
+from ledger.merkle.tree import row_leaf
+from ledger.storage.sql import SQLiteConnection, read_rows
+from ledger.storage.store import MIN_ROW_ID, LedgerApp, RawRow
+
+INSERT_CHUNK = 1000
+"""Tree rows inserted per transaction on SQLite (each holds the store's write lock)."""
 
 ErrorSink = Callable[[str, str], None]
 """Told of an error: its kind (``database``: waited out, tried again; ``tree``: given up) and
@@ -49,15 +61,11 @@ def first_line(exc: BaseException) -> str:
 class TreeKeeper:
     """Extends one store's Merkle tree from rows in hand, on a connection of its own.
 
-    ``chunk``: at most this many leaves per transaction (``None``: all the rows given in one).
-    On SQLite a transaction holds the file's one write lock while it hashes its rows: from
-    another process than the storing one, small transactions keep the storing's saves from
-    waiting long for the lock."""
+    On SQLite the rows given are hashed before the write lock is taken (module docstring)."""
 
-    def __init__(self, app: LedgerApp, on_error: ErrorSink, *, chunk: int | None = None) -> None:
+    def __init__(self, app: LedgerApp, on_error: ErrorSink) -> None:
         self.app = app
         self.on_error = on_error
-        self.chunk = chunk
         self.failed = False
         """An extension failed for a reason other than the database being away (e.g. no
         grant): said once, not tried again (``ledger seal`` catches the tree up)."""
@@ -79,11 +87,8 @@ class TreeKeeper:
                     # fsync of its own, then, while it holds the one write lock (WAL: still
                     # never a corrupt file; the saves' commits sync every frame before them).
                     self._log.db.conn.execute("PRAGMA synchronous = NORMAL")
-            step = self.chunk or len(known)
-            if not known:
-                self._log.extend()
-            for start in range(0, len(known), step):
-                self._log.extend(known[start : start + step])
+            if not (known and self._log.dialect.is_sqlite and _append_hashed(self._log, known)):
+                self._log.extend(known)
             self.behind = False
         except store_errors() as exc:
             self.behind = True
@@ -97,6 +102,51 @@ class TreeKeeper:
         if self._log is not None:
             self._log.close()
             self._log = None
+
+
+def _append_hashed(log: MerkleLog, known: Sequence[RawRow]) -> bool:
+    """SQLite: append ``known`` to the tree, hashed outside the write lock, if they are the rows
+    that follow its last leaf; False (nothing or a part appended) if they are not, or the tree
+    moved before they were all inserted: :meth:`MerkleLog.extend` then goes on from the tree's
+    end, reading the rows it lacks."""
+    size = log.size()
+    after = log.row_id(size - 1) if size else None
+    if not _follow(log.app, after, known):
+        return False
+    frontier = log.frontier(size)
+    append = frontier.append
+    rows = [
+        (index, row[0], append(row_leaf(row[1], row[2], row[3], row[4])))
+        for index, row in enumerate(known, size)
+    ]
+    insert = f"INSERT INTO {log.table} (idx, row_id, nodes) VALUES (?, ?, ?)"
+    last = f"SELECT idx FROM {log.table} ORDER BY idx DESC LIMIT 1"
+    for start in range(0, len(rows), INSERT_CHUNK):
+        part = rows[start : start + INSERT_CHUNK]
+        with log.db.write() as cur:
+            cur.execute(last)
+            found = cur.fetchone()
+            if (0 if found is None else int(found[0]) + 1) != part[0][0]:
+                return False
+            cur.executemany(insert, part)
+    return True
+
+
+def _follow(app: LedgerApp, after: int | None, known: Sequence[RawRow]) -> bool:
+    """Whether ``known`` (ids increasing) are exactly the rows after row ``after`` up to the
+    last of them: every id above ``after``, and as many rows in that id range (as
+    :class:`MerkleLog` decides it for the rows it is given)."""
+    ids = [row[0] for row in known]
+    if (after is not None and ids[0] <= after) or any(b <= a for a, b in itertools.pairwise(ids)):
+        return False
+    events = app.dialect.qualified(app.recorder.events_table_name)  # type: ignore[attr-defined]
+    above = "rowid >= ?" if after is None else "rowid > ?"
+    found = read_rows(
+        app,
+        f"SELECT COUNT(*) FROM {events} WHERE {above} AND rowid <= ?",
+        (MIN_ROW_ID if after is None else after, ids[-1]),
+    )
+    return int(found[0][0]) == len(ids)
 
 
 __all__ = ["ErrorSink", "TreeKeeper", "first_line", "store_errors"]

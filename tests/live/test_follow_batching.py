@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ledger.live.sources import Bounds, FileSource
+from ledger.live.tree import TreeKeeper
 from ledger.merkle.log import MerkleLog
 from ledger.merkle.rfc6962 import reference_root
 from ledger.merkle.tree import row_leaf
@@ -65,4 +66,36 @@ def test_a_tree_that_lagged_is_caught_up_by_the_judging_process(
     finally:
         app.close()
     assert code == 0 and follower.summary.duplicates == half
+    assert head.size == len(leaves) and head.root == reference_root(leaves)
+
+
+def test_the_tree_keeper_appends_each_row_once_whatever_rows_it_is_given(
+    db_url: str, lines: list[bytes]
+) -> None:
+    """Rows that follow the last leaf (hashed before the lock on SQLite), the same rows again,
+    rows after a gap, none: one leaf per row in row order each time."""
+    errors: list[tuple[str, str]] = []
+    app = open_ledger(db_url)
+    keeper = TreeKeeper(app, lambda kind, message: errors.append((kind, message)))
+    try:
+        third = len(lines) // 3
+        ingestor = Ingestor(app, tree_by_caller=True)
+        ingestor.ingest(enumerate(lines[:third], 1))
+        first = ingestor.take_saved_rows()
+        keeper.extend(first)
+        keeper.extend(first)  # again: nothing doubled
+        with MerkleLog(app) as tree:
+            assert tree.head().root == reference_root(_every_row_leaf(app))
+        ingestor.ingest(enumerate(lines[third : 2 * third], third + 1))
+        ingestor.take_saved_rows()  # never given: a gap before the next rows
+        ingestor.ingest(enumerate(lines[2 * third :], 2 * third + 1))
+        keeper.extend(ingestor.take_saved_rows())
+        keeper.extend()
+    finally:
+        keeper.close()
+        leaves = _every_row_leaf(app)
+        with MerkleLog(app) as tree:
+            head = tree.head()
+        app.close()
+    assert errors == [] and not keeper.failed and not keeper.behind
     assert head.size == len(leaves) and head.root == reference_root(leaves)
