@@ -157,6 +157,10 @@ class FollowSummary:
     last_judged_at: float | None = None
     """``time.monotonic()`` of the first line read, of the last batch committed and of the last
     judging that read new rows."""
+    storing_cpu: float = 0.0
+    """CPU seconds of the follower's process (every thread of it; not its children) from the
+    first line read to the last batch committed: what storing the lines cost it, start-up, idle
+    time and shutdown left out (``bench.live`` sets it beside the batch ingest's)."""
 
 
 class Follower:
@@ -191,6 +195,7 @@ class Follower:
         self._ingestor = _rows_ingestor(app, keep=not self._tree_by_judge)
         self._stop = asyncio.Event()
         self._last_line = time.monotonic()
+        self._first_line_cpu = 0.0
         self._last_seal = time.monotonic()
         self._waiting = False
         self._last_tick = 0.0
@@ -336,6 +341,7 @@ class Follower:
                 self._last_line = time.monotonic()
                 if self.summary.first_line_at is None:
                     self.summary.first_line_at = self._last_line
+                    self._first_line_cpu = time.process_time()
                 held = (batch, asyncio.get_running_loop().run_in_executor(self._db, self._store_batch, batch))
             else:
                 await self._catch_up()
@@ -498,6 +504,7 @@ class Follower:
         if acknowledge:
             await self.source.committed(batch)
         self.summary.last_commit_at = time.monotonic()
+        self.summary.storing_cpu = time.process_time() - self._first_line_cpu
         self._unjudged += done.report.stored
         self._judge_soon(behind=batch.more)
         if done.rejects and self._js is not None:
