@@ -19,6 +19,7 @@ time; when the tree moved meanwhile (a seal caught it up), :meth:`MerkleLog.exte
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import sqlite3
 from collections.abc import Callable, Sequence
@@ -105,12 +106,17 @@ class TreeKeeper:
 
 
 def _append_hashed(log: MerkleLog, known: Sequence[RawRow]) -> bool:
-    """SQLite: append ``known`` to the tree, hashed outside the write lock, if they are the rows
-    that follow its last leaf; False (nothing or a part appended) if they are not, or the tree
-    moved before they were all inserted: :meth:`MerkleLog.extend` then goes on from the tree's
-    end, reading the rows it lacks."""
+    """SQLite: append ``known`` (ids increasing) to the tree, hashed outside the write lock, if
+    they are the rows that follow its last leaf, once those it holds already are left out;
+    False (nothing or a part appended) if they are not, or the tree moved before they were all
+    inserted: :meth:`MerkleLog.extend` then goes on from the tree's end, reading the rows it
+    lacks."""
     size = log.size()
     after = log.row_id(size - 1) if size else None
+    if after is not None and known[0][0] <= after:  # the tree has some of them (a restart, a seal)
+        known = known[bisect.bisect_right(known, after, key=lambda row: row[0]) :]
+        if not known:
+            return True
     if not _follow(log.app, after, known):
         return False
     frontier = log.frontier(size)
