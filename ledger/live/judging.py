@@ -29,6 +29,9 @@ from ledger.storage.store import LedgerApp, RawRow
 from ledger.verify.engine import VerifyPass
 from ledger.verify.snapshot import SnapshotError
 
+KEEP_ROWS = 100_000
+"""At most this many rows read are kept for the Merkle tree between two :meth:`LiveJudge.take_read`."""
+
 
 class ResumeRefused(Exception):
     """The newest checkpoint does not agree with the store: the follower will not start on it
@@ -74,7 +77,8 @@ class LiveJudge:
         """Findings of rounds closed at rows up to this one were told before (kept back)."""
         self.keep_read = False
         """Keep the rows each :meth:`advance` reads, for :meth:`take_read` (the Merkle tree is
-        extended from them: ``ledger.live.tree``)."""
+        extended from them: ``ledger.live.tree``), the first :data:`KEEP_ROWS` of them (a
+        judging from the start of a large log does not hold it all; the tree reads the rest)."""
         self._read: list[RawRow] = []
 
     def resume_from_checkpoint(self, told: int | None = None) -> None:
@@ -118,7 +122,7 @@ class LiveJudge:
         for page in self.app.rows(after=self.position):
             scan.feed(page)
             self.position = page[-1][0]
-            if keep is not None:
+            if keep is not None and len(keep) < KEEP_ROWS:
                 keep += page
         detected = datetime.now(UTC)
         self.rounds += scan.report.rounds_checked

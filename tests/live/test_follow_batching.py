@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from ledger.live import judging
+from ledger.live.judging import LiveJudge
 from ledger.live.sources import Bounds, FileSource
 from ledger.live.tree import TreeKeeper
 from ledger.merkle.log import MerkleLog
@@ -99,4 +103,30 @@ def test_the_tree_keeper_appends_each_row_once_whatever_rows_it_is_given(
             head = tree.head()
         app.close()
     assert errors == [] and not keeper.failed and not keeper.behind
+    assert head.size == len(leaves) and head.root == reference_root(leaves)
+
+
+def test_a_judging_keeps_a_bounded_part_of_the_rows_it_reads_and_the_tree_reads_the_rest(
+    db_url: str, lines: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(judging, "KEEP_ROWS", 10)
+    app = open_ledger(db_url)
+    keeper = TreeKeeper(app, lambda kind, message: None)
+    try:
+        Ingestor(app, extend_tree=False).ingest(enumerate(lines, 1))
+        judge = LiveJudge(app)
+        judge.keep_read = True
+        judge.advance()
+        kept = judge.take_read()
+        leaves = _every_row_leaf(app)
+        assert 10 <= len(kept) < len(leaves)  # a page at most past the bound, not the whole log
+        keeper.extend(kept)
+        with MerkleLog(app) as tree:
+            assert tree.head().size in (len(kept), len(leaves))  # SQLite: these; PostgreSQL: all
+        keeper.extend()
+        with MerkleLog(app) as tree:
+            head = tree.head()
+    finally:
+        keeper.close()
+        app.close()
     assert head.size == len(leaves) and head.root == reference_root(leaves)
