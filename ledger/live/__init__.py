@@ -8,7 +8,10 @@
 - :mod:`ledger.live.follower`: store each batch with the batch ingest, acknowledge it only
   after it is committed, judge and tell the findings, seal on a timer;
 - :mod:`ledger.live.judging`: the verify pass kept open over the log;
-- :mod:`ledger.live.judge_process`: that pass in a process of its own (another core);
+- :mod:`ledger.live.judge_process`: that pass in a process of its own (another core), which
+  also extends the Merkle tree;
+- :mod:`ledger.live.tree`: the Merkle tree extended from rows in hand (on SQLite hashed
+  before the write lock is taken);
 - :mod:`ledger.live.told`: the row through which findings were told (each told once);
 - :mod:`ledger.live.witnessing`: witnesses cosigning the follower's timed checkpoints;
 - :mod:`ledger.live.lock`: one follower per store;

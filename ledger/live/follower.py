@@ -10,8 +10,10 @@ The loop of one :class:`Follower`:
    chain, duplicate rules and bulk recorder; a line stored before is an exact duplicate and is
    skipped), in one or a few atomic saves; while the database cannot be reached, wait and retry
    the same batch, saying so (nothing is acknowledged meanwhile). The Merkle tree is extended
-   every 5,000 rows and whenever the follower has caught up, not after every batch, from the
-   rows the saves returned, while the next batch is stored;
+   by the judging process from the rows it reads to judge (``ledger.live.tree``), so the
+   storing process does not hash them; with judging in a thread (no judging process), every
+   5,000 rows and whenever the follower has caught up, from the rows the saves returned,
+   while the next batch is stored;
 3. only then acknowledge it to the source (:meth:`~ledger.live.sources.Source.committed`);
 4. judge the rows stored since the last judging (:class:`~ledger.live.judging.LiveJudge`) and
    send each finding at once, as one JSON line (the finding plus ``detected_at``) on standard
@@ -36,7 +38,6 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import sqlite3
 import sys
 import time
 from collections import Counter
@@ -46,33 +47,32 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from eventsourcing.persistence import PersistenceError
 
 from ledger.codec.parse import Rejection
-from ledger.domain.errors import StoreError
 from ledger.live.judge_process import RemoteJudge, warm_up
 from ledger.live.judging import LiveFinding, LiveJudge
 from ledger.live.metrics import FollowerMetrics
 from ledger.live.publish import Outgoing, ensure_findings_stream, publish_acked, subject_token
 from ledger.live.sources import Batch, Bounds, Line, NatsSource, Source
 from ledger.live.told import ToldMark, reject_id, store_identity
+from ledger.live.tree import TreeKeeper, store_errors
+from ledger.live.tree import first_line as _first_line
 from ledger.live.witnessing import Cosigner
-from ledger.merkle.log import MerkleLog
 from ledger.proof import checkpoints
 from ledger.proof.seal import SealError
 from ledger.services.ingest import Ingestor, IngestReport
 from ledger.storage.store import LedgerApp, RawRow
 
 
-def _rows_ingestor(app: LedgerApp) -> Ingestor:
-    """The batch ingest's :class:`~ledger.services.ingest.Ingestor`, keeping the rows it saves
-    (with the ids the store gave them) for the follower to extend the Merkle tree with, instead
-    of extending it after every call (every batch) itself: the follower extends it every
-    :data:`TREE_EVERY_ROWS` rows and when idle, from these rows, without reading them back from
-    the store (on PostgreSQL that reading back cost a quarter of the follower's time storing;
+def _rows_ingestor(app: LedgerApp, *, keep: bool = True) -> Ingestor:
+    """The batch ingest's :class:`~ledger.services.ingest.Ingestor`, never extending the Merkle
+    tree itself (after every call: every batch). ``keep``: keeping the rows it saves (with the
+    ids the store gave them) for the follower to extend the tree with every
+    :data:`TREE_EVERY_ROWS` rows and when idle, without reading them back from the store (on
+    PostgreSQL that reading back cost a quarter of the follower's time storing;
     ``ledger.merkle.log`` checks that they are exactly the rows after its last leaf, and reads
-    them when not)."""
-    return Ingestor(app, extend_tree=True, tree_by_caller=True)
+    them when not). Not kept when the judging process extends the tree."""
+    return Ingestor(app, extend_tree=keep, tree_by_caller=True)
 
 
 class TextSink(Protocol):
@@ -111,20 +111,6 @@ MARK_WAIT_SECONDS = 5.0
 after :data:`ledger.live.told.BUSY_MS` on a lock; the pool's wait for a connection comes on top)."""
 
 
-def store_errors() -> tuple[type[Exception], ...]:
-    """What an unreachable or locked database raises through the store or beside it."""
-    import psycopg
-
-    return (
-        PersistenceError,
-        StoreError,
-        sqlite3.OperationalError,
-        psycopg.OperationalError,
-        psycopg.InterfaceError,
-        OSError,
-    )
-
-
 @dataclass
 class FollowOptions:
     """How a follower runs."""
@@ -150,7 +136,8 @@ class FollowOptions:
     finding again at each restart."""
     judge_process: str | None = None
     """The store's URL: judge in a process of its own, on another core
-    (:class:`~ledger.live.judge_process.RemoteJudge`); ``None``: in a thread of the follower."""
+    (:class:`~ledger.live.judge_process.RemoteJudge`), which also extends the Merkle tree;
+    ``None``: in a thread of the follower (the follower extends the tree)."""
 
 
 @dataclass
@@ -170,6 +157,10 @@ class FollowSummary:
     last_judged_at: float | None = None
     """``time.monotonic()`` of the first line read, of the last batch committed and of the last
     judging that read new rows."""
+    storing_cpu: float = 0.0
+    """CPU seconds of the follower's process (every thread of it; not its children) from the
+    first line read to the last batch committed: what storing the lines cost it, start-up, idle
+    time and shutdown left out (``bench.live`` sets it beside the batch ingest's)."""
 
 
 class Follower:
@@ -198,9 +189,13 @@ class Follower:
         self.on_sealed: list[SealHook] = []
         """Called with each stored checkpoint."""
         self.cosigner: Cosigner | None = None
-        self._ingestor = _rows_ingestor(app)
+        self._tree_by_judge = self.options.judge_process is not None
+        """The judging process extends the Merkle tree from the rows it judges (else this
+        process does, from the rows its saves return)."""
+        self._ingestor = _rows_ingestor(app, keep=not self._tree_by_judge)
         self._stop = asyncio.Event()
         self._last_line = time.monotonic()
+        self._first_line_cpu = 0.0
         self._last_seal = time.monotonic()
         self._waiting = False
         self._last_tick = 0.0
@@ -212,14 +207,13 @@ class Follower:
         self._unjudged = 0
         """Lines stored since the last judging."""
         self._judged_at = time.monotonic()
-        self._tree: MerkleLog | None = None
+        self._tree = TreeKeeper(app, self._tree_error)
+        """The tree as this process extends it (not with a judging process); an extension that
+        failed with the database away is tried again at the next idle moment."""
         self._tree_pending = 0
         self._tree_rows: list[RawRow] = []
         """The rows stored since the tree's last extension, with their ids (those of a batch
         whose store failed part way are not there: the tree then reads what it lacks)."""
-        self._tree_failed = False
-        self._tree_behind = False
-        """An extension failed (the database away): the next idle moment tries again."""
         self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-follow-db")
         """Storing and sealing run in this one thread, in order."""
         self._treeing = (
@@ -270,7 +264,7 @@ class Follower:
         await self.source.open()
         try:
             if self.options.judge_process is not None:
-                self.judge = RemoteJudge(self.options.judge_process)
+                self.judge = RemoteJudge(self.options.judge_process, tree=True)
             if isinstance(self.source, NatsSource):
                 self._js = self.source.nc.jetstream()
                 try:
@@ -347,6 +341,7 @@ class Follower:
                 self._last_line = time.monotonic()
                 if self.summary.first_line_at is None:
                     self.summary.first_line_at = self._last_line
+                    self._first_line_cpu = time.process_time()
                 held = (batch, asyncio.get_running_loop().run_in_executor(self._db, self._store_batch, batch))
             else:
                 await self._catch_up()
@@ -379,7 +374,7 @@ class Follower:
     async def _catch_up(self) -> None:
         """Nothing came: judge what was put off, extend the tree."""
         self._judge_soon(force=True)
-        if self._tree_pending or self._tree_behind:
+        if self._tree_pending or self._tree.behind:
             rows = self._take_tree_rows()  # no batch is being stored: the rows are this loop's
             await asyncio.get_running_loop().run_in_executor(self._treeing, self._extend_tree, rows)
 
@@ -406,7 +401,7 @@ class Follower:
         self._judge_soon(force=True)
         if self._judge_task is not None:
             await asyncio.gather(self._judge_task, return_exceptions=True)
-        if self._tree_pending or self._tree_behind:
+        if self._tree_pending or self._tree.behind:
             rows = self._take_tree_rows()  # no batch is being stored: the rows are this loop's
             await asyncio.get_running_loop().run_in_executor(self._treeing, self._extend_tree, rows)
 
@@ -441,12 +436,13 @@ class Follower:
         try:
             report = self._ingestor.ingest(((line.number, line.text) for line in lines), on_reject=rejected)
         except BaseException:
-            self._ingestor = _rows_ingestor(self.app)  # its heads may be stale
+            self._ingestor = _rows_ingestor(self.app, keep=not self._tree_by_judge)  # stale heads
             raise
-        self._tree_rows += self._ingestor.take_saved_rows()
-        self._tree_pending += report.stored
-        if self._tree_pending >= TREE_EVERY_ROWS:
-            self._treeing.submit(self._extend_tree, self._take_tree_rows())
+        if not self._tree_by_judge:
+            self._tree_rows += self._ingestor.take_saved_rows()
+            self._tree_pending += report.stored
+            if self._tree_pending >= TREE_EVERY_ROWS:
+                self._treeing.submit(self._extend_tree, self._take_tree_rows())
         return _Done(report, rejects, time.perf_counter() - started)
 
     def _take_tree_rows(self) -> list[RawRow]:
@@ -458,27 +454,19 @@ class Follower:
     def _extend_tree(self, known: list[RawRow]) -> None:
         """In the tree thread: append the rows stored since the last extension to the Merkle
         tree (``known``: those rows with their ids, so they need not be read back; the tree
-        reads what it lacks). The database away: counted, tried again at the next idle moment.
-        Any other failure (e.g. no grant) is said once and not tried again: ``ledger seal``
-        catches the tree up."""
-        if self._tree_failed:
-            return
-        try:
-            if self._tree is None:
-                self._tree = MerkleLog(self.app)
-            self._tree.extend(known)
-            self._tree_behind = False
-        except store_errors() as exc:
-            self._tree_behind = True
-            self.metrics.error("database", _first_line(exc))
-        except Exception as exc:  # a database's refusal, whichever the driver
-            self._tree_failed = True
-            self.metrics.error("tree", _first_line(exc))
-            self._say(f"the Merkle tree is not extended ({_first_line(exc)}); `ledger seal` catches it up")
+        reads what it lacks)."""
+        self._tree.extend(known)
+
+    def _tree_error(self, kind: str, message: str) -> None:
+        """A tree extension failed, here or in the judging process: the database away (counted,
+        tried again) or anything else (e.g. no grant: said once, not tried again; ``ledger
+        seal`` catches the tree up)."""
+        self.metrics.error(kind, message)
+        if kind == "tree":
+            self._say(f"the Merkle tree is not extended ({message}); `ledger seal` catches it up")
 
     def _close_db(self) -> None:
-        if self._tree is not None:
-            self._tree.close()
+        self._tree.close()
         if self._told is not None:
             self._told.close()
 
@@ -516,6 +504,7 @@ class Follower:
         if acknowledge:
             await self.source.committed(batch)
         self.summary.last_commit_at = time.monotonic()
+        self.summary.storing_cpu = time.process_time() - self._first_line_cpu
         self._unjudged += done.report.stored
         self._judge_soon(behind=batch.more)
         if done.rejects and self._js is not None:
@@ -572,6 +561,11 @@ class Follower:
         except store_errors() as exc:
             self.metrics.error("database", _first_line(exc))
             return []
+        finally:
+            if isinstance(self.judge, RemoteJudge):
+                errors, self.judge.tree_errors = self.judge.tree_errors, []
+                for kind, message in errors:
+                    self._tree_error(kind, message)
         self._judged_at = time.monotonic()
         if self.judge.position != before:
             self.summary.last_judged_at = self._judged_at
@@ -683,10 +677,6 @@ class Follower:
         self.log.flush()
 
 
-def _first_line(exc: BaseException) -> str:
-    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-
-
 def _table_in(text: str | bytes) -> str:
     """The table a rejected line names, if it is readable JSON with one."""
     try:
@@ -697,4 +687,4 @@ def _table_in(text: str | bytes) -> str:
     return table if isinstance(table, str) else ""
 
 
-__all__ = ["FollowOptions", "FollowSummary", "Follower", "subject_token"]
+__all__ = ["FollowOptions", "FollowSummary", "Follower", "store_errors", "subject_token"]

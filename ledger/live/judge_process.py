@@ -14,6 +14,9 @@ The child runs at a lower priority (:data:`JUDGE_NICE`): on a machine whose core
 left; a follower that is not behind leaves the cores idle most of the time, so its findings are
 not later for it. While the follower is behind, judging is put off anyway (``judge_every``).
 
+With ``tree=True`` the child also extends the store's Merkle tree (:class:`~ledger.live.tree.TreeKeeper`)
+from the rows it has just read to judge, after each answer: the storing process then neither
+hashes them nor holds the write lock for the tree, and the findings do not wait for it.
 The child ignores SIGTERM and SIGINT (the follower drains first, then closes the socket) and
 ends when the socket closes, so it never outlives the follower, even one killed by SIGKILL.
 """
@@ -32,6 +35,7 @@ from typing import Any
 from ledger.domain.errors import StoreError
 from ledger.games import GAMES
 from ledger.live.judging import LiveFinding, LiveJudge, ResumeRefused
+from ledger.live.tree import TreeKeeper
 from ledger.storage.store import open_ledger
 
 
@@ -39,11 +43,12 @@ class RemoteJudge:
     """A :class:`~ledger.live.judging.LiveJudge` in a child process, with the attributes and
     calls the follower uses."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, tree: bool = False) -> None:
         mine, theirs = socket.socketpair()
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "ledger.live.judge_process", str(theirs.fileno())],
+            [sys.executable, "-m", "ledger.live.judge_process", str(theirs.fileno())]
+            + (["--tree"] if tree else []),
             pass_fds=(theirs.fileno(),),
             stdin=subprocess.DEVNULL,
             env={**env, _URL_ENV: url},
@@ -55,6 +60,9 @@ class RemoteJudge:
         self.resumed_from: int | None = None
         self.note: str | None = None
         self.told_through = 0
+        self.tree_errors: list[tuple[str, str]] = []
+        """Errors of the child's tree extensions since the last answer (kind, message; see
+        :data:`ledger.live.tree.ErrorSink`), for the follower to count and say."""
 
     def resume_from_checkpoint(self, told: int | None = None) -> None:
         """As :meth:`LiveJudge.resume_from_checkpoint`, in the child."""
@@ -87,6 +95,7 @@ class RemoteJudge:
             self.rounds += state["rounds"]
             self.resumed_from = state["resumed_from"]
             self.note = state["note"]
+            self.tree_errors += state["tree_errors"]
         if kind == "refused":
             raise ResumeRefused(payload)
         if kind == "error":
@@ -101,14 +110,20 @@ _URL_ENV = "LEDGER_JUDGE_STORE"
 """How the child is given the store's URL (not on its command line, where ``ps`` shows it)."""
 
 
-def serve(url: str, conn: Connection) -> None:
-    """The child: answer the follower's requests until the socket closes or says stop."""
+def serve(url: str, conn: Connection, *, tree: bool = False) -> None:
+    """The child: answer the follower's requests until the socket closes or says stop; with
+    ``tree``, extend the Merkle tree from the rows each judging read, after answering."""
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with contextlib.suppress(OSError, AttributeError):  # not on every platform
         os.nice(JUDGE_NICE)
     app = open_ledger(url, create=False)
     judge = LiveJudge(app)
+    errors: list[tuple[str, str]] = []
+    keeper = None
+    if tree:
+        keeper = TreeKeeper(app, lambda kind, message: errors.append((kind, message)))
+        judge.keep_read = True
     warm_up()
     try:
         while True:
@@ -118,8 +133,15 @@ def serve(url: str, conn: Connection) -> None:
                 return
             if request[0] == "stop":
                 return
-            conn.send(_answer(judge, request))
+            conn.send(_answer(judge, request, errors))
+            errors.clear()
+            if keeper is not None:
+                rows = judge.take_read()
+                if rows or keeper.behind:
+                    keeper.extend(rows)
     finally:
+        if keeper is not None:
+            keeper.close()
         app.close()
 
 
@@ -130,7 +152,9 @@ def warm_up() -> None:
         GAMES[code]
 
 
-def _answer(judge: LiveJudge, request: tuple[Any, ...]) -> tuple[str, Any, dict[str, Any] | None]:
+def _answer(
+    judge: LiveJudge, request: tuple[Any, ...], tree_errors: list[tuple[str, str]]
+) -> tuple[str, Any, dict[str, Any] | None]:
     try:
         if request[0] == "resume":
             judge.resume_from_checkpoint(request[1])
@@ -147,10 +171,11 @@ def _answer(judge: LiveJudge, request: tuple[Any, ...]) -> tuple[str, Any, dict[
         "rounds": judge.rounds,
         "resumed_from": judge.resumed_from,
         "note": judge.note,
+        "tree_errors": list(tree_errors),
     }
     judge.rounds = 0
     return "ok", payload, state
 
 
 if __name__ == "__main__":
-    serve(os.environ.pop(_URL_ENV), Connection(int(sys.argv[1])))
+    serve(os.environ.pop(_URL_ENV), Connection(int(sys.argv[1])), tree="--tree" in sys.argv[2:])

@@ -25,9 +25,12 @@ from typing import Any
 from ledger.domain.findings import Finding
 from ledger.live.told import finding_id, store_identity
 from ledger.proof import checkpoints
-from ledger.storage.store import LedgerApp
+from ledger.storage.store import LedgerApp, RawRow
 from ledger.verify.engine import VerifyPass
 from ledger.verify.snapshot import SnapshotError
+
+KEEP_ROWS = 100_000
+"""At most this many rows read are kept for the Merkle tree between two :meth:`LiveJudge.take_read`."""
 
 
 class ResumeRefused(Exception):
@@ -72,6 +75,11 @@ class LiveJudge:
         """Why stored checkpoints were not used, when there are some and none was."""
         self.told_through = 0
         """Findings of rounds closed at rows up to this one were told before (kept back)."""
+        self.keep_read = False
+        """Keep the rows each :meth:`advance` reads, for :meth:`take_read` (the Merkle tree is
+        extended from them: ``ledger.live.tree``), the first :data:`KEEP_ROWS` of them (a
+        judging from the start of a large log does not hold it all; the tree reads the rest)."""
+        self._read: list[RawRow] = []
 
     def resume_from_checkpoint(self, told: int | None = None) -> None:
         """Take up the newest checkpoint valid under the store's sealing public key (at a row
@@ -110,9 +118,12 @@ class LiveJudge:
         """Read and judge every row stored since the last call; the findings they make, but
         those of rounds closed at rows up to :attr:`told_through`."""
         scan = self.scan
+        keep = self._read if self.keep_read else None
         for page in self.app.rows(after=self.position):
             scan.feed(page)
             self.position = page[-1][0]
+            if keep is not None and len(keep) < KEEP_ROWS:
+                keep += page
         detected = datetime.now(UTC)
         self.rounds += scan.report.rounds_checked
         scan.report.rounds_checked = 0
@@ -125,6 +136,11 @@ class LiveJudge:
         ]
         scan.keyed.clear()
         return found
+
+    def take_read(self) -> list[RawRow]:
+        """The rows read since the last call, in order (with :attr:`keep_read`)."""
+        rows, self._read = self._read, []
+        return rows
 
 
 def _why_from_start(

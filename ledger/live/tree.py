@@ -1,0 +1,158 @@
+"""The follower's Merkle tree (``ledger.merkle.log``), extended from rows already in hand.
+
+A follower does not read back the rows it appends leaves for: they are the rows its saves
+returned (:meth:`~ledger.services.ingest.Ingestor.take_saved_rows`) or, when judging runs in a
+process of its own (:mod:`ledger.live.judge_process`), the rows that process has just read to
+judge them; it extends the tree there, after answering, on the other core, so the storing
+process does not hash them. :class:`~ledger.merkle.log.MerkleLog` checks that the rows given are
+exactly those after the tree's last leaf and reads what they are not (after a restart, a seal
+that caught the tree up, a failed extension), so a tree extended late, or by another process,
+still gets one leaf per row in row order.
+
+On SQLite the store has one write lock, which :meth:`MerkleLog.extend` holds while it hashes
+the rows: taken from another process than the storing one, it would hold the saves up for as
+long. There :class:`TreeKeeper` hashes rows that follow the tree's last leaf first, from the
+tree's frontier read outside any transaction, then takes the lock only to check that the tree
+still ends where it read it and to insert the finished tree rows, :data:`INSERT_CHUNK` at a
+time; when the tree moved meanwhile (a seal caught it up), :meth:`MerkleLog.extend` takes over.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import sqlite3
+from collections.abc import Callable, Sequence
+
+from eventsourcing.persistence import PersistenceError
+
+from ledger.domain.errors import StoreError
+from ledger.merkle.log import MerkleLog
+from ledger.merkle.tree import row_leaf
+from ledger.storage.sql import SQLiteConnection, read_rows
+from ledger.storage.store import MIN_ROW_ID, LedgerApp, RawRow
+
+INSERT_CHUNK = 1000
+"""Tree rows inserted per transaction on SQLite (each holds the store's write lock)."""
+
+ErrorSink = Callable[[str, str], None]
+"""Told of an error: its kind (``database``: waited out, tried again; ``tree``: given up) and
+its first line."""
+
+
+def store_errors() -> tuple[type[Exception], ...]:
+    """What an unreachable or locked database raises through the store or beside it."""
+    import psycopg
+
+    return (
+        PersistenceError,
+        StoreError,
+        sqlite3.OperationalError,
+        psycopg.OperationalError,
+        psycopg.InterfaceError,
+        OSError,
+    )
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception's message, its first line (or its class's name)."""
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+class TreeKeeper:
+    """Extends one store's Merkle tree from rows in hand, on a connection of its own.
+
+    On SQLite the rows given are hashed before the write lock is taken (module docstring)."""
+
+    def __init__(self, app: LedgerApp, on_error: ErrorSink) -> None:
+        self.app = app
+        self.on_error = on_error
+        self.failed = False
+        """An extension failed for a reason other than the database being away (e.g. no
+        grant): said once, not tried again (``ledger seal`` catches the tree up)."""
+        self.behind = False
+        """An extension failed with the database away: the next call reads what it lacks."""
+        self._log: MerkleLog | None = None
+
+    def extend(self, known: Sequence[RawRow] = ()) -> None:
+        """Append a leaf for each row stored after the tree's last leaf; ``known``: those rows
+        with their ids, in order (the tree reads the rows it lacks)."""
+        if self.failed:
+            return
+        try:
+            if self._log is None:
+                self._log = MerkleLog(self.app)
+                if isinstance(self._log.db, SQLiteConnection):
+                    # The tree is derived from the rows: its last transactions lost with the
+                    # power are appended again from the rows by the next extension or seal. No
+                    # fsync of its own, then, while it holds the one write lock (WAL: still
+                    # never a corrupt file; the saves' commits sync every frame before them).
+                    self._log.db.conn.execute("PRAGMA synchronous = NORMAL")
+            if not (known and self._log.dialect.is_sqlite and _append_hashed(self._log, known)):
+                self._log.extend(known)
+            self.behind = False
+        except store_errors() as exc:
+            self.behind = True
+            self.on_error("database", first_line(exc))
+        except Exception as exc:  # a database's refusal, whichever the driver
+            self.failed = True
+            self.on_error("tree", first_line(exc))
+
+    def close(self) -> None:
+        """Close the tree's connection."""
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+
+def _append_hashed(log: MerkleLog, known: Sequence[RawRow]) -> bool:
+    """SQLite: append ``known`` (ids increasing) to the tree, hashed outside the write lock, if
+    they are the rows that follow its last leaf, once those it holds already are left out;
+    False (nothing or a part appended) if they are not, or the tree moved before they were all
+    inserted: :meth:`MerkleLog.extend` then goes on from the tree's end, reading the rows it
+    lacks."""
+    size = log.size()
+    after = log.row_id(size - 1) if size else None
+    if after is not None and known[0][0] <= after:  # the tree has some of them (a restart, a seal)
+        known = known[bisect.bisect_right(known, after, key=lambda row: row[0]) :]
+        if not known:
+            return True
+    if not _follow(log.app, after, known):
+        return False
+    frontier = log.frontier(size)
+    append = frontier.append
+    rows = [
+        (index, row[0], append(row_leaf(row[1], row[2], row[3], row[4])))
+        for index, row in enumerate(known, size)
+    ]
+    insert = f"INSERT INTO {log.table} (idx, row_id, nodes) VALUES (?, ?, ?)"
+    last = f"SELECT idx FROM {log.table} ORDER BY idx DESC LIMIT 1"
+    for start in range(0, len(rows), INSERT_CHUNK):
+        part = rows[start : start + INSERT_CHUNK]
+        with log.db.write() as cur:
+            cur.execute(last)
+            found = cur.fetchone()
+            if (0 if found is None else int(found[0]) + 1) != part[0][0]:
+                return False
+            cur.executemany(insert, part)
+    return True
+
+
+def _follow(app: LedgerApp, after: int | None, known: Sequence[RawRow]) -> bool:
+    """Whether ``known`` (ids increasing) are exactly the rows after row ``after`` up to the
+    last of them: every id above ``after``, and as many rows in that id range (as
+    :class:`MerkleLog` decides it for the rows it is given)."""
+    ids = [row[0] for row in known]
+    if (after is not None and ids[0] <= after) or any(b <= a for a, b in itertools.pairwise(ids)):
+        return False
+    events = app.dialect.qualified(app.recorder.events_table_name)  # type: ignore[attr-defined]
+    above = "rowid >= ?" if after is None else "rowid > ?"
+    found = read_rows(
+        app,
+        f"SELECT COUNT(*) FROM {events} WHERE {above} AND rowid <= ?",
+        (MIN_ROW_ID if after is None else after, ids[-1]),
+    )
+    return int(found[0][0]) == len(ids)
+
+
+__all__ = ["ErrorSink", "TreeKeeper", "first_line", "store_errors"]
