@@ -130,7 +130,7 @@ def ingest(
         typer.Option(
             metavar="DURATION",
             rich_help_panel="Live",
-            help="--follow: stop (exit 0) once nothing came for this long.",
+            help="--follow: stop (exit 0) once nothing came for this long, counted once following started.",
         ),
     ] = None,
     told_copy: Annotated[

@@ -287,6 +287,9 @@ class Follower:
                 )
             )
             await self._tell_all(found)
+            # --idle-exit counts from here: the start (the broker, a resumed judge's replay from
+            # its snapshot, a slow machine) is not time in which nothing came.
+            self._last_line = time.monotonic()
             await self._loop()
             await self._judged_all()
             await self._last_mark()

@@ -11,13 +11,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ledger.live import follower as follower_module
 from ledger.live.follower import Follower, FollowOptions
 from ledger.live.lock import FollowerLock, FollowerRunning
-from ledger.live.sources import Bounds, FileSource
+from ledger.live.sources import Batch, Bounds, FileSource
 from ledger.merkle.log import MerkleLog
 from ledger.merkle.rfc6962 import reference_root
 from ledger.merkle.tree import row_leaf
@@ -306,3 +307,37 @@ def test_simulate_out_dash_plays_the_feed_on_stdout_at_its_rate(tmp_path: Path) 
     assert seconds >= (len(lines) - 1) / 100  # paced, not dumped
     refused = runner.invoke(app, ["simulate", "--out", str(tmp_path / "g.jsonl"), "--rate", "5"])
     assert refused.exit_code == 2 and "--rate plays the feed in real time" in refused.output
+
+
+class _SlowToStart(FileSource):
+    """A file source whose start takes longer than the follower's ``--idle-exit`` (a broker far
+    away, a loaded machine) and whose first read finds nothing yet."""
+
+    def __init__(self, path: str, start_seconds: float) -> None:
+        super().__init__(path)
+        self.start_seconds = start_seconds
+        self._empty_first = True
+
+    async def open(self) -> None:
+        await asyncio.sleep(self.start_seconds)
+        await super().open()
+
+    async def next_batch(self, bounds: Bounds, ready: asyncio.Future[Any] | None = None) -> Batch | None:
+        if self._empty_first:
+            self._empty_first = False
+            return Batch()
+        return await super().next_batch(bounds, ready)
+
+
+def test_idle_exit_counts_from_the_start_of_following_not_from_the_start_of_the_process(
+    tmp_path: Path, lines: list[bytes]
+) -> None:
+    """A start slower than ``--idle-exit`` is not idleness: every line is still stored."""
+    feed = tmp_path / "feed.jsonl"
+    _write(feed, lines[:300])
+    app = open_ledger(f"sqlite:///{tmp_path / 'l.db'}")
+    try:
+        follower, code = run_follower(app, _SlowToStart(str(feed), 0.5), idle=0.3)
+    finally:
+        app.close()
+    assert (code, follower.summary.stored) == (0, 300)
