@@ -22,7 +22,6 @@ import random
 import re
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from ledger.services.ingest import SAVES_PER_COMMIT, Ingestor, IngestReport
 from ledger.storage.store import LedgerApp, open_ledger
 from ledger.tools.simulate import simulate
 from ledger.verify.engine import verify_store
+from tests.reliability.conftest import driver_cmd
 
 ROOT = Path(__file__).resolve().parents[2]
 BATCH = 23
@@ -141,52 +141,9 @@ class _Commits:
             yield numbered
 
 
-DRIVER = """
-import os, signal, sys
-from ledger.services.ingest import Ingestor, bounded_lines
-from ledger.storage.store import open_ledger
-
-db, feed, phase, at, batch, per = sys.argv[1:3] + [sys.argv[3], *map(int, sys.argv[4:7])]
-app = open_ledger(db)
-recorder = app.recorder
-commits = 0
-outer, inner = recorder.insert_events, recorder._insert_events
-
-def die(where):
-    if commits == at and phase == where:
-        os.kill(os.getpid(), signal.SIGKILL)
-
-def insert_events(*args, **kwargs):
-    global commits
-    commits += 1
-    die("before")
-    result = outer(*args, **kwargs)
-    die("after")
-    return result
-
-def insert_inside(*args, **kwargs):
-    result = inner(*args, **kwargs)
-    die("inside")
-    return result
-
-def lines(stream):
-    for number, text in bounded_lines(stream):
-        if phase == "line" and number == at:
-            os.kill(os.getpid(), signal.SIGKILL)
-        yield number, text
-
-recorder.insert_events, recorder._insert_events = insert_events, insert_inside
-with open(feed, "rb") as stream:
-    Ingestor(app, batch_events=batch, saves_per_commit=per).ingest(lines(stream))
-app.close()
-"""
-"""An ingest that SIGKILLs itself at line ``at`` (phase ``line``) or at transaction ``at``:
-before it, inside it (rows written, not committed), or just after its commit."""
-
-
 def _killed(url: str, feed: Path, phase: str, at: int) -> None:
     done = subprocess.run(
-        [sys.executable, "-c", DRIVER, url, str(feed), phase, str(at), str(BATCH), str(PER_COMMIT)],
+        driver_cmd(url, feed, at, phase, BATCH, PER_COMMIT),
         cwd=ROOT,
         capture_output=True,
         timeout=300,

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from ledger.live import judging
+from ledger.live.follower import Follower
 from ledger.live.judging import LiveJudge
 from ledger.live.sources import Bounds, FileSource
 from ledger.live.tree import TreeKeeper
-from ledger.merkle.log import MerkleLog
+from ledger.merkle.log import MerkleLog, TreeHead
 from ledger.merkle.rfc6962 import reference_root
 from ledger.merkle.tree import row_leaf
 from ledger.services.ingest import Ingestor
@@ -26,6 +27,16 @@ def _every_row_leaf(app: LedgerApp) -> list[bytes]:
     ]
 
 
+def _follow_judging_apart(
+    app: LedgerApp, db_url: str, feed: Path
+) -> tuple[Follower, int, list[bytes], TreeHead]:
+    """Follow ``feed`` with judging in a process of its own; the follower, its exit code, every
+    stored row's leaf and the tree's head afterwards."""
+    follower, code = run_follower(app, FileSource(str(feed)), bounds=Bounds(150, 0.05), judge_process=db_url)
+    with MerkleLog(app) as tree:
+        return follower, code, _every_row_leaf(app), tree.head()
+
+
 def test_the_judging_process_extends_the_tree_over_every_row(
     db_url: str, tmp_path: Path, lines: list[bytes]
 ) -> None:
@@ -33,12 +44,7 @@ def test_the_judging_process_extends_the_tree_over_every_row(
     feed.write_bytes(b"".join(line + b"\n" for line in lines))
     app = open_ledger(db_url)
     try:
-        follower, code = run_follower(
-            app, FileSource(str(feed)), bounds=Bounds(150, 0.05), judge_process=db_url
-        )
-        leaves = _every_row_leaf(app)
-        with MerkleLog(app) as tree:
-            head = tree.head()
+        follower, code, leaves, head = _follow_judging_apart(app, db_url, feed)
     finally:
         app.close()
     assert code == 0 and follower.summary.stored == len(lines)
@@ -61,12 +67,7 @@ def test_a_tree_that_lagged_is_caught_up_by_the_judging_process(
         Ingestor(app, extend_tree=False).ingest(enumerate(lines[:half], 1))
         with MerkleLog(app) as tree:
             assert tree.head().size == 0
-        follower, code = run_follower(
-            app, FileSource(str(feed)), bounds=Bounds(150, 0.05), judge_process=db_url
-        )
-        leaves = _every_row_leaf(app)
-        with MerkleLog(app) as tree:
-            head = tree.head()
+        follower, code, leaves, head = _follow_judging_apart(app, db_url, feed)
     finally:
         app.close()
     assert code == 0 and follower.summary.duplicates == half

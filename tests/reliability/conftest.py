@@ -122,15 +122,22 @@ def insert_inside(*args, **kwargs):
     die("inside")          # rows written in the open transaction, not committed
     return result
 
+def lines(stream):
+    for number, text in bounded_lines(stream):
+        if phase == "line" and number == kill_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+        yield number, text
+
 recorder.insert_events, recorder._insert_events = insert_events, insert_inside
 with open(feed, "rb") as stream:
-    report = Ingestor(app, batch_events=batch, saves_per_commit=per_commit).ingest(bounded_lines(stream))
+    report = Ingestor(app, batch_events=batch, saves_per_commit=per_commit).ingest(lines(stream))
 app.close()
 print(report.saves, report.stored, report.duplicates, len(report.rejected), report.retries)
 sys.exit(1 if report.rejected else 0)
 """
 """An ingest that SIGKILLs itself at transaction number ``kill_at`` (0: never), ``phase`` = before
-the transaction, inside it before commit, or after commit; an optional sixth argument sets the
+the transaction, inside it before commit, or after commit (or, ``phase`` = ``line``, as it reads
+line number ``kill_at``); an optional sixth argument sets the
 saves per transaction (the store's default otherwise: ten on SQLite, one on PostgreSQL)."""
 
 
