@@ -26,6 +26,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bench.feed import simulated_games
 from ledger.services.ingest import SAVES_PER_COMMIT, Ingestor, IngestReport
 from ledger.storage.store import LedgerApp, open_ledger
@@ -152,6 +154,8 @@ def _killed(url: str, feed: Path, phase: str, at: int) -> None:
     assert done.returncode == -signal.SIGKILL, done.stderr.decode()[-2000:]
 
 
+# Its SQLite case runs the same transactions of several saves by default; PostgreSQL's in the slow tier.
+@pytest.mark.slow_postgres
 def test_a_kill_anywhere_loses_whole_transactions_and_a_rerun_stores_what_a_clean_ingest_does(
     db_url: str, tmp_path: Path
 ) -> None:

@@ -54,6 +54,7 @@ def test_the_judging_process_extends_the_tree_over_every_row(
     assert follower._tree_rows == [] and follower._tree._log is None  # none hashed in the storing process
 
 
+@pytest.mark.slow_postgres  # the judging process's tree on PostgreSQL: the test above
 def test_a_tree_that_lagged_is_caught_up_by_the_judging_process(
     db_url: str, tmp_path: Path, lines: list[bytes]
 ) -> None:
