@@ -614,6 +614,7 @@ class Follower:
         once): one write at a time, the newest position written once the one under way is done;
         a write that gave up (a lock held elsewhere) is made again at the next call."""
         if self._told is None:
+            self._told_written(position)
             return
         self._marking = max(self._marking, position)
         if self._marking > self._marked and (self._mark_task is None or self._mark_task.done()):
@@ -627,8 +628,17 @@ class Follower:
                 await loop.run_in_executor(self._telling, self._told.write, position)
             except store_errors() as exc:  # locked or away: counted, made at the next call
                 self.metrics.error("database", _first_line(exc))
+                self._told_written(position)
                 return
             self._marked, self._marked_at = position, time.monotonic()
+            self._told_written(position)
+
+    def _told_written(self, position: int) -> None:
+        """The told row is written through ``position`` (or could not be): the judging process
+        may take the write lock for the Merkle tree now (``ledger.live.judge_process``), not
+        while the told row waits for it."""
+        if isinstance(self.judge, RemoteJudge):
+            self.judge.told(position)
 
     async def _last_mark(self) -> None:
         """At the end: the told row written through the last judged row, waiting

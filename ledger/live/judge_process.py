@@ -15,8 +15,12 @@ left; a follower that is not behind leaves the cores idle most of the time, so i
 not later for it. While the follower is behind, judging is put off anyway (``judge_every``).
 
 With ``tree=True`` the child also extends the store's Merkle tree (:class:`~ledger.live.tree.TreeKeeper`)
-from the rows it has just read to judge, after each answer: the storing process then neither
-hashes them nor holds the write lock for the tree, and the findings do not wait for it.
+from the rows it has just read to judge, after answering: the storing process then neither
+hashes them nor holds the write lock for the tree, and the findings do not wait for it. After an
+answer that carries findings, the extension waits until the follower says their told row is
+written (:meth:`RemoteJudge.told`; at the latest, at the stop): on SQLite
+the tree's write would otherwise hold the lock the told row waits for, in the very instant in
+which a killed follower tells its findings again (``ledger.live.told``).
 The child ignores SIGTERM and SIGINT (the follower drains first, then closes the socket) and
 ends when the socket closes, so it never outlives the follower, even one killed by SIGKILL.
 """
@@ -29,6 +33,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -55,6 +60,8 @@ class RemoteJudge:
         )
         theirs.close()
         self._conn = Connection(mine.detach())
+        self._sending = threading.Lock()
+        """Requests are sent from the judging thread, :meth:`told` from the follower's loop."""
         self.position = 0
         self.rounds = 0
         self.resumed_from: int | None = None
@@ -73,9 +80,15 @@ class RemoteJudge:
         found: list[LiveFinding] = self._call("advance", self.told_through)
         return found
 
+    def told(self, position: int) -> None:
+        """Say that the findings judged through ``position`` are told and their told row is
+        written (or could not be): the child may extend the tree now. No answer is awaited."""
+        with contextlib.suppress(OSError), self._sending:
+            self._conn.send(("told", position))
+
     def close(self) -> None:
         """Tell the child to end, and wait for it."""
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError), self._sending:
             self._conn.send(("stop",))
         self._conn.close()
         try:
@@ -86,7 +99,8 @@ class RemoteJudge:
 
     def _call(self, *request: Any) -> Any:
         try:
-            self._conn.send(request)
+            with self._sending:
+                self._conn.send(request)
             kind, payload, state = self._conn.recv()
         except (EOFError, OSError) as exc:
             raise StoreError(f"the judging process ended: {exc or type(exc).__name__}") from None
@@ -125,6 +139,16 @@ def serve(url: str, conn: Connection, *, tree: bool = False) -> None:
         keeper = TreeKeeper(app, lambda kind, message: errors.append((kind, message)))
         judge.keep_read = True
     warm_up()
+    owed = -1
+    """The position of the last answer with findings whose told row is not yet said written
+    (``-1``: none): the tree waits for it (module docstring)."""
+
+    def extend_tree() -> None:
+        if keeper is not None:
+            rows = judge.take_read()
+            if rows or keeper.behind:
+                keeper.extend(rows)
+
     try:
         while True:
             try:
@@ -132,13 +156,20 @@ def serve(url: str, conn: Connection, *, tree: bool = False) -> None:
             except (EOFError, OSError):
                 return
             if request[0] == "stop":
+                extend_tree()
                 return
-            conn.send(_answer(judge, request, errors))
+            if request[0] == "told":
+                if owed >= 0 and request[1] >= owed:
+                    owed = -1
+                    extend_tree()
+                continue
+            answer = _answer(judge, request, errors)
+            conn.send(answer)
             errors.clear()
-            if keeper is not None:
-                rows = judge.take_read()
-                if rows or keeper.behind:
-                    keeper.extend(rows)
+            if answer[0] == "ok" and answer[1]:
+                owed = judge.position
+            elif owed < 0:
+                extend_tree()
     finally:
         if keeper is not None:
             keeper.close()

@@ -5,13 +5,16 @@ on standard output (across all the followers' outputs), and on NATS in the strea
 ``LEDGER_FINDINGS`` (each finding's ``Nats-Msg-Id`` once: a repeat is dropped by the server).
 
 Standard output has one instant in which a kill makes a repeat: between a finding's line being
-written and its told row being stored (a single small write, no pause between them). A repeat is
-the same line with the same ``finding_id`` (the de-duplication key of docs/FEED.md), so a
-consumer drops it: the test checks that every line told again has the ``finding_id`` and the
-content of one told before, that dropping repeats by ``finding_id`` leaves exactly the findings
-of verify (none lost), that no run tells one twice, and that repeats stay rare (a kill falls in
-that instant well under one run in fifty: at most two findings told twice, none more than
-twice). NATS must hold each once.
+written and its told row being stored (a single small write, no pause between them; the judging
+process does not take SQLite's write lock for the Merkle tree meanwhile). A repeat is the same
+line with the same ``finding_id`` (the de-duplication key of docs/FEED.md), so a consumer drops
+it: the test checks that every line told again has the ``finding_id`` and the content of one
+told before, that dropping repeats by ``finding_id`` leaves exactly the findings of verify (none
+lost), that no run tells one twice, that what a killed run told and a later one told again is a
+tail of what it told (its told row covers all before), and that repeats stay rare: at most
+three of the runs end in such a tail (a kill falls in that instant well under one run in ten,
+even on a loaded machine, where the write waits for a core), no finding told more than twice.
+NATS must hold each once.
 
 Thirty kills of a follower of a NATS stream (the issue's fault), ten of a follower of a file
 (the same code past the source; each start of the command pays the imports of two interpreters,
@@ -147,7 +150,14 @@ def test_kill_9_loses_nothing_and_doubles_nothing(
     assert all(len({r["finding_id"] for r in run}) == len(run) for run in runs)
     seen = Counter(r["finding_id"] for r in told)
     extra = {i: n - 1 for i, n in seen.items() if n > 1}
-    assert all(more == 1 for more in extra.values()) and len(extra) <= 2, extra
+    assert all(more == 1 for more in extra.values()), extra
+    tails = []
+    for n, run in enumerate(runs):
+        later = {r["finding_id"] for after in runs[n + 1 :] for r in after}
+        again = [r["finding_id"] in later for r in run]
+        assert again == sorted(again), (n, again)  # told again: a tail of the run (False… then True…)
+        tails += [n] if any(again) else []
+    assert len(tails) <= 3, (tails, extra)
     if kind == "nats":
         published = asyncio.run(_published_ids(began))
         assert {i: published[i] for i in ids} == dict.fromkeys(ids, 1)

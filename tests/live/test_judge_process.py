@@ -11,6 +11,7 @@ import pytest
 from ledger.live.judge_process import RemoteJudge
 from ledger.live.judging import LiveJudge
 from ledger.live.sources import Bounds, FileSource
+from ledger.merkle.log import MerkleLog
 from ledger.services.ingest import Ingestor
 from ledger.storage.store import open_ledger
 from tests.live.conftest import children_of, process_ended, run_follower, start_follower_process
@@ -68,3 +69,30 @@ def test_the_judge_process_ends_when_the_follower_is_killed(tmp_path: Path, line
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert process_ended(judges[0])  # gone (or a zombie no one has reaped yet)
+
+
+def test_after_findings_the_tree_waits_until_they_are_told(tmp_path: Path, lines: list[bytes]) -> None:
+    """On SQLite the tree's write holds the lock the told row waits for: after an answer that
+    carries findings, the judging process extends the tree only once the follower says their
+    told row is written, not in the instant in which a kill would make them told again."""
+    url = f"sqlite:///{tmp_path / 'l.db'}"
+    app = open_ledger(url)
+    try:
+        Ingestor(app, extend_tree=False).ingest(enumerate(lines, 1))
+        stored = sum(len(page) for page in app.rows())
+        judge = RemoteJudge(url, tree=True)
+        try:
+            judge.resume_from_checkpoint(None)
+            found = judge.advance()
+            assert judge.advance() == []  # a round trip: the child did what followed the first answer
+            with MerkleLog(app) as tree:
+                waiting = tree.head().size
+            judge.told(judge.position)
+            judge.advance()  # a round trip after the told: it has been handled
+            with MerkleLog(app) as tree:
+                told = tree.head().size
+        finally:
+            judge.close()
+    finally:
+        app.close()
+    assert found and waiting == 0 and told == stored
