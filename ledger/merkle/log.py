@@ -98,10 +98,7 @@ class MerkleLog:
 
     def size(self) -> int:
         """How many leaves the stored tree has."""
-        if not self.exists:
-            return 0
-        found = self.db.read(f"SELECT MAX(idx) FROM {self.table}")
-        return 0 if not found or found[0][0] is None else int(found[0][0]) + 1
+        return self.end()[0]
 
     def head(self, size: int | None = None) -> TreeHead:
         """The tree head at ``size`` (default: the whole stored tree), from its frontier."""
@@ -183,13 +180,7 @@ class MerkleLog:
         for start in range(0, len(rows), _READ_BATCH):
             part = rows[start : start + _READ_BATCH]
             among, params = self.dialect.one_of("idx", part)
-            sql = f"SELECT idx, nodes FROM {self.table} WHERE {among}"
-            if cur is None:
-                result = self.db.read(sql, params)
-            else:
-                cur.execute(sql, params)
-                result = cur.fetchall()
-            for idx, blob in result:
+            for idx, blob in self._read(f"SELECT idx, nodes FROM {self.table} WHERE {among}", params, cur):
                 data = bytes(blob)
                 for node in by_row.get(int(idx), ()):
                     slot = holder(node)[1]
@@ -202,6 +193,13 @@ class MerkleLog:
             raise TreeError(f"the stored tree has no row {holder(missing[0])[0]}")
         self.nodes_read += len(found)
         return found
+
+    def _read(self, sql: str, params: Sequence[Any], cur: Cursor | None) -> list[tuple[Any, ...]]:
+        """One statement's rows: in ``cur``'s transaction if given, else on its own."""
+        if cur is None:
+            return self.db.read(sql, params)
+        cur.execute(sql, params)
+        return cur.fetchall()
 
     # --- extending -------------------------------------------------------------------------
 
@@ -255,14 +253,8 @@ class MerkleLog:
         when it has no leaf), from its last stored row; in ``cur``'s transaction if given."""
         if not self.exists:
             return 0, None
-        last_row = f"SELECT idx, row_id FROM {self.table} ORDER BY idx DESC LIMIT 1"
-        if cur is None:
-            found = self.db.read(last_row)
-            last = found[0] if found else None
-        else:
-            cur.execute(last_row)
-            last = cur.fetchone()
-        return (0, None) if last is None else (int(last[0]) + 1, int(last[1]))
+        found = self._read(f"SELECT idx, row_id FROM {self.table} ORDER BY idx DESC LIMIT 1", (), cur)
+        return (0, None) if not found else (int(found[0][0]) + 1, int(found[0][1]))
 
     def insert(self, cur: Cursor, rows: Sequence[TreeRow]) -> bool:
         """The insert step: append ``rows`` (:func:`~ledger.merkle.tree.tree_rows`, hashed from
