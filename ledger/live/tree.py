@@ -11,16 +11,18 @@ still gets one leaf per row in row order.
 
 On SQLite the store has one write lock, which :meth:`MerkleLog.extend` holds while it hashes
 the rows: taken from another process than the storing one, it would hold the saves up for as
-long. There :class:`TreeKeeper` hashes rows that follow the tree's last leaf first, from the
-tree's frontier read outside any transaction, then takes the lock only to check that the tree
-still ends where it read it and to insert the finished tree rows, :data:`INSERT_CHUNK` at a
-time; when the tree moved meanwhile (a seal caught it up), :meth:`MerkleLog.extend` takes over.
+long. There :class:`TreeKeeper` takes the two steps of an extension apart: it hashes the rows
+that follow the tree's last leaf first (:func:`~ledger.merkle.tree.tree_rows`, from the tree's
+frontier read outside any transaction, rows the tree holds already left out), then takes the
+lock only to insert the finished tree rows, :data:`INSERT_CHUNK` at a time
+(:meth:`MerkleLog.insert`, which checks, in that transaction, that they follow the tree's last
+leaf: what was read outside it is not trusted); when they do not (the tree moved meanwhile, a
+seal caught it up, or rows were never given), :meth:`MerkleLog.extend` takes over.
 """
 
 from __future__ import annotations
 
 import bisect
-import itertools
 import sqlite3
 from collections.abc import Callable, Sequence
 
@@ -28,9 +30,9 @@ from eventsourcing.persistence import PersistenceError
 
 from ledger.domain.errors import StoreError
 from ledger.merkle.log import MerkleLog
-from ledger.merkle.tree import row_leaf
-from ledger.storage.sql import SQLiteConnection, read_rows
-from ledger.storage.store import MIN_ROW_ID, LedgerApp, RawRow
+from ledger.merkle.tree import tree_rows
+from ledger.storage.sql import SQLiteConnection
+from ledger.storage.store import LedgerApp, RawRow
 
 INSERT_CHUNK = 1000
 """Tree rows inserted per transaction on SQLite (each holds the store's write lock)."""
@@ -106,53 +108,21 @@ class TreeKeeper:
 
 
 def _append_hashed(log: MerkleLog, known: Sequence[RawRow]) -> bool:
-    """SQLite: append ``known`` (ids increasing) to the tree, hashed outside the write lock, if
-    they are the rows that follow its last leaf, once those it holds already are left out;
-    False (nothing or a part appended) if they are not, or the tree moved before they were all
-    inserted: :meth:`MerkleLog.extend` then goes on from the tree's end, reading the rows it
-    lacks."""
-    size = log.size()
-    after = log.row_id(size - 1) if size else None
+    """SQLite: append ``known`` (ids increasing) to the tree, hashed outside the write lock,
+    once those it holds already are left out; False (nothing or a part appended) if the rest
+    do not follow its last leaf when inserted: :meth:`MerkleLog.extend` then goes on from the
+    tree's end, reading the rows it lacks."""
+    size, after = log.end()
     if after is not None and known[0][0] <= after:  # the tree has some of them (a restart, a seal)
         known = known[bisect.bisect_right(known, after, key=lambda row: row[0]) :]
         if not known:
             return True
-    if not _follow(log.app, after, known):
-        return False
-    frontier = log.frontier(size)
-    append = frontier.append
-    rows = [
-        (index, row[0], append(row_leaf(row[1], row[2], row[3], row[4])))
-        for index, row in enumerate(known, size)
-    ]
-    insert = f"INSERT INTO {log.table} (idx, row_id, nodes) VALUES (?, ?, ?)"
-    last = f"SELECT idx FROM {log.table} ORDER BY idx DESC LIMIT 1"
+    rows = tree_rows(log.frontier(size), known)
     for start in range(0, len(rows), INSERT_CHUNK):
-        part = rows[start : start + INSERT_CHUNK]
-        with log.db.write() as cur:
-            cur.execute(last)
-            found = cur.fetchone()
-            if (0 if found is None else int(found[0]) + 1) != part[0][0]:
+        with log.transaction() as cur:
+            if not log.insert(cur, rows[start : start + INSERT_CHUNK]):
                 return False
-            cur.executemany(insert, part)
     return True
-
-
-def _follow(app: LedgerApp, after: int | None, known: Sequence[RawRow]) -> bool:
-    """Whether ``known`` (ids increasing) are exactly the rows after row ``after`` up to the
-    last of them: every id above ``after``, and as many rows in that id range (as
-    :class:`MerkleLog` decides it for the rows it is given)."""
-    ids = [row[0] for row in known]
-    if (after is not None and ids[0] <= after) or any(b <= a for a, b in itertools.pairwise(ids)):
-        return False
-    events = app.dialect.qualified(app.recorder.events_table_name)  # type: ignore[attr-defined]
-    above = "rowid >= ?" if after is None else "rowid > ?"
-    found = read_rows(
-        app,
-        f"SELECT COUNT(*) FROM {events} WHERE {above} AND rowid <= ?",
-        (MIN_ROW_ID if after is None else after, ids[-1]),
-    )
-    return int(found[0][0]) == len(ids)
 
 
 __all__ = ["ErrorSink", "TreeKeeper", "first_line", "store_errors"]

@@ -7,7 +7,11 @@
   notification id), reading only those rows and the O(log n) hashes of the tree's frontier;
   history is never re-hashed. ``ledger ingest`` calls it after each save; ``ledger seal`` calls
   it first, so a tree that lags (rows stored by an older version, or by a role that may not
-  write the tree) catches up.
+  write the tree) catches up. It takes two steps, which a caller may also take apart (the live
+  follower hashes outside SQLite's write lock: ``ledger.live.tree``): hashing,
+  :func:`~ledger.merkle.tree.tree_rows` (no store, no lock), and inserting,
+  :meth:`MerkleLog.insert` (in the caller's :meth:`MerkleLog.transaction`, after checking that
+  the rows follow the tree's last leaf as it is then).
 - :meth:`MerkleLog.inclusion_proof` and :meth:`MerkleLog.consistency_proof` read fewer than
   ``2·log2 n`` stored hashes, in one query (:attr:`MerkleLog.nodes_read` counts them).
 
@@ -18,10 +22,9 @@ against a root the operator *signed* (``ledger.merkle.heads``) or a witness cosi
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +34,7 @@ from ledger.merkle.storage import TREE_TABLE, merkle_sql
 from ledger.merkle.tree import (
     Frontier,
     Node,
+    TreeRow,
     consistency_ranges,
     holder,
     inclusion_ranges,
@@ -38,8 +42,9 @@ from ledger.merkle.tree import (
     perfect_cover,
     range_roots,
     row_leaf,
+    tree_rows,
 )
-from ledger.storage.sql import Connection, Cursor, TupleCursor, connect, read_rows
+from ledger.storage.sql import Connection, Cursor, TupleCursor, connect
 from ledger.storage.store import MIN_ROW_ID, LedgerApp, RawRow
 
 EXTEND_CHUNK = 5000
@@ -93,10 +98,7 @@ class MerkleLog:
 
     def size(self) -> int:
         """How many leaves the stored tree has."""
-        if not self.exists:
-            return 0
-        found = self.db.read(f"SELECT MAX(idx) FROM {self.table}")
-        return 0 if not found or found[0][0] is None else int(found[0][0]) + 1
+        return self.end()[0]
 
     def head(self, size: int | None = None) -> TreeHead:
         """The tree head at ``size`` (default: the whole stored tree), from its frontier."""
@@ -178,13 +180,7 @@ class MerkleLog:
         for start in range(0, len(rows), _READ_BATCH):
             part = rows[start : start + _READ_BATCH]
             among, params = self.dialect.one_of("idx", part)
-            sql = f"SELECT idx, nodes FROM {self.table} WHERE {among}"
-            if cur is None:
-                result = self.db.read(sql, params)
-            else:
-                cur.execute(sql, params)
-                result = cur.fetchall()
-            for idx, blob in result:
+            for idx, blob in self._read(f"SELECT idx, nodes FROM {self.table} WHERE {among}", params, cur):
                 data = bytes(blob)
                 for node in by_row.get(int(idx), ()):
                     slot = holder(node)[1]
@@ -198,16 +194,27 @@ class MerkleLog:
         self.nodes_read += len(found)
         return found
 
+    def _read(self, sql: str, params: Sequence[Any], cur: Cursor | None) -> list[tuple[Any, ...]]:
+        """One statement's rows: in ``cur``'s transaction if given, else on its own."""
+        if cur is None:
+            return self.db.read(sql, params)
+        cur.execute(sql, params)
+        return cur.fetchall()
+
     # --- extending -------------------------------------------------------------------------
 
     def extend(self, known: Sequence[RawRow] = ()) -> TreeHead:
         """Append a leaf for every row stored after the tree's last leaf; the new head.
 
         Reads only the new rows and the frontier; appends in transactions of
-        :data:`EXTEND_CHUNK` leaves, each under a lock that one extender holds at a time.
-        ``known``: rows the caller has just stored, with their ids (ingest on SQLite), used
-        instead of reading them back when they are exactly the rows that follow the tree's last
-        leaf (counted by primary key); otherwise, or for what follows them, the rows are read.
+        :data:`EXTEND_CHUNK` leaves, each under a lock that one extender holds at a time
+        (:meth:`transaction`). ``known``: rows the caller has just stored, with their ids
+        (ingest on SQLite), used instead of reading them back when they are exactly the rows
+        that follow the tree's last leaf (counted by primary key); otherwise, or for what
+        follows them, the rows are read. Each chunk is hashed by
+        :func:`~ledger.merkle.tree.tree_rows` and stored as :meth:`insert` stores rows, in one
+        transaction that read the tree's end itself (the rows read follow it; ``known`` is
+        checked as :meth:`insert` checks rows, before it is hashed).
         """
         while True:
             head, more = self._extend_chunk(known)
@@ -216,36 +223,71 @@ class MerkleLog:
                 return head
 
     def _extend_chunk(self, known: Sequence[RawRow]) -> tuple[TreeHead, bool]:
-        with self.db.write() as cur:
-            self._lock(cur)
-            cur.execute(f"SELECT idx, row_id FROM {self.table} ORDER BY idx DESC LIMIT 1")
-            last = cur.fetchone()
-            size = 0 if last is None else int(last[0]) + 1
-            after = None if last is None else int(last[1])
+        with self.transaction() as cur:
+            size, after = self.end(cur)
             frontier = self.frontier(size, cur)
-            if known and self._follow(after, known):
-                self._append_rows(cur, frontier, [known])
-                added = self._append_rows(cur, frontier, self._rows_after(known[-1][0]))
-                return TreeHead(frontier.size, frontier.root()), added == EXTEND_CHUNK
-            added = self._append_rows(cur, frontier, self._rows_after(after))
+            if known and self._follow(cur, after, [row[0] for row in known]):
+                self._insert(cur, tree_rows(frontier, known))
+                after = known[-1][0]
+            added = 0
+            for page in self._rows_after(after):
+                if page:
+                    self._insert(cur, tree_rows(frontier, page))
+                    added += len(page)
             return TreeHead(frontier.size, frontier.root()), added == EXTEND_CHUNK
 
-    def _follow(self, after: int | None, known: Sequence[RawRow]) -> bool:
-        """Whether ``known`` (ids increasing) are exactly the rows after row ``after`` up to
-        the last of them: every id above ``after``, and as many rows in that id range."""
-        ids = [row[0] for row in known]
+    @contextmanager
+    def transaction(self) -> Iterator[Cursor]:
+        """A write transaction holding the extenders' lock: SQLite's ``BEGIN IMMEDIATE`` is
+        one already; on PostgreSQL a transaction-scoped advisory lock (no table privilege
+        needed)."""
+        with self.db.write() as cur:
+            if not self.dialect.is_sqlite:
+                cur.execute(
+                    "SELECT pg_advisory_xact_lock(hashtext(%s))", (f"ledger-merkle:{self.dialect.schema}",)
+                )
+            yield cur
+
+    def end(self, cur: Cursor | None = None) -> tuple[int, int | None]:
+        """The tree's size and the notification id of the row its last leaf hashes (``None``
+        when it has no leaf), from its last stored row; in ``cur``'s transaction if given."""
+        if not self.exists:
+            return 0, None
+        found = self._read(f"SELECT idx, row_id FROM {self.table} ORDER BY idx DESC LIMIT 1", (), cur)
+        return (0, None) if not found else (int(found[0][0]) + 1, int(found[0][1]))
+
+    def insert(self, cur: Cursor, rows: Sequence[TreeRow]) -> bool:
+        """The insert step: append ``rows`` (:func:`~ledger.merkle.tree.tree_rows`, hashed from
+        the frontier read at the tree's size then) in the caller's :meth:`transaction`, if
+        they follow the tree's last leaf as it is now: the first at the tree's size, and their
+        row ids exactly the stored rows after its last leaf's, up to the last of them. False,
+        nothing inserted, if not (the tree moved since, or rows are missing or held already):
+        the caller then goes on with :meth:`extend`, which reads what the tree lacks."""
+        if not rows:
+            return True
+        size, after = self.end(cur)
+        if rows[0][0] != size or rows[-1][0] != size + len(rows) - 1:
+            return False
+        if not self._follow(cur, after, [row[1] for row in rows]):
+            return False
+        self._insert(cur, rows)
+        return True
+
+    def _follow(self, cur: Cursor, after: int | None, ids: Sequence[int]) -> bool:
+        """Whether ``ids`` (increasing) are exactly those of the rows after row ``after`` up
+        to the last of them: every id above ``after``, and as many rows in that id range,
+        counted in ``cur``'s transaction."""
         if (after is not None and ids[0] <= after) or any(b <= a for a, b in itertools.pairwise(ids)):
             return False
-        d = self.app.dialect
-        events = d.qualified(self.app.recorder.events_table_name)  # type: ignore[attr-defined]
-        position = "rowid" if d.is_sqlite else "notification_id"
-        above = f"{position} >= {d.p}" if after is None else f"{position} > {d.p}"
-        found = read_rows(
-            self.app,
-            f"SELECT COUNT(*) FROM {events} WHERE {above} AND {position} <= {d.p}",
+        events = self.dialect.qualified(self.app.recorder.events_table_name)  # type: ignore[attr-defined]
+        position = "rowid" if self.dialect.is_sqlite else "notification_id"
+        above = f"{position} >= {self.p}" if after is None else f"{position} > {self.p}"
+        cur.execute(
+            f"SELECT COUNT(*) FROM {events} WHERE {above} AND {position} <= {self.p}",
             (MIN_ROW_ID if after is None else after, ids[-1]),
         )
-        return int(found[0][0]) == len(ids)
+        found = cur.fetchone()
+        return found is not None and int(found[0]) == len(ids)
 
     def _rows_after(self, after: int | None) -> Iterable[Sequence[Any]]:
         taken = 0
@@ -256,42 +298,11 @@ class MerkleLog:
             if taken >= EXTEND_CHUNK:
                 return
 
-    def _append_rows(self, cur: Cursor, frontier: Frontier, pages: Iterable[Sequence[Any]]) -> int:
-        """Hash each row's leaf, fold it into the frontier, insert one tree row per leaf. The
-        loop is :func:`~ledger.merkle.tree.row_leaf` and :meth:`Frontier.append` written out
-        with local names: it runs once per stored row, at ingest."""
-        insert = f"INSERT INTO {self.table} (idx, row_id, nodes) VALUES ({self.p}, {self.p}, {self.p})"
-        sha256, pack, fromhex = hashlib.sha256, struct.Struct(">QH").pack, bytes.fromhex
-        levels, hashes = frontier.levels, frontier.hashes
-        index = frontier.size
-        added = 0
-        for page in pages:
-            values = []
-            for row_id, oid, version, topic, state in page:
-                name = topic.encode()
-                h = sha256(b"\x00" + fromhex(oid) + pack(version, len(name)) + name + bytes(state)).digest()
-                completed = h
-                level = 0
-                while levels and levels[-1] == level:
-                    levels.pop()
-                    h = sha256(b"\x01" + hashes.pop() + h).digest()
-                    completed += h
-                    level += 1
-                levels.append(level)
-                hashes.append(h)
-                values.append((index, row_id, completed))
-                index += 1
-            if values:
-                self._insert(cur, insert, values)
-                added += len(values)
-        frontier.size = index
-        return added
-
-    def _insert(self, cur: Cursor, insert: str, values: list[tuple[int, int, bytes]]) -> None:
-        """SQLite: one ``executemany``; PostgreSQL: one statement of three arrays (as
-        ``ledger.codec.library`` writes events), not a statement per row."""
+    def _insert(self, cur: Cursor, values: Sequence[TreeRow]) -> None:
+        """Insert tree rows. SQLite: one ``executemany``; PostgreSQL: one statement of three
+        arrays (as ``ledger.codec.library`` writes events), not a statement per row."""
         if self.dialect.is_sqlite:
-            cur.executemany(insert, values)
+            cur.executemany(f"INSERT INTO {self.table} (idx, row_id, nodes) VALUES (?, ?, ?)", values)
             return
         idx, rows, nodes = zip(*values, strict=True)
         assert isinstance(cur, TupleCursor)
@@ -341,14 +352,6 @@ class MerkleLog:
         if frontier.size != size:
             raise TreeError(f"the log holds {frontier.size} rows, the tree {size} leaves")
         return frontier
-
-    def _lock(self, cur: Cursor) -> None:
-        """One extender at a time: SQLite's ``BEGIN IMMEDIATE`` already is; on PostgreSQL a
-        transaction-scoped advisory lock (no table privilege needed)."""
-        if not self.dialect.is_sqlite:
-            cur.execute(
-                "SELECT pg_advisory_xact_lock(hashtext(%s))", (f"ledger-merkle:{self.dialect.schema}",)
-            )
 
 
 def extend(app: LedgerApp) -> TreeHead:

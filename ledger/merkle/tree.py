@@ -33,8 +33,10 @@ True
 
 from __future__ import annotations
 
+import hashlib
 import struct
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from ledger.merkle.rfc6962 import EMPTY_ROOT, HASH_SIZE, leaf_hash, node_hash, split
 
@@ -42,6 +44,9 @@ Node = tuple[int, int]
 """A perfect subtree: ``(level, k)``, the root of leaves ``k·2^level … (k+1)·2^level − 1``."""
 Range = tuple[int, int]
 """Leaves ``lo … hi − 1`` of the tree."""
+TreeRow = tuple[int, int, bytes]
+"""One stored row of the tree: a leaf's index, the notification id of the row it hashes, and
+the hashes of the nodes it completes, level 0 first (:meth:`Frontier.append`)."""
 
 MAX_TOPIC_BYTES = 0xFFFF
 
@@ -179,3 +184,32 @@ class Frontier:
     def root(self) -> bytes:
         """The tree's root hash (the empty tree's for size 0)."""
         return fold(self.hashes)
+
+
+def tree_rows(frontier: Frontier, rows: Iterable[Sequence[Any]]) -> list[TreeRow]:
+    """The tree rows of ``rows`` (stored rows ``(id, aggregate hex, version, topic, bytes)``)
+    appended after ``frontier``, which is advanced past them: the hashing step of extending the
+    tree, with no store and no lock (``MerkleLog.insert`` is the step that stores them).
+
+    The loop is :func:`row_leaf` and :meth:`Frontier.append` written out with local names: it
+    runs once per stored row, at ingest."""
+    sha256, pack, fromhex = hashlib.sha256, struct.Struct(">QH").pack, bytes.fromhex
+    levels, hashes = frontier.levels, frontier.hashes
+    index = frontier.size
+    out: list[TreeRow] = []
+    for row_id, oid, version, topic, state in rows:
+        name = topic.encode()
+        h = sha256(b"\x00" + fromhex(oid) + pack(version, len(name)) + name + bytes(state)).digest()
+        completed = h
+        level = 0
+        while levels and levels[-1] == level:
+            levels.pop()
+            h = sha256(b"\x01" + hashes.pop() + h).digest()
+            completed += h
+            level += 1
+        levels.append(level)
+        hashes.append(h)
+        out.append((index, row_id, completed))
+        index += 1
+    frontier.size = index
+    return out
