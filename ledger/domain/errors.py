@@ -95,3 +95,9 @@ class SealError(LedgerError):
 
 class BundleError(LedgerError):
     """A round that cannot be exported, or a file that is not a bundle."""
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception's message, its first line (or its class's name): how a driver's error is
+    said in one line (a log line, a metric's last error, a finding)."""
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -37,7 +37,7 @@ import threading
 from multiprocessing.connection import Connection
 from typing import Any
 
-from ledger.domain.errors import StoreError
+from ledger.domain.errors import StoreError, first_line
 from ledger.games import GAMES
 from ledger.live.judging import LiveFinding, LiveJudge, ResumeRefused
 from ledger.live.tree import TreeKeeper
@@ -196,7 +196,7 @@ def _answer(
     except ResumeRefused as exc:
         return "refused", str(exc), None
     except Exception as exc:  # the store away, whichever the driver: the follower counts it
-        return "error", str(exc).splitlines()[0] if str(exc) else type(exc).__name__, None
+        return "error", first_line(exc), None
     state = {
         "position": judge.position,
         "rounds": judge.rounds,

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 
 from eventsourcing.persistence import PersistenceError
 
-from ledger.domain.errors import StoreError
+from ledger.domain.errors import StoreError, first_line
 from ledger.merkle.log import MerkleLog
 from ledger.merkle.tree import tree_rows
 from ledger.storage.sql import SQLiteConnection
@@ -54,11 +54,6 @@ def store_errors() -> tuple[type[Exception], ...]:
         psycopg.InterfaceError,
         OSError,
     )
-
-
-def first_line(exc: BaseException) -> str:
-    """An exception's message, its first line (or its class's name)."""
-    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 class TreeKeeper:

@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from ledger.domain.errors import first_line
 from ledger.live.metrics import FollowerMetrics
 from ledger.merkle.heads import StoredNote
 from ledger.merkle.sealing import seal_tree
@@ -76,7 +77,7 @@ class Cosigner:
         except Exception as exc:  # QuorumError, a refused note, the store away: said, followed on
             self.missed += 1
             self.metrics.cosign.labels("missed").inc()
-            message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            message = first_line(exc)
             self.metrics.error("witness", message)
             self.say(f"checkpoint {number} not cosigned (quorum {self.quorum}): {message}; following on")
         else:

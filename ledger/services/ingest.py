@@ -36,6 +36,7 @@ from ledger.codec.ids import id_makers
 from ledger.codec.library import SaveGroup, StoredColumns, model_with
 from ledger.codec.lines import LineParser
 from ledger.codec.parse import MAX_LINE_BYTES, Rejection
+from ledger.domain.errors import first_line
 from ledger.domain.table import RoundStarted
 from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent, RoundOpened
 from ledger.merkle.log import MerkleLog
@@ -275,7 +276,7 @@ class Ingestor:
             report.tree_size = self._tree.extend(known).size
         except Exception as exc:  # a database's refusal, whichever the driver
             self._tree_failed = True
-            report.tree_error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            report.tree_error = first_line(exc)
         report.tree_seconds += time.perf_counter() - started
 
     def _take(self, group: list[_Parsed], report: IngestReport, on_reject: RejectSink | None) -> None:
