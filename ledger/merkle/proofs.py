@@ -117,6 +117,15 @@ def leaf_state(carried: Any, framed: bytes) -> bytes:
     return raw
 
 
+def event_leaf(oid: UUID, event: dict[str, Any], carried: Any) -> bytes:
+    """The Merkle leaf of an event as a bundle carries it (its aggregate's ``oid``, its version,
+    topic, digest and content; ``carried``: the stored bytes the bundle gives, if any, see
+    :func:`leaf_state`). ``ValueError`` when the event or the carried bytes do not make one."""
+    content = str(event["content"]).encode("utf-8")
+    state = leaf_state(carried, frame(str(event["digest"]), content))
+    return row_leaf(oid.hex, int(event["version"]), str(event["topic"]), state)
+
+
 def _note_for(heads: Heads, checkpoint: Checkpoint | None) -> StoredNote:
     note = heads.latest() if checkpoint is None else heads.note_at(checkpoint.position.events)
     if note is None:
@@ -149,12 +158,10 @@ def check_round_proof(
     proof = _hashes(merkle["proof"])
     if type(index) is not int or type(size) is not int or size != body.size or proof is None:
         return ["the bundle's Merkle proof is malformed (index, size or hashes)"]
-    content = str(last["content"]).encode("utf-8")
     try:
-        state = leaf_state(merkle.get("stored"), frame(str(last["digest"]), content))
+        leaf = event_leaf(oid, last, merkle.get("stored"))
     except ValueError as exc:
         return [f"the round's last event: {exc}"]
-    leaf = row_leaf(oid.hex, int(last["version"]), str(last["topic"]), state)
     if not verify_inclusion(leaf, index, size, proof, body.root):
         return [
             f"the round's last event is not leaf {index} of the tree of {size} rows the "

@@ -37,7 +37,7 @@ from uuid import UUID
 
 from pydantic import ValidationError
 
-from ledger.codec.chain import CHAIN_ID, Linked, frame, genesis, next_digest
+from ledger.codec.chain import CHAIN_ID, Linked, genesis, next_digest
 from ledger.domain.errors import BundleError as BundleError  # raised here; defined in the error tree
 from ledger.domain.errors import SealError
 from ledger.domain.findings import Finding
@@ -46,9 +46,8 @@ from ledger.feed.envelope import TERMINAL_TYPES, FeedEvent
 from ledger.games import GAMES
 from ledger.merkle.dependent import check_state, export_state
 from ledger.merkle.heads import note_at
-from ledger.merkle.proofs import check_round_proof, leaf_state, round_proof
+from ledger.merkle.proofs import check_round_proof, event_leaf, round_proof
 from ledger.merkle.rfc6962 import verify_inclusion
-from ledger.merkle.tree import row_leaf
 from ledger.proof.note import CheckpointBody, NoteError, parse_note
 from ledger.proof.seal import Checkpoint, chain_links, parse_public_key
 from ledger.storage.store import TOPICS, LedgerApp, Recorded
@@ -377,8 +376,7 @@ def _judge(bundle: dict[str, Any], checkpoint: Checkpoint, result: BundleCheck) 
         if facts[-1].type not in TERMINAL_TYPES:
             raise ValueError("not closed: only closed rounds move the state")
         last = events[-1]
-        state = leaf_state(item.get("stored"), frame(last["digest"], last["content"].encode()))
-        leaf = row_leaf(oid.hex, last["version"], last["topic"], state)
+        leaf = event_leaf(oid, last, item.get("stored"))
         if not verify_inclusion(leaf, index, body.size, proof, body.root):
             raise ValueError(
                 f"its last event is not leaf {index} of the tree the note signs: "
