@@ -390,12 +390,17 @@ def _spans(events: list[tuple[str, int, bytes]]) -> list[tuple[str, int, int, st
 
 _LINK_HEAD = re.compile(rb'\{"type":"linked","at":"[^"\\]*","entries":\[')
 """How the ledger writes a link up to its entries (``at`` has no quote or escape)."""
-_ENTRY = (
-    r'\{"aggregate":"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",'
-    r'"first":[1-9][0-9]{0,17},"last":[1-9][0-9]{0,17},"digest":"[0-9a-f]{64}"\}'
-)
-_ENTRIES = re.compile(f"(?:{_ENTRY}(?:,{_ENTRY})*)?")
-"""Entries that ``LinkEntry`` accepts, each as the ledger writes it."""
+_HEX_DIGITS = b"0123456789abcdef"
+_MAX_VERSION = 10**18
+"""Versions below this are written in at most 18 digits (what the model reads back as written)."""
+
+
+def _lower_hex(parts: list[str], width: int) -> bool:
+    """Whether every one of (a non-empty list of) ``parts`` is ``width`` lowercase hex digits."""
+    if {len(part) for part in parts} != {width}:
+        return False
+    # A character that is not ASCII becomes "?", which is no hex digit.
+    return not "".join(parts).encode("ascii", "replace").translate(None, _HEX_DIGITS)
 
 
 def _lists_exactly(content: bytes, spans: list[tuple[str, int, int, str]]) -> bool:
@@ -404,14 +409,28 @@ def _lists_exactly(content: bytes, spans: list[tuple[str, int, int, str]]) -> bo
 
     A shortcut for the check of every link (decoding a link of hundreds of entries costs as
     much as building and comparing its bytes many times over). Why it is exact: the entries
-    are written from ``spans`` and must match :data:`_ENTRIES`, each of whose entries the
-    model accepts and reads back as the values written (a UUID of those 32 lowercase hex
-    digits, decimal ints from 1 below 2**63, a 64-digit lowercase hex digest); the bytes
-    around them are the model's own ``type`` and ``at`` with empty entries, validated by the
-    model itself. Anything else (``False``) is decoded by the model, as before."""
+    are written from ``spans``, whose values are first checked to be what ``LinkEntry``
+    accepts and reads back as written (ids of 32 lowercase hex digits, written as a UUID
+    with its hyphens; ``int`` versions from 1 below 10**18, written in decimal; digests of 64
+    lowercase hex digits), so every entry written is one the model accepts and reads back as
+    those values, and the entries' own punctuation is the ledger's; the bytes around them
+    are the model's own ``type`` and ``at`` with empty entries, validated by the model
+    itself. Anything else (``False``) is decoded by the model, as before."""
     head = _LINK_HEAD.match(content)
-    if head is None:
+    if head is None or content[-2:] != b"]}":
         return False
+    end = head.end()
+    if spans:
+        oids = [oid for oid, _, _, _ in spans]
+        versions = [first for _, first, _, _ in spans] + [last for _, _, last, _ in spans]
+        if not (
+            _lower_hex(oids, 32)
+            and _lower_hex([digest for _, _, _, digest in spans], 64)
+            and {type(v) for v in versions} == {int}
+            and min(versions) >= 1
+            and max(versions) < _MAX_VERSION
+        ):
+            return False
     entries = ",".join(
         [
             f'{{"aggregate":"{oid[:8]}-{oid[8:12]}-{oid[12:16]}-{oid[16:20]}-{oid[20:]}",'
@@ -419,12 +438,7 @@ def _lists_exactly(content: bytes, spans: list[tuple[str, int, int, str]]) -> bo
             for oid, first, last, digest in spans
         ]
     )
-    end = head.end()
-    if (
-        _ENTRIES.fullmatch(entries) is None
-        or content[-2:] != b"]}"
-        or content[end:-2] != entries.encode("ascii")
-    ):
+    if content[end:-2] != entries.encode("ascii"):
         return False
     try:
         Linked.model_validate_json(content[:end] + b"]}")
