@@ -38,18 +38,10 @@ def _sealing_public_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("LEDGER_SEAL_PUBLIC_KEY", str(path))
 
 
-def _rounds_per_table(config: pytest.Config) -> int:
-    """30 rounds a table in a full run, 16 in the developer's tier (the store's build is most of
-    this module's cost)."""
-    return 30 if full_run(config) else 16
-
-
-def _build(app: LedgerApp, tmp_path: Path, rounds: int) -> list[tuple[str, str]]:
+def _build(app: LedgerApp, tmp_path: Path) -> list[tuple[str, str]]:
     """Three checkpoints far apart, a state point every fourth round of each game between
     them; the rounds of the games that follow rounds, in the feed."""
-    sim = simulate(
-        [GAMES["3CB"], GAMES["STUD"], GAMES["SP9"]], rounds=rounds, tables=2, seed=7, error_rate=0.2
-    )
+    sim = simulate([GAMES["3CB"], GAMES["STUD"], GAMES["SP9"]], rounds=30, tables=2, seed=7, error_rate=0.2)
     step = len(sim.lines) // 3
     for n in range(3):
         part = sim.lines[n * step : (n + 1) * step]
@@ -63,7 +55,7 @@ def _build(app: LedgerApp, tmp_path: Path, rounds: int) -> list[tuple[str, str]]
 
 @pytest.fixture(scope="module")
 def sealed(
-    module_db_url: str, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+    module_db_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[LedgerApp, list[tuple[str, str]]]]:
     """One store built by :func:`_build` per backend, for the tests that only read it (sealed,
     as the others are, with :data:`KEY`'s public key configured)."""
@@ -73,7 +65,7 @@ def sealed(
     try:
         with pytest.MonkeyPatch.context() as m:
             m.setenv("LEDGER_SEAL_PUBLIC_KEY", str(folder / "seal.key.pub"))
-            rounds = _build(app, folder, _rounds_per_table(request.config))
+            rounds = _build(app, folder)
         yield app, rounds
     finally:
         app.close()
@@ -92,13 +84,13 @@ def test_sealed_rounds_are_judged_from_a_state_point_as_from_the_start(
     monkeypatch: pytest.MonkeyPatch,
     request: pytest.FixtureRequest,
 ) -> None:
-    """Every fifteenth round (every twenty-fifth of a smaller store in the developer's tier):
-    judged without a pass over the log (from a state point, or
+    """Every fifteenth round (every forty-fifth in the developer's tier: each costs a pass from
+    its checkpoint to compare with): judged without a pass over the log (from a state point, or
     from the checkpoint's snapshot reading its game's rows only), the same as from the start of
     the store, and the same JSON (``judged_from`` included) as the pass from the nearest
     checkpoint."""
     app, rounds = sealed
-    step, least = (15, 10) if full_run(request.config) else (25, 3)
+    step, least = (15, 10) if full_run(request.config) else (45, 3)
     whole = {
         (r.round.table, r.round.round): r for r in judge_in_store(app, Selection(), rounds, from_start=True)
     }
@@ -139,20 +131,13 @@ def test_recall_of_sealed_rounds_needs_no_pass(
 
 @pytest.mark.slow_postgres  # its SQLite case runs by default; the other tests here cover PostgreSQL
 def test_a_forged_state_point_is_not_used(
-    sealed: tuple[LedgerApp, list[tuple[str, str]]],
-    module_db_url: str,
-    tmp_path: Path,
-    request: pytest.FixtureRequest,
+    sealed: tuple[LedgerApp, list[tuple[str, str]]], module_db_url: str, tmp_path: Path
 ) -> None:
     """An insider copies a state point to a row nearer a round with another game's state: the
     signature does not hold for it there, so the round is judged as before (on a copy of the
     module's store)."""
     _, built = sealed
-    rounds_per_table = _rounds_per_table(request.config)
-    with copied(module_db_url, tmp_path, built, lambda app: _build(app, tmp_path, rounds_per_table)) as (
-        app,
-        rounds,
-    ):
+    with copied(module_db_url, tmp_path, built, lambda app: _build(app, tmp_path)) as (app, rounds):
         _forge_a_state_point(app, rounds)
 
 
