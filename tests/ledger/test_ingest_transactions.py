@@ -155,6 +155,28 @@ def _killed(url: str, feed: Path, phase: str, at: int) -> None:
     assert done.returncode == -signal.SIGKILL, done.stderr.decode()[-2000:]
 
 
+_CLEAN: dict[str, tuple[_Commits, IngestReport, list[tuple[str, int, str, bytes]]]] = {}
+
+
+def _clean_ingest(
+    db_url: str, lines: list[bytes]
+) -> tuple[_Commits, IngestReport, list[tuple[str, int, str, bytes]]]:
+    """A clean ingest of ``lines`` on ``db_url``'s backend: its transactions, its report and its
+    rows (once per backend: the kill points of the test below compare with the same one)."""
+    backend = db_url.split(":")[0]
+    if backend not in _CLEAN:
+        clean = open_ledger(db_url)
+        try:
+            commits = _Commits(clean)
+            report = Ingestor(clean, batch_events=BATCH, saves_per_commit=PER_COMMIT).ingest(
+                commits.lines(lines)
+            )
+            _CLEAN[backend] = (commits, report, _rows(clean))
+        finally:
+            clean.close()
+    return _CLEAN[backend]
+
+
 PHASES = ("inside", "line", "before", "after")
 """Where the first kill falls: inside a transaction still open, at a line read while saves wait
 for their commit, just before a commit, just after it."""
@@ -170,15 +192,7 @@ def test_a_kill_anywhere_loses_whole_transactions_and_a_rerun_stores_what_a_clea
 ) -> None:
     lines = _feed()
     feed = _write(lines, tmp_path / "feed.jsonl")
-    clean = open_ledger(db_url)
-    try:
-        commits = _Commits(clean)
-        expected = Ingestor(clean, batch_events=BATCH, saves_per_commit=PER_COMMIT).ingest(
-            commits.lines(lines)
-        )
-        expected_rows = _rows(clean)
-    finally:
-        clean.close()
+    commits, expected, expected_rows = _clean_ingest(db_url, lines)
     assert len(commits.rows) >= 4 and expected.saves >= 4 * PER_COMMIT - 2
     assert expected.duplicates > 20 and {r.code for r in expected.rejected} >= {"conflicting_duplicate"}
     totals = [sum(commits.rows[:n]) for n in range(len(commits.rows) + 1)]
