@@ -62,8 +62,9 @@ WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
 """This pytest-xdist worker's name (``gw0``, ``gw1`` …; ``main`` without xdist), in the names
 of the PostgreSQL schemas the fixtures make, so that parallel workers never share one."""
 PG_BASE = os.environ.get("LEDGER_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
-DEV_EXAMPLES, CI_EXAMPLES = 10, 100
-"""Hypothesis examples per property: the developer's tier, and a full run (its default)."""
+DEV_EXAMPLES, CI_EXAMPLES = 5, 100
+"""Hypothesis examples per property: the developer's tier (a smoke run of each property), and a
+full run (its default)."""
 VENDORED_EXAMPLES = Path(__file__).resolve().parent / "examples"
 """A copy of shared/examples kept in the repository, for a clone without shared/ beside it."""
 

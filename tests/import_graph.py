@@ -94,7 +94,12 @@ def _statements(tree: ast.AST) -> list[tuple[ast.Import | ast.ImportFrom, bool, 
             work += [(child, local, True) for child in node.body]
             work += [(child, local, checking) for child in node.orelse]
             continue
-        work += [(child, local, checking) for child in ast.iter_child_nodes(node)]
+        # An import is a statement: no expression holds one, so expressions are not walked.
+        work += [
+            (child, local, checking)
+            for child in ast.iter_child_nodes(node)
+            if not isinstance(child, ast.expr)
+        ]
     return out
 
 

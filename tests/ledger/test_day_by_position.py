@@ -114,6 +114,9 @@ def keyed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LEDGER_SEAL_PUBLIC_KEY", str(path))
 
 
+# Its SQLite case runs by default; on PostgreSQL, the encrypted store's test below reads a day by
+# position and compares it with the full pass (on a smaller store) by default.
+@pytest.mark.slow_postgres
 def test_each_day_by_position_equals_the_full_pass(
     built: Built, built_app: LedgerApp, keyed: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -130,7 +133,7 @@ def test_each_day_by_position_equals_the_full_pass(
     assert any(t.findings for t in summarize_day(app, middle, CUTOFF).tables)  # errors were injected
 
 
-@pytest.mark.slow_postgres  # its SQLite case runs by default; the other tests here cover PostgreSQL
+@pytest.mark.slow_postgres  # its SQLite case runs by default; the encrypted store's test covers PostgreSQL
 def test_an_edited_index_is_not_used(
     built: Built, tmp_path: Path, keyed: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -169,7 +172,7 @@ def _edit_the_index_and_read(app: LedgerApp, days: list[date], monkeypatch: pyte
     assert json.dumps(_everything(near)) == json.dumps(_everything(_full_pass(app, middle, monkeypatch)))
 
 
-@pytest.mark.slow_postgres  # its SQLite case runs by default; the other tests here cover PostgreSQL
+@pytest.mark.slow_postgres  # its SQLite case runs by default; the encrypted store's test covers PostgreSQL
 def test_without_a_sealing_key_the_whole_store_is_read_and_said(
     built: Built, built_app: LedgerApp, keyed: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -179,7 +182,6 @@ def test_without_a_sealing_key_the_whole_store_is_read_and_said(
     assert summary.tables
 
 
-@pytest.mark.slow_postgres  # its SQLite case runs by default; the other tests here cover PostgreSQL
 def test_an_encrypted_store_is_read_by_position_too(
     db_url: str, tmp_path: Path, keyed: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -17,6 +17,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bench.feed import simulated_games
 from ledger.services.ingest import Ingestor, IngestReport, bounded_lines
 from ledger.storage.store import LedgerApp, open_ledger
@@ -78,6 +80,9 @@ def _ingest(app: LedgerApp, lines: list[bytes], *, fast: bool) -> tuple[Any, ...
     return _summary(Ingestor(app, batch_events=37, fast=fast).ingest(numbered))
 
 
+# Its SQLite case by default, the PostgreSQL one in the slow tier: the shortcut (the default
+# path) runs in every PostgreSQL ingest test, and test_ingest.py rejects lines there by default.
+@pytest.mark.slow_postgres
 def test_the_usual_line_and_the_plain_path_store_the_same_rows(db_url: str, tmp_path: Path) -> None:
     lines = _feed()
     reference = open_ledger(f"sqlite:///{tmp_path / 'reference.db'}")

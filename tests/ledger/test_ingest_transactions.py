@@ -33,6 +33,7 @@ from ledger.services.ingest import SAVES_PER_COMMIT, Ingestor, IngestReport
 from ledger.storage.store import LedgerApp, open_ledger
 from ledger.tools.simulate import simulate
 from ledger.verify.engine import verify_store
+from tests.conftest import tiered
 from tests.reliability.conftest import driver_cmd
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -154,65 +155,83 @@ def _killed(url: str, feed: Path, phase: str, at: int) -> None:
     assert done.returncode == -signal.SIGKILL, done.stderr.decode()[-2000:]
 
 
-# Its SQLite case runs the same transactions of several saves by default; PostgreSQL's in the slow tier.
+_CLEAN: dict[str, tuple[_Commits, IngestReport, list[tuple[str, int, str, bytes]]]] = {}
+
+
+def _clean_ingest(
+    db_url: str, lines: list[bytes]
+) -> tuple[_Commits, IngestReport, list[tuple[str, int, str, bytes]]]:
+    """A clean ingest of ``lines`` on ``db_url``'s backend: its transactions, its report and its
+    rows (once per backend: the kill points of the test below compare with the same one)."""
+    backend = db_url.split(":")[0]
+    if backend not in _CLEAN:
+        clean = open_ledger(db_url)
+        try:
+            commits = _Commits(clean)
+            report = Ingestor(clean, batch_events=BATCH, saves_per_commit=PER_COMMIT).ingest(
+                commits.lines(lines)
+            )
+            _CLEAN[backend] = (commits, report, _rows(clean))
+        finally:
+            clean.close()
+    return _CLEAN[backend]
+
+
+PHASES = ("inside", "line", "before", "after")
+"""Where the first kill falls: inside a transaction still open, at a line read while saves wait
+for their commit, just before a commit, just after it."""
+
+
+# The kill inside an open transaction (and the kill during the re-run, at a line) by default, on
+# SQLite; the other points, and PostgreSQL (where each save is a statement of the transaction),
+# in the slow tier.
 @pytest.mark.slow_postgres
+@pytest.mark.parametrize("phase", tiered(PHASES, 1))
 def test_a_kill_anywhere_loses_whole_transactions_and_a_rerun_stores_what_a_clean_ingest_does(
-    db_url: str, tmp_path: Path
+    db_url: str, tmp_path: Path, phase: str
 ) -> None:
     lines = _feed()
     feed = _write(lines, tmp_path / "feed.jsonl")
-    clean = open_ledger(db_url)
-    try:
-        commits = _Commits(clean)
-        expected = Ingestor(clean, batch_events=BATCH, saves_per_commit=PER_COMMIT).ingest(
-            commits.lines(lines)
-        )
-        expected_rows = _rows(clean)
-    finally:
-        clean.close()
+    commits, expected, expected_rows = _clean_ingest(db_url, lines)
     assert len(commits.rows) >= 4 and expected.saves >= 4 * PER_COMMIT - 2
     assert expected.duplicates > 20 and {r.code for r in expected.rejected} >= {"conflicting_duplicate"}
     totals = [sum(commits.rows[:n]) for n in range(len(commits.rows) + 1)]
-    rng = random.Random(f"{SEED}:{db_url.split(':')[0]}")
-    phases = ["line", "before", "inside", "after"]
-    for n, phase in enumerate(phases):
-        url = _url(db_url, tmp_path, f"killed{n}")
-        try:
-            if phase == "line":
-                at = rng.randint(2, len(lines) - BATCH)
-                committed = sum(1 for read in commits.read_at if read < at)
-            else:
-                at = rng.randint(1, len(commits.rows) - 1)
-                committed = at if phase == "after" else at - 1
-            _killed(url, feed, phase, at)
-            app = open_ledger(url)
-            try:  # exactly the transactions that committed, whole
-                assert app.count_rows(upto=2**62) == totals[committed], (phase, at)
-                assert verify_store(app).integrity_ok
-                before = _feed_rows(app)
-            finally:
-                app.close()
-            # Killed again while it re-runs, at a line of its own; then re-run to the end.
-            _killed(url, feed, "line", rng.randint(2, len(lines) - 1))
-            app = open_ledger(url)
-            try:
-                assert verify_store(app).integrity_ok
-                again = _feed_rows(app)
-                assert again >= before
-                report = Ingestor(app, batch_events=BATCH, saves_per_commit=PER_COMMIT).ingest(
-                    _numbered(lines)
-                )
-                assert _rows(app) == expected_rows, (phase, at)
-                assert report.stored == _feed_rows(app) - again == expected.stored - again
-                assert [(r.line, r.code) for r in report.rejected] == [
-                    (r.line, r.code) for r in expected.rejected
-                ]
-                assert report.stored + report.duplicates == expected.stored + expected.duplicates
-                assert verify_store(app).integrity_ok
-            finally:
-                app.close()
+    rng = random.Random(f"{SEED}:{db_url.split(':')[0]}:{phase}")
+    url = _url(db_url, tmp_path, "killed")
+    try:
+        if phase == "line":
+            at = rng.randint(2, len(lines) - BATCH)
+            committed = sum(1 for read in commits.read_at if read < at)
+        else:
+            at = rng.randint(1, len(commits.rows) - 1)
+            committed = at if phase == "after" else at - 1
+        _killed(url, feed, phase, at)
+        app = open_ledger(url)
+        try:  # exactly the transactions that committed, whole
+            assert app.count_rows(upto=2**62) == totals[committed], (phase, at)
+            assert verify_store(app).integrity_ok
+            before = _feed_rows(app)
         finally:
-            _drop(url)
+            app.close()
+        # Killed again while it re-runs, at a line of its own; then re-run to the end.
+        _killed(url, feed, "line", rng.randint(2, len(lines) - 1))
+        app = open_ledger(url)
+        try:
+            assert verify_store(app).integrity_ok
+            again = _feed_rows(app)
+            assert again >= before
+            report = Ingestor(app, batch_events=BATCH, saves_per_commit=PER_COMMIT).ingest(_numbered(lines))
+            assert _rows(app) == expected_rows, (phase, at)
+            assert report.stored == _feed_rows(app) - again == expected.stored - again
+            assert [(r.line, r.code) for r in report.rejected] == [
+                (r.line, r.code) for r in expected.rejected
+            ]
+            assert report.stored + report.duplicates == expected.stored + expected.duplicates
+            assert verify_store(app).integrity_ok
+        finally:
+            app.close()
+    finally:
+        _drop(url)
 
 
 def test_a_line_repeated_in_a_later_save_of_the_same_transaction_is_a_duplicate(

@@ -37,6 +37,7 @@ def _follow_judging_apart(
         return follower, code, _every_row_leaf(app), tree.head()
 
 
+@pytest.mark.slow  # by default the test below follows with judging apart too, on both stores
 def test_the_judging_process_extends_the_tree_over_every_row(
     db_url: str, tmp_path: Path, lines: list[bytes]
 ) -> None:
@@ -54,12 +55,12 @@ def test_the_judging_process_extends_the_tree_over_every_row(
     assert follower._tree_rows == [] and follower._tree._log is None  # none hashed in the storing process
 
 
-@pytest.mark.slow_postgres  # the judging process's tree on PostgreSQL: the test above
 def test_a_tree_that_lagged_is_caught_up_by_the_judging_process(
     db_url: str, tmp_path: Path, lines: list[bytes]
 ) -> None:
     """Rows stored without a tree, then more followed: the judging process's first rows do not
-    follow the tree's last leaf (it has none), so the tree reads back what it lacks."""
+    follow the tree's last leaf (it has none), so the tree reads back what it lacks; the rows
+    after it, in batches, it extends from the rows it read (the storing process hashes none)."""
     half = len(lines) // 2
     feed = tmp_path / "feed.jsonl"
     feed.write_bytes(b"".join(line + b"\n" for line in lines))
@@ -72,7 +73,11 @@ def test_a_tree_that_lagged_is_caught_up_by_the_judging_process(
     finally:
         app.close()
     assert code == 0 and follower.summary.duplicates == half
-    assert head.size == len(leaves) and head.root == reference_root(leaves)
+    assert follower.summary.stored == len(lines) - half
+    assert follower.summary.batches >= (len(lines) - half) // 150
+    assert head.size == len(leaves) > len(lines)
+    assert head.root == reference_root(leaves)
+    assert follower._tree_rows == [] and follower._tree._log is None  # none hashed in the storing process
 
 
 def test_the_tree_keeper_appends_each_row_once_whatever_rows_it_is_given(
