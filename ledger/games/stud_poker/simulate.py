@@ -148,11 +148,14 @@ def simulate_round(b: RoundBuilder, rng: random.Random, inject: str | None) -> l
         )
     if inject == "wrong_jackpot":
         forced.setdefault(seats[0].seat, Category.FLUSH)
+    # The late jackpot bet goes to the first seat with none carried: a seat whose carried bet
+    # already holds its id would make the late bet a duplicate too (FEED §2), not only late.
+    late_seat = next((s for s in seats if s.jackpot_id is None), None) if inject == "late_bet" else None
     for i, s in enumerate(seats):
         if s.jackpot_id is not None:
             continue
         wants = rng.random() < JACKPOT_TAKE_RATE or s.seat in forced
-        if inject == "late_bet" and i == 0:
+        if s is late_seat:
             wants = False
         if inject in ("wrong_jackpot", "wrong_jackpot_bet") and i == 0:
             wants = True
@@ -176,9 +179,8 @@ def simulate_round(b: RoundBuilder, rng: random.Random, inject: str | None) -> l
     _deal_lines(b, rng, seats, dealer, method, void_reason)
     if void_reason is not None:
         return _void(b, seats, void_reason)
-    late = None
-    if inject == "late_bet":
-        late = seats[0]
+    late = late_seat
+    if late is not None:
         late.jackpot_id = f"j{late.seat}"
         b.add("bet_placed", bet=late.jackpot_id, spot={"kind": "jackpot", "seat": late.seat}, amount="10")
         injected.append(Injected("bet_after_close", b.table, b.round, late.jackpot_id))
