@@ -139,7 +139,7 @@ def test_stats_json_matches_its_schema_with_a_biased_table(
         "--game",
         "RL,FPC,3CB",
         "--rounds",
-        "300",
+        "120",
         "--tables",
         "2",
         "--seed",
@@ -147,7 +147,7 @@ def test_stats_json_matches_its_schema_with_a_biased_table(
         "--error-rate",
         "0.05",
         "--bias",
-        "RL-01:17=4",
+        "RL-01:17=8",
     )
     done = ledger_cli("stats", "--json", "--db", db)
     assert done.code == 1, done.stderr  # the biased wheel is flagged
