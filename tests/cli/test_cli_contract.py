@@ -13,28 +13,12 @@ from typing import Any
 
 import pytest
 
+from tests.projections.finance_day import store_day
+
 Store = tuple[str, Path]
 
 DAY = "2026-11-20"
 METERS = Path(__file__).resolve().parents[2] / "docs" / "examples" / "meters.csv"
-RECONCILE_DAY = [
-    "simulate",
-    "--rounds",
-    "12",
-    "--tables",
-    "2",
-    "--seed",
-    "16",
-    "--error-rate",
-    "0.1",
-    "--force",
-    "STUD-01/000003:2=royal_flush",
-    "--force",
-    "STUD-02/000005:4=flush",
-    "--force",
-    "STUD-01/000007:1=straight_flush",
-]
-"""The simulated day docs/examples/meters.csv was written against (tests/projections)."""
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +123,7 @@ def test_stats_json_matches_its_schema_with_a_biased_table(
         "--game",
         "RL,FPC,3CB",
         "--rounds",
-        "300",
+        "120",
         "--tables",
         "2",
         "--seed",
@@ -147,7 +131,7 @@ def test_stats_json_matches_its_schema_with_a_biased_table(
         "--error-rate",
         "0.05",
         "--bias",
-        "RL-01:17=4",
+        "RL-01:17=8",
     )
     done = ledger_cli("stats", "--json", "--db", db)
     assert done.code == 1, done.stderr  # the biased wheel is flagged
@@ -164,9 +148,12 @@ def test_stats_json_matches_its_schema_with_a_biased_table(
     json_schema(one_day.json(), "stats")
 
 
-@pytest.mark.slow  # a day of its own (tests/projections/test_reconcile.py reads its JSON by default)
-def test_reconcile_json_matches_its_schema(tmp_path: Path, ledger_cli: Any, json_schema: Any) -> None:
-    db = _simulated_store(ledger_cli, tmp_path, *RECONCILE_DAY)
+@pytest.mark.slow  # (tests/projections/test_reconcile.py reads its JSON by default)
+def test_reconcile_json_matches_its_schema(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, ledger_cli: Any, json_schema: Any
+) -> None:
+    db = f"sqlite:///{tmp_path / 'day.db'}"  # the day docs/examples/meters.csv was written against
+    store_day(db, tmp_path_factory)
     done = ledger_cli("reconcile", str(METERS), "--json", "--db", db)
     assert done.code == 1, done.stderr  # the planted variances
     body = done.json()

@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 
 import cli.render
 from cli.main import app
+from tests.cli.conftest import plain_validate
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schemas"
 runner = CliRunner()
@@ -120,19 +121,18 @@ def test_outputs_with_findings_pass_a_plain_validator(
     exit_code, body = ledger(*args, "--db", store["db"])
     assert exit_code == code, body
     assert "settlement_mismatch" in json.dumps(body)  # the finding is in it, and checked
-    jsonschema.validate(body, plain_schema(name))  # no resolver, no registry: the file alone
+    plain_validate(body, name)  # no resolver, no registry: the file alone
     broken = json.loads(json.dumps(body).replace('"settlement_mismatch"', "17", 1))
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(broken, plain_schema(name))
+        plain_validate(broken, name)
 
 
 def test_check_bundle_json_has_a_schema_ok_and_broken(store: dict[str, str], tmp_path: Path) -> None:
-    schema = plain_schema("check-bundle")
     code, body = ledger(
         "check-bundle", store["bundle"], "--checkpoint", store["cp"], "--public-key", store["pub"], "--json"
     )
     assert code == 0 and body["proof"] == "ok" and body["public_key_given"] is True
-    jsonschema.validate(body, schema)
+    plain_validate(body, "check-bundle")
 
     changed = tmp_path / "r.json"
     changed.write_text(
@@ -143,7 +143,7 @@ def test_check_bundle_json_has_a_schema_ok_and_broken(store: dict[str, str], tmp
     )
     code, body = ledger("check-bundle", str(changed), "--checkpoint", store["cp"], "--json")
     assert code == 3 and body["proof"] == "broken" and body["problems"], body
-    jsonschema.validate(body, schema)
+    plain_validate(body, "check-bundle")
 
     other = tmp_path / "other.key"
     assert runner.invoke(app, ["keygen", "--out", str(other)]).exit_code == 0
@@ -151,7 +151,7 @@ def test_check_bundle_json_has_a_schema_ok_and_broken(store: dict[str, str], tmp
         "check-bundle", store["bundle"], "--checkpoint", store["cp"], "--public-key", f"{other}.pub", "--json"
     )
     assert code == 3 and set(body) == {"schema_version", "proof", "problems"}
-    jsonschema.validate(body, schema)
+    plain_validate(body, "check-bundle")
 
 
 def test_the_verify_progress_bar_counts_events(
@@ -223,7 +223,7 @@ def test_bank_csv_and_json_carry_both_with_two_decimals(sp9_store: str) -> None:
     assert (second["capital"], second["result"], second["carry"]) == ("3617.50", "650.00", "4235.00")
     code, body = ledger("bank", "--db", sp9_store, "--json")
     assert code == 0
-    jsonschema.validate(body, plain_schema("bank"))
+    plain_validate(body, "bank")
     [table] = body["tables"]
     assert (table["bank_commission"], table["bank_commission_recorded"]) == ("65.00", "67.00")
     assert (table["bank_result"], table["bank_result_recorded"]) == ("1300.00", "1300.00")
@@ -279,15 +279,15 @@ def test_init_keygen_export_round_simulate_and_update_print_json(
     db = f"sqlite:///{tmp_path / 'new.db'}"
     code, body = ledger("init", "--db", db, "--json")
     assert code == 0 and body["backend"] == "sqlite" and body["roles"] is None, body
-    jsonschema.validate(body, plain_schema("init"))
+    plain_validate(body, "init")
     code, body = ledger("init", "--db", db, "--print-sql", "--json")
     assert code == 0 and body["statements"] and all(s.endswith(";") for s in body["statements"])
-    jsonschema.validate(body, plain_schema("init"))
+    plain_validate(body, "init")
 
     key = tmp_path / "k"
     code, body = ledger("keygen", "--out", str(key), "--json")
     assert code == 0 and body["public_key"] == f"{key}.pub" and Path(body["public_key"]).exists()
-    jsonschema.validate(body, plain_schema("keygen"))
+    plain_validate(body, "keygen")
     code, body = ledger("keygen", "--out", str(key), "--json")  # exists: an error object
     assert code == 2 and "exists" in body["error"], body
 
@@ -305,7 +305,7 @@ def test_init_keygen_export_round_simulate_and_update_print_json(
     )
     assert code == 0 and body["events"] > 0 and bundle.exists(), body
     assert body["first_link"] <= body["last_link"]
-    jsonschema.validate(body, plain_schema("export-round"))
+    plain_validate(body, "export-round")
 
     feed = tmp_path / "f.jsonl"
     code, body = ledger(
@@ -324,13 +324,13 @@ def test_init_keygen_export_round_simulate_and_update_print_json(
     )
     assert code == 0 and body["lines"] == len(feed.read_text(encoding="utf-8").splitlines())
     assert body["rounds"] == 3 and body["games"] == ["RL"] and body["injected"] >= 1
-    jsonschema.validate(body, plain_schema("simulate"))
+    plain_validate(body, "simulate")
 
     assert runner.invoke(app, ["ingest", str(feed), "--db", db]).exit_code == 0
     code, body = ledger("projections", "update", "--db", db, "--json")
     assert code == 0 and {v["view"] for v in body["views"]} >= {"commission", "bank"}
     assert all(v["position"] > 0 for v in body["views"])
-    jsonschema.validate(body, plain_schema("projections-update"))
+    plain_validate(body, "projections-update")
 
 
 def test_a_stud_row_marked_wrong_shows_the_jackpot_paid(tmp_path: Path) -> None:
@@ -395,7 +395,7 @@ def test_jackpot_and_commission_write_amounts_one_way(tmp_path: Path) -> None:
         "0.00",
         "0.00",
     )
-    jsonschema.validate(body, plain_schema("jackpot"))
+    plain_validate(body, "jackpot")
     rows = runner.invoke(app, ["jackpot", "--db", db, "--csv"]).stdout.splitlines()
     assert rows[1].startswith("PJ-1,HKD,50000.00,50008.00,8.00,")
 

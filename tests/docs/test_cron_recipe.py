@@ -108,7 +108,17 @@ class Site:
         assert self.ledger("keygen", "--out", str(key)).returncode == 0
 
     def ledger(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(LEDGER), *args], env=self.env, capture_output=True, text=True, timeout=600)
+        """The test's own ``ledger ARGS`` (setting up and reading back), in this process and
+        with no LEDGER_* variable; the scripts run the real command, as cron does."""
+        from typer.testing import CliRunner
+
+        from cli.main import app
+
+        unset: dict[str, str | None] = {k: None for k in os.environ if k.startswith("LEDGER_")}
+        done = CliRunner().invoke(app, list(args), env=unset)
+        if done.exception is not None and not isinstance(done.exception, SystemExit):
+            raise done.exception
+        return subprocess.CompletedProcess([str(LEDGER), *args], done.exit_code, done.stdout, done.stderr)
 
     def run(self, name: str) -> int:
         """Run one script as cron would; its exit code."""
@@ -176,7 +186,7 @@ class Site:
             conn.execute(f"ALTER TABLE {table} ENABLE TRIGGER USER")
 
 
-# On the page's store, PostgreSQL (about 25 real `ledger` processes under `sh`); the scripts run
+# On the page's store, PostgreSQL (about 20 real `ledger` processes under `sh`); the scripts run
 # on SQLite in the bad-line test below.
 @pytest.mark.slow
 @pytest.mark.parametrize("db_url", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True)
@@ -232,7 +242,7 @@ def test_nightly_job_and_weekly_audit_end_to_end(db_url: str, tmp_path: Path, ex
     assert any(f["code"] == "chain_broken" for f in audit["findings"])
 
 
-@pytest.mark.slow  # two runs of the nightly job: about ten real `ledger` processes under `sh`
+@pytest.mark.slow  # two runs of the nightly job: about eight real `ledger` processes under `sh`
 def test_a_bad_line_is_rejected_once_and_the_log_says_so(tmp_path: Path, examples: Path) -> None:
     site = Site(tmp_path, f"sqlite:///{tmp_path / 'ledger.db'}")
     lines = (examples / "rl.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)

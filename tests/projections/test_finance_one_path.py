@@ -26,10 +26,16 @@ from projections.commission import CommissionView
 from projections.export import table_rows
 from projections.gaming_day import day_of
 from projections.house import HouseView
+from tests.conftest import DEV_EXAMPLES
 
 ZERO = Decimal(0)
 SIMULATED = sorted(SIMULATORS)
-SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FULL_RUN = settings.default.max_examples > DEV_EXAMPLES
+"""Whether the ``ci`` Hypothesis profile is loaded (a full run; tests/conftest.py)."""
+SETTINGS = settings(
+    max_examples=8 if FULL_RUN else 3, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+"""Eight generated days in a full run, three in the developer's tier (each builds a store)."""
 
 days = st.fixed_dictionaries(
     {

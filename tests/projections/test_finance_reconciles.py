@@ -24,37 +24,17 @@ from beancount.core import data as bean
 from typer.testing import CliRunner
 
 from cli.main import app as cli_app
-from ledger.games.stud_poker.simulate import force_plan
 from ledger.report.day import summarize_day
-from ledger.services.ingest import ingest_file
 from ledger.storage.store import LedgerApp, open_ledger
-from ledger.tools.simulate import simulate
-from ledger.tools.simulators import simulated_games
 from projections.beancount import account_part
 from projections.export import export
 from projections.house import HouseView
 from projections.updater import view_rows
+from tests.projections.finance_day import store_day
 
 ZERO = Decimal(0)
 BEAN_CHECK = Path(sys.executable).with_name("bean-check")
-FORCED = ["STUD-01/000003:2=royal_flush", "STUD-02/000005:4=flush", "STUD-01/000007:1=straight_flush"]
 DAY = date(2026, 11, 20)
-
-
-def simulated_day(folder: Path) -> Path:
-    """The deterministic finance day: every game, 12 rounds on 2 tables, 10 % dealer errors,
-    three forced jackpot hands (the royal flush empties the pool, which is reset)."""
-    sim = simulate(
-        simulated_games(),
-        rounds=12,
-        tables=2,
-        seed=16,
-        error_rate=0.1,
-        game_state={"STUD": force_plan(FORCED)},
-    )
-    feed = folder / "day.jsonl"
-    sim.write(str(feed))
-    return feed
 
 
 def _cli(db_url: str, *args: str) -> Any:
@@ -76,12 +56,12 @@ pytestmark = pytest.mark.slow_postgres
 def finance_day(
     module_db_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[LedgerApp, str, Path]]:
-    """The day ingested and exported once per module and store (the tests only read it)."""
+    """The day (tests/projections/finance_day.py) stored and exported once per module and store
+    (the tests only read it)."""
     folder = tmp_path_factory.mktemp("finance")
+    store_day(module_db_url, tmp_path_factory)
     app = open_ledger(module_db_url)
     try:
-        report = ingest_file(app, simulated_day(folder))
-        assert report.rejected == []
         out = folder / "out"
         export(app, out, formats=["csv", "parquet", "beancount"])
         yield app, module_db_url, out

@@ -12,37 +12,16 @@ from typer.testing import CliRunner
 
 from cli.main import app as cli_app
 from projections.reconcile import MeterFileError, read_meters
+from tests.projections.finance_day import store_day
 
 METERS = Path(__file__).resolve().parents[2] / "docs" / "examples" / "meters.csv"
-SIMULATE = [
-    "simulate",
-    "--rounds",
-    "12",
-    "--tables",
-    "2",
-    "--seed",
-    "16",
-    "--error-rate",
-    "0.1",
-    "--force",
-    "STUD-01/000003:2=royal_flush",
-    "--force",
-    "STUD-02/000005:4=flush",
-    "--force",
-    "STUD-01/000007:1=straight_flush",
-]
-"""The day of docs/FINANCE.md's worked example."""
 
 
 @pytest.fixture(scope="module")
 def finance_db(module_db_url: str, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The simulated day, stored once per module and store (the tests only read it)."""
-    runner = CliRunner()
-    feed = tmp_path_factory.mktemp("reconcile") / "day.jsonl"
-    made = runner.invoke(cli_app, [*SIMULATE, "--out", str(feed)])
-    assert made.exit_code == 0, made.output
-    ingested = runner.invoke(cli_app, ["ingest", "--db", module_db_url, str(feed)])
-    assert ingested.exit_code == 0, ingested.output
+    """The day of docs/FINANCE.md's worked example (tests/projections/finance_day.py), once per
+    module and store (the tests only read it)."""
+    store_day(module_db_url, tmp_path_factory)
     return module_db_url
 
 

@@ -35,7 +35,9 @@ def test_three_writers_at_once_lose_and_duplicate_nothing(db_url, harness, tmp_p
     if db_url.startswith("sqlite"):
         pytest.skip("SQLite has one writer at a time by design (EVENTSOURCING.md §6.9)")
     feed = tmp_path / "feed.jsonl"
-    made = harness.run_cli(["simulate", "--out", str(feed), "--rounds", "2", "--tables", "4", "--seed", "9"])
+    made = harness.run_in_process(
+        ["simulate", "--out", str(feed), "--rounds", "2", "--tables", "4", "--seed", "9"]
+    )
     assert made.returncode == 0, made.stderr
     a, b = _split(feed, tmp_path)
     expected = harness.feed_rounds(feed)

@@ -32,8 +32,9 @@ BATCH = 40
 
 
 def _feed(harness, tmp_path: Path, rounds: int = 8) -> Path:
+    """A simulated RL and FPC feed, written in this process (the kills are the subprocesses)."""
     feed = tmp_path / "feed.jsonl"
-    result = harness.run_cli(
+    result = harness.run_in_process(
         [
             "simulate",
             "--out",

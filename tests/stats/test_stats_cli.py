@@ -25,13 +25,13 @@ def ledger(*args: str) -> Any:
 
 PLANTED = (
     "--bias",
-    "RL-01:17=4",
+    "RL-01:17=7",
     "--bias",
-    "RL-02:sector17.5=2",
+    "RL-02:sector17.5=3",
     "--bias",
-    "FPC-01:d2.6=2.5",
+    "FPC-01:d2.6=3.5",
     "--bias",
-    "FPC-02:4=1.6",
+    "FPC-02:4=2.2",
     "--croupier-error-rate",
     "D-RL-03=0.3",
 )
@@ -39,7 +39,9 @@ PLANTED = (
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """Wheels and shakers over one gaming day, and a STUD and a 3CB table, with faults."""
+    """Wheels and shakers over one gaming day, and a STUD and a 3CB table, with faults: 250
+    rounds a table, biases strong enough for each to be found in them (the power of each test
+    at its stated effect sizes is tests/stats/test_shaped.py's)."""
     folder = tmp_path_factory.mktemp("stats")
     db = f"sqlite:///{folder / 'l.db'}"
     dice = folder / "rl_fpc.jsonl"
@@ -50,7 +52,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> str:
         "--game",
         "RL,FPC",
         "--rounds",
-        "500",
+        "250",
         "--tables",
         "2",
         "--seed",
@@ -85,11 +87,18 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @pytest.fixture(scope="module")
-def report(store: str) -> dict[str, Any]:
-    result = ledger("stats", "--db", store, "--json")
+def surveyed(store: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+    """``stats --json --html FILE`` over the whole store (one survey): the JSON and the page."""
+    page = tmp_path_factory.mktemp("stats-page") / "stats.html"
+    result = ledger("stats", "--db", store, "--json", "--html", str(page))
     assert result.exit_code == 1, result.output
     data: dict[str, Any] = json.loads(result.stdout)
-    return data
+    return data, page
+
+
+@pytest.fixture(scope="module")
+def report(surveyed: tuple[dict[str, Any], Path]) -> dict[str, Any]:
+    return surveyed[0]
 
 
 def _test(data: dict[str, Any], table: str, test: str) -> dict[str, Any]:
@@ -167,11 +176,10 @@ def test_the_text_names_where_and_how_much(store: str) -> None:
     assert "a property of 500 wheels" in text.stdout
 
 
-def test_html_draws_the_wheel_the_dice_and_the_paths(store: str, tmp_path: Path) -> None:
-    page = tmp_path / "stats.html"  # one page of every game: one survey of the store
-    result = ledger("stats", "--db", store, "--html", str(page))
-    assert result.exit_code == 1, result.output
-    html = page.read_text()
+def test_html_draws_the_wheel_the_dice_and_the_paths(
+    store: str, surveyed: tuple[dict[str, Any], Path], tmp_path: Path
+) -> None:
+    html = surveyed[1].read_text()  # one page of every game, written beside the JSON
     assert html.count('class="chart wheel-chart"') == 2
     assert "pocket 17: " in html and "CUSUM (pockets, 1.5x): alarm on 2026-11-20" in html
     assert "FPC-01 die2" in html and "Shakers: faces die by die" in html
