@@ -160,6 +160,12 @@ class GameState:
         self.seats = {s: SeatState(s) for s in self.order}
         self.kinds = frozenset(kinds_of(opened.variant))
         self.deal = deal_order(opened.variant, self.order)
+        self._deal_size = len(self.deal)
+        self._wall_size = self.layout.tiles
+        self._full_hand = self.layout.hand + 1
+        """Tiles the seat on turn holds before discarding, a kong counting as 3."""
+        self._next: dict[str, str] = {s: next_seat(s, self.order) for s in self.order}
+        """The seat after each seat present (``next_seat``, looked up once per game)."""
         self.dealt = 0
         self.drawn = 0
         self.seen = [0] * KINDS
@@ -252,23 +258,27 @@ class GameState:
 
     def _drawn(self, e: TileDrawn) -> None:  # the hottest handlers take their class from _HANDLERS
         kind = _KIND[e.tile.code]
-        st = self.seats.get(e.seat)
+        seat = e.seat
+        st = self.seats.get(seat)
         if st is None:
-            self._bad("invalid_deal", e, TURN_RULE, f"no player sits at {e.seat}")
+            self._bad("invalid_deal", e, TURN_RULE, f"no player sits at {seat}")
             return
         seen = self.seen[kind] + 1
-        if seen > COPIES or kind not in self.kinds or self.drawn >= self.layout.tiles:
+        if seen > COPIES or kind not in self.kinds or self.drawn >= self._wall_size:
             self._count_tile(e, kind)  # with its findings
         else:  # _count_tile when it finds nothing
             self.seen[kind] = seen
             self.drawn += 1
         st.hand[kind] += 1
         st.draws += 1
-        if self.phase == "deal":
-            self._deal_tile(e, st, kind)
-        else:
+        from_ = e.from_
+        if self.phase != "deal":
             self._play_draw(e, st, kind)
-        st.last_drawn, st.last_from = kind, e.from_
+        elif from_ == "wall" and seat == self.deal[self.dealt] and self.dealt + 1 < self._deal_size:
+            self.dealt += 1  # _deal_tile when it finds nothing and the deal goes on
+        else:
+            self._deal_tile(e, st, kind)
+        st.last_drawn, st.last_from = kind, from_
 
     def _count_tile(self, e: TileDrawn, kind: int) -> None:
         if kind not in self.kinds:
@@ -323,7 +333,8 @@ class GameState:
 
     def _play_draw(self, e: TileDrawn, st: SeatState, kind: int) -> None:
         if e.from_ == "wall":
-            want = next_seat(self.last_discard.seat, self.order) if self.last_discard is not None else None
+            last = self.last_discard
+            want = None if last is None else self._next[last.seat]
             if self.phase != "discarded" or e.seat != want:
                 self._bad(
                     "invalid_deal",
@@ -384,7 +395,7 @@ class GameState:
         hand = st.hand
         if self.phase != "turn" or e.seat != self.turn:
             self._bad("invalid_deal", e, TURN_RULE, f"{e.seat} discards out of turn ({self._expecting()})")
-        elif sum(hand) + 3 * len(st.melds) != self.layout.hand + 1:
+        elif sum(hand) + 3 * len(st.melds) != self._full_hand:
             self._bad(
                 "invalid_deal",
                 e,
@@ -432,7 +443,7 @@ class GameState:
             )
             if st is None or d is None:
                 return
-        kinds = [index(t.code) for t in e.tiles]
+        kinds = [_KIND[t.code] for t in e.tiles]
         rule = self._claim_rule(e, d.seat, d.tile, kinds)
         if rule is not None:
             self._bad("invalid_bet", e, rule[0], rule[1])
@@ -484,6 +495,8 @@ class GameState:
 
     def _note_fourth_set(self, st: SeatState, frm: str) -> None:
         """(a)(2): the claim gave ``st`` a 4th exposed set, all four of one suit."""
+        if len(st.melds) < 4:  # fewer than four sets: no fourth exposed one
+            return
         exposed = st.exposed
         suits = {m.first // 9 if m.first < 27 else None for m in exposed}
         if len(exposed) == 4 and len(suits) == 1 and None not in suits:
