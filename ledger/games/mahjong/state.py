@@ -22,7 +22,7 @@ does not hide the rest of the game. What the rules make of the end (win, false w
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -184,6 +184,9 @@ class GameState:
         self.dice: tuple[int, ...] | None = None
         self.findings: list[Finding] = []
         self.log: list[str] = []
+        """What happened after the deal, a line per event (``round.py`` writes it as steps)."""
+        self.hands_dealt: list[tuple[str, tuple[int, ...]]] = []
+        """Each seat's tiles (a count per kind) when the deal ended, in turn order."""
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -318,7 +321,7 @@ class GameState:
         self.phase, self.turn = "turn", self.order[0]
         for s in self.order:
             st = self.seats[s]
-            self.log.append(f"{s} dealt {show(_tiles(st.hand))}")
+            self.hands_dealt.append((s, tuple(st.hand)))
             if s != self.order[0]:
                 st.turn_start = (tuple(st.hand), 0)
 
@@ -726,7 +729,12 @@ class GameState:
             )
 
 
-def _tiles(hand: list[int]) -> list[int]:
+def dealt_text(seat: str, hand: tuple[int, ...]) -> str:
+    """The line of a seat's dealt tiles: ``E dealt 1B 1B 2C …``."""
+    return f"{seat} dealt {show(_tiles(hand))}"
+
+
+def _tiles(hand: Sequence[int]) -> list[int]:
     out: list[int] = []
     for k, n in enumerate(hand):
         if n:
@@ -803,4 +811,4 @@ def replay(
     return state
 
 
-__all__ = ["DiscardFacts", "GameState", "SeatState", "WinClaim", "distance", "replay"]
+__all__ = ["DiscardFacts", "GameState", "SeatState", "WinClaim", "dealt_text", "distance", "replay"]
