@@ -459,15 +459,23 @@ class _Analyser:
         plays: list[Play] = []
         order = settlement_seats(first, banker=banker, seats=set(dealt) | {banker})
         verdicts: dict[int, SeatVerdict] = {}
+        steps = self.out.steps
+        tiebreak = self.opts.tiebreak
         for seat in order:
             hand = hand_ok.get(seat)
             if hand is None:
                 continue
-            verdict = compare(hand, banker_hand, self.opts.tiebreak)
+            verdict = compare(hand, banker_hand, tiebreak)
             verdicts[seat] = verdict
-            self.step_later(verdict.rule, _seat_text, seat, hand, verdict)
+            steps.append(Step.later(verdict.rule, _seat_text, seat, hand, verdict))
+        standing: dict[int, list[BetPlaced]] = {}  # the bets on each seat, in the order of rnd.bets
         for bet in rnd.bets.values():
             target = _target(bet)
+            on_seat = standing.get(target)
+            if on_seat is None:
+                standing[target] = [bet]
+            else:
+                on_seat.append(bet)
             own = bet.seat if isinstance(bet.seat, int) else None
             if target == banker:
                 self.find(
@@ -491,9 +499,6 @@ class _Analyser:
                     bet=bet.bet,
                     seq=bet.seq,
                 )
-        standing: dict[int, list[BetPlaced]] = {}  # the bets on each seat, in the order of rnd.bets
-        for bet in rnd.bets.values():
-            standing.setdefault(_target(bet), []).append(bet)
         for seat in order:
             if seat not in verdicts:
                 continue
@@ -526,8 +531,9 @@ class _Analyser:
             )
         else:
             due = Settlement.later("lose", line.returned, ZERO, ZERO, rule, _lose_reason, line)
-        self.out.expected[play.bet] = due
-        self.step_later(due.rule, _bet_text, line, due.result)
+        out = self.out
+        out.expected[play.bet] = due
+        out.steps.append(Step.later(due.rule, _bet_text, line, due.result))
 
     def _layers(self, result: Decimal, collections: Decimal) -> None:
         bank, opts = self.bank, self.opts
