@@ -276,7 +276,7 @@ class GameState:
         st.draws += 1
         from_ = e.from_
         if self.phase != "deal":
-            self._play_draw(e, st, kind)
+            self._play_draw(e, st, kind, seat, from_)
         elif from_ == "wall" and seat == self.deal[self.dealt] and self.dealt + 1 < self._deal_size:
             self.dealt += 1  # _deal_tile when it finds nothing and the deal goes on
         else:
@@ -334,16 +334,16 @@ class GameState:
         )
         self._deal_done()
 
-    def _play_draw(self, e: TileDrawn, st: SeatState, kind: int) -> None:
-        if e.from_ == "wall":
+    def _play_draw(self, e: TileDrawn, st: SeatState, kind: int, seat: Wind, from_: str) -> None:
+        if from_ == "wall":
             last = self.last_discard
             want = None if last is None else self._next[last.seat]
-            if self.phase != "discarded" or e.seat != want:
+            if self.phase != "discarded" or seat != want:
                 self._bad(
                     "invalid_deal",
                     e,
                     TURN_RULE,
-                    f"{e.seat} draws from the wall out of turn ({self._expecting()})",
+                    f"{seat} draws from the wall out of turn ({self._expecting()})",
                 )
             st.kong_chain = 0
             if st.claim_error_open:
@@ -351,19 +351,18 @@ class GameState:
             if st.fourth_set_from is not None:
                 st.draws_since_fourth += 1
         else:
-            if self.phase not in ("replacement", "robbable") or e.seat != self.turn:
+            if self.phase not in ("replacement", "robbable") or seat != self.turn:
                 self._bad(
                     "invalid_deal",
                     e,
                     KONG_RULE_C,
-                    f"{e.seat} draws a replacement from "
-                    f"the tail with no kong to replace ({self._expecting()})",
+                    f"{seat} draws a replacement from the tail with no kong to replace ({self._expecting()})",
                 )
             if st.fourth_set_from is not None:
                 st.draws_since_fourth += 1
         self.pending_kong = None
-        self.phase, self.turn = "turn", e.seat
-        self.log.append(f"{e.seat}+{CODES[kind]}(tail)" if e.from_ == "tail" else f"{e.seat}+{CODES[kind]}")
+        self.phase, self.turn = "turn", seat
+        self.log.append(f"{seat}+{CODES[kind]}(tail)" if from_ == "tail" else f"{seat}+{CODES[kind]}")
 
     def _expecting(self) -> str:
         if self.phase == "discarded" and self.last_discard is not None:
@@ -388,22 +387,25 @@ class GameState:
     def _discarded(self, e: TileDiscarded) -> None:
         # The most frequent event after a draw: _acting_seat, SeatState.held, _take and _show
         # are written out here for their common case (same checks, same findings).
+        # The fact's fields are read once each (a model's attribute is slower than a local).
         if self.phase == "deal":
             self._end_deal_early(e)
-        st = self.seats.get(e.seat)
+        seat = e.seat
+        st = self.seats.get(seat)
         if st is None:
-            self._bad("invalid_deal", e, TURN_RULE, f"no player sits at {e.seat}")
+            self._bad("invalid_deal", e, TURN_RULE, f"no player sits at {seat}")
             return
         kind = _KIND[e.tile.code]
         hand = st.hand
-        if self.phase != "turn" or e.seat != self.turn:
-            self._bad("invalid_deal", e, TURN_RULE, f"{e.seat} discards out of turn ({self._expecting()})")
-        elif sum(hand) + 3 * len(st.melds) != self._full_hand:
+        melds = len(st.melds)
+        if self.phase != "turn" or seat != self.turn:
+            self._bad("invalid_deal", e, TURN_RULE, f"{seat} discards out of turn ({self._expecting()})")
+        elif sum(hand) + 3 * melds != self._full_hand:
             self._bad(
                 "invalid_deal",
                 e,
                 TURN_RULE,
-                f"{e.seat} holds {st.held} tiles, not {self.layout.hand + 1}, when discarding",
+                f"{seat} holds {st.held} tiles, not {self.layout.hand + 1}, when discarding",
             )
         hand_at = tuple(hand)
         if hand[kind] < 1:
@@ -411,15 +413,15 @@ class GameState:
         else:
             hand[kind] -= 1
         held_back = _held_back(hand, self.visible) if self.honours_at_three else ()
-        first_of_banker = e.seat == self.order[0] and st.discards == 0 and not self.any_claim
+        first_of_banker = seat == self.order[0] and st.discards == 0 and not self.any_claim
         visible = self.visible
         before = visible[kind]
         self.last_discard = DiscardFacts(
-            e.seat,
+            seat,
             kind,
             e.seq,
             hand_at,
-            len(st.melds),
+            melds,
             st.turn_start,
             before,
             held_back,
@@ -429,9 +431,9 @@ class GameState:
         if kind in HONOURS:
             self.honours_at_three += (before == 2) - (before == 3)
         st.discards += 1
-        st.turn_start = (tuple(st.hand), len(st.melds))
-        self.phase, self.turn = "discarded", e.seat
-        self.log.append(f"{e.seat}-{CODES[kind]}")
+        st.turn_start = (tuple(hand), melds)
+        self.phase, self.turn = "discarded", seat
+        self.log.append(f"{seat}-{CODES[kind]}")
 
     def _claimed(self, e: FeedEvent) -> None:
         assert isinstance(e, MeldClaimed)
