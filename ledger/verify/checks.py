@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from operator import attrgetter
-from typing import Literal, get_args, get_origin
 
 from ledger.domain.findings import BETTING_CLOSED_RULE, Finding, round_finding
 from ledger.domain.money import same_amount, text
@@ -43,40 +42,19 @@ def check_round(
     return findings
 
 
-_CLOSERS: dict[frozenset[str], tuple[frozenset[str], dict[type, bool | None]]] = {}
-"""Per game's ``closes_betting``: the types that close its betting, with ``betting_closed``,
-and for each fact class met so far whether its facts close betting (``None``: read each
-fact's ``type``)."""
+_CLOSERS: dict[frozenset[str], frozenset[str]] = {}
+"""Per game's ``closes_betting``: the types that close its betting, with ``betting_closed``."""
 
 
 def betting_closed_at(rnd: Round, game: Game) -> int | None:
     """The ``seq`` of the first event that closes betting (FEED §10), if any."""
-    known = _CLOSERS.get(game.closes_betting)
-    if known is None:
-        known = _CLOSERS[game.closes_betting] = (game.closes_betting | {"betting_closed"}, {})
-    closers, by_class = known
-    for fact in rnd.events:  # the class tells, without reading a model attribute per fact
-        kind = type(fact)
-        closes = by_class[kind] if kind in by_class else _closes(kind, closers, by_class)
-        if closes or (closes is None and fact.type in closers):
+    closers = _CLOSERS.get(game.closes_betting)
+    if closers is None:
+        closers = _CLOSERS[game.closes_betting] = game.closes_betting | {"betting_closed"}
+    for fact in rnd.events:
+        if fact.type in closers:
             return fact.seq
     return None
-
-
-def _closes(kind: type, closers: frozenset[str], by_class: dict[type, bool | None]) -> bool | None:
-    """Whether every fact of ``kind`` closes betting (``True``), none does (``False``), or its
-    ``type`` must be read fact by fact (``None``: not a ``Literal`` of types), remembered."""
-    fields = getattr(kind, "model_fields", None)
-    declared = fields.get("type") if isinstance(fields, dict) else None
-    closes: bool | None = None
-    if declared is not None and get_origin(declared.annotation) is Literal:
-        types = set(get_args(declared.annotation))
-        if types <= closers:
-            closes = True
-        elif not types & closers:
-            closes = False
-    by_class[kind] = closes
-    return closes
 
 
 def check_life_cycle(rnd: Round, game: Game, *, is_newest: bool) -> Iterator[Finding]:
