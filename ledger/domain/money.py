@@ -26,6 +26,8 @@ ZERO = Decimal(0)
 CENT = Decimal("0.01")
 
 _MODES = {"half_up": ROUND_HALF_UP, "down": ROUND_DOWN}
+_UNIT = Decimal(1)
+"""The exponent :func:`round_money` quantizes a count of increments to (made once)."""
 
 
 def round_money(amount: Decimal, *, mode: RoundingMode = "half_up", increment: Decimal = CENT) -> Decimal:
@@ -36,7 +38,7 @@ def round_money(amount: Decimal, *, mode: RoundingMode = "half_up", increment: D
     """
     if increment <= 0:
         raise ValueError(f"rounding increment must be positive, not {increment}")
-    units = (amount / increment).quantize(Decimal(1), rounding=_MODES[mode])
+    units = (amount / increment).quantize(_UNIT, rounding=_MODES[mode])
     return (units * increment).quantize(increment)
 
 

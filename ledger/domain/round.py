@@ -105,6 +105,8 @@ class Round:
         """Bets restated from the table's previous round (also in :attr:`bets`)."""
         self.increases: dict[str, list[BetIncreased]] = {}
         self.ended_by: FeedEvent | None = None
+        self._end_type: str | None = None
+        """``ended_by.type``, kept when it is recorded (the rules ask per bet)."""
         self._groups: dict[type, list[FeedEvent]] = {}
         """The facts by class, in order, for :meth:`of_type` (kept by :meth:`record`)."""
         self._grouped = 0
@@ -143,12 +145,12 @@ class Round:
     @property
     def is_closed(self) -> bool:
         """Closed normally (``round_closed``)."""
-        return self.ended_by is not None and self.ended_by.type == "round_closed"
+        return self._end_type == "round_closed"
 
     @property
     def is_voided(self) -> bool:
         """Voided as a whole (``round_voided``)."""
-        return self.ended_by is not None and self.ended_by.type == "round_voided"
+        return self._end_type == "round_voided"
 
     def record(self, fact: FeedEvent) -> None:
         """Append one fact (the next ``seq``) and index it."""
@@ -179,8 +181,9 @@ class Round:
             if index == _OTHER:
                 continue
             if index == _ENDING:
-                if fact.type in _ENDINGS:
-                    self.ended_by = fact
+                ending = fact.type
+                if ending in _ENDINGS:
+                    self.ended_by, self._end_type = fact, ending
             elif index == _PLACED:
                 if fact.bet in bets:
                     self.duplicate_bets.append(fact)

@@ -55,6 +55,8 @@ def derive(rnd: Round) -> Derivation:
 
 def outcome(rnd: Round) -> DiceShown | None:
     """The dice the round settles on: the last ``dice_shown`` not followed by a cocked die."""
+    if next(rnd.of_type(DieCocked), None) is None:  # the usual round: the last dice shown
+        return next(reversed(list(rnd.of_type(DiceShown))), None)
     shown: DiceShown | None = None
     for fact in rnd.events:
         if isinstance(fact, DiceShown):

@@ -28,7 +28,7 @@ from ledger.games.base import Commission, Derivation, PaymentDue, Step
 from ledger.games.mahjong.feed import CommissionCharged, MahjongRoundOpened
 from ledger.games.mahjong.payments import commission_due, false_win_payments, win_payments
 from ledger.games.mahjong.rules import GameEnd, derive_end
-from ledger.games.mahjong.state import GameState, replay
+from ledger.games.mahjong.state import GameState, dealt_text, replay
 from ledger.games.mahjong.tables import NO_COMMISSION_RULE
 
 MIN_CAPITAL_RULE = "RULES §8.4 M6 (mj.min_capital)"
@@ -113,16 +113,14 @@ def _capital_findings(rnd: Round, opened: MahjongRoundOpened) -> list[Finding]:
 def _log_steps(state: GameState) -> list[Step]:
     """The tile log, compactly: each dealt hand, then play in chunks (+ draw, − discard)."""
     log = state.log  # complete: the replay is over
-    dealt = [Step(line, "MJ art. 3; RULES §4.3") for line in log if " dealt " in line]
-    plays = len(log) - len(dealt)
-    chunks = [Step.later("MJ art. 5; RULES §4.5", _play_text, log, i) for i in range(0, plays, LOG_CHUNK)]
+    dealt = [Step.later("MJ art. 3; RULES §4.3", dealt_text, seat, hand) for seat, hand in state.hands_dealt]
+    chunks = [Step.later("MJ art. 5; RULES §4.5", _play_text, log, i) for i in range(0, len(log), LOG_CHUNK)]
     return dealt + chunks
 
 
 def _play_text(log: list[str], start: int) -> str:
-    """One chunk of the play: the log's lines ``start`` to ``start + LOG_CHUNK`` after the deal."""
-    play = [line for line in log if " dealt " not in line]
-    return "play: " + " ".join(play[start : start + LOG_CHUNK])
+    """One chunk of the play: the log's lines ``start`` to ``start + LOG_CHUNK``."""
+    return "play: " + " ".join(log[start : start + LOG_CHUNK])
 
 
 def _payments(state: GameState, end: GameEnd, rnd: Round) -> list[PaymentDue]:

@@ -21,6 +21,7 @@ from ledger.games.mahjong.fan import (
     CAP_RULE,
     CHICKEN_RULE,
     SIMPLIFIED_BASE_RULE,
+    Found,
     Score,
     WinContext,
     best,
@@ -199,15 +200,27 @@ def _scores(state: GameState, claim: WinClaim, rules: Rulebook) -> list[Score]:
 def _score_steps(state: GameState, s: Score, ways: int) -> list[Step]:
     steps = [Step.later(_hand_rule(state), _decomposition_text, s, ways)]
     if state.variant == "simplified":
-        steps.append(Step(f"minimum hand: {s.base} fán", SIMPLIFIED_BASE_RULE))
+        steps.append(Step.later(SIMPLIFIED_BASE_RULE, _base_text, s.base))
     elif not s.found:
         steps.append(Step("minimum hand «Kai vu» (雞糊): 0 fán", CHICKEN_RULE))
     for f in s.found:
-        times = f" × {f.times}" if f.times > 1 else ""
-        steps.append(Step(f"{f.element.code} {f.element.name}{times}: +{f.fan} fán", f.element.rule))
-    capped = f" (capped from {s.raw})" if s.raw > s.fan else ""
-    steps.append(Step(f"{s.fan} fán{capped}", CAP_RULE))
+        steps.append(Step.later(f.element.rule, _element_text, f))
+    steps.append(Step.later(CAP_RULE, _fan_text, s.fan, s.raw))
     return steps
+
+
+def _base_text(base: int) -> str:
+    return f"minimum hand: {base} fán"
+
+
+def _element_text(f: Found) -> str:
+    times = f" × {f.times}" if f.times > 1 else ""
+    return f"{f.element.code} {f.element.name}{times}: +{f.fan} fán"
+
+
+def _fan_text(fan: int, raw: int) -> str:
+    capped = f" (capped from {raw})" if raw > fan else ""
+    return f"{fan} fán{capped}"
 
 
 def _decomposition_text(s: Score, ways: int) -> str:

@@ -22,7 +22,7 @@ does not hide the rest of the game. What the rules make of the end (win, false w
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -160,6 +160,12 @@ class GameState:
         self.seats = {s: SeatState(s) for s in self.order}
         self.kinds = frozenset(kinds_of(opened.variant))
         self.deal = deal_order(opened.variant, self.order)
+        self._deal_size = len(self.deal)
+        self._wall_size = self.layout.tiles
+        self._full_hand = self.layout.hand + 1
+        """Tiles the seat on turn holds before discarding, a kong counting as 3."""
+        self._next: dict[str, str] = {s: next_seat(s, self.order) for s in self.order}
+        """The seat after each seat present (``next_seat``, looked up once per game)."""
         self.dealt = 0
         self.drawn = 0
         self.seen = [0] * KINDS
@@ -178,6 +184,9 @@ class GameState:
         self.dice: tuple[int, ...] | None = None
         self.findings: list[Finding] = []
         self.log: list[str] = []
+        """What happened after the deal, a line per event (``round.py`` writes it as steps)."""
+        self.hands_dealt: list[tuple[str, tuple[int, ...]]] = []
+        """Each seat's tiles (a count per kind) when the deal ended, in turn order."""
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -252,23 +261,27 @@ class GameState:
 
     def _drawn(self, e: TileDrawn) -> None:  # the hottest handlers take their class from _HANDLERS
         kind = _KIND[e.tile.code]
-        st = self.seats.get(e.seat)
+        seat = e.seat
+        st = self.seats.get(seat)
         if st is None:
-            self._bad("invalid_deal", e, TURN_RULE, f"no player sits at {e.seat}")
+            self._bad("invalid_deal", e, TURN_RULE, f"no player sits at {seat}")
             return
         seen = self.seen[kind] + 1
-        if seen > COPIES or kind not in self.kinds or self.drawn >= self.layout.tiles:
+        if seen > COPIES or kind not in self.kinds or self.drawn >= self._wall_size:
             self._count_tile(e, kind)  # with its findings
         else:  # _count_tile when it finds nothing
             self.seen[kind] = seen
             self.drawn += 1
         st.hand[kind] += 1
         st.draws += 1
-        if self.phase == "deal":
-            self._deal_tile(e, st, kind)
+        from_ = e.from_
+        if self.phase != "deal":
+            self._play_draw(e, st, kind, seat, from_)
+        elif from_ == "wall" and seat == self.deal[self.dealt] and self.dealt + 1 < self._deal_size:
+            self.dealt += 1  # _deal_tile when it finds nothing and the deal goes on
         else:
-            self._play_draw(e, st, kind)
-        st.last_drawn, st.last_from = kind, e.from_
+            self._deal_tile(e, st, kind)
+        st.last_drawn, st.last_from = kind, from_
 
     def _count_tile(self, e: TileDrawn, kind: int) -> None:
         if kind not in self.kinds:
@@ -308,7 +321,7 @@ class GameState:
         self.phase, self.turn = "turn", self.order[0]
         for s in self.order:
             st = self.seats[s]
-            self.log.append(f"{s} dealt {show(_tiles(st.hand))}")
+            self.hands_dealt.append((s, tuple(st.hand)))
             if s != self.order[0]:
                 st.turn_start = (tuple(st.hand), 0)
 
@@ -321,15 +334,16 @@ class GameState:
         )
         self._deal_done()
 
-    def _play_draw(self, e: TileDrawn, st: SeatState, kind: int) -> None:
-        if e.from_ == "wall":
-            want = next_seat(self.last_discard.seat, self.order) if self.last_discard is not None else None
-            if self.phase != "discarded" or e.seat != want:
+    def _play_draw(self, e: TileDrawn, st: SeatState, kind: int, seat: Wind, from_: str) -> None:
+        if from_ == "wall":
+            last = self.last_discard
+            want = None if last is None else self._next[last.seat]
+            if self.phase != "discarded" or seat != want:
                 self._bad(
                     "invalid_deal",
                     e,
                     TURN_RULE,
-                    f"{e.seat} draws from the wall out of turn ({self._expecting()})",
+                    f"{seat} draws from the wall out of turn ({self._expecting()})",
                 )
             st.kong_chain = 0
             if st.claim_error_open:
@@ -337,19 +351,18 @@ class GameState:
             if st.fourth_set_from is not None:
                 st.draws_since_fourth += 1
         else:
-            if self.phase not in ("replacement", "robbable") or e.seat != self.turn:
+            if self.phase not in ("replacement", "robbable") or seat != self.turn:
                 self._bad(
                     "invalid_deal",
                     e,
                     KONG_RULE_C,
-                    f"{e.seat} draws a replacement from "
-                    f"the tail with no kong to replace ({self._expecting()})",
+                    f"{seat} draws a replacement from the tail with no kong to replace ({self._expecting()})",
                 )
             if st.fourth_set_from is not None:
                 st.draws_since_fourth += 1
         self.pending_kong = None
-        self.phase, self.turn = "turn", e.seat
-        self.log.append(f"{e.seat}+{CODES[kind]}(tail)" if e.from_ == "tail" else f"{e.seat}+{CODES[kind]}")
+        self.phase, self.turn = "turn", seat
+        self.log.append(f"{seat}+{CODES[kind]}(tail)" if from_ == "tail" else f"{seat}+{CODES[kind]}")
 
     def _expecting(self) -> str:
         if self.phase == "discarded" and self.last_discard is not None:
@@ -374,22 +387,25 @@ class GameState:
     def _discarded(self, e: TileDiscarded) -> None:
         # The most frequent event after a draw: _acting_seat, SeatState.held, _take and _show
         # are written out here for their common case (same checks, same findings).
+        # The fact's fields are read once each (a model's attribute is slower than a local).
         if self.phase == "deal":
             self._end_deal_early(e)
-        st = self.seats.get(e.seat)
+        seat = e.seat
+        st = self.seats.get(seat)
         if st is None:
-            self._bad("invalid_deal", e, TURN_RULE, f"no player sits at {e.seat}")
+            self._bad("invalid_deal", e, TURN_RULE, f"no player sits at {seat}")
             return
         kind = _KIND[e.tile.code]
         hand = st.hand
-        if self.phase != "turn" or e.seat != self.turn:
-            self._bad("invalid_deal", e, TURN_RULE, f"{e.seat} discards out of turn ({self._expecting()})")
-        elif sum(hand) + 3 * len(st.melds) != self.layout.hand + 1:
+        melds = len(st.melds)
+        if self.phase != "turn" or seat != self.turn:
+            self._bad("invalid_deal", e, TURN_RULE, f"{seat} discards out of turn ({self._expecting()})")
+        elif sum(hand) + 3 * melds != self._full_hand:
             self._bad(
                 "invalid_deal",
                 e,
                 TURN_RULE,
-                f"{e.seat} holds {st.held} tiles, not {self.layout.hand + 1}, when discarding",
+                f"{seat} holds {st.held} tiles, not {self.layout.hand + 1}, when discarding",
             )
         hand_at = tuple(hand)
         if hand[kind] < 1:
@@ -397,15 +413,15 @@ class GameState:
         else:
             hand[kind] -= 1
         held_back = _held_back(hand, self.visible) if self.honours_at_three else ()
-        first_of_banker = e.seat == self.order[0] and st.discards == 0 and not self.any_claim
+        first_of_banker = seat == self.order[0] and st.discards == 0 and not self.any_claim
         visible = self.visible
         before = visible[kind]
         self.last_discard = DiscardFacts(
-            e.seat,
+            seat,
             kind,
             e.seq,
             hand_at,
-            len(st.melds),
+            melds,
             st.turn_start,
             before,
             held_back,
@@ -415,9 +431,9 @@ class GameState:
         if kind in HONOURS:
             self.honours_at_three += (before == 2) - (before == 3)
         st.discards += 1
-        st.turn_start = (tuple(st.hand), len(st.melds))
-        self.phase, self.turn = "discarded", e.seat
-        self.log.append(f"{e.seat}-{CODES[kind]}")
+        st.turn_start = (tuple(hand), melds)
+        self.phase, self.turn = "discarded", seat
+        self.log.append(f"{seat}-{CODES[kind]}")
 
     def _claimed(self, e: FeedEvent) -> None:
         assert isinstance(e, MeldClaimed)
@@ -432,7 +448,7 @@ class GameState:
             )
             if st is None or d is None:
                 return
-        kinds = [index(t.code) for t in e.tiles]
+        kinds = [_KIND[t.code] for t in e.tiles]
         rule = self._claim_rule(e, d.seat, d.tile, kinds)
         if rule is not None:
             self._bad("invalid_bet", e, rule[0], rule[1])
@@ -484,6 +500,8 @@ class GameState:
 
     def _note_fourth_set(self, st: SeatState, frm: str) -> None:
         """(a)(2): the claim gave ``st`` a 4th exposed set, all four of one suit."""
+        if len(st.melds) < 4:  # fewer than four sets: no fourth exposed one
+            return
         exposed = st.exposed
         suits = {m.first // 9 if m.first < 27 else None for m in exposed}
         if len(exposed) == 4 and len(suits) == 1 and None not in suits:
@@ -713,7 +731,12 @@ class GameState:
             )
 
 
-def _tiles(hand: list[int]) -> list[int]:
+def dealt_text(seat: str, hand: tuple[int, ...]) -> str:
+    """The line of a seat's dealt tiles: ``E dealt 1B 1B 2C …``."""
+    return f"{seat} dealt {show(_tiles(hand))}"
+
+
+def _tiles(hand: Sequence[int]) -> list[int]:
     out: list[int] = []
     for k, n in enumerate(hand):
         if n:
@@ -790,4 +813,4 @@ def replay(
     return state
 
 
-__all__ = ["DiscardFacts", "GameState", "SeatState", "WinClaim", "distance", "replay"]
+__all__ = ["DiscardFacts", "GameState", "SeatState", "WinClaim", "dealt_text", "distance", "replay"]

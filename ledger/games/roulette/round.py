@@ -103,6 +103,8 @@ def _spin_text(number: int) -> str:
 
 def _spin_facts(rnd: Round) -> Iterator[SpinResult | SpinVoided]:
     """The spins, valid or void, in the order recorded."""
+    if next(rnd.of_type(SpinVoided), None) is None:  # the usual round: its spin results alone
+        return rnd.of_type(SpinResult)
     return (e for e in rnd.events if isinstance(e, SpinResult | SpinVoided))
 
 

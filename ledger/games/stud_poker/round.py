@@ -401,14 +401,22 @@ def _check_order(rnd: Round, dealt: list[StudCardDealt], seats: list[int], d: De
                 f"{len(up_dealer)} dealer cards shown: the shuffler deal shows exactly one",
             )
         )
-    d.steps.append(Step(f"deal: {len(seats)} hands and the dealer, {how}", DEAL_RULE))
+    d.steps.append(Step.later(DEAL_RULE, _deal_text, len(seats), how))
     return True
+
+
+def _deal_text(hands: int, how: str) -> str:
+    return f"deal: {hands} hands and the dealer, {how}"
+
+
+def _dealer_text(why: str) -> str:
+    return f"dealer {why}"
 
 
 def _settle(rnd: Round, places: dict[int, Place], dealer: HandValue, out: StudRound) -> None:
     d = out.derivation
     qualified, why_q = dealer_qualifies(dealer)
-    d.steps.append(Step(f"dealer {why_q}", "STUD art. 9(1)–(3); RULES §8.6 P1"))
+    d.steps.append(Step.later("STUD art. 9(1)–(3); RULES §8.6 P1", _dealer_text, why_q))
     seated = [places[s] for s in sorted(places) if places[s].ante is not None]
     playing = [p for p in seated if p.raised is not None and not p.folded]
     outcomes: dict[int, bool] = {}

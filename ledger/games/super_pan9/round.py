@@ -35,7 +35,7 @@ Choices, each with its rule:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -337,12 +337,7 @@ class _Analyser:
                 )
             return None
         total = sum(counted.dice) + k
-        self.step(
-            f"dice {'-'.join(map(str, counted.dice))}"
-            + (f" with adjustment {k:+d}" if k else "")
-            + f": T = {total}",
-            DICE_RULE,
-        )
+        self.step_later(DICE_RULE, _dice_text, counted.dice, k, total)
         return total, k
 
     def _deal(self) -> tuple[int, dict[int, list[Card]]] | None:
@@ -361,12 +356,7 @@ class _Analyser:
         if counted is None:
             return None
         first = first_seat(counted[0], banker=banker, seats=seats)
-        self.step(
-            f"{len(seats)} hands in play; counting counter-clockwise from the banker "
-            f"(seat {banker}) as 1, position (({counted[0]} - 1) mod {len(seats)}) + 1 is "
-            f"seat {first}: it is dealt first",
-            DICE_RULE,
-        )
+        self.step_later(DICE_RULE, _first_text, len(seats), banker, counted[0], first)
         if not cards:
             if rnd.is_closed:
                 self.out.findings.append(
@@ -452,7 +442,7 @@ class _Analyser:
         for rule, problem in problems:
             self.find("invalid_deal", rule, problem)
         if not problems:
-            self.step(f"dealt {_seq(actual)}: two consecutive cards per seat, counter-clockwise", DEAL_RULE)
+            self.step_later(DEAL_RULE, _dealt_text, actual)
 
     # -- hands and money -------------------------------------------------------------------
 
@@ -469,15 +459,23 @@ class _Analyser:
         plays: list[Play] = []
         order = settlement_seats(first, banker=banker, seats=set(dealt) | {banker})
         verdicts: dict[int, SeatVerdict] = {}
+        steps = self.out.steps
+        tiebreak = self.opts.tiebreak
         for seat in order:
             hand = hand_ok.get(seat)
             if hand is None:
                 continue
-            verdict = compare(hand, banker_hand, self.opts.tiebreak)
+            verdict = compare(hand, banker_hand, tiebreak)
             verdicts[seat] = verdict
-            self.step_later(verdict.rule, _seat_text, seat, hand, verdict)
+            steps.append(Step.later(verdict.rule, _seat_text, seat, hand, verdict))
+        standing: dict[int, list[BetPlaced]] = {}  # the bets on each seat, in the order of rnd.bets
         for bet in rnd.bets.values():
             target = _target(bet)
+            on_seat = standing.get(target)
+            if on_seat is None:
+                standing[target] = [bet]
+            else:
+                on_seat.append(bet)
             own = bet.seat if isinstance(bet.seat, int) else None
             if target == banker:
                 self.find(
@@ -501,9 +499,6 @@ class _Analyser:
                     bet=bet.bet,
                     seq=bet.seq,
                 )
-        standing: dict[int, list[BetPlaced]] = {}  # the bets on each seat, in the order of rnd.bets
-        for bet in rnd.bets.values():
-            standing.setdefault(_target(bet), []).append(bet)
         for seat in order:
             if seat not in verdicts:
                 continue
@@ -536,8 +531,9 @@ class _Analyser:
             )
         else:
             due = Settlement.later("lose", line.returned, ZERO, ZERO, rule, _lose_reason, line)
-        self.out.expected[play.bet] = due
-        self.step_later(due.rule, _bet_text, line, due.result)
+        out = self.out
+        out.expected[play.bet] = due
+        out.steps.append(Step.later(due.rule, _bet_text, line, due.result))
 
     def _layers(self, result: Decimal, collections: Decimal) -> None:
         bank, opts = self.bank, self.opts
@@ -658,6 +654,22 @@ def _target(bet: BetPlaced) -> int:
 
 def _seq(seats: list[int]) -> str:
     return "-".join(map(str, seats))
+
+
+def _dice_text(dice: Sequence[int], k: int, total: int) -> str:
+    return f"dice {'-'.join(map(str, dice))}" + (f" with adjustment {k:+d}" if k else "") + f": T = {total}"
+
+
+def _dealt_text(actual: list[int]) -> str:
+    return f"dealt {_seq(actual)}: two consecutive cards per seat, counter-clockwise"
+
+
+def _first_text(seats: int, banker: int, total: int, first: int) -> str:
+    return (
+        f"{seats} hands in play; counting counter-clockwise from the banker "
+        f"(seat {banker}) as 1, position (({total} - 1) mod {seats}) + 1 is "
+        f"seat {first}: it is dealt first"
+    )
 
 
 __all__ = ["RUN_RULE", "BankFacts", "RoundAnalysis", "analyse", "derive"]

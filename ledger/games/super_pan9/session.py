@@ -130,7 +130,7 @@ def advance(before: TableBank | None, rnd: Round) -> BankAdvance:
                     + ("s " if len(missing) > 1 else " ")
                     + ", ".join(map(str, missing)),
                 )
-        derivation.steps.append(Step(f"round {run} of seat {bank.banker}'s bank", RUN_RULE))
+        derivation.steps.append(Step.later(RUN_RULE, _run_text, run, bank.banker))
     if continues and before is not None and before.carry is not None and bank.capital < before.carry:
         find(
             "bank_rule_broken",
@@ -199,6 +199,10 @@ class BankSession:
     def load(self, data: dict[str, Any]) -> None:
         """Restore :meth:`to_json`."""
         self.tables = {table: TableBank.from_json(bank) for table, bank in data.items()}
+
+
+def _run_text(run: int, banker: int | None) -> str:
+    return f"round {run} of seat {banker}'s bank"
 
 
 def _nth(n: int) -> str:

@@ -28,6 +28,7 @@ gets a step saying so, and its cards are not counted against a shoe.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -167,24 +168,19 @@ class _Reader:
         self.deal.problems.append(DealProblem(rule, message, seq))
 
     def read(self) -> tuple[Deal, Shoe | None]:
-        for fact in self.rnd.events:
-            if isinstance(fact, DeckShuffled):
-                self.shuffled(fact)
-            elif isinstance(fact, ShoeClosed):
-                if self.shoe is not None:
-                    self.shoe.closed_in = self.rnd.round
-                self.deal.steps.append(Step(f"shoe closed ({fact.reason})", SHOE_END_RULE))
-            elif isinstance(fact, CardBurned):
-                self.burned(fact)
-            elif isinstance(fact, ThreeCardCardDealt):
-                self.dealt(fact)
-            elif isinstance(fact, DealCorrected):
-                self.corrected(fact)
-            elif isinstance(fact, CardsCancelled):
-                self.cancelled(fact)
+        handlers = _HANDLERS
+        for fact in self.rnd.events:  # one look-up by class per fact, not an isinstance chain
+            handler = handlers[type(fact)]
+            if handler is not None:
+                handler(self, fact)
         self.end_of_round()
         check_order(self.deal)
         return self.deal, self.shoe
+
+    def shoe_closed(self, fact: ShoeClosed) -> None:
+        if self.shoe is not None:
+            self.shoe.closed_in = self.rnd.round
+        self.deal.steps.append(Step(f"shoe closed ({fact.reason})", SHOE_END_RULE))
 
     def shuffled(self, fact: DeckShuffled) -> None:
         if self.dealing:
@@ -301,7 +297,7 @@ class _Reader:
         if burned != due:
             self.problem(BURN_RULE, f"{burned} card(s) burned before the deal; {first} burns {due}", seq)
         else:
-            self.deal.steps.append(Step(f"{burned} card(s) burned ({first})", BURN_RULE))
+            self.deal.steps.append(Step.later(BURN_RULE, _burned_text, burned, first))
 
     def corrected(self, fact: DealCorrected) -> None:
         dealt = next((d for d in reversed(self.deal.cards) if d.card == fact.card), None)
@@ -340,6 +336,33 @@ class _Reader:
             self.deal.steps.append(
                 Step("the last-round card came out: this is the shoe's last round", SHOE_END_RULE)
             )
+
+
+_Handler = Callable[[_Reader, Any], None] | None
+
+_READS: tuple[tuple[type, _Handler], ...] = (
+    (DeckShuffled, _Reader.shuffled),
+    (ShoeClosed, _Reader.shoe_closed),
+    (CardBurned, _Reader.burned),
+    (ThreeCardCardDealt, _Reader.dealt),
+    (DealCorrected, _Reader.corrected),
+    (CardsCancelled, _Reader.cancelled),
+)
+"""What :meth:`_Reader.read` does with a fact of each class, the first that matches."""
+
+
+class _ByClass(dict[type, _Handler]):
+    """The handler of each fact class (``None``: not a card or shoe fact): the first entry of
+    :data:`_READS` the class is a subclass of, as the ``isinstance`` chain it replaces would
+    pick (a compact fact's class is a subclass of its model), found once per class."""
+
+    def __missing__(self, cls: type) -> _Handler:
+        handler = next((read for base, read in _READS if issubclass(cls, base)), None)
+        self[cls] = handler
+        return handler
+
+
+_HANDLERS = _ByClass()
 
 
 def read_deal(rnd: Round, shoe: Shoe | None) -> tuple[Deal, Shoe | None]:
@@ -408,6 +431,10 @@ def _check_faces(deal: Deal) -> None:
                     dealt.seq,
                 )
             )
+
+
+def _burned_text(burned: int, first: str) -> str:
+    return f"{burned} card(s) burned ({first})"
 
 
 def _place(place: Place) -> str:

@@ -152,7 +152,7 @@ def _undealt_places(rnd: Round, deal: Deal, out: Derivation) -> None:
     flagged: set[int] = set()
     for bet in rnd.bets.values():
         spot = bet.spot
-        if isinstance(spot, HandSpot | TieSpot) and spot.seat not in dealt | flagged:
+        if isinstance(spot, HandSpot | TieSpot) and spot.seat not in dealt and spot.seat not in flagged:
             flagged.add(spot.seat)
             out.findings.append(
                 Finding(
