@@ -155,8 +155,7 @@ class ToldMark:
         self.p = d.p
         self.notes: list[str] = []
         """What the follower should say about signing (a key that is not the store's)."""
-        self.events = d.qualified(app.recorder.events_table_name)  # type: ignore[attr-defined]
-        self.position_column = "rowid" if d.is_sqlite else "notification_id"
+        self.events, self.position_column = app.events_table, app.position_column
         if isinstance(self.db, SQLiteConnection):
             self.db.conn.execute("PRAGMA synchronous = OFF")
             # Written from a thread of the follower's own: a store locked by another writer

@@ -279,8 +279,7 @@ class MerkleLog:
         counted in ``cur``'s transaction."""
         if (after is not None and ids[0] <= after) or any(b <= a for a, b in itertools.pairwise(ids)):
             return False
-        events = self.dialect.qualified(self.app.recorder.events_table_name)  # type: ignore[attr-defined]
-        position = "rowid" if self.dialect.is_sqlite else "notification_id"
+        events, position = self.app.events_table, self.app.position_column
         above = f"{position} >= {self.p}" if after is None else f"{position} > {self.p}"
         cur.execute(
             f"SELECT COUNT(*) FROM {events} WHERE {above} AND {position} <= {self.p}",

@@ -606,8 +606,7 @@ def row_totals(app: LedgerApp, upto: int) -> tuple[int, int] | None:
     <= 0), and the sum of their ids: two aggregates over the primary key, no row read.
     ``None`` if the sum overflows (ids no ledger ever gives)."""
     d = app.dialect
-    table = d.qualified(app.recorder.events_table_name)  # type: ignore[attr-defined]
-    position = "rowid" if d.is_sqlite else "notification_id"
+    table, position = app.events_table, app.position_column
     try:
         found = read_rows(
             app, f"SELECT COUNT(*), SUM({position}) FROM {table} WHERE {position} <= {d.p}", (upto,)

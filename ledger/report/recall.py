@@ -99,7 +99,7 @@ def recall(
 def _played(app: LedgerApp, table: str) -> int:
     """How many rounds the table has started: its aggregate's stored events, counted."""
     d = app.dialect
-    events = d.qualified(app.recorder.events_table_name)  # type: ignore[attr-defined]
+    events = app.events_table
     oid: object = table_id(table).hex if d.is_sqlite else table_id(table)
     found = read_rows(app, f"SELECT COUNT(*) FROM {events} WHERE originator_id = {d.p}", (oid,))
     return int(found[0][0])

@@ -236,8 +236,7 @@ class LedgerApp(Application[UUID]):
         """How many rows the log holds with an id at or below ``upto`` (every id, also <= 0):
         one count over the primary key, no row read."""
         d = self.dialect
-        table = d.qualified(self.recorder.events_table_name)  # type: ignore[attr-defined]
-        position = "rowid" if d.is_sqlite else "notification_id"
+        table, position = self.events_table, self.position_column
         found = read_rows(self, f"SELECT COUNT(*) FROM {table} WHERE {position} <= {d.p}", (upto,))
         return int(found[0][0])
 
@@ -245,8 +244,7 @@ class LedgerApp(Application[UUID]):
         """Where one aggregate's events sit in the log: the notification ids of its first and
         its newest stored event, and the newest one's topic (``None`` if it has none)."""
         d = self.dialect
-        table = d.qualified(self.recorder.events_table_name)  # type: ignore[attr-defined]
-        position = "rowid" if d.is_sqlite else "notification_id"
+        table, position = self.events_table, self.position_column
         oid: Any = aggregate.hex if d.is_sqlite else aggregate
         found = read_rows(
             self,
@@ -262,7 +260,7 @@ class LedgerApp(Application[UUID]):
         if not aggregates:
             return {}
         d = self.dialect
-        table = d.qualified(self.recorder.events_table_name)  # type: ignore[attr-defined]
+        table = self.events_table
         ids = [a.hex for a in aggregates] if d.is_sqlite else list(aggregates)
         among, params = d.one_of("originator_id", ids)
         found = read_rows(
@@ -283,7 +281,7 @@ class LedgerApp(Application[UUID]):
 
     def topic_counts(self) -> dict[str, int]:
         """How many stored events each topic has (one aggregate query)."""
-        table = self.dialect.qualified(self.recorder.events_table_name)  # type: ignore[attr-defined]
+        table = self.events_table
         return dict(read_rows(self, f"SELECT topic, COUNT(*) FROM {table} GROUP BY topic"))
 
     @property
@@ -291,9 +289,20 @@ class LedgerApp(Application[UUID]):
         """SQLite or PostgreSQL (``ledger.storage.sql``)."""
         return dialect_of(self)
 
+    @property
+    def events_table(self) -> str:
+        """The stored events' table, as SQL names it (schema-qualified on PostgreSQL)."""
+        return self.dialect.qualified(self.recorder.events_table_name)  # type: ignore[attr-defined]
+
+    @property
+    def position_column(self) -> str:
+        """The column of a row's position in the log: ``rowid`` on SQLite, ``notification_id``
+        on PostgreSQL."""
+        return "rowid" if self.dialect.is_sqlite else "notification_id"
+
     def _rows_statement(self, topics: int = 0) -> tuple[str, bool]:
         d = self.dialect
-        table = d.qualified(self.recorder.events_table_name)  # type: ignore[attr-defined]
+        table = self.events_table
         if d.is_sqlite:
             where = f" AND topic IN ({','.join('?' * topics)})" if topics else ""
             return (
