@@ -49,6 +49,7 @@ from typing import Any, Protocol
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ledger.codec.parse import Rejection
+from ledger.domain.errors import first_line as _first_line
 from ledger.live.judge_process import RemoteJudge, warm_up
 from ledger.live.judging import LiveFinding, LiveJudge
 from ledger.live.metrics import FollowerMetrics
@@ -56,7 +57,6 @@ from ledger.live.publish import Outgoing, ensure_findings_stream, publish_acked,
 from ledger.live.sources import Batch, Bounds, Line, NatsSource, Source
 from ledger.live.told import ToldMark, reject_id, store_identity
 from ledger.live.tree import TreeKeeper, store_errors
-from ledger.live.tree import first_line as _first_line
 from ledger.live.witnessing import Cosigner
 from ledger.proof import checkpoints
 from ledger.proof.seal import SealError

@@ -120,4 +120,4 @@ def _append_hashed(log: MerkleLog, known: Sequence[RawRow]) -> bool:
     return True
 
 
-__all__ = ["ErrorSink", "TreeKeeper", "first_line", "store_errors"]
+__all__ = ["ErrorSink", "TreeKeeper", "store_errors"]
