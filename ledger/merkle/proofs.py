@@ -40,7 +40,7 @@ from ledger.merkle.sealing import CHAIN_EXTENSION, open_checkpoint
 from ledger.merkle.tree import row_leaf
 from ledger.proof.note import NoteError
 from ledger.proof.seal import Checkpoint, parse_public_key
-from ledger.storage.store import LedgerApp
+from ledger.storage.store import LedgerApp, RawRow
 
 MAX_PROOF_HASHES = 64
 """An inclusion proof in a tree of fewer than 2⁶⁴ leaves has fewer hashes: longer is refused."""
@@ -92,12 +92,22 @@ def check_exportable(app: LedgerApp) -> bool:
     return mapper.compressor is not None
 
 
-def stored_bytes(app: LedgerApp, row_id: int) -> bytes:
-    """The bytes stored in row ``row_id`` (as the tree hashes them)."""
+def stored_row(app: LedgerApp, row_id: int) -> RawRow | None:
+    """Row ``row_id`` of the log as a plain tuple (id, aggregate, version, topic, stored
+    bytes), or ``None`` if the log has no such row."""
     for page in app.rows(page=1, after=row_id - 1):
         if page and page[0][0] == row_id:
-            return bytes(page[0][4])
-    raise BundleError(f"the log has no row {row_id}")
+            return page[0]
+        break
+    return None
+
+
+def stored_bytes(app: LedgerApp, row_id: int) -> bytes:
+    """The bytes stored in row ``row_id`` (as the tree hashes them)."""
+    row = stored_row(app, row_id)
+    if row is None:
+        raise BundleError(f"the log has no row {row_id}")
+    return bytes(row[4])
 
 
 def leaf_state(carried: Any, framed: bytes) -> bytes:

@@ -29,6 +29,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from ledger.merkle.heads import Heads, StoredNote
 from ledger.merkle.log import MerkleLog, TreeError
+from ledger.merkle.proofs import stored_row
 from ledger.merkle.rfc6962 import verify_inclusion
 from ledger.merkle.sealing import open_checkpoint
 from ledger.merkle.tree import row_leaf
@@ -174,14 +175,13 @@ def _check_leaf(app: LedgerApp, log: MerkleLog, index: int, size: int, root: byt
         proof = log.inclusion_proof(index, size)
     except TreeError as exc:
         return f"leaf {index}: the stored tree cannot prove it: {exc}"
-    for page in app.rows(page=1, after=row_id - 1):
-        nid, oid, version, topic, state = page[0]
-        if nid != row_id:
-            break
-        if verify_inclusion(row_leaf(oid, version, topic, state), index, size, proof, root):
-            return None
-        return (
-            f"row {row_id} (leaf {index}, {topic} version {version}) is not the row the "
-            "signed root commits to: it was changed, moved or replaced after the checkpoint"
-        )
-    return f"leaf {index}: the log has no row {row_id} (removed after the checkpoint)"
+    row = stored_row(app, row_id)
+    if row is None:
+        return f"leaf {index}: the log has no row {row_id} (removed after the checkpoint)"
+    _, oid, version, topic, state = row
+    if verify_inclusion(row_leaf(oid, version, topic, state), index, size, proof, root):
+        return None
+    return (
+        f"row {row_id} (leaf {index}, {topic} version {version}) is not the row the "
+        "signed root commits to: it was changed, moved or replaced after the checkpoint"
+    )
