@@ -158,7 +158,7 @@ def _parsed() -> dict[str, dict[str, Any]]:
         source = path.read_bytes()
         key = f"{version}:{hashlib.sha256(source).hexdigest()}"
         found = stored.get(key)
-        if not isinstance(found, dict):
+        if not isinstance(found, dict) or set(found) != {"statements", "commands"}:
             found = _parse(source.decode("utf-8"))
         out[module] = fresh[key] = found
     if fresh.keys() != stored.keys():
