@@ -133,6 +133,17 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Iterator[list[pytest.Collector]]:
+    """The test modules are not searched for doctests (they hold none; ``--doctest-modules``
+    is for the product's packages): without this each one was collected a second time, as a
+    doctest module, and every object in it inspected, about 0.5 s of CPU per pytest process."""
+    from _pytest.doctest import DoctestModule
+
+    collected = yield
+    return [node for node in collected if not isinstance(node, DoctestModule)]
+
+
 def full_run(config: pytest.Config) -> bool:
     """Whether this run includes the slow tier (``--all``, ``-m …`` or ``CI=true``)."""
     return bool(config.getoption("all_tiers") or config.option.markexpr or os.environ.get("CI") == "true")
@@ -150,41 +161,39 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Mark the PostgreSQL case of each ``slow_postgres`` test ``slow`` (before ``-m`` selects),
     then leave the ``slow`` tier out unless asked for (``--all``, ``-m …`` or ``CI=true``); a
     full run starts with the modules that hold slow tests."""
-    for item in items:
-        if _postgres_case_of_slow_postgres(item):
+    marks = {item: {mark.name for mark in item.iter_markers()} for item in items}  # read once
+    for item, names in marks.items():
+        if "slow_postgres" in names and _postgres_case(item):
             item.add_marker(pytest.mark.slow)
+            names.add("slow")
     if "instructions" not in (config.option.markexpr or ""):
-        counted = [item for item in items if item.get_closest_marker("instructions") is not None]
+        counted = [item for item in items if "instructions" in marks[item]]
         if counted:
             config.hook.pytest_deselected(items=counted)
-            items[:] = [item for item in items if item.get_closest_marker("instructions") is None]
+            items[:] = [item for item in items if "instructions" not in marks[item]]
     if full_run(config):
-        items[:] = _heavy_modules_first(items)
+        items[:] = _heavy_modules_first(items, {item for item in items if "slow" in marks[item]})
         return
-    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    slow = [item for item in items if "slow" in marks[item]]
     if slow:
         config.hook.pytest_deselected(items=slow)
-        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+        items[:] = [item for item in items if "slow" not in marks[item]]
 
 
-def _heavy_modules_first(items: list[pytest.Item]) -> list[pytest.Item]:
+def _heavy_modules_first(items: list[pytest.Item], slow: set[pytest.Item]) -> list[pytest.Item]:
     """The test modules that hold a ``slow`` test first, each kept whole and in its own order,
     then the others: on several pytest-xdist workers (``--dist worksteal``) the long tests start
     early and the short ones fill in behind them, instead of one long test running alone at the
     end."""
-    heavy = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow") is not None}
+    heavy = {item.nodeid.split("::")[0] for item in slow}
     return sorted(items, key=lambda item: item.nodeid.split("::")[0] not in heavy)
 
 
-def _postgres_case_of_slow_postgres(item: pytest.Item) -> bool:
-    """The PostgreSQL case of a test marked ``slow_postgres`` (its SQLite case stays in the
-    developer's tier)."""
+def _postgres_case(item: pytest.Item) -> bool:
+    """Whether ``item`` is the PostgreSQL case of its test (of a test marked ``slow_postgres``,
+    that case is slow; its SQLite case stays in the developer's tier)."""
     params = getattr(item, "callspec", None)
-    return (
-        item.get_closest_marker("slow_postgres") is not None
-        and params is not None
-        and "postgres" in params.params.values()
-    )
+    return params is not None and "postgres" in params.params.values()
 
 
 def tiered(values: Iterable[object], keep: int) -> list[object]:

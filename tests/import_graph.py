@@ -11,9 +11,15 @@ import of ``cli.main`` too.
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
+import os
+import sys
+import tempfile
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("ledger", "projections", "cli")
@@ -59,18 +65,19 @@ def owner(name: str) -> str | None:
     return name or None
 
 
-def _targets(module: str, node: ast.Import | ast.ImportFrom) -> list[str]:
-    """Full names an import statement reads (``from a import b`` → ``a.b``)."""
-    if isinstance(node, ast.Import):
-        return [alias.name for alias in node.names]
-    base = node.module or ""
-    if node.level:
+def _targets(module: str, statement: dict[str, Any]) -> list[str]:
+    """Full names an import statement (as :func:`_read` gives it) reads (``from a import b`` →
+    ``a.b``)."""
+    if statement["from"] is None:
+        return list(statement["names"])
+    base = statement["from"]
+    if statement["level"]:
         package = module.split(".")
         if MODULES[module].name != "__init__.py":
             package.pop()
-        package = package[: len(package) - (node.level - 1)]
-        base = ".".join([*package, *([node.module] if node.module else [])])
-    return [f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base for alias in node.names]
+        package = package[: len(package) - (statement["level"] - 1)]
+        base = ".".join([*package, *([statement["from"]] if statement["from"] else [])])
+    return [f"{base}.{name}" if f"{base}.{name}" in MODULES else base for name in statement["names"]]
 
 
 def _is_type_checking(node: ast.If) -> bool:
@@ -103,29 +110,80 @@ def _statements(tree: ast.AST) -> list[tuple[ast.Import | ast.ImportFrom, bool, 
     return out
 
 
+def _parse(source: str) -> dict[str, Any]:
+    """What the graph needs of one file's source: its import statements (source text, the
+    ``from`` module or ``None``, the relative level, the names, inside a function, inside
+    ``TYPE_CHECKING``) and whether it assigns ``COMMANDS`` at module level."""
+    tree = ast.parse(source)
+    return {
+        "statements": [
+            {
+                "text": ast.unparse(node),
+                "from": (node.module or "") if isinstance(node, ast.ImportFrom) else None,
+                "level": node.level if isinstance(node, ast.ImportFrom) else 0,
+                "names": [alias.name for alias in node.names],
+                "local": local,
+                "checking": checking,
+            }
+            for node, local, checking in _statements(tree)
+        ],
+        "commands": any(
+            isinstance(n, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "COMMANDS" for t in n.targets)
+            for n in tree.body
+        ),
+    }
+
+
+CACHE = Path(tempfile.gettempdir()) / f"ledger-tests-import-graph-{os.getuid()}.json"
+"""What :func:`_parse` found in each source, by the SHA-256 of the source and the Python version
+(parsing all of ``ledger``, ``projections`` and ``cli`` is about 1.3 s of CPU; a file read back
+from here is one whose bytes are exactly those parsed)."""
+
+
+@cache
+def _parsed() -> dict[str, dict[str, Any]]:
+    """:func:`_parse` of every module, by dotted name: from :data:`CACHE` where the source is
+    unchanged, parsed (and the cache rewritten) where it is not."""
+    try:
+        stored = json.loads(CACHE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        stored = {}
+    if not isinstance(stored, dict):
+        stored = {}
+    version = sys.version.split()[0]
+    out: dict[str, dict[str, Any]] = {}
+    fresh: dict[str, dict[str, Any]] = {}
+    for module, path in MODULES.items():
+        source = path.read_bytes()
+        key = f"{version}:{hashlib.sha256(source).hexdigest()}"
+        found = stored.get(key)
+        if not isinstance(found, dict) or set(found) != {"statements", "commands"}:
+            found = _parse(source.decode("utf-8"))
+        out[module] = fresh[key] = found
+    if fresh.keys() != stored.keys():
+        partial = CACHE.with_name(f"{CACHE.name}.{os.getpid()}")
+        try:
+            partial.write_text(json.dumps(fresh), encoding="utf-8")
+            os.replace(partial, CACHE)
+        except OSError:
+            partial.unlink(missing_ok=True)
+    return out
+
+
 def command_modules() -> set[str]:
     """Modules of ``cli/`` that declare ``COMMANDS``: ``cli.main`` imports each when its command
     runs (``importlib``), an edge the ``import`` statements do not show."""
-    return {
-        m
-        for m, path in MODULES.items()
-        if m.startswith("cli.")
-        and any(
-            isinstance(n, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == "COMMANDS" for t in n.targets)
-            for n in ast.parse(path.read_text(encoding="utf-8")).body
-        )
-    }
+    return {m for m, found in _parsed().items() if m.startswith("cli.") and found["commands"]}
 
 
 @cache
 def imports(module: str) -> tuple[Import, ...]:
     """Every name ``module`` imports, wherever the statement stands."""
-    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
     found = [
-        Import(module, target, owner(target), ast.unparse(node), local, checking)
-        for node, local, checking in _statements(tree)
-        for target in _targets(module, node)
+        Import(module, target, owner(target), statement["text"], statement["local"], statement["checking"])
+        for statement in _parsed()[module]["statements"]
+        for target in _targets(module, statement)
     ]
     if module == "cli.main":
         found += [

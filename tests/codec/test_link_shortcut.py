@@ -51,7 +51,7 @@ _versions = st.one_of(
 _spans = st.lists(st.tuples(_oids, _versions, _versions, _digests), max_size=4)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=4 * settings.default.max_examples, deadline=None)  # 400 in a full run, 20 by default
 @given(_spans, st.booleans())
 def test_the_shortcut_says_yes_only_when_the_model_lists_the_spans(
     spans: list[tuple[Any, Any, Any, Any]], hyphens_dropped: bool

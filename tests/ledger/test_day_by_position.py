@@ -12,6 +12,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, timedelta
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -41,25 +42,34 @@ def _ingest(app: LedgerApp, lines: list[dict[str, Any]], path: Path) -> None:
         assert Ingestor(app, batch_events=50).ingest(numbered_lines(stream)).rejected == []
 
 
+@cache
+def _simulated(rounds: int) -> tuple[dict[str, Any], ...]:
+    """The simulated feed of :func:`_build` (made once per size: each store of that size reads
+    the same lines, which nothing changes)."""
+    return tuple(
+        simulate(
+            [GAMES[k] for k in GAME_KEYS],
+            rounds=rounds,
+            tables=2,
+            seed=2,
+            error_rate=0.25,
+            round_interval=timedelta(hours=3),
+        ).lines
+    )
+
+
 def _build(app: LedgerApp, tmp_path: Path, rounds: int = 24) -> list[date]:
     """Three to four gaming days (two to three with 12 ``rounds``), sealed at the start of each
     day (the nightly seal) and in the middle of each (a cut inside rounds). With this seed the
     last 3CB round of a table on a day that is not the last carries a bet into the next day's
     first round."""
-    sim = simulate(
-        [GAMES[k] for k in GAME_KEYS],
-        rounds=rounds,
-        tables=2,
-        seed=2,
-        error_rate=0.25,
-        round_interval=timedelta(hours=3),
-    )
-    days = [day_of(datetime_of(line["at"]), CUTOFF) for line in sim.lines]
+    lines = list(_simulated(rounds))
+    days = [day_of(datetime_of(line["at"]), CUTOFF) for line in lines]
     starts = [n for n in range(1, len(days)) if days[n] != days[n - 1]]
     bounds = [0, *starts, len(days)]
     cuts = sorted({*bounds, *((a + b) // 2 for a, b in itertools.pairwise(bounds))})
     for n, (a, b) in enumerate(itertools.pairwise(cuts)):
-        _ingest(app, sim.lines[a:b], tmp_path / f"part{n}.jsonl")
+        _ingest(app, lines[a:b], tmp_path / f"part{n}.jsonl")
         seal(app, KEY)
     return sorted(set(days))
 

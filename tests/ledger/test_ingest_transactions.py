@@ -23,6 +23,7 @@ import re
 import signal
 import subprocess
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +45,14 @@ SEED = 20261127
 
 def _clean() -> list[bytes]:
     """A small six-game feed, every line valid."""
+    return list(_clean_lines())
+
+
+@cache
+def _clean_lines() -> tuple[bytes, ...]:
+    """:func:`_clean`'s lines, simulated once for the tests of both stores."""
     sim = simulate(simulated_games(), rounds=2, tables=2, seed=3, error_rate=0.0)
-    return [json.dumps(obj, separators=(",", ":")).encode() for obj in sim.lines]
+    return tuple(json.dumps(obj, separators=(",", ":")).encode() for obj in sim.lines)
 
 
 def _conflicting(line: bytes) -> bytes:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -38,19 +39,27 @@ def _sealing_public_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("LEDGER_SEAL_PUBLIC_KEY", str(path))
 
 
+@cache
+def _simulated() -> tuple[dict[str, Any], ...]:
+    """The feed of :func:`_build`, made once (each store reads the same lines, which nothing
+    changes)."""
+    games = [GAMES["3CB"], GAMES["STUD"], GAMES["SP9"]]
+    return tuple(simulate(games, rounds=30, tables=2, seed=7, error_rate=0.2).lines)
+
+
 def _build(app: LedgerApp, tmp_path: Path) -> list[tuple[str, str]]:
     """Three checkpoints far apart, a state point every fourth round of each game between
     them; the rounds of the games that follow rounds, in the feed."""
-    sim = simulate([GAMES["3CB"], GAMES["STUD"], GAMES["SP9"]], rounds=30, tables=2, seed=7, error_rate=0.2)
-    step = len(sim.lines) // 3
+    lines = list(_simulated())
+    step = len(lines) // 3
     for n in range(3):
-        part = sim.lines[n * step : (n + 1) * step]
+        part = lines[n * step : (n + 1) * step]
         path = tmp_path / f"part{n}.jsonl"
         path.write_text("".join(json.dumps(line) + "\n" for line in part), encoding="utf-8")
         with open(path, encoding="utf-8") as stream:
             assert Ingestor(app, batch_events=80).ingest(numbered_lines(stream)).rejected == []
         seal(app, KEY, state_every=4)
-    return sorted({(line["table"], line["round"]) for line in sim.lines[: 3 * step]})
+    return sorted({(line["table"], line["round"]) for line in lines[: 3 * step]})
 
 
 @pytest.fixture(scope="module")

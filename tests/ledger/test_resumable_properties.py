@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import random
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -50,8 +51,14 @@ def _sealing_public_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def _lines(seed: int) -> list[str]:
+    return list(_simulated(seed))
+
+
+@cache
+def _simulated(seed: int) -> tuple[str, ...]:
+    """The simulated day of ``seed``, made once for the tests of both stores."""
     sim = simulate(simulated_games(), rounds=6, tables=2, seed=seed, error_rate=0.3)
-    return [json.dumps(line, separators=(",", ":")) for line in sim.lines]
+    return tuple(json.dumps(line, separators=(",", ":")) for line in sim.lines)
 
 
 def _ingest(app: LedgerApp, lines: list[str]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -24,9 +25,15 @@ def _ingest(app: LedgerApp, lines: list[str]) -> None:
 
 
 def _simulated(error_rate: float, rounds: int = 12, tables: int = 3) -> list[str]:
+    return list(_simulated_once(error_rate, rounds, tables))
+
+
+@cache
+def _simulated_once(error_rate: float, rounds: int, tables: int) -> tuple[str, ...]:
+    """:func:`_simulated`'s lines, made once for the tests of both stores."""
     games = simulated_games()
     sim = simulate(games, rounds=rounds, tables=tables, seed=7, error_rate=error_rate)
-    return [json.dumps(line, separators=(",", ":")) for line in sim.lines]
+    return tuple(json.dumps(line, separators=(",", ":")) for line in sim.lines)
 
 
 def _renamed(lines: list[str], table: str) -> list[str]:

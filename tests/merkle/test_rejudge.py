@@ -11,6 +11,7 @@ import base64
 import copy
 import json
 import zlib
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,9 @@ runner = CliRunner()
 JACKPOT = ("STUD-02", "000006")
 
 
-def _stud_lines(planted: bool = False) -> list[dict[str, Any]]:
+@cache
+def _stud_feed() -> tuple[dict[str, Any], ...]:
+    """The STUD feed with the forced jackpot, simulated once (every test copies its lines)."""
     sim = simulate(
         [GAMES["STUD"]],
         rounds=10,
@@ -45,7 +48,11 @@ def _stud_lines(planted: bool = False) -> list[dict[str, Any]]:
         seed=3,
         game_state={"STUD": force_plan([f"{JACKPOT[0]}/{JACKPOT[1]}:2=royal_flush"])},
     )
-    lines = [dict(x) for x in sim.lines]
+    return tuple(sim.lines)
+
+
+def _stud_lines(planted: bool = False) -> list[dict[str, Any]]:
+    lines = [dict(x) for x in _stud_feed()]
     paid = [x for x in lines if x["type"] == "jackpot_paid"]
     assert [(x["table"], x["round"]) for x in paid] == [JACKPOT]
     if planted:
