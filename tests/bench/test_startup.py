@@ -28,7 +28,9 @@ def test_importtime_is_summed_and_its_top_level_ranked() -> None:
     assert summary.top == [("cli.main", 8000), ("site", 420)]
 
 
-def test_the_version_is_measured_in_a_real_process(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_version_is_measured_in_a_real_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """One measure, through the command line (the JSON it writes is what ``measure`` returns,
     the tables it prints are ``render``'s): a real ``ledger --version`` and its importtime."""
     out = tmp_path / "s.json"
