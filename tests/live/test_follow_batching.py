@@ -118,6 +118,9 @@ def test_a_judging_keeps_a_bounded_part_of_the_rows_it_reads_and_the_tree_reads_
 ) -> None:
     monkeypatch.setattr(judging, "KEEP_ROWS", 10)
     app = open_ledger(db_url)
+    read = app.rows
+    page = 100  # pages of 100 rows (1,000 by default): the bound is passed long before the end
+    monkeypatch.setattr(app, "rows", lambda page=page, **kw: read(page, **kw))
     keeper = TreeKeeper(app, lambda kind, message: None)
     try:
         Ingestor(app, extend_tree=False).ingest(enumerate(lines, 1))
@@ -126,7 +129,7 @@ def test_a_judging_keeps_a_bounded_part_of_the_rows_it_reads_and_the_tree_reads_
         judge.advance()
         kept = judge.take_read()
         leaves = _every_row_leaf(app)
-        assert 10 <= len(kept) < len(leaves)  # a page at most past the bound, not the whole log
+        assert 10 <= len(kept) < 10 + page < len(leaves)  # a page at most past the bound, not the whole log
         keeper.extend(kept)
         with MerkleLog(app) as tree:
             assert tree.head().size in (len(kept), len(leaves))  # SQLite: these; PostgreSQL: all
