@@ -289,7 +289,8 @@ def _deal(rnd: Round, places: dict[int, Place], d: Derivation) -> tuple[bool, Ha
         return False, None
     ok = True
     texts = [str(c.card) for c in dealt]
-    if len(set(texts)) != len(texts):  # a card dealt twice: the first repeat of each is reported
+    repeated = len(set(texts)) != len(texts)
+    if repeated:  # a card dealt twice: the first repeat of each is reported
         seen: set[str] = set()
         twice: set[str] = set()
         for c, text in zip(dealt, texts, strict=True):
@@ -317,6 +318,8 @@ def _deal(rnd: Round, places: dict[int, Place], d: Derivation) -> tuple[bool, Ha
         )
         return False, None
     ok = _check_order(rnd, dealt, seats, d) and ok
+    if repeated and (len(set(dealer_cards)) != 5 or any(len(set(places[seat].cards)) != 5 for seat in seats)):
+        return False, None  # a hand holding one card twice has no value (the repeat is reported)
     for seat in seats:
         place = places[seat]
         place.value = evaluate(place.cards)
