@@ -1,7 +1,8 @@
 """Compact facts (``ledger.codec.compact``) are the model's facts in fewer objects.
 
 - Every feed fact of the six games' example feeds and of a simulated feed with injected
-  errors, decoded compact, is an instance of its model, has the same fields with equal values
+  errors, decoded compact, is an instance of its model (its ``__class__``; its own class is a
+  plain slotted one, without ``BaseModel``'s attribute hook), has the same fields with equal values
   of the same types, and compares, hashes, prints, dumps and pickles like the model instance
   decoded from the same bytes; it holds no dict or set of its own and cannot be changed.
 - Hostile bytes (the fast-equals-reference property's lines): the compact validator refuses
@@ -65,7 +66,11 @@ def test_a_compact_fact_is_its_model_instance_in_one_object() -> None:
         model, compact = kind.first(content), kind.compact(content)
         cls = type(model)
         assert cls is kind.cls and type(compact) is compact_class(cls) and type(compact) is not cls
-        assert isinstance(compact, cls) and isinstance(compact, FeedEvent)
+        assert isinstance(compact, cls) and isinstance(compact, FeedEvent) and isinstance(compact, BaseModel)
+        # a plain slotted class whose ``__class__`` is the model: no ``BaseModel.__getattr__``
+        # hook on its attribute reads, and a lookup by ``fact.__class__`` finds the model
+        assert compact.__class__ is cls and type(compact).__mro__ == (type(compact), object)
+        assert not hasattr(type(compact), "__getattr__")
         for name in cls.model_fields:
             mine, theirs = getattr(compact, name), getattr(model, name)
             nested = isinstance(theirs, BaseModel)
