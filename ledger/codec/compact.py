@@ -129,8 +129,8 @@ take: its own layout, and what it does its own way."""
 
 
 def compact_class(cls: type) -> type:
-    """The compact class of the model ``cls``: a plain slotted class with the same name,
-    registered as a virtual subclass of the model (see the module docstring)."""
+    """The compact class of the model ``cls``: a plain slotted class with the same name and
+    the model's class attributes, whose ``__class__`` is the model (see the module docstring)."""
     known = _COMPACT.get(cls)
     if known is None:
         names = tuple(cls.model_fields)  # type: ignore[attr-defined]
