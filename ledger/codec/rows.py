@@ -10,7 +10,7 @@ round stream, ``ledger.storage.stream``, holds one and calls its parts row by ro
   validated once per distinct rulebook (``ledger.codec.openings.OpeningDecoder``). Bytes a
   shortcut refuses are decoded again by ``model_validate_json``, so an error is the model's.
   ``Kind.compact`` is the native twin building compact facts (``ledger.codec.compact``: the
-  model's slotted subclass, no ``__dict__``), which ``ledger verify``'s pass judges.
+  model's slotted twin, no ``__dict__``), which ``ledger verify``'s pass judges.
 
 A game's decoders are built on the first row of that game the process reads, so a pass over
 a store without STUD rounds never imports STUD.

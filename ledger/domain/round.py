@@ -169,7 +169,7 @@ class Round:
         bets, settlements = self.bets, self.settlements
         fact: Any  # the index tells its class (no ``isinstance`` per fact to narrow it)
         for fact in new:
-            kind = type(fact)
+            kind = fact.__class__
             group = groups.get(kind)
             if group is not None:
                 group.append(fact)
@@ -231,7 +231,7 @@ class Round:
         """Group :attr:`events` by class again (every class made known to :data:`_INDEX`)."""
         groups: dict[type, list[FeedEvent]] = {}
         for fact in self.events:
-            kind = type(fact)
+            kind = fact.__class__
             if kind not in _INDEX:
                 _index_of(kind)
             groups.setdefault(kind, []).append(fact)

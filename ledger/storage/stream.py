@@ -127,8 +127,9 @@ class RoundStream:
 
         The usual row of a verify pass — a feed fact of a round being gathered, its content
         given by the tap, no content kept — is decoded and gathered in this loop itself, as a
-        compact fact (``ledger.codec.compact``: the model's slotted subclass, equal to the
-        model instance; fewer objects per fact); every other row goes to :meth:`_row`.
+        compact fact (``ledger.codec.compact``: a slotted twin of the model whose ``__class__``
+        is the model, equal to the model instance; fewer objects per fact, plain attribute
+        reads); every other row goes to :meth:`_row`.
         :attr:`position` is the row's before each round handed over and the last row's at
         the end."""
         check = self.check

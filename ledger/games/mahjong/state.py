@@ -229,7 +229,7 @@ class GameState:
         if self.phase == "ended" and isinstance(e, _NOT_AFTER_END):
             self._bad("invalid_deal", e, TURN_RULE, "play continued after the game ended")
             return
-        handler = _HANDLERS[type(e)]
+        handler = _HANDLERS[e.__class__]
         if handler is not None:
             handler(self, e)
 
@@ -806,7 +806,7 @@ def replay(
         if state.phase == "ended" and isinstance(e, _NOT_AFTER_END):
             state._bad("invalid_deal", e, TURN_RULE, "play continued after the game ended")
             continue
-        handler = handlers[type(e)]
+        handler = handlers[e.__class__]
         if handler is not None:
             handler(state, e)
     state.finish()

@@ -170,7 +170,7 @@ class _Reader:
     def read(self) -> tuple[Deal, Shoe | None]:
         handlers = _HANDLERS
         for fact in self.rnd.events:  # one look-up by class per fact, not an isinstance chain
-            handler = handlers[type(fact)]
+            handler = handlers[fact.__class__]
             if handler is not None:
                 handler(self, fact)
         self.end_of_round()
