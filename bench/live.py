@@ -17,7 +17,11 @@ On SQLite and, when a server answers, on PostgreSQL, with one seeded simulated p
    judging (the follower puts judging off while it is behind, so this is the rate findings keep
    up with); and the CPU seconds of the follower's process (storing; all of it, and from its
    first line read to its last commit, against the batch ingest's: ``storing_cpu_vs_batch``,
-   target at most 1.05) and of its two children (receiving; judging and the Merkle tree).
+   target at most 1.05) and of its two children (receiving; judging and the Merkle tree);
+   and, on Linux, how long the batch ingest's thread and the follower's storing thread were
+   ready to run but waited for a core (``/proc/thread-self/schedstat``), and the ratio of the
+   two rates with those waits taken out (``follow_vs_batch_unqueued``: what the follower would
+   do against the batch ingest with a core free for each; the target stays the wall-clock ratio).
    Batch and follow run one after the other ``--runs`` times (default 3) and the medians are
    shown, each ratio the median of the runs' ratios: on a shared machine the wall-clock rates
    move with the load (printed before and after), the CPU seconds much less;
@@ -40,6 +44,7 @@ import asyncio
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -54,7 +59,7 @@ import nats
 
 from bench.stores import DEFAULT_PG, Store, Stores, pg_reachable
 from ledger.games import GAMES
-from ledger.live.follower import Follower, FollowOptions
+from ledger.live.follower import Follower, FollowOptions, run_queue_seconds
 from ledger.live.judging import finding_ids
 from ledger.live.publish import publish_lines
 from ledger.live.sources import NatsAddress, NatsSource
@@ -97,16 +102,27 @@ def _cpu(who: int = resource.RUSAGE_SELF) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def batch_rate(store: Store, lines: list[bytes]) -> tuple[float, float]:
-    """Lines per second of one batch ingest into a fresh store, and the process CPU seconds."""
+@dataclass
+class BatchRate:
+    """A batch ingest's rate (lines/s), CPU seconds, wall seconds, and seconds its thread
+    waited for a core."""
+
+    rate: float
+    cpu: float
+    seconds: float
+    queued: float
+
+
+def batch_rate(store: Store, lines: list[bytes]) -> BatchRate:
+    """One batch ingest into a fresh store: its rate, process CPU and waits for a core."""
     app = open_ledger(store.url)
     try:
-        cpu = _cpu()
+        cpu, queued = _cpu(), run_queue_seconds()
         report = Ingestor(app).ingest(enumerate(lines, 1))
-        cpu = _cpu() - cpu
+        cpu, queued = _cpu() - cpu, run_queue_seconds() - queued
     finally:
         app.close()
-    return len(lines) / report.seconds, cpu
+    return BatchRate(len(lines) / report.seconds, cpu, report.seconds, queued)
 
 
 async def _drop_stream(url: str) -> None:
@@ -122,13 +138,17 @@ async def _drop_stream(url: str) -> None:
 class FollowRate:
     """A follower's rates (lines/s) and the CPU seconds it took: its own process (storing,
     the batches, the acknowledgements), all of it and from its first line read to its last
-    commit, and its two children's (receiving; judging and the Merkle tree)."""
+    commit, and its two children's (receiving; judging and the Merkle tree); the seconds from
+    its first line read to its last commit, and of them those its storing thread waited for a
+    core."""
 
     stored: float
     judged: float
     cpu: float
     storing_cpu: float
     children_cpu: float
+    seconds: float
+    queued: float
 
 
 def follow_rate(store: Store, lines: list[bytes], nats_base: str) -> FollowRate:
@@ -160,6 +180,8 @@ def follow_rate(store: Store, lines: list[bytes], nats_base: str) -> FollowRate:
         cpu,
         s.storing_cpu,
         children,
+        s.last_commit_at - s.first_line_at,
+        s.storing_queued,
     )
 
 
@@ -205,6 +227,9 @@ def latency(store: Store, lines: list[bytes], nats_base: str, rate: float) -> di
     """p50 and p99 from a round's close being published to its first finding, at ``rate``."""
     url = f"{nats_base}/BENCH{uuid.uuid4().hex[:10]}"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # Its own empty directory: ``python -m`` puts the working directory first on the path, and
+    # a shared temporary directory may hold a stray module named like a library's.
+    cwd = tempfile.mkdtemp(prefix="bench-live-")
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -223,7 +248,7 @@ def latency(store: Store, lines: list[bytes], nats_base: str, rate: float) -> di
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env=env,
-        cwd=tempfile.gettempdir(),
+        cwd=cwd,
     )
     assert proc.stderr is not None
     proc.stderr.readline()  # "following …": the consumer is there
@@ -246,6 +271,7 @@ def latency(store: Store, lines: list[bytes], nats_base: str, rate: float) -> di
         if proc.poll() is None:
             proc.kill()
         asyncio.run(_drop_stream(url))
+        shutil.rmtree(cwd, ignore_errors=True)
     seen.keep(store_finding_ids(store.url))
     found = seen.seconds()
     if len(found) < 2:
@@ -264,36 +290,49 @@ def latency(store: Store, lines: list[bytes], nats_base: str, rate: float) -> di
     }
 
 
-def _summary(runs: list[tuple[float, float, FollowRate]], lines: int) -> dict[str, Any]:
+def _unqueued(b: BatchRate, f: FollowRate) -> float:
+    """The follow rate over the batch rate, each one's waits for a core taken out of its time."""
+    return (b.seconds - b.queued) / (f.seconds - f.queued)
+
+
+def _summary(runs: list[tuple[BatchRate, FollowRate]], lines: int) -> dict[str, Any]:
     """The medians of several runs (each a batch ingest and a follow, one after the other, so
     a ratio compares two measurements made under about the same load), and every run."""
 
     def median(values: list[float]) -> float:
         return statistics.median(values)
 
-    batch = median([b for b, _, _ in runs])
     return {
-        "batch_lines_s": round(batch),
-        "follow_lines_s": round(median([f.stored for _, _, f in runs])),
-        "follow_vs_batch": round(median([f.stored / b for b, _, f in runs]), 2),
-        "follow_judged_lines_s": round(median([f.judged for _, _, f in runs])),
-        "judged_vs_batch": round(median([f.judged / b for b, _, f in runs]), 2),
-        "batch_cpu_s": round(median([c for _, c, _ in runs]), 2),
-        "follow_cpu_s": round(median([f.cpu for _, _, f in runs]), 2),
-        "follow_storing_cpu_s": round(median([f.storing_cpu for _, _, f in runs]), 2),
-        "storing_cpu_vs_batch": round(median([f.storing_cpu / c for _, c, f in runs]), 2),
-        "follow_children_cpu_s": round(median([f.children_cpu for _, _, f in runs]), 2),
+        "batch_lines_s": round(median([b.rate for b, _ in runs])),
+        "follow_lines_s": round(median([f.stored for _, f in runs])),
+        "follow_vs_batch": round(median([f.stored / b.rate for b, f in runs]), 2),
+        "follow_judged_lines_s": round(median([f.judged for _, f in runs])),
+        "judged_vs_batch": round(median([f.judged / b.rate for b, f in runs]), 2),
+        "batch_cpu_s": round(median([b.cpu for b, _ in runs]), 2),
+        "follow_cpu_s": round(median([f.cpu for _, f in runs]), 2),
+        "follow_storing_cpu_s": round(median([f.storing_cpu for _, f in runs]), 2),
+        "storing_cpu_vs_batch": round(median([f.storing_cpu / b.cpu for b, f in runs]), 2),
+        "follow_children_cpu_s": round(median([f.children_cpu for _, f in runs]), 2),
+        "batch_queued_s": round(median([b.queued for b, _ in runs]), 2),
+        "follow_queued_s": round(median([f.queued for _, f in runs]), 2),
+        "follow_vs_batch_unqueued": round(median([_unqueued(b, f) for b, f in runs]), 2),
         "runs": [
             {
-                "batch_lines_s": round(b),
-                "batch_cpu_s": round(c, 2),
+                "batch_lines_s": round(b.rate),
+                "batch_cpu_s": round(b.cpu, 2),
+                "batch_s": round(b.seconds, 2),
+                "batch_queued_s": round(b.queued, 2),
                 "follow_lines_s": round(f.stored),
+                "follow_vs_batch": round(f.stored / b.rate, 2),
                 "follow_judged_lines_s": round(f.judged),
                 "follow_cpu_s": round(f.cpu, 2),
                 "follow_storing_cpu_s": round(f.storing_cpu, 2),
                 "follow_children_cpu_s": round(f.children_cpu, 2),
+                "follow_s": round(f.seconds, 2),
+                "follow_queued_s": round(f.queued, 2),
+                "follow_vs_batch_unqueued": round(_unqueued(b, f), 2),
             }
-            for b, c, f in runs
+            for b, f in runs
         ],
     }
 
@@ -328,9 +367,9 @@ def main(argv: list[str] | None = None) -> int:
             for kind in stores.kinds():
                 runs = []
                 for n in range(args.runs):
-                    batch, batch_cpu = batch_rate(stores.fresh(kind, f"batch{n}"), lines)
+                    batch = batch_rate(stores.fresh(kind, f"batch{n}"), lines)
                     follow = follow_rate(stores.fresh(kind, f"follow{n}"), lines, args.nats)
-                    runs.append((batch, batch_cpu, follow))
+                    runs.append((batch, follow))
                 lat = latency(stores.fresh(kind, "latency"), lines, args.nats, args.rate)
                 results["stores"][kind] = {**_summary(runs, len(lines)), **lat}
         finally:
@@ -344,15 +383,17 @@ def main(argv: list[str] | None = None) -> int:
         "| store | batch ingest (lines/s) | follow, stored (lines/s) | stored / batch (>= 0.8) | "
         "follow, judged (lines/s) | judged / batch | CPU s: batch / follower / its children | "
         "follower CPU first line to last commit / batch (<= 1.05) | "
+        "s waiting for a core: batch / storing thread | stored / batch, those waits taken out | "
         "p50 (s) | p99 (s) (<= 1) | rounds with findings | rate reached |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for kind, r in results["stores"].items():
         print(
             f"| {kind} | {r['batch_lines_s']:,} | {r['follow_lines_s']:,} | "
             f"{r['follow_vs_batch']} | {r['follow_judged_lines_s']:,} | {r['judged_vs_batch']} | "
             f"{r['batch_cpu_s']} / {r['follow_cpu_s']} / {r['follow_children_cpu_s']} | "
             f"{r['storing_cpu_vs_batch']} ({r['follow_storing_cpu_s']} s) | "
+            f"{r['batch_queued_s']} / {r['follow_queued_s']} | {r['follow_vs_batch_unqueued']} | "
             f"{r['p50_s']} | {r['p99_s']} | {r['rounds_with_findings']} | {r['achieved_rate']:,} |"
         )
     if args.out:

@@ -5,7 +5,9 @@ The loop of one :class:`Follower`:
 1. take the next :class:`~ledger.live.sources.Batch` from the source, read while the previous
    batch is being stored: it closes at 5,000 lines, 200 ms after its first line, or 10 ms after
    it once the previous batch is stored, so batches grow while the follower is behind and stay
-   small (quick) when it is not (:class:`~ledger.live.sources.Bounds`);
+   small (quick) when it is not (:class:`~ledger.live.sources.Bounds`); it is handed to the
+   database thread at once, behind the batch being stored (which it follows without waiting
+   for this loop to see that one committed), and stored only once that one is;
 2. store it with the batch ingest's :class:`~ledger.services.ingest.Ingestor` (the same validation,
    chain, duplicate rules and bulk recorder; a line stored before is an exact duplicate and is
    skipped), in one or a few atomic saves; while the database cannot be reached, wait and retry
@@ -87,11 +89,28 @@ class TextSink(Protocol):
 
 @dataclass
 class _Done:
-    """A batch's database work: what the ingest did, the rejects for NATS, the seconds it took."""
+    """A batch's database work: what the ingest did, the rejects for NATS, the seconds it took
+    (and of them, the seconds its thread waited for a core)."""
 
     report: IngestReport
     rejects: list[Outgoing]
     seconds: float
+    queued: float = 0.0
+
+
+class _NotStored(Exception):
+    """A batch's turn came before an earlier batch was stored (that one failed and is tried
+    again): it was not touched, and is handed to the database thread again after it."""
+
+
+def run_queue_seconds() -> float:
+    """Seconds the calling thread has waited for a core since it started (Linux's
+    ``/proc/thread-self/schedstat``, second field; 0 where there is none)."""
+    try:
+        with open("/proc/thread-self/schedstat", "rb") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 SealHook = Callable[[checkpoints.Sealed], None]
@@ -161,6 +180,10 @@ class FollowSummary:
     """CPU seconds of the follower's process (every thread of it; not its children) from the
     first line read to the last batch committed: what storing the lines cost it, start-up, idle
     time and shutdown left out (``bench.live`` sets it beside the batch ingest's)."""
+    storing_queued: float = 0.0
+    """Seconds the storing thread, while storing, was ready to run and waited for a core
+    (Linux's ``/proc/thread-self/schedstat``; 0 elsewhere): on a machine whose cores are busy,
+    the part of the storing time that is the machine's, not the follower's."""
 
 
 class Follower:
@@ -216,6 +239,11 @@ class Follower:
         whose store failed part way are not there: the tree then reads what it lacks)."""
         self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-follow-db")
         """Storing and sealing run in this one thread, in order."""
+        self._handed = 0
+        """Batches handed to the database thread (each gets the next number, its turn)."""
+        self._turn = 0
+        """The number of the batch to be stored next: batches are stored in the order they were
+        read, each once, whatever failed (:meth:`_store_batch`)."""
         self._treeing = (
             self._db
             if app.dialect.is_sqlite
@@ -324,33 +352,50 @@ class Follower:
             )
 
     async def _loop(self) -> None:
-        held: tuple[Batch, asyncio.Future[_Done]] | None = None
+        """Read a batch while the one before is stored, and hand it to the database thread at
+        once, behind that one (not after the loop has seen that one committed): the thread goes
+        from one batch to the next without waiting for this loop to get a core. Each batch is
+        acknowledged after its commit, in order (:meth:`_finish`)."""
+        held: tuple[Batch, asyncio.Future[_Done], int] | None = None
         idle: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         idle.set_result(None)  # no batch in hand: the database is idle
         while True:
             batch = None
             if not self._stop.is_set():
                 batch = await self.source.next_batch(self.options.bounds, held[1] if held else idle)
+            queued = None
+            if batch is not None and batch.lines:
+                self._last_line = time.monotonic()
+                if self.summary.first_line_at is None:
+                    self.summary.first_line_at = self._last_line
+                    self._first_line_cpu = time.process_time()
+                if held is None or _not_failed(held[1]):
+                    queued = self._hand(batch)
             if held is not None:
                 if not await self._finish(*held):
                     self.summary.unstored += len(held[0].lines) + (
                         len(batch.lines) if batch is not None else 0
                     )
+                    if queued is not None:  # not stored either (its turn never came)
+                        await asyncio.gather(queued[1], return_exceptions=True)
                     return
                 held = None
             if batch is None:
                 return
             if batch.lines:
-                self._last_line = time.monotonic()
-                if self.summary.first_line_at is None:
-                    self.summary.first_line_at = self._last_line
-                    self._first_line_cpu = time.process_time()
-                held = (batch, asyncio.get_running_loop().run_in_executor(self._db, self._store_batch, batch))
+                held = queued if queued is not None else self._hand(batch)
             else:
                 await self._catch_up()
                 if self._idle():
                     return
             await self._every_second()
+
+    def _hand(self, batch: Batch, turn: int | None = None) -> tuple[Batch, asyncio.Future[_Done], int]:
+        """Hand a batch to the database thread (``turn``: again, with its number)."""
+        if turn is None:
+            turn, self._handed = self._handed, self._handed + 1
+        work = asyncio.get_running_loop().run_in_executor(self._db, self._store_batch, batch, turn)
+        return batch, work, turn
 
     def _start_judging(self) -> list[LiveFinding]:
         told = None
@@ -423,9 +468,14 @@ class Follower:
 
     # -- storing ----------------------------------------------------------------------------
 
-    def _store_batch(self, batch: Batch) -> _Done:
-        """In the database thread: store the batch (and extend the tree when it is due)."""
+    def _store_batch(self, batch: Batch, turn: int) -> _Done:
+        """In the database thread: store the batch (and extend the tree when it is due), if it
+        is its ``turn``: the batch before it is stored. If not (that one failed, and is tried
+        again), :class:`_NotStored`, nothing touched."""
+        if turn != self._turn:
+            raise _NotStored
         started = time.perf_counter()
+        queued = run_queue_seconds()
         rejects: list[Outgoing] = []
         lines = batch.lines
 
@@ -446,7 +496,8 @@ class Follower:
             self._tree_pending += report.stored
             if self._tree_pending >= TREE_EVERY_ROWS:
                 self._treeing.submit(self._extend_tree, self._take_tree_rows())
-        return _Done(report, rejects, time.perf_counter() - started)
+        self._turn += 1
+        return _Done(report, rejects, time.perf_counter() - started, run_queue_seconds() - queued)
 
     def _take_tree_rows(self) -> list[RawRow]:
         """The rows stored since the last extension was handed to the tree thread."""
@@ -475,20 +526,24 @@ class Follower:
 
     async def _store(self, batch: Batch) -> bool:
         """Store and judge one batch (without acknowledging it): False if stopped first."""
-        work = asyncio.get_running_loop().run_in_executor(self._db, self._store_batch, batch)
-        if not await self._finish(batch, work, acknowledge=False):
+        if not await self._finish(*self._hand(batch), acknowledge=False):
             return False
         await self._judged_all()
         return True
 
-    async def _finish(self, batch: Batch, work: asyncio.Future[_Done], *, acknowledge: bool = True) -> bool:
-        """Wait for a batch's database work (retrying while the database cannot be reached),
-        then acknowledge it and tell its findings; False if stopped before it was stored."""
+    async def _finish(
+        self, batch: Batch, work: asyncio.Future[_Done], turn: int, *, acknowledge: bool = True
+    ) -> bool:
+        """Wait for a batch's database work (retrying while the database cannot be reached;
+        handing it over again when its turn came before the batch before it was stored), then
+        acknowledge it and tell its findings; False if stopped before it was stored."""
         attempt = 0
         while True:
             try:
                 done = await work
                 break
+            except _NotStored:  # the batch before it is stored now (it was awaited first)
+                work = self._hand(batch, turn)[1]
             except store_errors() as exc:
                 wait = RETRY_SECONDS[min(attempt, len(RETRY_SECONDS) - 1)]
                 attempt += 1
@@ -498,7 +553,7 @@ class Follower:
                     await asyncio.wait_for(self._stop.wait(), wait)
                     return False
                 except TimeoutError:
-                    work = asyncio.get_running_loop().run_in_executor(self._db, self._store_batch, batch)
+                    work = self._hand(batch, turn)[1]
         if self._waiting:
             self._waiting = False
             self.metrics.up.set(1)
@@ -508,6 +563,7 @@ class Follower:
             await self.source.committed(batch)
         self.summary.last_commit_at = time.monotonic()
         self.summary.storing_cpu = time.process_time() - self._first_line_cpu
+        self.summary.storing_queued += done.queued
         self._unjudged += done.report.stored
         self._judge_soon(behind=batch.more)
         if done.rejects and self._js is not None:
@@ -688,6 +744,12 @@ class Follower:
     def _say(self, text: str) -> None:
         self.log.write(f"ledger follow: {text}\n")
         self.log.flush()
+
+
+def _not_failed(work: asyncio.Future[Any]) -> bool:
+    """A batch's database work is under way or succeeded (the next batch may be handed over
+    behind it; behind one that failed it would only come back as :class:`_NotStored`)."""
+    return not work.done() or (not work.cancelled() and work.exception() is None)
 
 
 def _table_in(text: str | bytes) -> str:

@@ -13,6 +13,13 @@ The child runs at a lower priority (:data:`JUDGE_NICE`): on a machine whose core
 (the follower storing, its receiver, the broker), storing goes first and judging takes what is
 left; a follower that is not behind leaves the cores idle most of the time, so its findings are
 not later for it. While the follower is behind, judging is put off anyway (``judge_every``).
+Where the kernel shares the CPU between sessions first (Linux's autogroup,
+``/proc/sys/kernel/sched_autogroup_enabled``), a child in the follower's session takes its CPU
+from the follower's one share, whatever its nice value says to the other sessions: on a busy
+machine the storing thread then waited for a core most of its time. So the child starts a
+session of its own: its judging comes out of a share of its own. That session keeps the usual
+priority: lowered as well (``/proc/self/autogroup``), it got so little of a busy machine that
+the judged rate fell by a third and the findings came later.
 
 With ``tree=True`` the child also extends the store's Merkle tree (:class:`~ledger.live.tree.TreeKeeper`)
 from the rows it has just read to judge, after answering: the storing process then neither
@@ -57,6 +64,7 @@ class RemoteJudge:
             pass_fds=(theirs.fileno(),),
             stdin=subprocess.DEVNULL,
             env={**env, _URL_ENV: url},
+            start_new_session=True,  # its own CPU share under autogroup (module docstring)
         )
         theirs.close()
         self._conn = Connection(mine.detach())

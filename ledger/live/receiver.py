@@ -317,6 +317,10 @@ class Receiver:
             pass_fds=(theirs.fileno(),),
             stdin=subprocess.DEVNULL,
             env={**env, _URL_ENV: url, _ACK_WAIT_ENV: repr(float(ack_wait))},
+            # A session of its own: where the kernel shares the CPU between sessions first
+            # (autogroup), receiving does not come out of the storing thread's share. It ignores
+            # SIGINT and SIGTERM and dies with the follower either way (``_die_with_parent``).
+            start_new_session=True,
         )
         theirs.close()
         self._socket: socket.socket | None = mine
