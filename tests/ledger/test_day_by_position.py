@@ -138,7 +138,9 @@ def test_each_day_by_position_equals_the_full_pass(
     for day in [days[0] - timedelta(days=1), *days, days[-1] + timedelta(days=1)]:
         near = summarize_day(app, day, CUTOFF)
         assert near.note is None, day
-        whole = _full_pass(app, day, monkeypatch)
+        # A day no line of the feed falls on (``days`` is every line's): a pass over the whole
+        # store gives the empty summary, so that is compared instead of a pass that finds it.
+        whole = _full_pass(app, day, monkeypatch) if day in days else DaySummary(day, [])
         assert json.dumps(_everything(near)) == json.dumps(_everything(whole)), day
     assert any(t.findings for t in summarize_day(app, middle, CUTOFF).tables)  # errors were injected
 

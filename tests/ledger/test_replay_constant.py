@@ -100,10 +100,10 @@ def test_sealed_rounds_are_judged_from_a_state_point_as_from_the_start(
     checkpoint."""
     app, rounds = sealed
     step, least = (15, 10) if full_run(request.config) else (45, 3)
-    whole = {
-        (r.round.table, r.round.round): r for r in judge_in_store(app, Selection(), rounds, from_start=True)
-    }
     picked = rounds[2::step]
+    whole = {  # one pass from the start, as verify judges them (only the rounds compared)
+        (r.round.table, r.round.round): r for r in judge_in_store(app, Selection(), picked, from_start=True)
+    }
     with monkeypatch.context() as m:
         m.setattr(ledger.services.replay, "_from_state_point", lambda *a, **k: None)
         from_checkpoint = {(t, r): replay_round(app, t, r) for t, r in picked}

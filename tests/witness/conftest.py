@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -20,6 +21,7 @@ from ledger.merkle.rfc6962 import leaf_hash, reference_consistency, reference_ro
 from ledger.proof.note import CheckpointBody, sign_note
 from ledger.proof.seal import private_pem, public_pem
 from ledger.witness.keys import write_key_files
+from tests.conftest import full_run
 
 ORIGIN = "casino.example/ledger"
 ORIGINS = [f"casino.example/ledger-{i}" for i in range(120)]
@@ -142,13 +144,72 @@ def start(key: Path, logs: list[str], state: Path, *, init: bool = True) -> Runn
     return Running(url, process, state)
 
 
+class InProcess:
+    """A witness served by this process: the same key, logs, state and HTTP application as
+    ``ledger witness serve`` (:func:`ledger.witness.server.make_app`), on its own event loop in
+    a thread, on a free loopback port."""
+
+    def __init__(self, key: Path, logs: list[str], state: Path) -> None:
+        import asyncio
+        import threading
+
+        from ledger.witness.core import Witness
+        from ledger.witness.keys import load_signing_key, parse_log_option
+        from ledger.witness.state import WitnessState
+
+        signing = load_signing_key(str(key), None)
+        self.opened = WitnessState(state, init=True, witness=signing.vkey())
+        self.state = state
+        self.loop = asyncio.new_event_loop()
+        witness = Witness(signing, dict(parse_log_option(value) for value in logs), self.opened)
+        urls: list[str] = []
+        ready = threading.Event()
+        self.thread = threading.Thread(target=self._serve, args=(witness, urls, ready), daemon=True)
+        self.thread.start()
+        if not ready.wait(20) or not urls:
+            raise RuntimeError("the witness did not start")
+        self.url = urls[0]
+
+    def _serve(self, witness: Any, urls: list[str], ready: Any) -> None:
+        from aiohttp import web
+
+        from ledger.witness.server import _url, make_app
+
+        runner = web.AppRunner(make_app(witness), access_log=None, handle_signals=False)
+        try:
+            self.loop.run_until_complete(runner.setup())
+            site = web.TCPSite(runner, "127.0.0.1", 0)
+            self.loop.run_until_complete(site.start())
+            urls += [_url(a) for a in runner.addresses]
+        finally:
+            ready.set()
+        self.loop.run_forever()
+        self.loop.run_until_complete(runner.cleanup())
+        self.loop.close()
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.opened.close()
+
+
 @pytest.fixture(scope="session")
-def witnesses(keys: Keys, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Running]]:
-    """Two witness processes (w1, w2) following every origin of ORIGINS, for the whole run (each
-    test has an origin of its own, :func:`log`): started once, not once per module (each start
-    and stop costs about a second of CPU a process)."""
+def witnesses(
+    keys: Keys, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[list[Running] | list[InProcess]]:
+    """Two witnesses (w1, w2) following every origin of ORIGINS, for the whole run (each test
+    has an origin of its own, :func:`log`): started once, not once per module. In a full run
+    they are ``ledger witness serve`` processes (each start and stop costs about a second of
+    CPU); in the developer's tier they are served by this process (:class:`InProcess`, the same
+    application over HTTP), and the ``serve`` process is exercised there by
+    tests/witness/test_bench.py (two processes, every checkpoint cosigned through them)."""
     logs = [keys.log_option(origin) for origin in ORIGINS]
-    running = [start(keys.witnesses[i], logs, tmp_path_factory.mktemp(f"state{i}")) for i in range(2)]
+    folders = [tmp_path_factory.mktemp(f"state{i}") for i in range(2)]
+    running: list[Running] | list[InProcess]
+    if full_run(request.config):
+        running = [start(keys.witnesses[i], logs, folders[i]) for i in range(2)]
+    else:
+        running = [InProcess(keys.witnesses[i], logs, folders[i]) for i in range(2)]
     yield running
     for r in running:
         r.stop()
