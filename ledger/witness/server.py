@@ -59,10 +59,19 @@ def serve(
     witness: Witness, host: str, port: int, ready: Callable[[list[str]], None] = lambda addresses: None
 ) -> None:
     """Serve until SIGINT or SIGTERM; ``ready`` is told the bound ``http://HOST:PORT`` URLs."""
-    asyncio.run(_serve(witness, host, port, ready))
+    asyncio.run(serve_async(witness, host, port, ready))
 
 
-async def _serve(witness: Witness, host: str, port: int, ready: Callable[[list[str]], None]) -> None:
+async def serve_async(
+    witness: Witness,
+    host: str,
+    port: int,
+    ready: Callable[[list[str]], None],
+    stop: asyncio.Event | None = None,
+) -> None:
+    """Serve until SIGINT or SIGTERM, or, given ``stop``, until it is set (no signal handler
+    is then installed, so a thread other than the main one may serve); ``ready`` is told the
+    bound ``http://HOST:PORT`` URLs."""
     from aiohttp import web
 
     runner = web.AppRunner(make_app(witness), access_log=None, handle_signals=False)
@@ -72,10 +81,11 @@ async def _serve(witness: Witness, host: str, port: int, ready: Callable[[list[s
         await site.start()
         addresses = [_url(a) for a in runner.addresses]
         ready(addresses)
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
+        if stop is None:
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, stop.set)
         await stop.wait()
     finally:
         await runner.cleanup()

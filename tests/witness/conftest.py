@@ -12,7 +12,6 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -146,8 +145,8 @@ def start(key: Path, logs: list[str], state: Path, *, init: bool = True) -> Runn
 
 class InProcess:
     """A witness served by this process: the same key, logs, state and HTTP application as
-    ``ledger witness serve`` (:func:`ledger.witness.server.make_app`), on its own event loop in
-    a thread, on a free loopback port."""
+    ``ledger witness serve`` (:func:`ledger.witness.server.serve_async`), on its own event loop
+    in a thread, on a free loopback port, until :meth:`stop`."""
 
     def __init__(self, key: Path, logs: list[str], state: Path) -> None:
         import asyncio
@@ -155,40 +154,37 @@ class InProcess:
 
         from ledger.witness.core import Witness
         from ledger.witness.keys import load_signing_key, parse_log_option
+        from ledger.witness.server import serve_async
         from ledger.witness.state import WitnessState
 
         signing = load_signing_key(str(key), None)
         self.opened = WitnessState(state, init=True, witness=signing.vkey())
         self.state = state
-        self.loop = asyncio.new_event_loop()
         witness = Witness(signing, dict(parse_log_option(value) for value in logs), self.opened)
+        self.loop = asyncio.new_event_loop()
+        self._stop = asyncio.Event()
         urls: list[str] = []
         ready = threading.Event()
-        self.thread = threading.Thread(target=self._serve, args=(witness, urls, ready), daemon=True)
+
+        def told(addresses: list[str]) -> None:
+            urls.extend(addresses)
+            ready.set()
+
+        def run() -> None:
+            try:
+                self.loop.run_until_complete(serve_async(witness, "127.0.0.1", 0, told, self._stop))
+            finally:
+                ready.set()  # a witness that failed to start does not keep the caller waiting
+                self.loop.close()
+
+        self.thread = threading.Thread(target=run, daemon=True)
         self.thread.start()
         if not ready.wait(20) or not urls:
             raise RuntimeError("the witness did not start")
         self.url = urls[0]
 
-    def _serve(self, witness: Any, urls: list[str], ready: Any) -> None:
-        from aiohttp import web
-
-        from ledger.witness.server import _url, make_app
-
-        runner = web.AppRunner(make_app(witness), access_log=None, handle_signals=False)
-        try:
-            self.loop.run_until_complete(runner.setup())
-            site = web.TCPSite(runner, "127.0.0.1", 0)
-            self.loop.run_until_complete(site.start())
-            urls += [_url(a) for a in runner.addresses]
-        finally:
-            ready.set()
-        self.loop.run_forever()
-        self.loop.run_until_complete(runner.cleanup())
-        self.loop.close()
-
     def stop(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.loop.call_soon_threadsafe(self._stop.set)
         self.thread.join(10)
         self.opened.close()
 
