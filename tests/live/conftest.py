@@ -9,9 +9,11 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -165,6 +167,161 @@ def start_follower_process(db: str, source: str, cwd: Path) -> subprocess.Popen[
     assert proc.stderr is not None
     proc.stderr.readline()  # "following …"
     return proc
+
+
+FORK_SERVER = r"""
+import json, os, sys
+import cli.main, cli.ingest  # the follower's imports, paid once for every start
+from ledger.live import follower, judge_process, judging, publish, receiver, run, sources, told
+import nats
+for order in sys.stdin:
+    argv, out, err, stdin, env = json.loads(order)
+    stderr = os.open(err, os.O_WRONLY | os.O_CREAT, 0o644)  # a pipe's reading end is open by then
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.environ.update(env)
+            os.dup2(os.open(stdin or os.devnull, os.O_RDONLY), 0)
+            os.dup2(os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 1)
+            os.dup2(stderr, 2)
+            os.close(stderr)
+            sys.argv = ["ledger", *argv]
+            try:
+                cli.main.main()
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+        finally:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            finally:
+                os._exit(code)
+    os.close(stderr)
+    print(pid, flush=True)
+    print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
+"""
+
+
+class Forked:
+    """One ``ledger`` command forked by :class:`LedgerForks`: its process id, the reading end
+    of its standard error, SIGKILL and the wait for its exit code."""
+
+    def __init__(self, server: subprocess.Popen[str], pid: int, stderr: Any) -> None:
+        self._server = server
+        self.pid = pid
+        self.stderr = stderr
+
+    def kill(self) -> None:
+        """SIGKILL, as ``Popen.send_signal(SIGKILL)``."""
+        os.kill(self.pid, signal.SIGKILL)
+
+    def wait(self) -> int:
+        """Its exit code (``-9`` when killed), once it has ended."""
+        assert self._server.stdout is not None
+        reply = self._server.stdout.readline()
+        assert reply, "the fork server ended"
+        self.stderr.close()
+        return int(reply)
+
+
+class LedgerForks:
+    """``ledger ARGS`` started again and again as real processes that are forks of one
+    interpreter which has imported the command and the follower's modules once.
+
+    Each start of ``python -m cli.main`` pays about 0.6 s of CPU in imports before it does
+    anything; a test that starts the follower forty times to SIGKILL it paid that forty times.
+    A fork is a process of its own as the command's is (own pid, own store connections, the
+    judging and receiving children it starts itself, SIGKILL as the only end), running the same
+    ``cli.main.main`` with the same arguments, working folder and environment; only the
+    interpreter's start and imports are shared. The forks are children of the server, which
+    this process waits for, so their CPU is counted in this process's children as before."""
+
+    def __init__(self, cwd: Path, env: dict[str, str]) -> None:
+        self._scratch = Path(tempfile.mkdtemp(prefix="ledger-forks-"))
+        """The pipes and captured outputs of the forks (not in ``cwd``, which may be the checkout)."""
+        self._count = 0
+        self._server = subprocess.Popen(
+            [sys.executable, "-c", FORK_SERVER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+            text=True,
+        )
+
+    def start(self, args: list[str], stdout: Path) -> Forked:
+        """Fork ``ledger ARGS`` with standard output to ``stdout`` (truncated) and standard
+        error to a pipe of its own (``Forked.stderr``), as ``Popen(..., stderr=PIPE)``."""
+        self._count += 1
+        fifo = self._scratch / f"stderr-{self._count}"
+        os.mkfifo(fifo)
+        self._order(args, stdout, fifo)
+        stderr = fifo.open("rb")  # the server opens the writing end before it forks
+        fifo.unlink()
+        return Forked(self._server, self._reply(), stderr)
+
+    def run(
+        self, args: list[str], *, stdin: bytes = b"", env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
+        """Fork ``ledger ARGS`` with ``stdin`` on its standard input and ``env`` added to its
+        environment, wait for it, and return its exit code and output, as ``subprocess.run``
+        with ``capture_output=True``."""
+        self._count += 1
+        given, out, err = (self._scratch / f"{self._count}.{x}" for x in ("in", "out", "err"))
+        given.write_bytes(stdin)
+        self._order(args, out, err, given, env)
+        self._reply()  # its process id
+        code = self._reply()
+        done = subprocess.CompletedProcess(args, code, out.read_bytes(), err.read_bytes())
+        for path in (given, out, err):
+            path.unlink()
+        return done
+
+    def _order(
+        self,
+        args: list[str],
+        out: Path,
+        err: Path,
+        stdin: Path | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        assert self._server.stdin is not None
+        order = [args, str(out), str(err), None if stdin is None else str(stdin), env or {}]
+        self._server.stdin.write(json.dumps(order) + "\n")
+        self._server.stdin.flush()
+
+    def _reply(self) -> int:
+        assert self._server.stdout is not None
+        reply = self._server.stdout.readline()
+        assert reply, "the fork server ended"
+        return int(reply)
+
+    def close(self) -> None:
+        """End the server (after its last fork has ended) and wait for it."""
+        assert self._server.stdin is not None
+        self._server.stdin.close()
+        try:
+            self._server.wait(30)
+        finally:
+            if self._server.poll() is None:
+                self._server.kill()
+                self._server.wait()
+            if self._server.stdout is not None:
+                self._server.stdout.close()
+            shutil.rmtree(self._scratch, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def ledger_forks(cwd: Path) -> Iterator[LedgerForks]:
+    """A :class:`LedgerForks` working in ``cwd`` with this checkout first on the path, closed
+    afterwards."""
+    forks = LedgerForks(cwd, {**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        yield forks
+    finally:
+        forks.close()
 
 
 def children_of(pid: int) -> list[int]:

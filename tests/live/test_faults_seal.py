@@ -6,7 +6,8 @@ first 1.2 s, mostly during that seal; the others the moment their new checkpoint
 (between the checkpoint and its seal index). Afterwards (a last follower stores the rest) the
 store verifies clean, every stored checkpoint is valid under the store's sealing public key and
 they chain (numbers and rows rising), the newest agrees with the store, and the store equals a
-batch ingest of the lines: nothing doubled."""
+batch ingest of the lines: nothing doubled. Each follower is ``ledger ingest --follow`` forked from
+one interpreter that imported the command once (``ledger_forks``, tests/live/conftest.py)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,6 @@ import os
 import random
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from ledger.proof import checkpoints
 from ledger.proof.seal import generate_key, private_pem
 from ledger.storage.store import open_ledger
 from ledger.verify.engine import verify_store
-from tests.live.conftest import batch_store, run_follower, store_rows
+from tests.live.conftest import batch_store, ledger_forks, run_follower, store_rows
 
 KILLS = 8
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,28 +49,21 @@ def test_kill_9_during_timed_seals_leaves_a_valid_chain_of_checkpoints(
     feed = tmp_path / "feed.jsonl"
     feed.write_bytes(b"")
     step = len(lines) // (KILLS + 1) + 1
-    command = [sys.executable, "-m", "cli.main", "ingest", "--db", db, "--follow", str(feed)]
+    command = ["ingest", "--db", db, "--follow", str(feed)]
     command += ["--batch-window", "50ms", "--seal-every", "100ms", "--seal-key", str(pem)]
     rng = random.Random(20261127)
-    for n in range(KILLS):
-        with feed.open("ab") as f:  # new lines for each follower to store and seal
-            f.write(b"".join(line + b"\n" for line in lines[n * step : (n + 1) * step]))
-        proc = subprocess.Popen(
-            command,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            cwd=tmp_path,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-        )
-        assert proc.stderr is not None
-        proc.stderr.readline()  # "following …"; the first timed seal starts at once
-        if n % 2:
-            time.sleep(rng.uniform(0.0, 1.2))  # most often while it seals (verifies, then writes)
-        else:
-            _stored_one_more(path, within=5.0)  # just after a checkpoint, before its seal index
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        proc.stderr.close()
+    with ledger_forks(tmp_path) as forks:
+        for n in range(KILLS):
+            with feed.open("ab") as f:  # new lines for each follower to store and seal
+                f.write(b"".join(line + b"\n" for line in lines[n * step : (n + 1) * step]))
+            proc = forks.start(command, stdout=Path(os.devnull))
+            proc.stderr.readline()  # "following …"; the first timed seal starts at once
+            if n % 2:
+                time.sleep(rng.uniform(0.0, 1.2))  # most often while it seals (verifies, then writes)
+            else:
+                _stored_one_more(path, within=5.0)  # just after a checkpoint, before its seal index
+            proc.kill()
+            assert proc.wait() == -signal.SIGKILL
     with feed.open("ab") as f:
         f.write(b"".join(line + b"\n" for line in lines[KILLS * step :]))
     app = open_ledger(db)

@@ -9,9 +9,6 @@ as the ingest role of ``ledger init --roles``, which may write the row)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -27,7 +24,7 @@ from ledger.storage.sql import connect
 from ledger.storage.store import LedgerApp, open_ledger
 from ledger.verify.engine import verify_store
 from tests.conftest import PG_BASE, require_postgres, tiered
-from tests.live.conftest import run_follower
+from tests.live.conftest import ledger_forks, run_follower
 
 ROOT = Path(__file__).resolve().parents[2]
 RAISED = 10**9
@@ -171,19 +168,6 @@ def test_a_follower_without_the_key_is_bounded_by_its_own_copy_of_the_row(
     assert "trusted only up to the start of the log" in fourth.log.text  # type: ignore[attr-defined]
 
 
-def _ledger(
-    *args: str, stdin: bytes = b"", env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "cli.main", *args],
-        input=stdin,
-        capture_output=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
-        cwd=ROOT,
-        timeout=300,
-    )
-
-
 @pytest.mark.postgres
 @pytest.mark.slow
 def test_the_ingest_role_keeps_a_signed_told_row_and_cannot_raise_it_unseen(
@@ -203,34 +187,28 @@ def test_the_ingest_role_keeps_a_signed_told_row_and_cannot_raise_it_unseen(
     env = {"LEDGER_SEAL_KEY": private_pem(key).decode()}
     feed = b"".join(line + b"\n" for line in lines)
     try:
-        done = _ledger(
-            "init",
-            "--roles",
-            "--role-prefix",
-            prefix,
-            "--seal-public-key",
-            str(tmp_path / "seal.pub"),
-            "--db",
-            owner,
-        )
-        assert done.returncode == 0, done.stderr
-        ingest = _as(f"{prefix}_ingest", schema)
-        runs = []
-        for step in ("first", "raised"):
-            if step == "raised":
-                app = open_ledger(ingest, create=False)
-                try:
-                    _sql(app, "UPDATE {t} SET position = {p} WHERE id = 1", (RAISED,))
-                finally:
-                    app.close()
-            done = _ledger("ingest", "--follow", "-", "--db", ingest, stdin=feed, env=env)
+        with ledger_forks(ROOT) as forks:  # forked from one interpreter that imported the commands
+            pub = str(tmp_path / "seal.pub")
+            init = ["init", "--roles", "--role-prefix", prefix, "--seal-public-key", pub, "--db", owner]
+            done = forks.run(init)
             assert done.returncode == 0, done.stderr
-            runs.append(done)
-        first, raised = ([json.loads(x) for x in r.stdout.splitlines()] for r in runs)
-        assert first and b"told row" not in runs[0].stderr, runs[0].stderr
-        assert b"findings told through row 1000000000" in runs[1].stderr
-        assert _plain(raised) == _plain(first)  # no checkpoint: all of them again
-        assert [r["finding_id"] for r in raised] == [r["finding_id"] for r in first]
+            ingest = _as(f"{prefix}_ingest", schema)
+            runs = []
+            for step in ("first", "raised"):
+                if step == "raised":
+                    app = open_ledger(ingest, create=False)
+                    try:
+                        _sql(app, "UPDATE {t} SET position = {p} WHERE id = 1", (RAISED,))
+                    finally:
+                        app.close()
+                done = forks.run(["ingest", "--follow", "-", "--db", ingest], stdin=feed, env=env)
+                assert done.returncode == 0, done.stderr
+                runs.append(done)
+            first, raised = ([json.loads(x) for x in r.stdout.splitlines()] for r in runs)
+            assert first and b"told row" not in runs[0].stderr, runs[0].stderr
+            assert b"findings told through row 1000000000" in runs[1].stderr
+            assert _plain(raised) == _plain(first)  # no checkpoint: all of them again
+            assert [r["finding_id"] for r in raised] == [r["finding_id"] for r in first]
     finally:
         _drop(schema, f"{prefix}_ingest", f"{prefix}_auditor", f"{prefix}_sealer")
 

@@ -6,6 +6,9 @@ Two kinds of kill, both seeded:
   its open transaction (rows written, not committed), or just after the commit;
 - **external**: the real ``ledger ingest`` command, SIGKILLed from outside after a random delay.
 
+The final re-run (of ``ingest``, then of ``projections update``) is the same command in this
+process: it is killed by no one, and a real process of it only paid its imports again.
+
 After every kill the store holds, for each round, a prefix of its feed lines (a save is atomic:
 no partial save is ever visible) and the chain verifies; after the final re-run every feed line is
 stored exactly once and verify finds nothing. If the projection updater is present, it is killed
@@ -97,7 +100,7 @@ def test_ingest_killed_anywhere_then_rerun_stores_every_line_exactly_once(db_url
         finally:
             app.close()
     assert outcomes[-1][2] > 0 or outcomes[0][2] < lines  # some kill landed mid-feed
-    final = harness.run_cli(["ingest", str(feed), "--db", db_url, "--json"])
+    final = harness.run_in_process(["ingest", str(feed), "--db", db_url, "--json"])  # the re-run
     assert final.returncode == 0, final.stderr[-2000:]
     app = open_ledger(db_url)
     try:
@@ -123,7 +126,7 @@ def _projections_survive_kills(db_url: str, harness, rng: random.Random) -> None
             harness.cli_cmd("projections", "update", "--db", db_url), env, rng.uniform(0.2, 0.8)
         )
         assert code in (-signal.SIGKILL, 0)
-    done = harness.run_cli(["projections", "update", "--db", db_url])
+    done = harness.run_in_process(["projections", "update", "--db", db_url])  # the re-run
     assert done.returncode == 0, done.stderr[-2000:]
     app = open_ledger(db_url)
     try:
