@@ -191,7 +191,7 @@ for order in sys.stdin:
                 cli.main.main()
                 code = 0
             except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else 1
+                code = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
         finally:
             try:
                 sys.stdout.flush()
