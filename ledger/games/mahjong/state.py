@@ -183,8 +183,10 @@ class GameState:
         self.capital = dict(opened.capital)
         self.dice: tuple[int, ...] | None = None
         self.findings: list[Finding] = []
-        self.log: list[str] = []
-        """What happened after the deal, a line per event (``round.py`` writes it as steps)."""
+        self.log: list[str | LogMove] = []
+        """What happened after the deal, a line per event (``round.py`` writes it as steps):
+        a draw or a discard as its parts (:data:`LogMove`, written only when a step is read),
+        anything else as its text."""
         self.hands_dealt: list[tuple[str, tuple[int, ...]]] = []
         """Each seat's tiles (a count per kind) when the deal ended, in turn order."""
 
@@ -362,7 +364,7 @@ class GameState:
                 st.draws_since_fourth += 1
         self.pending_kong = None
         self.phase, self.turn = "turn", seat
-        self.log.append(f"{seat}+{CODES[kind]}(tail)" if from_ == "tail" else f"{seat}+{CODES[kind]}")
+        self.log.append((seat, "+", kind, "(tail)" if from_ == "tail" else ""))
 
     def _expecting(self) -> str:
         if self.phase == "discarded" and self.last_discard is not None:
@@ -433,7 +435,7 @@ class GameState:
         st.discards += 1
         st.turn_start = (tuple(hand), melds)
         self.phase, self.turn = "discarded", seat
-        self.log.append(f"{seat}-{CODES[kind]}")
+        self.log.append((seat, "-", kind, ""))
 
     def _claimed(self, e: FeedEvent) -> None:
         assert isinstance(e, MeldClaimed)
@@ -731,6 +733,19 @@ class GameState:
             )
 
 
+LogMove = tuple[str, str, int, str]
+"""A draw or a discard in :attr:`GameState.log`: seat, ``+`` or ``-``, tile kind and a suffix
+(``(tail)`` for a kong replacement); :func:`log_line` writes it as ``E+5B``, ``E-RD``."""
+
+
+def log_line(entry: str | LogMove) -> str:
+    """One line of the tile log as text: ``E+5B``, ``S+7C(tail)``, ``W-RD`` or a line as written."""
+    if isinstance(entry, str):
+        return entry
+    seat, sign, kind, suffix = entry
+    return f"{seat}{sign}{CODES[kind]}{suffix}"
+
+
 def dealt_text(seat: str, hand: tuple[int, ...]) -> str:
     """The line of a seat's dealt tiles: ``E dealt 1B 1B 2C …``."""
     return f"{seat} dealt {show(_tiles(hand))}"
@@ -813,4 +828,14 @@ def replay(
     return state
 
 
-__all__ = ["DiscardFacts", "GameState", "SeatState", "WinClaim", "dealt_text", "distance", "replay"]
+__all__ = [
+    "DiscardFacts",
+    "GameState",
+    "LogMove",
+    "SeatState",
+    "WinClaim",
+    "dealt_text",
+    "distance",
+    "log_line",
+    "replay",
+]
