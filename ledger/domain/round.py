@@ -97,6 +97,16 @@ class Round:
         """Empty indexes for a round opened by ``opened`` (not recorded yet)."""
         self.version = 0
         self.opened = opened
+        # What the opening fixes, kept as plain attributes: the rules read them per bet and
+        # per card, and a property is a Python call per read.
+        self.table: str = opened.table
+        """The table code."""
+        self.round: str = opened.round
+        """The round id, unique per table."""
+        self.game: str = opened.game
+        """The game key."""
+        self.rules: Rulebook = opened.rules or DEFAULT_RULEBOOK
+        """The completed rulebook stored with the round (the defaults if none was stored)."""
         self.events: list[FeedEvent] = []
         self.bets: dict[str, BetPlaced] = {}
         self.duplicate_bets: list[BetPlaced] = []
@@ -116,26 +126,6 @@ class Round:
     def id(self) -> UUID:
         """The round's aggregate id (:func:`round_id`), computed when first asked for."""
         return round_id(self.opened.table, self.opened.round)
-
-    @property
-    def table(self) -> str:
-        """The table code."""
-        return self.opened.table
-
-    @property
-    def round(self) -> str:
-        """The round id, unique per table."""
-        return self.opened.round
-
-    @property
-    def game(self) -> str:
-        """The game key."""
-        return self.opened.game
-
-    @property
-    def rules(self) -> Rulebook:
-        """The completed rulebook stored with the round (the defaults if none was stored)."""
-        return self.opened.rules or DEFAULT_RULEBOOK
 
     @property
     def opened_at(self) -> datetime:

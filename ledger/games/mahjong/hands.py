@@ -237,6 +237,78 @@ def waits(
     return out
 
 
+def is_ready(
+    concealed: Sequence[int], fixed_count: int, sets: int, orphans_allowed: bool, kinds: Sequence[int]
+) -> bool:
+    """Whether some kind of ``kinds`` completes the hand: ``bool(waits(...))``, answered by
+    suit instead of by a whole-hand test per kind.
+
+    Adding one tile changes one suit (or one honour) only, so each suit's reading is worked out
+    once and each candidate re-reads its own suit alone; the answer is :func:`is_complete`'s
+    for every candidate, and the search stops at the first candidate that completes."""
+    needed = sets - fixed_count
+    if needed < 0 or sum(concealed) + 1 != 3 * needed + 2:
+        return False  # every candidate adds one tile: none reaches a winning count
+    if min(concealed) < 0:  # only a replay after a finding gets here: the plain search
+        return bool(waits(concealed, fixed_count, sets, orphans_allowed, kinds))
+    if orphans_allowed and fixed_count == 0:
+        tiles = list(concealed)
+        for k in kinds:
+            if k in _ORPHAN_SET and tiles[k] < 4:
+                tiles[k] += 1
+                found = is_thirteen_orphans(tiles, ())
+                tiles[k] -= 1
+                if found:
+                    return True
+    suits = [tuple(concealed[lo : lo + 9]) for lo in (0, 9, 18)]
+    states = [_suit_state(suit) for suit in suits]
+    bad = pairs = 0
+    for ok, pair in states:
+        bad += not ok
+        pairs += pair
+    for k in range(27, KINDS):
+        rest = concealed[k] % 3
+        bad += rest == 1
+        pairs += rest == 2
+    if bad > 1:
+        return False  # one tile changes one suit or honour: another stays wrong
+    for k in kinds:
+        count = concealed[k]
+        if count >= 4:
+            continue
+        if k >= KINDS:  # a kind outside the suits and honours: the rest of the hand decides
+            now_bad, now_pairs = bad, pairs
+        elif k < 27:
+            suit = suits[k // 9]
+            ok, pair = states[k // 9]
+            if ok and bad:
+                continue  # the wrong suit or honour is elsewhere
+            added = list(suit)
+            added[k % 9] += 1
+            new_ok, new_pair = _suit_state(tuple(added))
+            now_bad = bad - (not ok) + (not new_ok)
+            now_pairs = pairs - pair + new_pair
+        else:
+            rest, new_rest = count % 3, (count + 1) % 3
+            now_bad = bad - (rest == 1) + (new_rest == 1)
+            now_pairs = pairs - (rest == 2) + (new_rest == 2)
+        if now_bad == 0 and now_pairs == 1:
+            return True
+    return False
+
+
+_ORPHAN_SET = frozenset(ORPHANS)
+
+
+def _suit_state(suit: tuple[int, ...]) -> tuple[bool, bool]:
+    """Whether one suit's counts fit a winning hand (sets alone, or sets and the pair), and
+    whether it holds the pair: :func:`is_complete`'s test of one suit."""
+    rest = sum(suit) % 3
+    if rest == 1:
+        return False, False
+    return _suit_reading(suit)[rest == 2], rest == 2
+
+
 def is_chow(kinds: Sequence[int]) -> bool:
     """Three suited tiles of one suit with consecutive numbers."""
     ks = sorted(kinds)

@@ -28,7 +28,7 @@ from ledger.games.base import Commission, Derivation, PaymentDue, Step
 from ledger.games.mahjong.feed import CommissionCharged, MahjongRoundOpened
 from ledger.games.mahjong.payments import commission_due, false_win_payments, win_payments
 from ledger.games.mahjong.rules import GameEnd, derive_end
-from ledger.games.mahjong.state import GameState, dealt_text, replay
+from ledger.games.mahjong.state import GameState, LogMove, dealt_text, log_line, replay
 from ledger.games.mahjong.tables import NO_COMMISSION_RULE
 
 MIN_CAPITAL_RULE = "RULES §8.4 M6 (mj.min_capital)"
@@ -118,9 +118,9 @@ def _log_steps(state: GameState) -> list[Step]:
     return dealt + chunks
 
 
-def _play_text(log: list[str], start: int) -> str:
+def _play_text(log: list[str | LogMove], start: int) -> str:
     """One chunk of the play: the log's lines ``start`` to ``start + LOG_CHUNK``."""
-    return "play: " + " ".join(log[start : start + LOG_CHUNK])
+    return "play: " + " ".join(map(log_line, log[start : start + LOG_CHUNK]))
 
 
 def _payments(state: GameState, end: GameEnd, rnd: Round) -> list[PaymentDue]:

@@ -31,8 +31,8 @@ from ledger.games.mahjong.hands import (
     Arrangement,
     arrangements,
     is_complete,
+    is_ready,
     is_thirteen_orphans,
-    waits,
 )
 from ledger.games.mahjong.state import DiscardFacts, GameState, WinClaim
 from ledger.games.mahjong.tables import LAYOUTS
@@ -236,7 +236,7 @@ def _found(s: Score, *codes: str) -> bool:
 def _ready(hand: tuple[int, ...] | list[int], fixed: int, state: GameState) -> bool:
     lay = LAYOUTS[state.variant]
     orphans = state.variant == "conventional"
-    return bool(waits(hand, fixed, lay.sets, orphans, kinds_of(state.variant)))
+    return is_ready(hand, fixed, lay.sets, orphans, kinds_of(state.variant))
 
 
 def liability(state: GameState, claim: WinClaim, s: Score) -> Liability | None:

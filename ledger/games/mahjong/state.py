@@ -22,8 +22,9 @@ does not hide the rest of the game. What the rules make of the end (win, false w
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Literal, NamedTuple
 
 from ledger.domain.findings import Finding
@@ -53,6 +54,7 @@ from ledger.games.mahjong.tiles import (
     HONOURS,
     KINDS,
     SEATS,
+    Variant,
     code,
     distance,
     index,
@@ -148,6 +150,25 @@ class WinClaim:
     draws_since_fourth: int
 
 
+_Seating = tuple[frozenset[int], tuple[str, ...], Mapping[str, str]]
+_SEATINGS: dict[tuple[str, tuple[str, ...]], _Seating] = {}
+"""Per variant and seating: the kinds in play, who takes each dealt tile, and the seat after
+each seat present. Games of one table share them; worked out once per process (a few variants
+and seatings), not once per game."""
+
+
+def _seating(variant: Variant, order: Sequence[str]) -> _Seating:
+    key = (variant, tuple(order))
+    known = _SEATINGS.get(key)
+    if known is None:
+        known = _SEATINGS[key] = (
+            frozenset(kinds_of(variant)),
+            tuple(deal_order(variant, order)),
+            MappingProxyType({s: next_seat(s, order) for s in order}),
+        )
+    return known
+
+
 class GameState:
     """Replays one game's tile log; collects ``invalid_deal`` / ``invalid_bet`` findings."""
 
@@ -158,14 +179,11 @@ class GameState:
         self.order = opened.seats
         self.allow_discard_kong = allow_discard_kong
         self.seats = {s: SeatState(s) for s in self.order}
-        self.kinds = frozenset(kinds_of(opened.variant))
-        self.deal = deal_order(opened.variant, self.order)
+        self.kinds, self.deal, self._next = _seating(opened.variant, self.order)
         self._deal_size = len(self.deal)
         self._wall_size = self.layout.tiles
         self._full_hand = self.layout.hand + 1
         """Tiles the seat on turn holds before discarding, a kong counting as 3."""
-        self._next: dict[str, str] = {s: next_seat(s, self.order) for s in self.order}
-        """The seat after each seat present (``next_seat``, looked up once per game)."""
         self.dealt = 0
         self.drawn = 0
         self.seen = [0] * KINDS
@@ -183,8 +201,10 @@ class GameState:
         self.capital = dict(opened.capital)
         self.dice: tuple[int, ...] | None = None
         self.findings: list[Finding] = []
-        self.log: list[str] = []
-        """What happened after the deal, a line per event (``round.py`` writes it as steps)."""
+        self.log: list[str | LogMove] = []
+        """What happened after the deal, a line per event (``round.py`` writes it as steps):
+        a draw or a discard as its parts (:data:`LogMove`, written only when a step is read),
+        anything else as its text."""
         self.hands_dealt: list[tuple[str, tuple[int, ...]]] = []
         """Each seat's tiles (a count per kind) when the deal ended, in turn order."""
 
@@ -362,7 +382,7 @@ class GameState:
                 st.draws_since_fourth += 1
         self.pending_kong = None
         self.phase, self.turn = "turn", seat
-        self.log.append(f"{seat}+{CODES[kind]}(tail)" if from_ == "tail" else f"{seat}+{CODES[kind]}")
+        self.log.append((seat, "+", kind, "(tail)" if from_ == "tail" else ""))
 
     def _expecting(self) -> str:
         if self.phase == "discarded" and self.last_discard is not None:
@@ -412,20 +432,19 @@ class GameState:
             self._take(st, kind, 1, e, "discards")
         else:
             hand[kind] -= 1
-        held_back = _held_back(hand, self.visible) if self.honours_at_three else ()
-        first_of_banker = seat == self.order[0] and st.discards == 0 and not self.any_claim
         visible = self.visible
+        # _held_back, inline: honours held once whose other three copies are all visible
+        held_back = (
+            tuple([k for k in _HONOURS_ORDER if visible[k] == 3 and hand[k] == 1])
+            if self.honours_at_three
+            else ()
+        )
+        first_of_banker = seat == self.order[0] and st.discards == 0 and not self.any_claim
         before = visible[kind]
-        self.last_discard = DiscardFacts(
-            seat,
-            kind,
-            e.seq,
-            hand_at,
-            melds,
-            st.turn_start,
-            before,
-            held_back,
-            first_of_banker,
+        # DiscardFacts(...) without its generated __new__'s Python frame: the same tuple
+        self.last_discard = _new_tuple(
+            DiscardFacts,
+            (seat, kind, e.seq, hand_at, melds, st.turn_start, before, held_back, first_of_banker),
         )
         visible[kind] = before + 1  # _show(kind, 1)
         if kind in HONOURS:
@@ -433,7 +452,7 @@ class GameState:
         st.discards += 1
         st.turn_start = (tuple(hand), melds)
         self.phase, self.turn = "discarded", seat
-        self.log.append(f"{seat}-{CODES[kind]}")
+        self.log.append((seat, "-", kind, ""))
 
     def _claimed(self, e: FeedEvent) -> None:
         assert isinstance(e, MeldClaimed)
@@ -731,6 +750,19 @@ class GameState:
             )
 
 
+LogMove = tuple[str, str, int, str]
+"""A draw or a discard in :attr:`GameState.log`: seat, ``+`` or ``-``, tile kind and a suffix
+(``(tail)`` for a kong replacement); :func:`log_line` writes it as ``E+5B``, ``E-RD``."""
+
+
+def log_line(entry: str | LogMove) -> str:
+    """One line of the tile log as text: ``E+5B``, ``S+7C(tail)``, ``W-RD`` or a line as written."""
+    if isinstance(entry, str):
+        return entry
+    seat, sign, kind, suffix = entry
+    return f"{seat}{sign}{CODES[kind]}{suffix}"
+
+
 def dealt_text(seat: str, hand: tuple[int, ...]) -> str:
     """The line of a seat's dealt tiles: ``E dealt 1B 1B 2C …``."""
     return f"{seat} dealt {show(_tiles(hand))}"
@@ -747,14 +779,11 @@ def _tiles(hand: Sequence[int]) -> list[int]:
 _KIND: dict[str, int] = {c: index(c) for c in CODES}
 """The kind index of each tile code, looked up once per drawn or discarded tile."""
 
+_new_tuple = tuple.__new__
+"""Builds a named tuple from a tuple of all its fields, as its class's ``__new__`` does."""
+
 _HONOURS_ORDER: tuple[int, ...] = tuple(HONOURS)
 """The honours in the order ``HONOURS`` iterates, so ``held_back`` keeps its order."""
-
-
-def _held_back(hand: list[int], visible: list[int]) -> tuple[int, ...]:
-    """Honours held once whose other three copies are all visible (絕張)."""
-    held = [k for k in _HONOURS_ORDER if visible[k] == 3 and hand[k] == 1]
-    return tuple(held) if held else ()
 
 
 def _nth(n: int) -> str:
@@ -813,4 +842,14 @@ def replay(
     return state
 
 
-__all__ = ["DiscardFacts", "GameState", "SeatState", "WinClaim", "dealt_text", "distance", "replay"]
+__all__ = [
+    "DiscardFacts",
+    "GameState",
+    "LogMove",
+    "SeatState",
+    "WinClaim",
+    "dealt_text",
+    "distance",
+    "log_line",
+    "replay",
+]

@@ -46,6 +46,8 @@ VOID_SPIN_RULE = "RL art. 2 / RULES §5.6"
 VOID_ROUND_RULE = "FEED §2 (round_voided)"
 OUTCOME_RULE = "RL art. 7; FEED §3 (spin_result)"
 NOT_A_SPOT = SpotIssue("FEED §3", "not a roulette spot")
+_SPOTS = (NumbersSpot, GroupSpot, OutsideSpot)
+"""The roulette spots, for ``isinstance`` (a tuple: a ``|`` union would be built at every test)."""
 
 
 def derive(rnd: Round) -> Derivation:
@@ -148,7 +150,7 @@ def _due(
 
 def _spot(bet: BetPlaced) -> Spot | None:
     spot = bet.spot
-    return spot if isinstance(spot, NumbersSpot | GroupSpot | OutsideSpot) else None
+    return spot if isinstance(spot, _SPOTS) else None
 
 
 def _void_reason(rnd: Round) -> str:

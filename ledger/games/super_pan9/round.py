@@ -45,7 +45,7 @@ from ledger.domain.findings import Finding
 from ledger.domain.money import ZERO
 from ledger.domain.money import text as amount_text
 from ledger.domain.round import Round
-from ledger.feed.envelope import BetPlaced
+from ledger.feed.envelope import BetPlaced, FeedEvent
 from ledger.games.base import BankDue, Commission, Derivation, LayerDue, Settlement, Step
 from ledger.games.super_pan9.bank import (
     Layer,
@@ -160,6 +160,8 @@ class _Analyser:
         self.out = Derivation()
         self.bank = BankFacts()
         self.first_throw = next((e.seq for e in rnd.of_type(SuperPan9DiceThrown)), None)
+        self.shuffles: list[FeedEvent] = []
+        """The round's ``deck_shuffled`` events (read once by :meth:`run`, again by the deal check)."""
 
     def find(
         self,
@@ -188,7 +190,7 @@ class _Analyser:
         rnd = self.rnd
         self._bank()
         self._bettors()
-        deck = [e for e in rnd.events if e.type == "deck_shuffled"]
+        deck = self.shuffles = [e for e in rnd.events if e.type == "deck_shuffled"]
         self.bank.deck = getattr(deck[-1], "deck", None) if deck else None
         if rnd.is_voided:
             self.step(
@@ -378,7 +380,7 @@ class _Analyser:
         banker = self.bank.banker
         assert banker is not None
         problems: list[tuple[str, str]] = []  # (rule, what is wrong)
-        decks = [e for e in self.rnd.events if e.type == "deck_shuffled"]
+        decks = self.shuffles
         if any(getattr(d, "decks", 1) != 1 for d in decks):
             problems.append(
                 (
@@ -394,7 +396,10 @@ class _Analyser:
                     f"{len(seats)} hands in play, the table allows {self.opts.max_hands} (RULES §8.1 S14)",
                 )
             )
-        dupes = [str(c) for c, n in Counter(c.card for c in cards).items() if n > 1]
+        faces = [c.card for c in cards]
+        dupes = (
+            [str(c) for c, n in Counter(faces).items() if n > 1] if len(set(faces)) != len(faces) else []
+        )  # a set's size tells whether any card came twice; the counts only when one did
         if dupes:
             problems.append(
                 (

@@ -53,6 +53,7 @@ from ledger.games.three_card_baccarat.deal import (
 )
 from ledger.games.three_card_baccarat.feed import HandSpot, TieSpot
 from ledger.games.three_card_baccarat.rules import (
+    SEATED_SPOTS,
     HandValue,
     Spot,
     describe_spot,
@@ -152,7 +153,7 @@ def _undealt_places(rnd: Round, deal: Deal, out: Derivation) -> None:
     flagged: set[int] = set()
     for bet in rnd.bets.values():
         spot = bet.spot
-        if isinstance(spot, HandSpot | TieSpot) and spot.seat not in dealt and spot.seat not in flagged:
+        if isinstance(spot, SEATED_SPOTS) and spot.seat not in dealt and spot.seat not in flagged:
             flagged.add(spot.seat)
             out.findings.append(
                 Finding(
@@ -178,8 +179,8 @@ def _settle_bet(rnd: Round, bet: BetPlaced, values: dict[Place, HandValue], out:
         _expect(out, bet, Settlement.void(stake, TIE_BET_RULE, f"{message}: refused, stake returned"), stake)
         return
     banker = values.get(BANKER)
-    place = values.get(spot.seat) if isinstance(spot, HandSpot | TieSpot) else None
-    if banker is None or (isinstance(spot, HandSpot | TieSpot) and place is None):
+    place = values.get(spot.seat) if isinstance(spot, SEATED_SPOTS) else None
+    if banker is None or (isinstance(spot, SEATED_SPOTS) and place is None):
         out.steps.append(Step.later(OUTCOME_RULE, _not_judged, bet, stake))
         return
     _expect(out, bet, settle(spot, stake, banker, place, rnd.rules), stake)

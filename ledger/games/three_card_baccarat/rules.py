@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Literal
+from typing import Final, Literal
 
 from ledger.domain.equipment import Card, Rank
 from ledger.domain.money import ZERO, round_money
@@ -65,6 +65,10 @@ from ledger.games.three_card_baccarat.tables import (
 
 Spot = HandSpot | TieSpot | ParitySpot | ThreeFiguresSpot | PointsSpot
 """A spot on the 3CB layout (FEED §5)."""
+
+SEATED_SPOTS: Final = (HandSpot, TieSpot)
+"""The spots that stand on a seat's hand, for ``isinstance`` (a tuple: ``HandSpot | TieSpot``
+would build a union object at every test)."""
 
 ThreeFiguresOption = Literal["any", "kqj_only"]
 Comparison = Literal["win", "lose", "tie"]
@@ -150,7 +154,7 @@ def settle(
 
     ``place`` is the hand of the bet's seat for ``hand`` and ``tie`` spots (ignored otherwise).
     """
-    if isinstance(spot, HandSpot | TieSpot):
+    if isinstance(spot, SEATED_SPOTS):
         if place is None:
             raise ValueError(f"a {spot.kind} bet needs the hand of seat {spot.seat}")
         return _settle_against(spot, stake, banker, place, rules)
@@ -241,7 +245,7 @@ def win(
 
 def describe_spot(spot: Spot) -> str:
     """``hand 3``, ``tie 2``, ``odd``, ``three figures``, ``points 6``."""
-    if isinstance(spot, HandSpot | TieSpot):
+    if isinstance(spot, SEATED_SPOTS):
         return f"{spot.kind} {spot.seat}"
     if isinstance(spot, PointsSpot):
         return f"points {spot.points}"
