@@ -62,23 +62,24 @@ def test_an_outcome_in_an_impossible_cell_is_certain_evidence():
 
 def _exact_multinomial_p(observed, probs):
     """Exact p-value of the chi-square statistic: the probability, under the null, of every
-    table at least as extreme (summed over all tables of the same n)."""
+    table at least as extreme (summed over all tables of the same n; the tables enumerated by
+    their k - 1 cut points among n + k - 1 places, as whole arrays)."""
+    import numpy as np
+
     n, k = sum(observed), len(observed)
     mine = sum((o - n * p) ** 2 / (n * p) for o, p in zip(observed, probs, strict=True))
-    total = 0.0
-    for cut in itertools.combinations(range(n + k - 1), k - 1):
-        edges = (-1, *cut, n + k - 1)
-        counts = [edges[i + 1] - edges[i] - 1 for i in range(k)]
-        stat = sum((o - n * p) ** 2 / (n * p) for o, p in zip(counts, probs, strict=True))
-        if stat >= mine - 1e-9:
-            log_p = math.lgamma(n + 1) + sum(
-                c * math.log(p) - math.lgamma(c + 1) for c, p in zip(counts, probs, strict=True)
-            )
-            total += math.exp(log_p)
-    return total
+    cuts = np.fromiter(
+        itertools.chain.from_iterable(itertools.combinations(range(n + k - 1), k - 1)), dtype=np.int64
+    ).reshape(-1, k - 1)
+    edges = np.hstack([np.full((len(cuts), 1), -1), cuts, np.full((len(cuts), 1), n + k - 1)])
+    counts = np.diff(edges, axis=1) - 1
+    expected = n * np.asarray(probs, dtype=float)
+    stat = (((counts - expected) ** 2) / expected).sum(axis=1)
+    log_p = math.lgamma(n + 1) + (counts * np.log(probs) - scipy_special.gammaln(counts + 1)).sum(axis=1)
+    return float(np.exp(log_p[stat >= mine - 1e-9]).sum())
 
 
-# The six-cell table (324,632 tables to enumerate, a second of CPU) in the slow tier.
+# The six-cell table (324,632 tables to enumerate, 0.1 s of CPU as arrays) in the slow tier.
 @pytest.mark.parametrize(
     "observed", tiered([[26, 12, 22], [30, 20, 10], [32, 18, 10], [28, 28, 4], [6, 7, 9, 2, 3, 3]], 4)
 )

@@ -40,7 +40,9 @@ def _pack(hand: tuple[int, ...]) -> int:
 def ordering() -> array[int]:
     """Every hand as ``strength << 30 | packed hand``, sorted: the full ordering."""
     keys = array("Q", (strength(h) << 30 | _pack(h) for h in combinations(range(52), 5)))
-    return array("Q", sorted(keys))
+    ordered = array("Q")
+    ordered.frombytes(np.sort(np.frombuffer(keys, dtype=np.uint64)).tobytes())  # numpy's sort: 4 × faster
+    return ordered
 
 
 def _keys(ordering: array[int]) -> np.ndarray:
