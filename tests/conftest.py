@@ -194,9 +194,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def _heavy_modules_first(items: list[pytest.Item], slow: set[pytest.Item]) -> list[pytest.Item]:
     """The test modules that hold a ``slow`` test first, each kept whole and in its own order,
-    then the others: on several pytest-xdist workers (``--dist worksteal``) the long tests start
-    early and the short ones fill in behind them, instead of one long test running alone at the
-    end."""
+    then the others: on several pytest-xdist workers (``--dist loadscope``, which hands each
+    module whole to one worker) the long modules start early and the short ones fill in behind
+    them, instead of one long module running alone at the end."""
     heavy = {item.nodeid.split("::")[0] for item in slow}
     return sorted(items, key=lambda item: item.nodeid.split("::")[0] not in heavy)
 

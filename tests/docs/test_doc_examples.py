@@ -62,7 +62,7 @@ NOT_RUN: dict[str, list[str]] = {
     "README.md": [
         "python3 -m venv .venv && .venv/bin/pip install -e .",
         "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && "
-        ".venv/bin/python -m pytest --all -n 3 --dist worksteal",
+        ".venv/bin/python -m pytest --all -n 3 --dist loadscope",
     ],
     "docs/OPERATIONS.md": [
         "python3 -m venv /opt/ledger/venv",
