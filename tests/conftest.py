@@ -31,7 +31,7 @@ import resource
 import sys
 import tempfile
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -159,6 +159,22 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Iterator[l
 def full_run(config: pytest.Config) -> bool:
     """Whether this run includes the slow tier (``--all``, ``-m …`` or ``CI=true``)."""
     return bool(config.getoption("all_tiers") or config.option.markexpr or os.environ.get("CI") == "true")
+
+
+def deselect_covered(
+    config: pytest.Config, items: list[pytest.Item], covering: Callable[[str], str | None]
+) -> None:
+    """In a run that includes the slow tier, leave out each item whose whole case another
+    collected item runs: ``covering(nodeid)`` names that item (``None`` or the same id: none)."""
+    if not full_run(config):
+        return
+    ids = {item.nodeid for item in items}
+    covered = [
+        item for item in items if (by := covering(item.nodeid)) not in (None, item.nodeid) and by in ids
+    ]
+    if covered:
+        config.hook.pytest_deselected(items=covered)
+        items[:] = [item for item in items if item not in covered]
 
 
 def pytest_configure(config: pytest.Config) -> None:

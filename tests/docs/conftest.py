@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import full_run
+from tests.conftest import deselect_covered
 
 WHOLE = "+slow]"
 
@@ -16,17 +16,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: long; runs with -m slow or CI=true")
 
 
+def _whole(nodeid: str) -> str | None:
+    """The document's whole case (``DOC+slow``) for its case without the slow blocks."""
+    if "::test_document_examples_run_as_shown[" in nodeid and not nodeid.endswith(WHOLE):
+        return nodeid[:-1] + WHOLE
+    return None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not full_run(config):
-        return
-    ids = {item.nodeid for item in items}
-    covered = [
-        item
-        for item in items
-        if "::test_document_examples_run_as_shown[" in item.nodeid
-        and not item.nodeid.endswith(WHOLE)
-        and item.nodeid[:-1] + WHOLE in ids
-    ]
-    if covered:
-        config.hook.pytest_deselected(items=covered)
-        items[:] = [item for item in items if item not in covered]
+    deselect_covered(config, items, _whole)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import full_run
+from tests.conftest import deselect_covered
 
 FAMILY = "test_composition_sequential.py::test_the_family_flags_fair_equipment_at_most_alpha["
 
@@ -21,14 +21,4 @@ def _longer(nodeid: str) -> str:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not full_run(config):
-        return
-    ids = {item.nodeid for item in items}
-    covered = [
-        item
-        for item in items
-        if FAMILY in item.nodeid and _longer(item.nodeid) != item.nodeid and _longer(item.nodeid) in ids
-    ]
-    if covered:
-        config.hook.pytest_deselected(items=covered)
-        items[:] = [item for item in items if item not in covered]
+    deselect_covered(config, items, lambda nodeid: _longer(nodeid) if FAMILY in nodeid else None)
