@@ -441,10 +441,8 @@ class GameState:
         )
         first_of_banker = seat == self.order[0] and st.discards == 0 and not self.any_claim
         before = visible[kind]
-        # DiscardFacts(...) without its generated __new__'s Python frame: the same tuple
-        self.last_discard = _new_tuple(
-            DiscardFacts,
-            (seat, kind, e.seq, hand_at, melds, st.turn_start, before, held_back, first_of_banker),
+        self.last_discard = DiscardFacts(
+            seat, kind, e.seq, hand_at, melds, st.turn_start, before, held_back, first_of_banker
         )
         visible[kind] = before + 1  # _show(kind, 1)
         if kind in HONOURS:
@@ -778,9 +776,6 @@ def _tiles(hand: Sequence[int]) -> list[int]:
 
 _KIND: dict[str, int] = {c: index(c) for c in CODES}
 """The kind index of each tile code, looked up once per drawn or discarded tile."""
-
-_new_tuple = tuple.__new__
-"""Builds a named tuple from a tuple of all its fields, as its class's ``__new__`` does."""
 
 _HONOURS_ORDER: tuple[int, ...] = tuple(HONOURS)
 """The honours in the order ``HONOURS`` iterates, so ``held_back`` keeps its order."""
