@@ -16,11 +16,14 @@ same code count the same to within a fraction of a per cent, on an idle or a loa
 alike — which wall-clock and CPU seconds on a shared machine do not (they swing by ±25 % from
 one run to the next here).
 
-``--cache`` also runs every workload under cachegrind with this machine's L1 data and L2
-sizes (from ``/sys``) and reports the data-cache misses per event: what instruction counts do
-not see (an instruction that misses the L2 costs tens of cycles). :func:`render` then prints
-each pair side by side — the bare figure, the ledger's, and bare ÷ ledger — for instructions,
-L1 data misses and L2 misses (``python -m bench`` counts them so, where valgrind is installed).
+``--cache`` also runs every workload under cachegrind, with the cache and the branch
+predictor simulated (``--cache-sim=yes --branch-sim=yes``) and this machine's L1 instruction,
+L1 data and L2 sizes (from ``/sys``), and reports per event what instruction counts do not
+see: the L1 instruction-cache misses, the L1 data and L2 data misses (an instruction that
+misses the L2 costs tens of cycles), and the mispredicted branches, conditional and indirect
+(each one a refill of the pipeline). :func:`render` then prints each pair side by side — the bare
+figure, the ledger's, and bare ÷ ledger — in each of these (``python -m bench`` counts them
+so, where valgrind is installed).
 
 The ratios are bare / ledger, like the harness's time ratios: ≥ 1.0 means the ledger executes
 no more instructions per event than the bare framework does for less work. Without valgrind
@@ -51,6 +54,8 @@ PAIRS = {
 _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 _D1_MISSES = re.compile(r"D1\s+misses:\s+([\d,]+)")
 _LL_MISSES = re.compile(r"LLd\s+misses:\s+([\d,]+)")
+_I1_MISSES = re.compile(r"I1\s+misses:\s+([\d,]+)")
+_MISPREDICTS = re.compile(r"Mispredicts:\s+([\d,]+)\s+\(\s*([\d,]+)\s+cond\s+\+\s+([\d,]+)\s+ind\s*\)")
 
 
 def valgrind() -> str | None:
@@ -59,13 +64,26 @@ def valgrind() -> str | None:
 
 
 def parse_counts(report: str) -> dict[str, int]:
-    """The counts in valgrind's closing summary (its stderr): ``instructions`` always, and
-    ``d1_misses`` and ``l2_misses`` (the simulated last level) when the cache was simulated."""
+    """The counts in valgrind's closing summary (its stderr): ``instructions`` always;
+    ``i1_misses``, ``d1_misses`` and ``l2_misses`` (data misses in the simulated last level)
+    when the cache was simulated; ``mispredicts`` and its parts ``mispredicts_cond`` and
+    ``mispredicts_ind`` when the branch predictor was."""
     counts: dict[str, int] = {}
-    for key, pattern in (("instructions", _REFS), ("d1_misses", _D1_MISSES), ("l2_misses", _LL_MISSES)):
+    for key, pattern in (
+        ("instructions", _REFS),
+        ("i1_misses", _I1_MISSES),
+        ("d1_misses", _D1_MISSES),
+        ("l2_misses", _LL_MISSES),
+    ):
         found = pattern.findall(report)
         if found:
             counts[key] = int(found[-1].replace(",", ""))
+    branches = _MISPREDICTS.findall(report)
+    if branches:
+        for key, value in zip(
+            ("mispredicts", "mispredicts_cond", "mispredicts_ind"), branches[-1], strict=True
+        ):
+            counts[key] = int(value.replace(",", ""))
     if "instructions" not in counts:
         raise RuntimeError(f"no instruction count in valgrind's report: {report[-500:]!r}")
     return counts
@@ -76,8 +94,17 @@ def per_event(one: dict[str, int], two: dict[str, int], events: int) -> dict[str
     return {key: (two[key] - one[key]) / events for key in one if key in two}
 
 
-MEASURES = (("instructions", "instructions"), ("d1_misses", "L1d misses"), ("l2_misses", "L2 misses"))
-"""Each per-event figure a pair is compared in, and its label."""
+MEASURES = (
+    ("instructions", "instructions"),
+    ("i1_misses", "L1i misses"),
+    ("d1_misses", "L1d misses"),
+    ("l2_misses", "L2 misses"),
+    ("mispredicts", "mispredicted branches"),
+    ("mispredicts_cond", "mispredicted conditional branches"),
+    ("mispredicts_ind", "mispredicted indirect branches"),
+)
+"""Each per-event figure a pair is compared in, and its label (L2 misses: data misses in the
+simulated last level, which is given this machine's L2)."""
 LABELS = {
     "ingest_vs_bare_append": "ingest vs bare append",
     "verify_vs_bare_read_decode": "verify vs bare read+decode",
@@ -116,35 +143,55 @@ def ratios(figures: dict[str, dict[str, float]]) -> dict[str, float]:
     return out
 
 
-def cache_sizes() -> dict[str, int]:
-    """This machine's L1 data and L2 cache (size in bytes, ways, line), from ``/sys``; the
-    values of a recent server core where ``/sys`` does not say."""
+CACHES = {("1", "Instruction"): "l1i", ("1", "Data"): "l1d", ("2", "Unified"): "l2"}
+"""The caches read from ``/sys`` (level, type) and the name each is given."""
+
+
+def cache_sizes(base: str = "/sys/devices/system/cpu/cpu0/cache") -> dict[str, int]:
+    """This machine's L1 instruction, L1 data and L2 cache (size in bytes, ways, line), from
+    ``/sys`` (``base``): ``l1i_*``, ``l1d_*`` and ``l2_*``. Where ``/sys`` does not say, or says
+    what cachegrind cannot simulate (a set count not a power of two), the L1 data and L2 take
+    the values of a recent server core, and the ``l1i_*`` keys are left out (cachegrind then
+    simulates its own default L1 instruction cache). Each cache is read on its own: one
+    unreadable entry leaves the others as read."""
     sizes = {"l1d": (48 * 1024, 12, 64), "l2": (2 * 1024 * 1024, 16, 64)}
-    base = "/sys/devices/system/cpu/cpu0/cache"
     try:
-        for index in sorted(os.listdir(base)):
-            folder = os.path.join(base, index)
+        indexes = sorted(os.listdir(base))
+    except OSError:
+        indexes = []
+    for index in indexes:
+        folder = os.path.join(base, index)
 
-            def read(name: str, folder: str = folder) -> str:
-                with open(os.path.join(folder, name), encoding="ascii") as f:
-                    return f.read().strip()
+        def read(name: str, folder: str = folder) -> str:
+            with open(os.path.join(folder, name), encoding="ascii") as f:
+                return f.read().strip()
 
-            level, kind = read("level"), read("type")
-            if (level, kind) in (("1", "Data"), ("2", "Unified")):
-                size = read("size").upper()  # "48K", "2048K"
-                size_bytes = int(size[:-1]) * {"K": 1024, "M": 1024 * 1024}[size[-1]]
-                sizes["l1d" if level == "1" else "l2"] = (
-                    size_bytes,
-                    int(read("ways_of_associativity")),
-                    int(read("coherency_line_size")),
-                )
-    except (OSError, ValueError, KeyError, IndexError):
-        pass  # the defaults above
+        try:
+            name = CACHES.get((read("level"), read("type")))
+            if name is None:
+                continue
+            size = read("size").upper()  # "48K", "2048K"
+            size_bytes = int(size[:-1]) * {"K": 1024, "M": 1024 * 1024}[size[-1]]
+            triple = (size_bytes, int(read("ways_of_associativity")), int(read("coherency_line_size")))
+        except (OSError, ValueError, KeyError, IndexError):
+            continue  # this one as by default
+        if _simulable(*triple):
+            sizes[name] = triple
     return {
         f"{name}_{part}": value
-        for name, triple in sizes.items()
-        for part, value in zip(("bytes", "ways", "line"), triple, strict=True)
+        for name in ("l1i", "l1d", "l2")
+        if name in sizes
+        for part, value in zip(("bytes", "ways", "line"), sizes[name], strict=True)
     }
+
+
+def _simulable(size: int, ways: int, line: int) -> bool:
+    """Whether cachegrind accepts this cache: a line of at least 16 bytes and a power of two,
+    and a whole number of sets that is a power of two."""
+    if ways <= 0 or line < 16 or line & (line - 1) or size % (ways * line):
+        return False
+    sets = size // (ways * line)
+    return sets > 0 and not sets & (sets - 1)
 
 
 def measure(
@@ -229,10 +276,13 @@ def _count(
         options = [
             "--tool=cachegrind",
             "--cache-sim=yes",
+            "--branch-sim=yes",
             "--cachegrind-out-file=/dev/null",
             f"--D1={sizes['l1d_bytes']},{sizes['l1d_ways']},{sizes['l1d_line']}",
             f"--LL={sizes['l2_bytes']},{sizes['l2_ways']},{sizes['l2_line']}",
         ]
+        if "l1i_bytes" in sizes:
+            options.append(f"--I1={sizes['l1i_bytes']},{sizes['l1i_ways']},{sizes['l1i_line']}")
     else:
         options = ["--tool=callgrind", "--callgrind-out-file=/dev/null"]
     env = dict(os.environ, PYTHONHASHSEED="0")
@@ -326,18 +376,24 @@ def render(result: dict[str, Any]) -> str:
     fig = result["per_event"]
     feed = result["feed"]
     lines = [
-        f"instructions per feed event (callgrind; one warm pass; SQLite; "
-        f"{feed['rounds']:,} rounds, {feed['lines']:,} lines)",
+        f"per feed event (valgrind: instructions by callgrind, misses and mispredictions by "
+        f"cachegrind; one warm pass; SQLite; {feed['rounds']:,} rounds, {feed['lines']:,} lines)",
         "",
-        "| workload | instructions/event | L1d misses/event | L2 misses/event |",
-        "|---|---:|---:|---:|",
+        "| workload | instructions/event | L1i misses/event | L1d misses/event | L2 misses/event "
+        "| mispredicted branches/event (conditional + indirect) |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for work in WORKLOADS:
         if work in fig:
             one = fig[work]
             cells = [f"{one['instructions']:,.0f}"] + [
-                f"{one[k]:,.0f}" if k in one else "-" for k in ("d1_misses", "l2_misses")
+                f"{one[k]:,.0f}" if k in one else "-" for k in ("i1_misses", "d1_misses", "l2_misses")
             ]
+            if "mispredicts" in one:
+                parts = (one["mispredicts"], one["mispredicts_cond"], one["mispredicts_ind"])
+                cells.append("{:,.0f} ({:,.0f} + {:,.0f})".format(*parts))
+            else:
+                cells.append("-")
             lines.append(f"| {work} | " + " | ".join(cells) + " |")
     lines.append("")
     for name, value in result["ratios"].items():
@@ -386,7 +442,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--cache",
         action="store_true",
-        help="also simulate the L1 data and L2 caches for every workload (cachegrind; slower)",
+        help="also simulate the L1 instruction, L1 data and L2 caches and the branch predictor for "
+        "every workload (cachegrind; slower)",
     )
     p.add_argument("--workdir", default=None)
     p.add_argument("--out", default=None, help="also write the figures as JSON here")

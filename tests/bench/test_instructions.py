@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.instructions import cache_sizes, parse_counts, per_event, ratios
+from bench.instructions import cache_sizes, parse_counts, per_event, ratios, render, side_by_side
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,14 +32,50 @@ CACHEGRIND = """==77== I   refs:      11,636,072,668
 ==77== LLd misses:           831,327  (      123,135 rd   +       708,192 wr)
 ==77== LL misses:            864,352  (      156,160 rd   +       708,192 wr)
 """
+BRANCHES = """==11326== I   refs:      88,107,134
+==11326== I1  misses:       875,005
+==11326== LLi misses:        35,654
+==11326== I1  miss rate:       0.99%
+==11326== LLi miss rate:       0.04%
+==11326==
+==11326== D   refs:      37,469,488  (25,234,705 rd   + 12,234,783 wr)
+==11326== D1  misses:     1,418,891  ( 1,287,214 rd   +    131,677 wr)
+==11326== LLd misses:       415,834  (   347,068 rd   +     68,766 wr)
+==11326== D1  miss rate:        3.8% (       5.1%     +        1.1%  )
+==11326== LLd miss rate:        1.1% (       1.4%     +        0.6%  )
+==11326==
+==11326== LL refs:        2,293,896  ( 2,162,219 rd   +    131,677 wr)
+==11326== LL misses:        451,488  (   382,722 rd   +     68,766 wr)
+==11326== LL miss rate:         0.4% (       0.3%     +        0.6%  )
+==11326==
+==11326== Branches:      15,438,465  (13,306,267 cond +  2,132,198 ind)
+==11326== Mispredicts:    1,563,198  (   993,486 cond +    569,712 ind)
+==11326== Mispred rate:        10.1% (       7.5%     +       26.7%   )
+"""
+"""The closing summary of valgrind 3.19's cachegrind with ``--cache-sim=yes --branch-sim=yes``
+(``python -c pass``), as captured."""
 
 
 def test_the_summary_lines_of_callgrind_and_cachegrind_are_read() -> None:
     assert parse_counts(CALLGRIND) == {"instructions": 1_234_567_890}
+    # Without --branch-sim: no mispredictions, and no key for them.
     assert parse_counts(CACHEGRIND) == {
         "instructions": 11_636_072_668,
+        "i1_misses": 228_475_292,
         "d1_misses": 120_229_060,
         "l2_misses": 831_327,
+    }
+
+
+def test_the_l1i_misses_and_the_mispredicted_branches_are_read() -> None:
+    assert parse_counts(BRANCHES) == {
+        "instructions": 88_107_134,
+        "i1_misses": 875_005,  # not the LLi line
+        "d1_misses": 1_418_891,
+        "l2_misses": 415_834,  # the data misses (LLd), not all LL misses
+        "mispredicts": 1_563_198,
+        "mispredicts_cond": 993_486,
+        "mispredicts_ind": 569_712,
     }
 
 
@@ -67,8 +103,111 @@ def test_ratios_are_bare_over_ledger_and_named_as_the_harness_targets() -> None:
 
 def test_cache_sizes_are_whole_numbers() -> None:
     sizes = cache_sizes()
-    assert set(sizes) == {f"{c}_{p}" for c in ("l1d", "l2") for p in ("bytes", "ways", "line")}
+    caches = ("l1i", "l1d", "l2") if "l1i_bytes" in sizes else ("l1d", "l2")
+    assert set(sizes) == {f"{c}_{p}" for c in caches for p in ("bytes", "ways", "line")}
     assert sizes["l2_bytes"] > sizes["l1d_bytes"] > 0 and sizes["l1d_line"] == 64
+
+
+def _sys_cache(base: Path, index: int, level: str, kind: str, size: str, ways: str = "8") -> None:
+    folder = base / f"index{index}"
+    folder.mkdir(parents=True)
+    for name, value in (
+        ("level", level),
+        ("type", kind),
+        ("size", size),
+        ("ways_of_associativity", ways),
+        ("coherency_line_size", "64"),
+    ):
+        (folder / name).write_text(value + "\n")
+
+
+def test_cache_sizes_read_each_cache_of_sys_by_level_and_type(tmp_path: Path) -> None:
+    # This machine's /sys (an AMD EPYC under KVM): 32K 8-way L1d and L1i, 1024K 8-way L2, and
+    # an L3 that is not simulated (cachegrind's last level is given the L2).
+    _sys_cache(tmp_path, 0, "1", "Data", "32K")
+    _sys_cache(tmp_path, 1, "1", "Instruction", "32K")
+    _sys_cache(tmp_path, 2, "2", "Unified", "1024K")
+    _sys_cache(tmp_path, 3, "3", "Unified", "32768K", ways="16")
+    assert cache_sizes(str(tmp_path)) == {
+        "l1i_bytes": 32_768,
+        "l1i_ways": 8,
+        "l1i_line": 64,
+        "l1d_bytes": 32_768,
+        "l1d_ways": 8,
+        "l1d_line": 64,
+        "l2_bytes": 1_048_576,
+        "l2_ways": 8,
+        "l2_line": 64,
+    }
+
+
+def test_cache_sizes_fall_back_cache_by_cache(tmp_path: Path) -> None:
+    # No L1i entry: no l1i keys (cachegrind simulates its default). An L2 whose set count is not
+    # a power of two (3 MiB, 16-way: 3,072 sets), which cachegrind refuses: the default L2.
+    # An unreadable entry before the L1d does not stop the L1d from being read.
+    (tmp_path / "index0").mkdir()
+    _sys_cache(tmp_path, 1, "1", "Data", "48K", ways="12")
+    _sys_cache(tmp_path, 2, "2", "Unified", "3M", ways="16")
+    sizes = cache_sizes(str(tmp_path))
+    assert "l1i_bytes" not in sizes
+    assert (sizes["l1d_bytes"], sizes["l1d_ways"]) == (48 * 1024, 12)
+    assert (sizes["l2_bytes"], sizes["l2_ways"], sizes["l2_line"]) == (2 * 1024 * 1024, 16, 64)
+    assert cache_sizes(str(tmp_path / "absent"))["l1d_bytes"] == 48 * 1024
+
+
+def test_render_shows_the_l1i_misses_and_the_mispredictions_side_by_side() -> None:
+    figures = {
+        "bare_read": {
+            "instructions": 88_435.0,
+            "i1_misses": 1_983.0,
+            "d1_misses": 934.0,
+            "l2_misses": 42.0,
+            "mispredicts": 1_520.0,
+            "mispredicts_cond": 650.0,
+            "mispredicts_ind": 870.0,
+        },
+        "verify": {
+            "instructions": 84_715.0,
+            "i1_misses": 1_826.0,
+            "d1_misses": 1_249.0,
+            "l2_misses": 117.0,
+            "mispredicts": 1_472.0,
+            "mispredicts_cond": 716.0,
+            "mispredicts_ind": 756.0,
+        },
+    }
+    result = {
+        "feed": {"rounds": 120, "lines": 5_377},
+        "per_event": figures,
+        "ratios": ratios(figures),
+        "side_by_side": side_by_side(figures),
+    }
+    text = render(result)
+    for row in (
+        "| bare_read | 88,435 | 1,983 | 934 | 42 | 1,520 (650 + 870) |",
+        "| verify | 84,715 | 1,826 | 1,249 | 117 | 1,472 (716 + 756) |",
+        "| verify vs bare read+decode: instructions/event | 88,435 | 84,715 | 1.04 |",
+        "| verify vs bare read+decode: L1i misses/event | 1,983 | 1,826 | 1.09 |",
+        "| verify vs bare read+decode: L1d misses/event | 934 | 1,249 | 0.75 |",
+        "| verify vs bare read+decode: L2 misses/event | 42 | 117 | 0.36 |",
+        "| verify vs bare read+decode: mispredicted branches/event | 1,520 | 1,472 | 1.03 |",
+        "| verify vs bare read+decode: mispredicted conditional branches/event | 650 | 716 | 0.91 |",
+        "| verify vs bare read+decode: mispredicted indirect branches/event | 870 | 756 | 1.15 |",
+    ):
+        assert row in text, row
+    # The keys the harness and its tests read stay as they were; the new ones are added.
+    assert [r["measure"] for r in result["side_by_side"]] == [
+        "instructions",
+        "i1_misses",
+        "d1_misses",
+        "l2_misses",
+        "mispredicts",
+        "mispredicts_cond",
+        "mispredicts_ind",
+    ]
+    # Counted without the branch predictor: a dash, not a zero, in its column.
+    plain = {w: {k: v for k, v in f.items() if not k.startswith("mispredicts")} for w, f in figures.items()}
+    assert "| verify | 84,715 | 1,826 | 1,249 | 117 | - |" in render({**result, "per_event": plain})
 
 
 @pytest.mark.slow
