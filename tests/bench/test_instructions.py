@@ -2,7 +2,9 @@
 
 The real count needs valgrind (``apt-get install valgrind``): skipped without it, required under
 ``CI=true`` (``.ci/run`` installs it). It takes minutes of CPU, so it belongs to the ``slow``
-tier (``pytest -m slow``, ``pytest --all``, CI); the rest of this file is instant.
+tier (``pytest -m slow``, ``pytest --all``, CI). The ``--cache`` run (cachegrind, twice the
+cost) runs whole with a stand-in valgrind that prints known counts, in the ``slow`` tier too
+(a few seconds, in child processes); the rest of this file is instant.
 """
 
 from __future__ import annotations
@@ -208,6 +210,96 @@ def test_render_shows_the_l1i_misses_and_the_mispredictions_side_by_side() -> No
     # Counted without the branch predictor: a dash, not a zero, in its column.
     plain = {w: {k: v for k, v in f.items() if not k.startswith("mispredicts")} for w, f in figures.items()}
     assert "| verify | 84,715 | 1,826 | 1,249 | 117 | - |" in render({**result, "per_event": plain})
+
+
+FAKE_VALGRIND = """#!{python}
+import json, os, sys
+
+args = sys.argv[1:]
+with open(os.environ["FAKE_VALGRIND_LOG"], "a", encoding="utf-8") as log:
+    log.write(json.dumps(args) + "\\n")
+child = args.index("--child")
+work, feed, passes = args[child + 1], args[child + 3], int(args[child + 4])
+with open(feed, encoding="utf-8") as f:
+    lines = sum(1 for _ in f)
+# Per event and pass: a figure of its own for each count and workload; plus a fixed start-up.
+scale = {{"bare_read": 1, "verify": 2}}[work] * passes * lines
+n = lambda per_event: f"{{1_000_000 + per_event * scale:,}}"
+say = sys.stderr.write
+say(f"==1== I   refs:      {{n(45_000)}}\\n")
+if "--tool=cachegrind" in args:
+    say(f"==1== I1  misses:    {{n(1_000)}}\\n==1== LLi misses:    {{n(7)}}\\n")
+    say(f"==1== D1  misses:    {{n(500)}}  ({{n(400)}} rd + {{n(100)}} wr)\\n")
+    say(f"==1== LLd misses:    {{n(20)}}  ({{n(15)}} rd + {{n(5)}} wr)\\n")
+    say(f"==1== LL misses:     {{n(27)}}  ({{n(22)}} rd + {{n(5)}} wr)\\n")
+    if "--branch-sim=yes" in args:
+        say(f"==1== Branches:      {{n(9_000)}}  ({{n(8_000)}} cond + {{n(1_000)}} ind)\\n")
+        say(f"==1== Mispredicts:   {{n(750)}}  ({{n(300)}} cond + {{n(450)}} ind)\\n")
+"""
+"""A stand-in for valgrind: it logs its arguments and prints a summary whose counts grow by a
+known figure per event and pass, without running the workload."""
+
+
+@pytest.mark.slow
+def test_the_cache_run_passes_the_l1i_and_the_branch_predictor_and_reports_them(
+    tmp_path: Path,
+) -> None:
+    """``python -m bench.instructions --only bare_read,verify --cache``, as bench/README.md
+    shows it, with a stand-in valgrind first on ``PATH``: the options cachegrind is given, and
+    every count carried through to the JSON and the tables (seconds, not the minutes of the
+    real count below)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "valgrind"
+    fake.write_text(FAKE_VALGRIND.format(python=sys.executable))
+    fake.chmod(0o755)
+    log, out = tmp_path / "valgrind.log", tmp_path / "instr.json"
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", FAKE_VALGRIND_LOG=str(log))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.instructions",
+            "--rounds",
+            "2",
+            "--tables",
+            "1",
+            "--only",
+            "bare_read,verify",
+            "--cache",
+            "--workdir",
+            str(tmp_path),
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    runs = [json.loads(line) for line in log.read_text().splitlines()]
+    cache = [args for args in runs if "--tool=cachegrind" in args]
+    assert len(runs) == 8 and len(cache) == 4  # two workloads, one and two passes, two tools
+    sizes = cache_sizes()
+    for args in cache:
+        assert "--cache-sim=yes" in args and "--branch-sim=yes" in args
+        assert f"--D1={sizes['l1d_bytes']},{sizes['l1d_ways']},{sizes['l1d_line']}" in args
+        if "l1i_bytes" in sizes:
+            assert f"--I1={sizes['l1i_bytes']},{sizes['l1i_ways']},{sizes['l1i_line']}" in args
+        else:
+            assert not [a for a in args if a.startswith("--I1=")]
+    body = json.loads(out.read_text())
+    per_pass = {"instructions": 45_000, "i1_misses": 1_000, "d1_misses": 500, "l2_misses": 20}
+    per_pass |= {"mispredicts": 750, "mispredicts_cond": 300, "mispredicts_ind": 450}
+    assert body["per_event"]["bare_read"] == {k: float(v) for k, v in per_pass.items()}
+    assert body["per_event"]["verify"] == {k: 2.0 * v for k, v in per_pass.items()}
+    assert body["cache"] == sizes
+    assert "| bare_read | 45,000 | 1,000 | 500 | 20 | 750 (300 + 450) |" in done.stdout
+    assert "| verify vs bare read+decode: mispredicted indirect branches/event | 450 | 900 | 0.50 |" in (
+        done.stdout
+    )
 
 
 @pytest.mark.slow
