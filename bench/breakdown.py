@@ -6,7 +6,7 @@ work of the stage before it too, so a stage's cost is the difference of two pass
 verify (on the ledger store the harness just verified):
 
 1. ``read`` — the rows as :meth:`ledger.storage.store.LedgerApp.rows` gives them;
-2. ``chain`` — plus the integrity chain of every row (``ChainVerifier.check_raw``);
+2. ``chain`` — plus the integrity chain of every row (``ChainVerifier.check_rows``);
 3. ``decode + gather`` — plus decoding every fact and gathering rounds (the one round stream,
    ``ledger.storage.stream.RoundStream``, with the chain as its tap);
 4. ``judge`` — the rest of a whole ``verify_store``: replaying and judging every round, the
@@ -42,13 +42,12 @@ def verify_stages(app: Any, feed_lines: int, verify_cpu_s: float) -> dict[str, f
             pass
 
     def chain() -> None:
-        check = ChainVerifier(app.ledger_mapper).check_raw
+        check = ChainVerifier(app.ledger_mapper).check_rows
         for page in app.rows():
-            for _nid, oid, version, topic, state in page:
-                check(oid, version, topic, state)
+            check(page)
 
     def gather() -> None:
-        check = ChainVerifier(app.ledger_mapper).check_raw
+        check = ChainVerifier(app.ledger_mapper).check_rows
         stream = RoundStream(app.ledger_mapper, check=check, partial=False)
         for page in app.rows():
             for _closed in stream.closed(page):

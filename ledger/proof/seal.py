@@ -382,10 +382,15 @@ def scan_chain(app: LedgerApp) -> ChainScan:
     verifier = ChainVerifier(app.ledger_mapper, heads=False)
     scan = ChainScan(verifier)
     for page in app.rows():  # every row, whatever its id
-        for _, oid, version, topic, state in page:
-            verifier.check_raw(oid, version, topic, state)
-            if topic == CHAIN_TOPIC and verifier.head is not None:
-                scan.position = ChainPosition(version, verifier.events, verifier.head)
+        verifier.check_rows(page)
+        # The page's newest link, as it stood when it was read: no later row of the page moves
+        # the head (only a link does), and every row read counts one event.
+        for index in range(len(page) - 1, -1, -1):
+            if page[index][3] == CHAIN_TOPIC:
+                if verifier.head is not None:
+                    behind = len(page) - 1 - index
+                    scan.position = ChainPosition(page[index][2], verifier.events - behind, verifier.head)
+                break
     verifier.finish()
     scan.findings = verifier.findings
     return scan

@@ -14,7 +14,7 @@ the day report and surveillance (``projections.base.closed_rounds``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from pydantic import ValidationError
@@ -44,9 +44,10 @@ class ClosedRound:
 Unreadable = Callable[[int, str, int, str, Exception], None]
 """Told of a row that cannot be opened or decoded: (position, aggregate, version, topic, why)."""
 
-Check = Callable[[str, int, str, bytes], "bytes | None"]
-"""A tap every row passes through first (``ledger verify``'s chain check): given (aggregate,
-version, topic, stored state), the row's content, or ``None`` to pass the row over."""
+Check = Callable[[Sequence[RawRow]], "list[bytes | None]"]
+"""A tap every row passes through first (``ledger verify``'s chain check): given the rows of a
+batch, each one's content, or ``None`` to pass that row over. :meth:`RoundStream.closed` taps all
+the rows it is handed, in order, before it decodes any of them."""
 
 
 def _skip(position: int, aggregate: str, version: int, topic: str, why: Exception) -> None:
@@ -60,7 +61,8 @@ class RoundStream:
     overrides (:meth:`admit`, :meth:`opened`, :meth:`started`), and one tap:
 
     - ``check``, if given, sees every row first, also the chain's and those of unknown topics
-      (``ledger verify`` checks the integrity chain there), and gives the row's content;
+      (``ledger verify`` checks the integrity chain there), and gives the row's content: all the
+      rows of a batch before any of them is decoded;
     - ``partial`` (the views' default) also hands over rounds whose opening was not among the
       rows (``complete`` false), so a reader that starts mid-log sees every round close;
       without it, only rounds whose opening was read (and :meth:`opened` accepted) are
@@ -125,24 +127,32 @@ class RoundStream:
     def closed(self, rows: Iterable[RawRow]) -> Iterator[ClosedRound]:
         """Each round closed within ``rows``, when its closing row is read.
 
-        The usual row of a verify pass — a feed fact of a round being gathered, its content
-        given by the tap, no content kept — is decoded and gathered in this loop itself, as a
-        compact fact (``ledger.codec.compact``: a slotted twin of the model whose ``__class__``
-        is the model, equal to the model instance; fewer objects per fact, plain attribute
-        reads); every other row goes to :meth:`_row`.
+        With a tap, every row of ``rows`` goes through it first, in order, before any of them
+        is decoded: one tight loop of chain checks, then one of decoding and gathering (each
+        loop keeps its own working set in the processor's caches; interleaved row by row, they
+        evicted each other's). The usual row of a verify pass — a feed fact of a round being
+        gathered, its content given by the tap, no content kept — is decoded and gathered in
+        this loop itself, as a compact fact (``ledger.codec.compact``: a slotted twin of the
+        model whose ``__class__`` is the model, equal to the model instance; fewer objects per
+        fact, plain attribute reads); every other row goes to :meth:`_row`.
         :attr:`position` is the row's before each round handed over and the last row's at
         the end."""
         check = self.check
-        if check is None or self.contents is not None:
-            yield from self._rows(rows)
+        if check is None:
+            yield from self._rows(rows, None)
+            return
+        if not isinstance(rows, list):
+            rows = list(rows)
+        contents = check(rows)
+        if self.contents is not None:
+            yield from self._rows(rows, contents)
             return
         kinds = self.codec.kinds
         gathering = self.gathering
         row = self._row
         nid = self.position
-        for nid, oid, version, topic, state in rows:
-            content = check(oid, version, topic, state)  # the tap sees every row first
-            if content is None:
+        for (nid, oid, version, topic, state), content in zip(rows, contents, strict=True):
+            if content is None:  # the tap passed the row over
                 continue
             kind = kinds.get(topic)
             if kind is not None:
@@ -163,17 +173,18 @@ class RoundStream:
                 yield ended
         self.position = nid
 
-    def _rows(self, rows: Iterable[RawRow]) -> Iterator[ClosedRound]:
-        """:meth:`closed` of a pass without a tap (the views), or one that keeps content: each
-        row by its kind, the feed facts (nearly every row) dispatched here."""
+    def _rows(self, rows: Iterable[RawRow], contents: list[bytes | None] | None) -> Iterator[ClosedRound]:
+        """:meth:`closed` of a pass without a tap (the views; ``contents`` ``None``), or one that
+        keeps content (``contents``: what the tap gave for each row): each row by its kind, the
+        feed facts (nearly every row) dispatched here."""
         kinds = self.codec.kinds
-        check = self.check
         feed_row = self._feed_row
         nid = self.position
+        given = iter(contents) if contents is not None else None
         for nid, oid, version, topic, state in rows:
             content = None
-            if check is not None:
-                content = check(oid, version, topic, state)
+            if given is not None:
+                content = next(given)
                 if content is None:
                     continue
             kind = kinds.get(topic)

@@ -36,7 +36,7 @@ from ledger.feed.envelope import FeedEvent, RoundOpened
 from ledger.games import GAMES
 from ledger.storage.collector import pass_collector
 from ledger.storage.store import LedgerApp, LedgerMapper, RawRow
-from ledger.storage.stream import Check, RoundStream
+from ledger.storage.stream import Check, ClosedRound, RoundStream
 from ledger.verify.integrity import ChainVerifier
 from ledger.verify.judge import Judged, RoundJudge
 from ledger.verify.snapshot import Snapshot, SnapshotError
@@ -228,19 +228,36 @@ class VerifyPass:
         self.report = VerifyReport()
         self.keyed: list[Keyed] = []
         self._judge = RoundJudge()
-        self._stream = _VerifyStream(self, mapper, chain.check_raw if chain else None, keep_content)
+        self._stream = _VerifyStream(self, mapper, chain.check_rows if chain else None, keep_content)
         self._opened_at: dict[str, int] = {}
         self._selected: set[str] = set()
         self._newest: dict[str, str] = {}
         self._unpaired: dict[tuple[str, str], tuple[str, int]] = {}
 
     def feed(self, rows: Iterable[RawRow]) -> None:
-        """Take the next rows of the log, oldest first."""
-        opened_at = self._opened_at
+        """Take the next rows of the log, oldest first.
+
+        The rounds that close within ``rows`` are judged once every row is read, in the order
+        they closed: reading (the chain check, then decoding and gathering) and judging each
+        run as a loop of its own, which keeps each one's working set in the processor's
+        caches (interleaved, they evicted each other's: ``bench/README.md`` counts the
+        misses). A round's judgement reads only its own facts
+        and the rounds judged before it, so it is the same as judging it the moment it
+        closes; what its close settles for the pass (its place in :attr:`_opened_at`, whether
+        it is selected) is settled as the rows come."""
+        opened_at, selected = self._opened_at, self._selected
+        ended: list[tuple[ClosedRound, bool]] = []
         for closed in self._stream.closed(rows):
+            # Now, not after the batch: a later row of it may open the same aggregate again
+            # (only in a tampered store) and must find the first round's place taken.
             oid = closed.aggregate
             del opened_at[oid]
-            self._keep(self._judged(closed.facts, closed.position), oid, (_DECODED, closed.position, 1))
+            ended.append((closed, oid in selected))
+            selected.discard(oid)
+        for closed, wanted in ended:
+            judged = self._judged(closed.facts, closed.position)
+            if wanted:
+                self._keep(judged, (_DECODED, closed.position, 1))
 
     # -- the stream's hooks -----------------------------------------------------------------
 
@@ -349,7 +366,9 @@ class VerifyPass:
             judged = self._judged(
                 facts, self._opened_at[oid], is_newest=self._newest.get(first.table) == first.round
             )
-            self._keep(judged, oid, (_UNFINISHED, self._opened_at[oid], 0))
+            if oid in self._selected:
+                self._selected.discard(oid)
+                self._keep(judged, (_UNFINISHED, self._opened_at[oid], 0))
         self._stream.gathering.clear()
         self._opened_at.clear()
         selection = self.selection
@@ -431,11 +450,9 @@ class VerifyPass:
     def _judged(self, facts: list[FeedEvent], nid: int, *, is_newest: bool = False) -> Judged:
         return self._judge.judge(facts, is_newest=is_newest)
 
-    def _keep(self, judged: Judged, oid: str, key: tuple[int, int, int]) -> None:
-        """Count and keep the findings of a selected round; a followed-only round leaves no trace."""
-        if oid not in self._selected:
-            return
-        self._selected.discard(oid)
+    def _keep(self, judged: Judged, key: tuple[int, int, int]) -> None:
+        """Count and keep the findings of a selected round (a round judged only because its
+        game follows rounds is not kept: it leaves no trace)."""
         report = self.report
         report.rounds_checked += 1
         if any(f.severity == "error" for f in judged.findings):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from hashlib import sha256
 from typing import Any
@@ -33,7 +34,7 @@ from ledger.codec.frame import Split, splitter
 from ledger.domain.errors import StoreDamaged
 from ledger.domain.findings import Finding
 from ledger.feed.envelope import TERMINAL_TYPES
-from ledger.storage.store import LedgerMapper
+from ledger.storage.store import LedgerMapper, RawRow
 
 MAX_CHAIN_FINDINGS = 1000
 _DIGEST_START = len(FRAME_HEAD)
@@ -139,44 +140,56 @@ class ChainVerifier:
 
     def check_raw(self, oid: str, version: int, topic: str, state: bytes) -> bytes | None:
         """Check one stored row given as its parts (``oid`` as ``UUID.hex``); returns its
-        content bytes if they can be read.
+        content bytes if they can be read (:meth:`check_rows` of that one row)."""
+        return self.check_rows(((0, oid, version, topic, state),))[0]
 
-        This runs once per stored row, so it is written for speed. On a plain store (no
-        cipher, no compressor) the usual row — the next version of its aggregate, a
-        well-formed frame whose digest checks — is settled by one hash over the stored
-        content and a comparison of the stored digest bytes (the ASCII hex the next digest
-        hashes) with the hash's; anything else takes :meth:`_check_split`, the codec's split
-        and the full set of findings. The kind of each topic is looked up once."""
+    def check_rows(self, rows: Sequence[RawRow]) -> list[bytes | None]:
+        """Check a batch of stored rows, in order; returns each one's content bytes, or
+        ``None`` where they cannot be read.
+
+        This is the loop ``ledger verify`` runs over every stored row, so it is written for
+        speed. On a plain store (no cipher, no compressor) the usual row — the next version of
+        its aggregate, a well-formed frame whose digest checks — is settled in the loop itself
+        by one hash over the stored content and a comparison of the stored digest bytes (the
+        ASCII hex the next digest hashes) with the hash's; anything else takes
+        :meth:`_check_split`, the codec's split and the full set of findings. The kind of
+        each topic is looked up once."""
         if not self._plain:
-            return self._check_split(oid, version, topic, state)
-        last = self._last
-        if version == 1:
-            prev = _genesis(oid)
-        else:
-            previous = last.get(oid)
-            if previous is None or previous[0] != version - 1:
-                return self._check_split(oid, version, topic, state)
-            prev = previous[1]
-        content = state[_CONTENT_START:-1]
-        digest = sha256(prev + content).hexdigest().encode()
-        # The frame's head, digest and middle compared at once (one slice, not three): the
-        # same tests as the split's.
-        if not (state[:_CONTENT_START] == FRAME_HEAD + digest + FRAME_MID and state[-1:] == FRAME_TAIL):
-            return self._check_split(oid, version, topic, state)
-        self.events += 1
-        # What :meth:`_after` does, inline for the usual row (no call per row).
-        kind = self._topics.get(topic)
-        if kind is _OTHER:
-            last[oid] = (version, digest)
-            self._since_link.append((oid, version, digest))
-        elif kind is _TERMINAL:
-            self._since_link.append((oid, version, digest))
-            last.pop(oid, None)
-            self._end(oid)
-        else:
-            last[oid] = (version, digest)
-            self._after(oid, version, topic, content, digest)
-        return content
+            return [self._check_split(oid, version, topic, state) for _, oid, version, topic, state in rows]
+        contents: list[bytes | None] = []
+        keep = contents.append
+        last, since, topics = self._last, self._since_link, self._topics
+        for _, oid, version, topic, state in rows:
+            if version == 1:
+                prev = _genesis(oid)
+            else:
+                previous = last.get(oid)
+                if previous is None or previous[0] != version - 1:
+                    keep(self._check_split(oid, version, topic, state))
+                    continue
+                prev = previous[1]
+            content = state[_CONTENT_START:-1]
+            digest = sha256(prev + content).hexdigest().encode()
+            # The frame's head, digest and middle compared at once (one slice, not three):
+            # the same tests as the split's.
+            if not (state[:_CONTENT_START] == FRAME_HEAD + digest + FRAME_MID and state[-1:] == FRAME_TAIL):
+                keep(self._check_split(oid, version, topic, state))
+                continue
+            self.events += 1
+            # What :meth:`_after` does, inline for the usual row (no call per row).
+            kind = topics.get(topic)
+            if kind is _OTHER:
+                last[oid] = (version, digest)
+                since.append((oid, version, digest))
+            elif kind is _TERMINAL:
+                since.append((oid, version, digest))
+                last.pop(oid, None)
+                self._end(oid)
+            else:
+                last[oid] = (version, digest)
+                self._after(oid, version, topic, content, digest)
+            keep(content)
+        return contents
 
     def _after(self, oid: str, version: int, topic: str, content: bytes, digest: bytes) -> None:
         """What every row leads to once its own digest is settled: a link is checked, any
