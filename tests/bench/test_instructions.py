@@ -255,28 +255,8 @@ def test_the_cache_run_passes_the_l1i_and_the_branch_predictor_and_reports_them(
     fake.chmod(0o755)
     log, out = tmp_path / "valgrind.log", tmp_path / "instr.json"
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", FAKE_VALGRIND_LOG=str(log))
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bench.instructions",
-            "--rounds",
-            "2",
-            "--tables",
-            "1",
-            "--only",
-            "bare_read,verify",
-            "--cache",
-            "--workdir",
-            str(tmp_path),
-            "--out",
-            str(out),
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    done = _instructions(
+        tmp_path, out, "--rounds", "2", "--only", "bare_read,verify", "--cache", env=env, timeout=300
     )
     assert done.returncode == 0, done.stderr[-2000:]
     runs = [json.loads(line) for line in log.read_text().splitlines()]
@@ -310,27 +290,7 @@ def test_verify_is_counted_under_valgrind(tmp_path: Path) -> None:
             pytest.fail("valgrind is required under CI=true (apt-get install valgrind)")
         pytest.skip("valgrind is not installed")
     out = tmp_path / "instr.json"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bench.instructions",
-            "--rounds",
-            "6",
-            "--tables",
-            "1",
-            "--only",
-            "verify",
-            "--workdir",
-            str(tmp_path),
-            "--out",
-            str(out),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    done = _instructions(tmp_path, out, "--rounds", "6", "--only", "verify", timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     body = json.loads(out.read_text())
     # A warm verify of a six-game store executes tens of thousands of instructions per event
@@ -340,3 +300,29 @@ def test_verify_is_counted_under_valgrind(tmp_path: Path) -> None:
     assert body["feed"]["lines"] > 0 and body["ratios"] == {}
     assert "| verify |" in done.stdout
     assert not list(tmp_path.glob("ledger-instr-*"))  # the work folder is removed
+
+
+def _instructions(
+    tmp_path: Path, out: Path, *args: str, env: dict[str, str] | None = None, timeout: int
+) -> subprocess.CompletedProcess[str]:
+    """``python -m bench.instructions ARGS`` on one table per game, its work folder in
+    ``tmp_path`` and its JSON in ``out``."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.instructions",
+            *args,
+            "--tables",
+            "1",
+            "--workdir",
+            str(tmp_path),
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
