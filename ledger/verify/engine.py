@@ -241,10 +241,10 @@ class VerifyPass:
         they closed: reading (the chain check, then decoding and gathering) and judging each
         run as a loop of its own, which keeps each one's working set in the processor's
         caches (interleaved, they evicted each other's: ``bench/README.md`` counts the
-        misses). A round's judgement reads only its own facts
-        and the rounds judged before it, so it is the same as judging it the moment it
-        closes; what its close settles for the pass (its place in :attr:`_opened_at`, whether
-        it is selected) is settled as the rows come."""
+        misses). A round's judgement reads only its own facts and the rounds judged before
+        it, so it is the same as judging it the moment it closes. What its close settles for
+        the pass (its place in :attr:`_opened_at`, whether it is selected) is settled as the
+        rows come."""
         opened_at, selected = self._opened_at, self._selected
         ended: list[tuple[ClosedRound, bool]] = []
         for closed in self._stream.closed(rows):
