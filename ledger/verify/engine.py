@@ -245,15 +245,14 @@ class VerifyPass:
         it, so it is the same as judging it the moment it closes. What its close settles for
         the pass (its place in :attr:`_opened_at`, whether it is selected) is settled as the
         rows come."""
-        opened_at, selected = self._opened_at, self._selected
+        opened_at = self._opened_at
         ended: list[tuple[ClosedRound, bool]] = []
         for closed in self._stream.closed(rows):
             # Now, not after the batch: a later row of it may open the same aggregate again
             # (only in a tampered store) and must find the first round's place taken.
             oid = closed.aggregate
             del opened_at[oid]
-            ended.append((closed, oid in selected))
-            selected.discard(oid)
+            ended.append((closed, self._unselect(oid)))
         for closed, wanted in ended:
             judged = self._judged(closed.facts, closed.position)
             if wanted:
@@ -366,8 +365,7 @@ class VerifyPass:
             judged = self._judged(
                 facts, self._opened_at[oid], is_newest=self._newest.get(first.table) == first.round
             )
-            if oid in self._selected:
-                self._selected.discard(oid)
+            if self._unselect(oid):
                 self._keep(judged, (_UNFINISHED, self._opened_at[oid], 0))
         self._stream.gathering.clear()
         self._opened_at.clear()
@@ -449,6 +447,13 @@ class VerifyPass:
 
     def _judged(self, facts: list[FeedEvent], nid: int, *, is_newest: bool = False) -> Judged:
         return self._judge.judge(facts, is_newest=is_newest)
+
+    def _unselect(self, oid: str) -> bool:
+        """Whether the round was selected; it is not any more (its findings are kept once)."""
+        if oid not in self._selected:
+            return False
+        self._selected.discard(oid)
+        return True
 
     def _keep(self, judged: Judged, key: tuple[int, int, int]) -> None:
         """Count and keep the findings of a selected round (a round judged only because its

@@ -433,7 +433,8 @@ class GameState:
         else:
             hand[kind] -= 1
         visible = self.visible
-        # _held_back, inline: honours held once whose other three copies are all visible
+        # Held back (絕張): honours held once whose other three copies are all visible; worked
+        # out here, per discard, rather than in a function of their own (one call less each).
         held_back = (
             tuple([k for k in _HONOURS_ORDER if visible[k] == 3 and hand[k] == 1])
             if self.honours_at_three
